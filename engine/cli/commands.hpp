@@ -1,0 +1,13 @@
+#pragma once
+/// @file commands.hpp
+/// Subcommands of the `dpmu` executable. Each `add_*` registers a CLI11 subcommand
+/// whose callback prints JSON on stdout; errors propagate as exceptions to main().
+
+#include <CLI/CLI.hpp>
+
+namespace dpmu::cli {
+
+/// `dpmu test`: non-private and DP tests of nested linear models (paper §4).
+void add_test_command(CLI::App& app);
+
+}  // namespace dpmu::cli

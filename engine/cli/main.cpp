@@ -1,0 +1,32 @@
+// dpmu: differentially private methods for model uncertainty in linear regression.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "commands.hpp"
+
+#ifndef DPMU_VERSION
+#define DPMU_VERSION "unknown"
+#endif
+#ifndef DPMU_GIT_SHA
+#define DPMU_GIT_SHA "unknown"
+#endif
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "dpmu " DPMU_VERSION
+      ": differentially private methods for managing model uncertainty in linear regression\n"
+      "(Peña & Barrientos, JMLR 25, 2024; Lei et al., JRSS A 2018)"};
+  app.set_version_flag("--version", std::string("dpmu ") + DPMU_VERSION + " (" + DPMU_GIT_SHA + ")");
+  app.require_subcommand(1);
+  dpmu::cli::add_test_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::exception& e) {
+    std::cerr << "dpmu: error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

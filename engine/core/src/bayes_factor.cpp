@@ -1,0 +1,223 @@
+#include "dpmu/core/bayes_factor.hpp"
+
+#include <algorithm>
+#include <boost/math/quadrature/gauss_kronrod.hpp>
+#include <boost/math/special_functions/hypergeometric_pFq.hpp>
+#include <boost/math/tools/minima.hpp>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "dpmu/core/checks.hpp"
+#include "dpmu/core/log_math.hpp"
+
+namespace dpmu::core {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+void check_arguments(const char* fn, const Prior& prior, double log_q, double n, int p, int p0) {
+  check_prior(prior);
+  if (!(std::isfinite(log_q) && log_q <= 0.0)) throw_domain(fn, "log_one_minus_r_squared", log_q, "finite and <= 0");
+  if (p < 0) throw_domain(fn, "p", p, ">= 0");
+  if (p0 < 0) throw_domain(fn, "p0", p0, ">= 0");
+  if (!(std::isfinite(n) && n > static_cast<double>(p + p0))) {
+    throw_domain(fn, "n", n, "finite and > p + p0 = " + std::to_string(p + p0));
+  }
+}
+
+/// log(σ(-t) + Q σ(t)) = log((1 + gQ)/(1 + g)), g = e^t: small and exact, no O(n) cancellation.
+inline double log_likelihood_ratio_term(double t, double log_q) {
+  return log_sum_exp(-log1p_exp(t), log_q - log1p_exp(-t));
+}
+
+/// The log integrand h(t) of Eq. (3) in t = log g, and its pieces.
+struct LogIntegrand {
+  PriorKind kind;
+  double half_p;     // k/2
+  double half_m;     // m/2
+  double log_q;      // log(1 - R²)
+  double n;          // prior scale
+  double a;          // hyper-g parameter
+  double log_const;  // constant of the prior density
+  double t_min;      // lower support limit (robust)
+
+  double log_prior(double t) const {
+    switch (kind) {
+      case PriorKind::zellner_siow:
+        return log_const - 0.5 * t - 0.5 * n * std::exp(-t);
+      case PriorKind::hyper_g:
+        return log_const - 0.5 * a * log1p_exp(t) + t;
+      case PriorKind::hyper_g_n:
+        return log_const - 0.5 * a * log1p_exp(t - std::log(n)) + t;
+      case PriorKind::robust:
+        if (t < t_min) return -kInf;
+        return log_const - 1.5 * log1p_exp(t) + t;
+      default:
+        return -kInf;
+    }
+  }
+  double operator()(double t) const {
+    return -half_p * log1p_exp(t) - half_m * log_likelihood_ratio_term(t, log_q) + log_prior(t);
+  }
+};
+
+LogIntegrand make_integrand(const Prior& prior, double log_q, double n, int p, int p0) {
+  LogIntegrand h{prior.kind, 0.5 * p, 0.5 * (n - p0), log_q, n, prior.a, 0.0, -kInf};
+  switch (prior.kind) {
+    case PriorKind::zellner_siow:
+      // π(g) = (n/2)^{1/2} / Γ(1/2) g^{-3/2} e^{-n/(2g)}
+      h.log_const = 0.5 * std::log(0.5 * n) - 0.5 * std::log(std::numbers::pi);
+      break;
+    case PriorKind::hyper_g:
+      h.log_const = std::log(0.5 * (prior.a - 2.0));
+      break;
+    case PriorKind::hyper_g_n:
+      h.log_const = std::log(0.5 * (prior.a - 2.0) / n);
+      break;
+    case PriorKind::robust: {
+      // a0 = 1/2, b0 = 1, ρ = 1/(p+p0): π(g) = a0 [ρ(b0+n)]^{a0} (g+b0)^{-(a0+1)}, g > ρ(b0+n) - b0
+      const double rho_n = (n + 1.0) / static_cast<double>(p + p0);
+      h.log_const = std::log(0.5) + 0.5 * std::log(rho_n);
+      const double g_min = rho_n - 1.0;
+      h.t_min = g_min > 0.0 ? std::log(g_min) : -kInf;
+      break;
+    }
+    default:
+      break;
+  }
+  return h;
+}
+
+/// log ∫ exp(h(t)) dt and (optionally) the ratio ∫ σ(t) e^h / ∫ e^h, by Gauss–Kronrod on
+/// panels of doubling width on both sides of the mode (METHODS.md §2.3).
+BayesFactorResult integrate_log_integrand(const LogIntegrand& h, bool want_shrinkage) {
+  // 1. Mode: coarse scan (h is unimodal in t), then Brent refinement inside the bracket.
+  const double lo = std::isfinite(h.t_min) ? h.t_min : -60.0;
+  const double hi = 80.0;
+  constexpr double kStep = 0.5;
+  double best_t = lo;
+  double best_h = -kInf;
+  for (double t = lo; t <= hi; t += kStep) {
+    const double v = h(t);
+    if (v > best_h) {
+      best_h = v;
+      best_t = t;
+    }
+  }
+  const double br_lo = std::max(lo, best_t - kStep);
+  const double br_hi = std::min(hi, best_t + kStep);
+  const auto neg_h = [&](double t) { return -h(t); };
+  const auto [t_star_found, neg_h_star] = boost::math::tools::brent_find_minima(neg_h, br_lo, br_hi, 40);
+  double t_star = t_star_found;
+  double h_star = -neg_h_star;
+  if (best_h > h_star) {  // a boundary maximum (robust prior at its lower limit)
+    t_star = best_t;
+    h_star = best_h;
+  }
+  // 2. Scale from the curvature at the mode.
+  double scale = 1.0;
+  {
+    const double d = 1e-4;
+    const double curv = (h(t_star + d) - 2.0 * h_star + h(t_star - d)) / (d * d);
+    if (curv < 0.0 && std::isfinite(curv)) scale = std::min(1.0, 1.0 / std::sqrt(-curv));
+  }
+  // 3. Integrate exp(h - h*) on panels [t*, t* + s], [t* + s, t* + 3s], ... until h - h* < -60.
+  const auto f = [&](double t) { return std::exp(h(t) - h_star); };
+  const auto fs = [&](double t) { return logistic(t) * std::exp(h(t) - h_star); };
+  double mass = 0.0;
+  double shrink = 0.0;
+  for (int side = -1; side <= 1; side += 2) {
+    double start = t_star;
+    double width = scale;
+    for (int panel = 0; panel < 200; ++panel) {
+      double end = start + side * width;
+      bool last = false;
+      if (side < 0 && end <= h.t_min) {
+        end = h.t_min;
+        last = true;
+      }
+      const double a = std::min(start, end);
+      const double b = std::max(start, end);
+      if (b > a) {
+        mass += boost::math::quadrature::gauss_kronrod<double, 31>::integrate(f, a, b, 8, 1e-13);
+        if (want_shrinkage) {
+          shrink += boost::math::quadrature::gauss_kronrod<double, 31>::integrate(fs, a, b, 8, 1e-13);
+        }
+      }
+      if (last || h(end) - h_star < -60.0) break;
+      start = end;
+      width *= 2.0;
+    }
+  }
+  BayesFactorResult out;
+  out.log_bayes_factor = h_star + std::log(mass);
+  out.shrinkage = want_shrinkage ? std::clamp(shrink / mass, 0.0, 1.0) : 0.0;
+  return out;
+}
+
+BayesFactorResult compute(const char* fn, const Prior& prior, double log_q, double n, int p, int p0,
+                          bool want_shrinkage) {
+  check_arguments(fn, prior, log_q, n, p, p0);
+  if (!is_bayesian(prior.kind)) {
+    throw_invalid(fn, "'" + std::string(to_string(prior.kind)) +
+                          "' is an information criterion; use log_information_criterion");
+  }
+  if (p == 0) return {0.0, 0.0};
+  if (prior.kind == PriorKind::g_prior) {
+    const double g = prior.g.value_or(n);
+    const double t = std::log(g);
+    BayesFactorResult out;
+    out.log_bayes_factor = -0.5 * p * std::log1p(g) - 0.5 * (n - p0) * log_likelihood_ratio_term(t, log_q);
+    out.shrinkage = g / (1.0 + g);
+    return out;
+  }
+  return integrate_log_integrand(make_integrand(prior, log_q, n, p, p0), want_shrinkage);
+}
+
+}  // namespace
+
+BayesFactorResult log_bayes_factor_and_shrinkage(const Prior& prior, double log_one_minus_r_squared, double n,
+                                                 int p, int p0) {
+  return compute("log_bayes_factor_and_shrinkage", prior, log_one_minus_r_squared, n, p, p0, true);
+}
+
+double log_bayes_factor(const Prior& prior, double log_one_minus_r_squared, double n, int p, int p0) {
+  return compute("log_bayes_factor", prior, log_one_minus_r_squared, n, p, p0, false).log_bayes_factor;
+}
+
+double log_prior_density_log_g(const Prior& prior, double t, double n, int p, int p0) {
+  check_arguments("log_prior_density_log_g", prior, 0.0, n, p, p0);
+  if (prior.kind == PriorKind::g_prior || !is_bayesian(prior.kind)) {
+    throw_invalid("log_prior_density_log_g", "only mixture priors have a density on g");
+  }
+  return make_integrand(prior, 0.0, n, p, p0).log_prior(t);
+}
+
+double log_g_lower_limit(const Prior& prior, double n, int p, int p0) {
+  check_arguments("log_g_lower_limit", prior, 0.0, n, p, p0);
+  return make_integrand(prior, 0.0, n, p, p0).t_min;
+}
+
+double log_bayes_factor_hyper_g_closed_form(double r_squared, double n, int p, int p0, double a) {
+  check_half_open_interval("log_bayes_factor_hyper_g_closed_form", "r_squared", r_squared, 0.0, 1.0);
+  const double m = n - p0;
+  const double f = boost::math::hypergeometric_pFq({0.5 * m, 1.0}, {0.5 * (p + a)}, r_squared);
+  return std::log((a - 2.0) / (p + a - 2.0)) + std::log(f);
+}
+
+double log_bayes_factor_robust_closed_form(double r_squared, double n, int p, int p0) {
+  check_half_open_interval("log_bayes_factor_robust_closed_form", "r_squared", r_squared, 0.0, 1.0);
+  const double m = n - p0;
+  const double q = 1.0 - r_squared;
+  const double rho = 1.0 / static_cast<double>(p + p0);
+  const double z = (1.0 - 1.0 / q) * (p + p0) / (n + 1.0);
+  // Pfaff: 2F1(α, β; γ; z) = (1-z)^{-β} 2F1(γ-α, β; γ; z/(z-1)) with α=(p+1)/2, β=m/2, γ=(p+3)/2.
+  const double w = z / (z - 1.0);
+  const double f = boost::math::hypergeometric_pFq({1.0, 0.5 * m}, {0.5 * (p + 3)}, w);
+  const double log_2f1 = -0.5 * m * std::log1p(-z) + std::log(f);
+  return -0.5 * m * std::log(q) - 0.5 * p * std::log(rho * (n + 1.0)) - std::log(p + 1.0) + log_2f1;
+}
+
+}  // namespace dpmu::core

@@ -1,0 +1,93 @@
+#include "dpmu/core/linear_model.hpp"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "dpmu/core/checks.hpp"
+
+namespace dpmu::core {
+
+namespace {
+constexpr double kCollinearTolerance = 1e-10;
+
+std::string column_label(std::span<const std::string> names, std::size_t j) {
+  if (j < names.size()) return "'" + names[j] + "'";
+  return "column " + std::to_string(j + 1);
+}
+}  // namespace
+
+NestedFit fit_nested_models(const Eigen::Ref<const Eigen::MatrixXd>& common,
+                            const Eigen::Ref<const Eigen::MatrixXd>& tested,
+                            const Eigen::Ref<const Eigen::VectorXd>& response,
+                            std::span<const std::string> column_names) {
+  constexpr const char* fn = "fit_nested_models";
+  const auto n = static_cast<std::size_t>(response.size());
+  const auto p0 = static_cast<std::size_t>(common.cols());
+  const auto p = static_cast<std::size_t>(tested.cols());
+  if (p == 0) throw_invalid(fn, "the tested block is empty (p = 0); name at least one tested predictor");
+  if (static_cast<std::size_t>(common.rows()) != n && p0 > 0) {
+    throw_invalid(fn, "common block has " + std::to_string(common.rows()) + " rows but the response has " +
+                          std::to_string(n));
+  }
+  if (static_cast<std::size_t>(tested.rows()) != n) {
+    throw_invalid(fn, "tested block has " + std::to_string(tested.rows()) + " rows but the response has " +
+                          std::to_string(n));
+  }
+  if (n < p0 + p + 1) {
+    throw_invalid(fn, "only " + std::to_string(n) + " rows for " + std::to_string(p0) + " common and " +
+                          std::to_string(p) + " tested columns; need at least p0 + p + 1 = " +
+                          std::to_string(p0 + p + 1));
+  }
+  const std::size_t q = p0 + p + 1;
+  Eigen::MatrixXd a(n, q);
+  if (p0 > 0) a.leftCols(p0) = common;
+  a.middleCols(p0, p) = tested;
+  a.col(q - 1) = response;
+  if (!a.allFinite()) {
+    for (Eigen::Index j = 0; j < a.cols(); ++j) {
+      for (Eigen::Index i = 0; i < a.rows(); ++i) {
+        if (!std::isfinite(a(i, j))) {
+          const std::string what = (static_cast<std::size_t>(j) == q - 1) ? std::string("the response")
+                                                                           : column_label(column_names, j);
+          throw_invalid(fn, what + " has a non-finite value (" + format_value(a(i, j)) + ") in row " +
+                                std::to_string(i + 1));
+        }
+      }
+    }
+  }
+  const Eigen::VectorXd col_norms = a.colwise().norm();
+  Eigen::HouseholderQR<Eigen::MatrixXd> qr(a);
+  const Eigen::MatrixXd r = qr.matrixQR().topRows(q).triangularView<Eigen::Upper>();
+  for (std::size_t j = 0; j + 1 < q; ++j) {
+    const double rel = col_norms(j) > 0 ? std::abs(r(j, j)) / col_norms(j) : 0.0;
+    if (!(rel > kCollinearTolerance)) {
+      throw_invalid(fn, column_label(column_names, j) +
+                            " is collinear with the preceding columns (intercept, common, then tested; "
+                            "relative residual norm " +
+                            format_value(rel) + "); the design is rank-deficient");
+    }
+  }
+  const double sse_full = r(q - 1, q - 1) * r(q - 1, q - 1);
+  const double explained = r.col(q - 1).segment(p0, p).squaredNorm();
+  const double sse_null = explained + sse_full;
+  if (!(sse_null > 0.0) ||
+      std::sqrt(sse_null) <= 64.0 * std::numeric_limits<double>::epsilon() * col_norms(q - 1)) {
+    throw_invalid(fn, "the response is constant given the common predictors (SSE under H0 is 0); R² is undefined");
+  }
+  if (std::sqrt(sse_full) <= 64.0 * std::numeric_limits<double>::epsilon() * col_norms(q - 1)) {
+    throw_invalid(fn, "the tested predictors fit the response exactly (R² = 1); the Bayes factor is infinite");
+  }
+  NestedFit fit;
+  fit.n = n;
+  fit.p0 = p0;
+  fit.p = p;
+  fit.sse_full = sse_full;
+  fit.sse_null = sse_null;
+  fit.r_squared = explained / sse_null;
+  fit.log_one_minus_r_squared =
+      fit.r_squared < 0.5 ? std::log1p(-fit.r_squared) : std::log(sse_full) - std::log(sse_null);
+  return fit;
+}
+
+}  // namespace dpmu::core

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Install dependencies (Debian packages) and build dpmu in ./build (Release).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup-deps.sh
+generator=()
+if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+if [ ! -f build/CMakeCache.txt ]; then
+  cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
+fi
+cmake --build build --parallel "$(nproc)"
