@@ -1,0 +1,148 @@
+#pragma once
+/// @file subsample_and_aggregate.hpp
+/// Differentially private tests of nested linear models by subsample and aggregate
+/// (Peña & Barrientos 2024, §4 Eqs. 1–2, §4.2 intervals, §4.3 corrected critical values,
+/// §4.5 guidelines; METHODS.md §4). Every statistic is on a log scale: log B10 (Bayesian
+/// priors), log I10 (bic, aic) or 2 log Λ10 (lr; METHODS.md A5).
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstddef>
+#include <stdexcept>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dpmu/core/censoring.hpp"
+#include "dpmu/core/g_priors.hpp"
+#include "dpmu/core/mechanisms.hpp"
+#include "dpmu/core/random.hpp"
+
+namespace dpmu::core {
+
+/// The scale of the statistic that subsample and aggregate censors and averages.
+enum class StatisticScale { log_bayes_factor, log_information_criterion, two_log_likelihood_ratio };
+
+/// log_bayes_factor for priors on g, log_information_criterion for bic/aic, two_log_likelihood_ratio for lr.
+StatisticScale statistic_scale(PriorKind kind);
+/// "log_bayes_factor", "log_information_criterion" or "two_log_likelihood_ratio".
+std::string to_string(StatisticScale scale);
+
+/// Subset sizes b_1..b_M of a balanced partition: ⌈n/M⌉ for the first n mod M subsets, ⌊n/M⌋ after
+/// (METHODS.md A17). @throws std::domain_error for M = 0 or M > n.
+std::vector<std::size_t> subset_sizes(std::size_t n, std::size_t num_subsets);
+
+/// Largest M for which every subset has b_i > p + p0 + 1 rows (0 if none).
+std::size_t largest_admissible_num_subsets(std::size_t n, int p, int p0);
+
+/// Require every subset of a balanced partition into M to have b_i > p + p0 + 1.
+/// @throws std::domain_error naming the largest admissible M.
+void check_num_subsets(std::size_t n, std::size_t num_subsets, int p, int p0);
+
+/// Random balanced partition of rows 0..n−1 into M subsets with sizes subset_sizes(n, M): a uniform
+/// random permutation (Fisher–Yates) cut into consecutive blocks. Draws from rng.
+/// @throws std::domain_error as subset_sizes.
+std::vector<std::vector<std::size_t>> random_partition(std::size_t n, std::size_t num_subsets, RngStream& rng);
+
+/// The statistic T_i of one subset with b rows (paper Eqs. 1–2 per subset, METHODS.md §4.1 step 2):
+/// log B10 with the prior's scale set to b (g-prior: g_i = b unless g is fixed; ZS rate b/2; …),
+/// log I10 = −(b/2) log(1−R²) − (ρ/2) log b, or 2 log Λ = −b log(1−R²) for lr. Natural logs.
+/// @throws as log_bayes_factor / log_information_criterion.
+double subset_statistic(const Prior& prior, double log_one_minus_r_squared, double b, int p, int p0);
+
+/// T_i for every subset of `partition`, each fitted on its own rows (the intercept and common
+/// coefficients are re-estimated within the subset, METHODS.md A16).
+/// @param common n×p0 (intercept column included), tested n×p, response n.
+/// @throws std::invalid_argument if a subset is rank-deficient (message names the subset) or as fit_nested_models.
+std::vector<double> subset_statistics(const Eigen::Ref<const Eigen::MatrixXd>& common,
+                                      const Eigen::Ref<const Eigen::MatrixXd>& tested,
+                                      const Eigen::Ref<const Eigen::VectorXd>& response,
+                                      const std::vector<std::vector<std::size_t>>& partition, const Prior& prior);
+
+/// The mechanism of a subsample-and-aggregate release of the average of M statistics censored to
+/// [L, U] (sensitivity Δ/M, Δ = U − L): Laplace(Δ/(Mε)) when δ = 0, else the analytic Gaussian with
+/// the exact BW σ for Δ/M, or the paper's printed variance α²Δ²/(2Mε) (√M times that σ; METHODS.md A2).
+/// @throws std::domain_error for ε ≤ 0, δ ∉ [0, 1), M = 0 or invalid limits.
+ScalarMechanism subsample_and_aggregate_mechanism(double epsilon, double delta, const CensoringLimits& limits,
+                                                  std::size_t num_subsets,
+                                                  GaussianCalibration calibration = GaussianCalibration::exact);
+
+/// One release (paper Eqs. 1–2).
+struct AggregateRelease {
+  double mean_censored = 0.0;       ///< (1/M) Σ (T_i ∨ L) ∧ U, confidential
+  double noise = 0.0;               ///< η
+  double noisy_statistic = 0.0;     ///< T̃ = mean_censored + η (DP; the §4.2 interval is built on it)
+  double released_statistic = 0.0;  ///< T* = (T̃ ∨ L) ∧ U (DP)
+};
+
+/// Censor each T_i to [L, U], average, add one draw of the mechanism's noise, censor again.
+/// Draws once from rng. @throws std::invalid_argument for an empty span, NaN statistics.
+template <class Rng>
+AggregateRelease aggregate_and_release(std::span<const double> subset_statistics, const CensoringLimits& limits,
+                                       const ScalarMechanism& mechanism, Rng& rng);
+
+/// Closed interval.
+struct Interval {
+  double lower;
+  double upper;
+};
+
+/// Paper §4.2: the 1 − α interval [T̃ − q, T̃ + q] for the confidential mean of censored statistics,
+/// q the 1 − α/2 noise quantile, intersected with [L, U] (each end point censored).
+/// @throws std::domain_error for α ∉ (0, 1).
+Interval mechanism_uncertainty_interval(double noisy_statistic, const CensoringLimits& limits,
+                                        const ScalarMechanism& mechanism, double alpha);
+
+/// Simulated null distribution of T* (paper §4.3): R²_i ~ Beta(p/2, (b_i − p − p0)/2) independently,
+/// T_i from subset_statistic, censor, average, add noise, censor.
+struct NullDistribution {
+  std::vector<double> sorted_statistics;  ///< T*_1 ≤ … ≤ T*_N
+  double probability_at_upper = 0.0;      ///< fraction with T* = U (the atom; METHODS.md A18)
+};
+
+/// Draw `num_simulations` null releases from rng (R² drawn as X/(X+Y) with gamma X, Y so that
+/// log(1 − R²) = log Y − log(X + Y) is exact). Deterministic given rng.
+/// @throws std::domain_error for num_simulations < 1 or sizes with b_i ≤ p + p0.
+NullDistribution simulate_null_distribution(const Prior& prior, std::span<const std::size_t> sizes, int p, int p0,
+                                            const CensoringLimits& limits, const ScalarMechanism& mechanism,
+                                            std::size_t num_simulations, RngStream& rng);
+
+/// A critical value at level α with its Monte Carlo standard error.
+struct CriticalValue {
+  double significance_level;  ///< α
+  double value;               ///< c_α = empirical 1 − α quantile (inverse ECDF, type 1); reject iff T* > c_α
+  double mcse;  ///< half-width of the distribution-free 95% order-statistic interval of the quantile, / 1.96
+  bool at_upper_limit;  ///< c_α = U: the test cannot reject at this level
+};
+
+/// Corrected critical value from a simulated null distribution. @throws std::domain_error for α ∉ (0,1)
+/// or an empty distribution.
+CriticalValue corrected_critical_value(const NullDistribution& null, double alpha, const CensoringLimits& limits);
+
+/// The uncorrected (non-private, asymptotic) critical value on the statistic's scale: χ²_{p,1−α} for lr
+/// (2 log Λ), χ²_{p,1−α}/2 − mean_i (ρ_i/2) log b_i for bic/aic (log I). @throws std::invalid_argument
+/// for Bayesian priors (no frequentist critical value).
+double uncorrected_critical_value(PriorKind kind, std::span<const std::size_t> sizes, int p, double alpha);
+
+// ---------------------------------------------------------------------------------------------
+template <class Rng>
+AggregateRelease aggregate_and_release(std::span<const double> subset_statistics, const CensoringLimits& limits,
+                                       const ScalarMechanism& mechanism, Rng& rng) {
+  AggregateRelease out;
+  if (subset_statistics.empty()) {
+    throw std::invalid_argument("aggregate_and_release: no subset statistics");
+  }
+  double sum = 0.0;
+  for (double t : subset_statistics) {
+    if (std::isnan(t)) throw std::invalid_argument("aggregate_and_release: a subset statistic is NaN");
+    sum += censor(t, limits);
+  }
+  out.mean_censored = sum / static_cast<double>(subset_statistics.size());
+  out.noise = mechanism.sample(rng);
+  out.noisy_statistic = out.mean_censored + out.noise;
+  out.released_statistic = censor(out.noisy_statistic, limits);
+  return out;
+}
+
+}  // namespace dpmu::core

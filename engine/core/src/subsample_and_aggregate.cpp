@@ -1,0 +1,205 @@
+#include "dpmu/core/subsample_and_aggregate.hpp"
+
+#include <algorithm>
+#include <boost/math/distributions/chi_squared.hpp>
+#include <cmath>
+#include <numeric>
+
+#include "dpmu/core/bayes_factor.hpp"
+#include "dpmu/core/checks.hpp"
+#include "dpmu/core/information_criteria.hpp"
+#include "dpmu/core/linear_model.hpp"
+
+namespace dpmu::core {
+
+StatisticScale statistic_scale(PriorKind kind) {
+  if (kind == PriorKind::lr) return StatisticScale::two_log_likelihood_ratio;
+  if (is_bayesian(kind)) return StatisticScale::log_bayes_factor;
+  return StatisticScale::log_information_criterion;
+}
+
+std::string to_string(StatisticScale scale) {
+  switch (scale) {
+    case StatisticScale::log_bayes_factor:
+      return "log_bayes_factor";
+    case StatisticScale::log_information_criterion:
+      return "log_information_criterion";
+    default:
+      return "two_log_likelihood_ratio";
+  }
+}
+
+std::vector<std::size_t> subset_sizes(std::size_t n, std::size_t num_subsets) {
+  if (num_subsets == 0 || num_subsets > n) {
+    throw_domain("subset_sizes", "num_subsets (M)", static_cast<double>(num_subsets),
+                 "between 1 and n = " + std::to_string(n));
+  }
+  std::vector<std::size_t> sizes(num_subsets, n / num_subsets);
+  for (std::size_t i = 0; i < n % num_subsets; ++i) ++sizes[i];
+  return sizes;
+}
+
+std::size_t largest_admissible_num_subsets(std::size_t n, int p, int p0) {
+  // every b_i ≥ ⌊n/M⌋ must exceed p + p0 + 1
+  return n / static_cast<std::size_t>(p + p0 + 2);
+}
+
+void check_num_subsets(std::size_t n, std::size_t num_subsets, int p, int p0) {
+  const std::size_t largest = largest_admissible_num_subsets(n, p, p0);
+  if (num_subsets < 1 || num_subsets > largest) {
+    throw_domain("check_num_subsets", "the number of subsets M", static_cast<double>(num_subsets),
+                 "between 1 and " + std::to_string(largest) + ": with n = " + std::to_string(n) +
+                     " rows each subset needs more than p + p0 + 1 = " + std::to_string(p + p0 + 1) +
+                     " rows, so the largest admissible M is " + std::to_string(largest));
+  }
+}
+
+std::vector<std::vector<std::size_t>> random_partition(std::size_t n, std::size_t num_subsets, RngStream& rng) {
+  const auto sizes = subset_sizes(n, num_subsets);
+  std::vector<std::size_t> perm(n);
+  std::iota(perm.begin(), perm.end(), std::size_t{0});
+  for (std::size_t i = n; i > 1; --i) {
+    const auto j = static_cast<std::size_t>(uniform_index(rng, i));
+    std::swap(perm[i - 1], perm[j]);
+  }
+  std::vector<std::vector<std::size_t>> out(num_subsets);
+  std::size_t pos = 0;
+  for (std::size_t s = 0; s < num_subsets; ++s) {
+    out[s].assign(perm.begin() + static_cast<std::ptrdiff_t>(pos),
+                  perm.begin() + static_cast<std::ptrdiff_t>(pos + sizes[s]));
+    pos += sizes[s];
+  }
+  return out;
+}
+
+double subset_statistic(const Prior& prior, double log_one_minus_r_squared, double b, int p, int p0) {
+  if (prior.kind == PriorKind::lr) {
+    if (!(std::isfinite(b) && b > static_cast<double>(p + p0))) {
+      throw_domain("subset_statistic", "subset size", b, "> p + p0 = " + std::to_string(p + p0));
+    }
+    return two_log_likelihood_ratio(log_one_minus_r_squared, b);
+  }
+  return log_statistic(prior, log_one_minus_r_squared, b, p, p0);
+}
+
+std::vector<double> subset_statistics(const Eigen::Ref<const Eigen::MatrixXd>& common,
+                                      const Eigen::Ref<const Eigen::MatrixXd>& tested,
+                                      const Eigen::Ref<const Eigen::VectorXd>& response,
+                                      const std::vector<std::vector<std::size_t>>& partition, const Prior& prior) {
+  std::vector<double> out;
+  out.reserve(partition.size());
+  for (std::size_t s = 0; s < partition.size(); ++s) {
+    const auto& rows = partition[s];
+    const auto b = static_cast<Eigen::Index>(rows.size());
+    Eigen::MatrixXd c(b, common.cols()), x(b, tested.cols());
+    Eigen::VectorXd y(b);
+    for (Eigen::Index i = 0; i < b; ++i) {
+      const auto r = static_cast<Eigen::Index>(rows[static_cast<std::size_t>(i)]);
+      c.row(i) = common.row(r);
+      x.row(i) = tested.row(r);
+      y(i) = response(r);
+    }
+    NestedFit fit;
+    try {
+      fit = fit_nested_models(c, x, y);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("subset " + std::to_string(s + 1) + " of " + std::to_string(partition.size()) +
+                                  " (" + std::to_string(b) + " rows): " + e.what() +
+                                  "; use fewer subsets (smaller M)");
+    }
+    out.push_back(subset_statistic(prior, fit.log_one_minus_r_squared, static_cast<double>(b),
+                                   static_cast<int>(tested.cols()), static_cast<int>(common.cols())));
+  }
+  return out;
+}
+
+ScalarMechanism subsample_and_aggregate_mechanism(double epsilon, double delta, const CensoringLimits& limits,
+                                                  std::size_t num_subsets, GaussianCalibration calibration) {
+  constexpr const char* fn = "subsample_and_aggregate_mechanism";
+  check_positive_finite(fn, "epsilon", epsilon);
+  check_half_open_interval(fn, "delta", delta, 0.0, 1.0);
+  check_censoring_limits(fn, limits);
+  if (num_subsets < 1) throw_domain(fn, "num_subsets (M)", 0.0, ">= 1");
+  const double m = static_cast<double>(num_subsets);
+  const double sensitivity = limits.width() / m;
+  if (delta == 0.0) return ScalarMechanism::laplace(epsilon, sensitivity);
+  if (calibration == GaussianCalibration::exact) return ScalarMechanism::gaussian(epsilon, delta, sensitivity);
+  const double sigma = std::sqrt(m) * analytic_gaussian_sigma(epsilon, delta, sensitivity);
+  return ScalarMechanism::gaussian_with_sigma(epsilon, delta, sensitivity, sigma, "analytic-gaussian-paper-literal");
+}
+
+Interval mechanism_uncertainty_interval(double noisy_statistic, const CensoringLimits& limits,
+                                        const ScalarMechanism& mechanism, double alpha) {
+  check_open_interval("mechanism_uncertainty_interval", "alpha", alpha, 0.0, 1.0);
+  const double q = mechanism.noise_quantile(1.0 - alpha / 2.0);
+  return {censor(noisy_statistic - q, limits), censor(noisy_statistic + q, limits)};
+}
+
+NullDistribution simulate_null_distribution(const Prior& prior, std::span<const std::size_t> sizes, int p, int p0,
+                                            const CensoringLimits& limits, const ScalarMechanism& mechanism,
+                                            std::size_t num_simulations, RngStream& rng) {
+  constexpr const char* fn = "simulate_null_distribution";
+  if (num_simulations < 1) throw_domain(fn, "num_simulations", 0.0, ">= 1");
+  if (sizes.empty()) throw_invalid(fn, "no subsets");
+  check_censoring_limits(fn, limits);
+  for (std::size_t b : sizes) {
+    if (b <= static_cast<std::size_t>(p + p0)) {
+      throw_domain(fn, "a subset size", static_cast<double>(b), "> p + p0 = " + std::to_string(p + p0));
+    }
+  }
+  NullDistribution out;
+  out.sorted_statistics.resize(num_simulations);
+  std::vector<double> t(sizes.size());
+  std::size_t at_upper = 0;
+  for (std::size_t r = 0; r < num_simulations; ++r) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const double b = static_cast<double>(sizes[i]);
+      const double x = standard_gamma(rng, 0.5 * p);
+      const double y = standard_gamma(rng, 0.5 * (b - p - p0));
+      const double log_q = std::log(y) - std::log(x + y);  // log(1 − R²), R² ~ Beta(p/2, (b−p−p0)/2)
+      t[i] = subset_statistic(prior, std::min(log_q, 0.0), b, p, p0);
+    }
+    const auto release = aggregate_and_release(t, limits, mechanism, rng);
+    out.sorted_statistics[r] = release.released_statistic;
+    if (release.released_statistic >= limits.upper) ++at_upper;
+  }
+  std::sort(out.sorted_statistics.begin(), out.sorted_statistics.end());
+  out.probability_at_upper = static_cast<double>(at_upper) / static_cast<double>(num_simulations);
+  return out;
+}
+
+CriticalValue corrected_critical_value(const NullDistribution& null, double alpha, const CensoringLimits& limits) {
+  constexpr const char* fn = "corrected_critical_value";
+  check_open_interval(fn, "alpha", alpha, 0.0, 1.0);
+  const auto& x = null.sorted_statistics;
+  if (x.empty()) throw_invalid(fn, "the null distribution is empty");
+  const double n = static_cast<double>(x.size());
+  const double q = 1.0 - alpha;
+  const auto at = [&](double one_based) {
+    const auto k = static_cast<std::size_t>(std::clamp(one_based, 1.0, n));
+    return x[k - 1];
+  };
+  CriticalValue cv;
+  cv.significance_level = alpha;
+  cv.value = at(std::ceil(n * q));
+  const double half = 1.959963984540054 * std::sqrt(n * q * (1.0 - q));
+  cv.mcse = (at(std::ceil(n * q + half)) - at(std::floor(n * q - half))) / (2.0 * 1.959963984540054);
+  cv.at_upper_limit = cv.value >= limits.upper;
+  return cv;
+}
+
+double uncorrected_critical_value(PriorKind kind, std::span<const std::size_t> sizes, int p, double alpha) {
+  constexpr const char* fn = "uncorrected_critical_value";
+  check_open_interval(fn, "alpha", alpha, 0.0, 1.0);
+  if (is_bayesian(kind)) throw_invalid(fn, "Bayes factors have no frequentist critical value");
+  if (p < 1) throw_domain(fn, "p", p, ">= 1");
+  const double chi2 = boost::math::quantile(boost::math::complement(boost::math::chi_squared(p), alpha));
+  if (kind == PriorKind::lr) return chi2;
+  double penalty = 0.0;
+  for (std::size_t b : sizes) {
+    penalty += kind == PriorKind::bic ? 0.5 * p * std::log(static_cast<double>(b)) : static_cast<double>(p);
+  }
+  return 0.5 * chi2 - penalty / static_cast<double>(sizes.size());
+}
+
+}  // namespace dpmu::core

@@ -1,0 +1,175 @@
+// Subsample and aggregate (paper §4): partitions, censoring, the release, intervals and
+// critical values.
+#include "dpmu/core/subsample_and_aggregate.hpp"
+
+#include <boost/math/distributions/chi_squared.hpp>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <set>
+
+#include "dpmu/core/bayes_factor.hpp"
+#include "dpmu/core/information_criteria.hpp"
+#include "dpmu/core/linear_model.hpp"
+#include "dpmu/core/log_math.hpp"
+
+using Catch::Matchers::Contains;
+using namespace dpmu::core;
+
+TEST_CASE("balanced partitions: sizes differ by at most one and cover every row once", "[subsample]") {
+  CHECK(subset_sizes(200, 10) == std::vector<std::size_t>(10, 20));
+  CHECK(subset_sizes(10, 3) == std::vector<std::size_t>{4, 3, 3});
+  RngStream rng(3, 0, 0, StreamPurpose::noise);
+  for (std::size_t m : {1, 2, 7, 13}) {
+    const auto part = random_partition(101, m, rng);
+    REQUIRE(part.size() == m);
+    std::set<std::size_t> seen;
+    std::size_t lo = 1000, hi = 0;
+    for (const auto& g : part) {
+      lo = std::min(lo, g.size());
+      hi = std::max(hi, g.size());
+      seen.insert(g.begin(), g.end());
+    }
+    CHECK(hi - lo <= 1);
+    CHECK(seen.size() == 101);
+    CHECK(*seen.rbegin() == 100);
+  }
+  CHECK_THROWS_WITH(subset_sizes(5, 0), Contains("between 1 and n = 5"));
+}
+
+TEST_CASE("the number of subsets is checked against p + p0 + 1 with the largest admissible M", "[subsample]") {
+  CHECK(largest_admissible_num_subsets(200, 1, 2) == 40);  // b = 5 > 4
+  CHECK_NOTHROW(check_num_subsets(200, 40, 1, 2));
+  CHECK_THROWS_WITH(check_num_subsets(200, 41, 1, 2), Contains("largest admissible M is 40"));
+  CHECK_THROWS_WITH(check_num_subsets(200, 0, 1, 2), Contains("M is 0"));
+}
+
+TEST_CASE("censoring and limits from posterior probabilities", "[subsample]") {
+  const CensoringLimits lim{-1.0, 2.0};
+  CHECK(censor(-5.0, lim) == -1.0);
+  CHECK(censor(5.0, lim) == 2.0);
+  CHECK(censor(0.5, lim) == 0.5);
+  CHECK(std::isnan(censor(std::nan(""), lim)));
+  const auto c = censoring_limits_from_posterior_probabilities(0.01, 0.99, 0.5);
+  CHECK(c.lower == Approx(-std::log(99.0)));
+  CHECK(c.upper == Approx(std::log(99.0)));
+  // the limits map back to the probabilities under any prior odds
+  const auto d = censoring_limits_from_posterior_probabilities(0.25, 0.75, 0.8);
+  CHECK(posterior_probability_h1(d.lower, 0.8) == Approx(0.25));
+  CHECK(posterior_probability_h1(d.upper, 0.8) == Approx(0.75));
+  CHECK_THROWS_WITH(censoring_limits_from_posterior_probabilities(0.9, 0.1, 0.5), Contains("smaller than the upper"));
+  CHECK_THROWS_WITH(censoring_limits_from_posterior_probabilities(0.0, 0.1, 0.5), Contains("is 0"));
+  CHECK_THROWS_WITH(check_censoring_limits("f", CensoringLimits{1.0, 1.0}), Contains("lower censoring limit is 1"));
+}
+
+TEST_CASE("the mechanism of a release follows Δ/(Mε) and METHODS.md A2", "[subsample]") {
+  const CensoringLimits lim{0.0, 7.0};
+  const auto lap = subsample_and_aggregate_mechanism(1.0, 0.0, lim, 10);
+  CHECK(lap.name() == "laplace");
+  CHECK(lap.scale() == Approx(0.7));
+  const auto exact = subsample_and_aggregate_mechanism(1.0, 0.25, lim, 10);
+  CHECK(exact.scale() == Approx(analytic_gaussian_sigma(1.0, 0.25, 0.7)));
+  const auto literal = subsample_and_aggregate_mechanism(1.0, 0.25, lim, 10, GaussianCalibration::paper_literal);
+  // printed variance α²Δ²/(2Mε) = M × exact variance
+  CHECK(literal.scale() * literal.scale() == Approx(10 * exact.scale() * exact.scale()));
+  CHECK(literal.calibration() == "analytic-gaussian-paper-literal");
+  CHECK_THROWS_WITH(subsample_and_aggregate_mechanism(1.0, 1.0, lim, 10), Contains("delta is 1"));
+  CHECK_THROWS_WITH(subsample_and_aggregate_mechanism(0.0, 0.0, lim, 10), Contains("epsilon is 0"));
+  CHECK_THROWS_AS(subsample_and_aggregate_mechanism(1.0, 0.0, CensoringLimits{3.0, 1.0}, 10), std::domain_error);
+}
+
+TEST_CASE("with zero noise, M = 1 and wide limits the release equals the non-private statistic", "[subsample]") {
+  Eigen::MatrixXd common = Eigen::MatrixXd::Ones(50, 1);
+  Eigen::MatrixXd x(50, 2);
+  Eigen::VectorXd y(50);
+  for (int i = 0; i < 50; ++i) {
+    x(i, 0) = std::sin(i);
+    x(i, 1) = std::cos(3 * i);
+    y(i) = 0.3 * x(i, 0) + std::sin(7.0 * i);
+  }
+  RngStream rng(1, 0, 0, StreamPurpose::noise);
+  const auto part = random_partition(50, 1, rng);
+  const auto fit = fit_nested_models(common, x, y);
+  for (PriorKind kind : {PriorKind::g_prior, PriorKind::zellner_siow, PriorKind::bic, PriorKind::lr}) {
+    Prior prior;
+    prior.kind = kind;
+    const auto t = subset_statistics(common, x, y, part, prior);
+    REQUIRE(t.size() == 1);
+    const double expected = kind == PriorKind::lr ? two_log_likelihood_ratio(fit.log_one_minus_r_squared, 50)
+                                                  : log_statistic(prior, fit.log_one_minus_r_squared, 50, 2, 1);
+    CHECK(t[0] == Approx(expected).epsilon(1e-12));
+    const auto rel = aggregate_and_release(t, CensoringLimits{-1e6, 1e6}, ScalarMechanism::zero_noise_for_testing(), rng);
+    CHECK(rel.released_statistic == t[0]);
+  }
+}
+
+TEST_CASE("aggregate_and_release censors, averages, adds one noise draw and censors again", "[subsample]") {
+  const std::vector<double> t{-10.0, 0.5, 1.5, 10.0};
+  const CensoringLimits lim{-1.0, 2.0};
+  const auto mech = ScalarMechanism::laplace(1.0, lim.width() / 4);
+  RngStream a(9, 9, 9, StreamPurpose::noise), b(9, 9, 9, StreamPurpose::noise);
+  const auto rel = aggregate_and_release(t, lim, mech, a);
+  CHECK(rel.mean_censored == Approx((-1.0 + 0.5 + 1.5 + 2.0) / 4));
+  CHECK(rel.noise == mech.sample(b));
+  CHECK(rel.noisy_statistic == rel.mean_censored + rel.noise);
+  CHECK(rel.released_statistic == censor(rel.noisy_statistic, lim));
+  const std::vector<double> with_nan{1.0, std::nan("")};
+  CHECK_THROWS_WITH(aggregate_and_release(with_nan, lim, mech, a), Contains("NaN"));
+}
+
+TEST_CASE("the §4.2 interval is [T̃ ∓ q] intersected with [L, U]", "[subsample]") {
+  const CensoringLimits lim{0.0, 7.0};
+  const auto mech = ScalarMechanism::laplace(1.0, 0.7);
+  const double q = 0.7 * std::log(1 / 0.05);
+  const auto iv = mechanism_uncertainty_interval(3.0, lim, mech, 0.05);
+  CHECK(iv.lower == Approx(3.0 - q));
+  CHECK(iv.upper == Approx(3.0 + q));
+  const auto clipped = mechanism_uncertainty_interval(-0.5, lim, mech, 0.05);
+  CHECK(clipped.lower == 0.0);
+  CHECK(clipped.upper == Approx(-0.5 + q));
+}
+
+TEST_CASE("uncorrected critical values are χ² quantiles on each statistic's scale", "[subsample]") {
+  const std::vector<std::size_t> sizes{100, 100};
+  CHECK(uncorrected_critical_value(PriorKind::lr, sizes, 1, 0.05) == Approx(3.841458820694124));
+  CHECK(uncorrected_critical_value(PriorKind::lr, sizes, 1, 0.01) == Approx(6.634896601021214));
+  CHECK(uncorrected_critical_value(PriorKind::aic, sizes, 2, 0.05) == Approx(0.5 * 5.991464547107979 - 2));
+  CHECK(uncorrected_critical_value(PriorKind::bic, sizes, 1, 0.05) == Approx(0.5 * 3.841458820694124 - 0.5 * std::log(100.0)));
+  CHECK_THROWS_AS(uncorrected_critical_value(PriorKind::g_prior, sizes, 1, 0.05), std::invalid_argument);
+}
+
+TEST_CASE("corrected critical values reproduce χ² when M = 1, ε → ∞ and no censoring binds",
+          "[subsample][statistical]") {
+  // One subset of b = 5000 rows, p = 2: 2 log Λ → χ²_2 (Wilks), zero noise, limits far away.
+  // N = 2e5 null draws; the quantile's MCSE is ≈ 0.02; we allow 5 MCSE plus the O(p(p+p0)/b)
+  // finite-sample shift of the exact law (≈ 0.006).
+  Prior lr;
+  lr.kind = PriorKind::lr;
+  const std::vector<std::size_t> sizes{5000};
+  const CensoringLimits lim{0.0, 1e3};
+  RngStream rng(17, 0, 0, StreamPurpose::calibration);
+  const auto null = simulate_null_distribution(lr, sizes, 2, 1, lim, ScalarMechanism::zero_noise_for_testing(),
+                                               200000, rng);
+  for (double alpha : {0.05, 0.01}) {
+    const auto cv = corrected_critical_value(null, alpha, lim);
+    const double chi2 = boost::math::quantile(boost::math::complement(boost::math::chi_squared(2), alpha));
+    INFO("alpha " << alpha << " corrected " << cv.value << " ± " << cv.mcse << " chi2 " << chi2);
+    CHECK(cv.mcse > 0.0);
+    CHECK(std::abs(cv.value - chi2) < 5 * cv.mcse + 0.01);
+    CHECK_FALSE(cv.at_upper_limit);
+  }
+  CHECK(null.probability_at_upper == 0.0);
+}
+
+TEST_CASE("the atom at U makes the critical value U when noise is huge", "[subsample]") {
+  Prior lr;
+  lr.kind = PriorKind::lr;
+  const std::vector<std::size_t> sizes{100, 100};
+  const CensoringLimits lim{0.0, 7.0};
+  RngStream rng(5, 0, 0, StreamPurpose::calibration);
+  const auto mech = subsample_and_aggregate_mechanism(0.01, 0.0, lim, 2);
+  const auto null = simulate_null_distribution(lr, sizes, 1, 2, lim, mech, 5000, rng);
+  CHECK(null.probability_at_upper > 0.3);
+  const auto cv = corrected_critical_value(null, 0.05, lim);
+  CHECK(cv.value == 7.0);
+  CHECK(cv.at_upper_limit);
+}
