@@ -1,3 +1,5 @@
+// `dpmu test`: non-private and differentially private tests of nested linear models.
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -12,11 +14,17 @@
 #include "dpmu/core/g_priors.hpp"
 #include "dpmu/core/information_criteria.hpp"
 #include "dpmu/core/linear_model.hpp"
+#include "dpmu/core/random.hpp"
+#include "dpmu/core/secure_noise.hpp"
+#include "dpmu/core/subsample_and_aggregate.hpp"
 #include "dpmu/runtime/data_table.hpp"
+#include "dpmu/runtime/secure_random.hpp"
 
 namespace dpmu::cli {
 
 namespace {
+
+using Json = nlohmann::ordered_json;
 
 struct TestOptions {
   bool non_private = false;
@@ -28,6 +36,16 @@ struct TestOptions {
   std::optional<double> g;
   double a = 3.0;
   double prior_h0 = 0.5;
+  // differential privacy
+  std::optional<double> epsilon;
+  double delta = 0.0;
+  std::optional<std::size_t> groups;
+  std::vector<double> censor;
+  std::vector<double> censor_probability;
+  std::vector<double> alpha{0.05, 0.01};
+  std::optional<std::uint64_t> seed;
+  std::size_t simulations = 10000;
+  std::string gaussian_calibration = "exact";
 };
 
 std::vector<std::string> non_empty(const std::vector<std::string>& v) {
@@ -45,55 +63,64 @@ void check_distinct_columns(const TestOptions& o) {
   for (std::size_t i = 0; i < all.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
       if (all[i] == all[j]) {
-        throw std::invalid_argument("column '" + all[i] +
-                                    "' is named twice among --response, --common and --tested");
+        throw std::invalid_argument("column '" + all[i] + "' is named twice among --response, --common and --tested");
       }
     }
   }
 }
 
-void run_test(TestOptions o) {
-  o.common = non_empty(o.common);
-  o.tested = non_empty(o.tested);
-  if (o.tested.empty()) throw std::invalid_argument("--tested needs at least one column");
-  check_distinct_columns(o);
-  core::Prior prior;
-  prior.kind = core::parse_prior_kind(o.prior);
-  prior.g = o.g;
-  prior.a = o.a;
-  core::check_prior(prior);
-  core::check_open_interval("dpmu test", "--prior-h0", o.prior_h0, 0.0, 1.0);
-  if (!o.non_private) {
-    throw std::invalid_argument(
-        "this build of `dpmu test` computes the non-private test only; pass --non-private");
-  }
+/// The data of a test: H0 design (intercept + common), tested block, response.
+struct TestData {
+  Eigen::MatrixXd common;
+  Eigen::MatrixXd tested;
+  Eigen::VectorXd response;
+};
 
+TestData load_test_data(const TestOptions& o) {
   std::vector<std::string> wanted = o.common;
   wanted.insert(wanted.end(), o.tested.begin(), o.tested.end());
   wanted.push_back(o.response);
   const runtime::DataTable table = runtime::read_csv(o.data, wanted);
   const auto n = static_cast<Eigen::Index>(table.rows());
-
-  Eigen::MatrixXd common(n, static_cast<Eigen::Index>(o.common.size() + 1));
-  common.col(0).setOnes();
-  common.rightCols(static_cast<Eigen::Index>(o.common.size())) = table.matrix(o.common);
-  const Eigen::MatrixXd tested = table.matrix(o.tested);
+  TestData d;
+  d.common.resize(n, static_cast<Eigen::Index>(o.common.size() + 1));
+  d.common.col(0).setOnes();
+  d.common.rightCols(static_cast<Eigen::Index>(o.common.size())) = table.matrix(o.common);
+  d.tested = table.matrix(o.tested);
   const auto& y = table.column(o.response);
-  const Eigen::VectorXd response = Eigen::Map<const Eigen::VectorXd>(y.data(), n);
+  d.response = Eigen::Map<const Eigen::VectorXd>(y.data(), n);
+  return d;
+}
 
-  std::vector<std::string> names{"(intercept)"};
-  names.insert(names.end(), o.common.begin(), o.common.end());
-  names.insert(names.end(), o.tested.begin(), o.tested.end());
-  const core::NestedFit fit = core::fit_nested_models(common, tested, response, names);
-
-  const double nd = static_cast<double>(fit.n);
-  const int p = static_cast<int>(fit.p);
-  const int p0 = static_cast<int>(fit.p0);
-  nlohmann::ordered_json out;
+Json settings_json(const TestOptions& o, const core::Prior& prior, bool per_subset) {
+  Json out;
   out["data"] = o.data;
   out["response"] = o.response;
   out["common"] = o.common;
   out["tested"] = o.tested;
+  out["prior"] = core::to_string(prior.kind);
+  Json params = Json::object();
+  if (prior.kind == core::PriorKind::g_prior) {
+    if (prior.g) {
+      params["g"] = *prior.g;
+    } else {
+      params["g"] = per_subset ? Json("b_i (subset size)") : Json("n");
+    }
+  }
+  if (prior.kind == core::PriorKind::hyper_g || prior.kind == core::PriorKind::hyper_g_n) params["a"] = prior.a;
+  out["prior_parameters"] = params;
+  return out;
+}
+
+void run_non_private(const TestOptions& o, const core::Prior& prior, const TestData& d) {
+  std::vector<std::string> names{"(intercept)"};
+  names.insert(names.end(), o.common.begin(), o.common.end());
+  names.insert(names.end(), o.tested.begin(), o.tested.end());
+  const core::NestedFit fit = core::fit_nested_models(d.common, d.tested, d.response, names);
+  const double nd = static_cast<double>(fit.n);
+  const int p = static_cast<int>(fit.p);
+  const int p0 = static_cast<int>(fit.p0);
+  Json out = settings_json(o, prior, false);
   out["private"] = false;
   out["n"] = fit.n;
   out["p"] = fit.p;
@@ -101,11 +128,6 @@ void run_test(TestOptions o) {
   out["r_squared"] = fit.r_squared;
   out["log_one_minus_r_squared"] = fit.log_one_minus_r_squared;
   out["two_log_likelihood_ratio"] = core::two_log_likelihood_ratio(fit.log_one_minus_r_squared, nd);
-  out["prior"] = core::to_string(prior.kind);
-  nlohmann::ordered_json params = nlohmann::ordered_json::object();
-  if (prior.kind == core::PriorKind::g_prior) params["g"] = prior.g.value_or(nd);
-  if (prior.kind == core::PriorKind::hyper_g || prior.kind == core::PriorKind::hyper_g_n) params["a"] = prior.a;
-  out["prior_parameters"] = params;
   double log_stat = 0.0;
   if (core::is_bayesian(prior.kind)) {
     const auto bf = core::log_bayes_factor_and_shrinkage(prior, fit.log_one_minus_r_squared, nd, p, p0);
@@ -125,26 +147,242 @@ void run_test(TestOptions o) {
   std::cout << out.dump(2) << "\n";
 }
 
+/// Censoring limits from the options, or the paper's §4.5 defaults.
+core::CensoringLimits choose_limits(const TestOptions& o, const core::Prior& prior, int p, std::string& source) {
+  const bool lr = prior.kind == core::PriorKind::lr;
+  if (!o.censor.empty() && !o.censor_probability.empty()) {
+    throw std::invalid_argument("give either --censor or --censor-probability, not both");
+  }
+  if (!o.censor.empty()) {
+    if (o.censor.size() != 2) throw std::invalid_argument("--censor takes two numbers L,U");
+    core::CensoringLimits lim{o.censor[0], o.censor[1]};
+    core::check_censoring_limits("--censor", lim);
+    source = "--censor";
+    return lim;
+  }
+  if (!o.censor_probability.empty()) {
+    if (lr) {
+      throw std::invalid_argument(
+          "--censor-probability is for Bayes factors and information criteria; the likelihood ratio (lr) needs "
+          "--censor L,U on the 2 log Λ scale (e.g. --censor 0,7)");
+    }
+    if (o.censor_probability.size() != 2) throw std::invalid_argument("--censor-probability takes two numbers a,b");
+    source = "--censor-probability";
+    return core::censoring_limits_from_posterior_probabilities(o.censor_probability[0], o.censor_probability[1],
+                                                               o.prior_h0);
+  }
+  if (lr) {  // paper §4.3/§4.5: L = 0, U ≈ 2 × the non-private critical value at 0.05
+    source = "default: L = 0, U = 2 x chi-square(p) 0.95 quantile";
+    const std::vector<std::size_t> one{1};
+    return {0.0, 2.0 * core::uncorrected_critical_value(core::PriorKind::lr, one, p, 0.05)};
+  }
+  source = "default: posterior probabilities 0.01, 0.99";
+  return core::censoring_limits_from_posterior_probabilities(0.01, 0.99, o.prior_h0);
+}
+
+Json interval_json(const core::Interval& iv, double level, const core::Prior& prior, double prior_h0) {
+  Json j;
+  j["level"] = level;
+  j["log_statistic"] = {iv.lower, iv.upper};
+  if (prior.kind != core::PriorKind::lr) {
+    const char* name = core::is_bayesian(prior.kind) ? "bayes_factor" : "information_criterion";
+    j[name] = {std::exp(iv.lower), std::exp(iv.upper)};
+    j["posterior_probability_h1"] = {core::posterior_probability_h1(iv.lower, prior_h0),
+                                     core::posterior_probability_h1(iv.upper, prior_h0)};
+  }
+  return j;
+}
+
+void run_private(const TestOptions& o, const core::Prior& prior, const TestData& d) {
+  const double epsilon = *o.epsilon;
+  core::check_positive_finite("dpmu test", "--epsilon", epsilon);
+  core::check_half_open_interval("dpmu test", "--delta", o.delta, 0.0, 1.0);
+  if (!o.groups) throw std::invalid_argument("a private test needs --groups M (the number of subsets)");
+  if (o.simulations < 100) throw std::invalid_argument("--simulations must be at least 100");
+  for (double a : o.alpha) core::check_open_interval("dpmu test", "--alpha", a, 0.0, 1.0);
+  core::GaussianCalibration calibration;
+  if (o.gaussian_calibration == "exact") {
+    calibration = core::GaussianCalibration::exact;
+  } else if (o.gaussian_calibration == "paper-literal") {
+    calibration = core::GaussianCalibration::paper_literal;
+  } else {
+    throw std::invalid_argument("--gaussian-calibration must be 'exact' or 'paper-literal', not '" +
+                                o.gaussian_calibration + "'");
+  }
+  const auto n = static_cast<std::size_t>(d.response.size());
+  const int p = static_cast<int>(d.tested.cols());
+  const int p0 = static_cast<int>(d.common.cols());
+  const std::size_t m = *o.groups;
+  core::check_num_subsets(n, m, p, p0);
+  std::string limits_source;
+  const core::CensoringLimits limits = choose_limits(o, prior, p, limits_source);
+  const core::ScalarMechanism mechanism =
+      core::subsample_and_aggregate_mechanism(epsilon, o.delta, limits, m, calibration);
+  // Non-finite data must fail before any noise is drawn (fit_nested_models checks per subset too).
+  if (!d.common.allFinite() || !d.tested.allFinite() || !d.response.allFinite()) {
+    throw std::invalid_argument("the data contain a non-finite value");
+  }
+
+  Json out = settings_json(o, prior, true);
+  out["private"] = true;
+  out["mode"] = o.seed ? "simulation: seeded, reproducible noise; NOT for releasing real data"
+                       : "release: noise from the kernel CSPRNG, sampled on a grid (floating-point-attack safe)";
+  out["seed"] = o.seed ? Json(*o.seed) : Json(nullptr);
+  out["n"] = n;
+  out["p"] = p;
+  out["p0"] = p0;
+  out["epsilon"] = epsilon;
+  out["delta"] = o.delta;
+  out["num_subsets"] = m;
+  out["subset_sizes"] = core::subset_sizes(n, m);
+  out["statistic"] = core::to_string(core::statistic_scale(prior.kind));
+  out["censoring_limits"] = {{"lower", limits.lower}, {"upper", limits.upper}, {"source", limits_source}};
+  Json mech;
+  mech["name"] = mechanism.name();
+  mech["calibration"] = mechanism.calibration();
+  if (mechanism.kind() == core::ScalarMechanism::Kind::laplace) {
+    mech["l1_sensitivity"] = mechanism.sensitivity();
+    mech["laplace_scale"] = mechanism.scale();
+  } else {
+    mech["l2_sensitivity"] = mechanism.sensitivity();
+    mech["gaussian_sigma"] = mechanism.scale();
+  }
+
+  // Streams: partition (data), noise, null simulation (calibration). Seeded = simulation mode.
+  const std::uint64_t key = core::fnv1a_64("dpmu test");
+  core::AggregateRelease release;
+  std::uint64_t calibration_seed = 0;
+  if (o.seed) {
+    core::RngStream partition_rng(*o.seed, key, 0, core::StreamPurpose::data);
+    core::RngStream noise_rng(*o.seed, key, 0, core::StreamPurpose::noise);
+    const auto partition = core::random_partition(n, m, partition_rng);
+    const auto t = core::subset_statistics(d.common, d.tested, d.response, partition, prior);
+    release = core::aggregate_and_release(t, limits, mechanism, noise_rng);
+    mech["sampler"] = "continuous (inverse CDF on Philox4x64-10)";
+    calibration_seed = *o.seed;
+  } else {
+    runtime::SecureRng secure;
+    core::RngStream partition_rng(secure(), key, 0, core::StreamPurpose::data);
+    const auto partition = core::random_partition(n, m, partition_rng);
+    const auto t = core::subset_statistics(d.common, d.tested, d.response, partition, prior);
+    auto zero = core::ScalarMechanism::zero_noise_for_testing();
+    release = core::aggregate_and_release(t, limits, zero, partition_rng);
+    const auto noisy = core::SecureNoiseSampler(mechanism).add(release.mean_censored, secure);
+    release.noisy_statistic = noisy.value;
+    release.released_statistic = core::censor(noisy.value, limits);
+    mech["sampler"] = noisy.sampler;
+    mech["grid"] = noisy.grid;
+    mech["noise_scale_used"] = noisy.noise_scale;
+    calibration_seed = secure();
+  }
+  out["mechanism"] = mech;
+  // Only differentially private quantities below (never the confidential mean or subset statistics).
+  const double t_star = release.released_statistic;
+  out["log_statistic"] = t_star;
+  out["noisy_statistic"] = release.noisy_statistic;
+  if (prior.kind != core::PriorKind::lr) {
+    out[core::is_bayesian(prior.kind) ? "bayes_factor" : "information_criterion"] = std::exp(t_star);
+    out["prior_probability_h0"] = o.prior_h0;
+    out["posterior_probability_h1"] = core::posterior_probability_h1(t_star, o.prior_h0);
+  }
+  Json intervals = Json::array();
+  for (double a : o.alpha) {
+    intervals.push_back(interval_json(core::mechanism_uncertainty_interval(release.noisy_statistic, limits, mechanism, a),
+                                      1.0 - a, prior, o.prior_h0));
+  }
+  out["intervals"] = intervals;
+
+  if (!core::is_bayesian(prior.kind)) {
+    const auto sizes = core::subset_sizes(n, m);
+    core::RngStream null_rng(calibration_seed, key, 0, core::StreamPurpose::calibration);
+    const auto null =
+        core::simulate_null_distribution(prior, sizes, p, p0, limits, mechanism, o.simulations, null_rng);
+    Json cvs = Json::array();
+    for (double a : o.alpha) {
+      const auto cv = core::corrected_critical_value(null, a, limits);
+      const double unc = core::uncorrected_critical_value(prior.kind, sizes, p, a);
+      cvs.push_back({{"significance_level", a},
+                     {"corrected", cv.value},
+                     {"corrected_mcse", cv.mcse},
+                     {"corrected_at_upper_limit", cv.at_upper_limit},
+                     {"uncorrected", unc},
+                     {"reject_corrected", t_star > cv.value},
+                     {"reject_uncorrected", t_star > unc}});
+    }
+    out["critical_values"] = cvs;
+    out["null_simulations"] = o.simulations;
+    out["null_probability_at_upper"] = null.probability_at_upper;
+  }
+  std::cout << out.dump(2) << "\n";
+}
+
+void run_test(TestOptions o) {
+  o.common = non_empty(o.common);
+  o.tested = non_empty(o.tested);
+  if (o.tested.empty()) throw std::invalid_argument("--tested needs at least one column");
+  check_distinct_columns(o);
+  core::Prior prior;
+  prior.kind = core::parse_prior_kind(o.prior);
+  prior.g = o.g;
+  prior.a = o.a;
+  core::check_prior(prior);
+  core::check_open_interval("dpmu test", "--prior-h0", o.prior_h0, 0.0, 1.0);
+  if (o.non_private == o.epsilon.has_value()) {
+    throw std::invalid_argument(
+        "choose one: --non-private (confidential statistic) or --epsilon E --groups M (differentially private)");
+  }
+  const TestData d = load_test_data(o);
+  if (o.non_private) {
+    run_non_private(o, prior, d);
+  } else {
+    run_private(o, prior, d);
+  }
+}
+
 }  // namespace
 
 void add_test_command(CLI::App& app) {
   auto opts = std::make_shared<TestOptions>();
   CLI::App* cmd = app.add_subcommand(
       "test",
-      "Test H0: Y ~ 1 + common against H1: Y ~ 1 + common + tested with a Bayes factor (mixture of "
-      "g-priors, paper Eq. 3) or an information criterion (Eq. 4). Prints JSON.");
+      "Test H0: Y ~ 1 + common against H1: Y ~ 1 + common + tested with a Bayes factor (mixture of g-priors, paper "
+      "Eq. 3) or an information criterion (Eq. 4), non-private or differentially private by subsample and "
+      "aggregate (paper §4). Prints JSON.");
   cmd->add_flag("--non-private", opts->non_private, "Compute the confidential (non-private) statistic");
   cmd->add_option("--data", opts->data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
   cmd->add_option("--response", opts->response, "Response column Y")->required();
-  cmd->add_option("--common", opts->common, "Comma-separated common predictors (may be empty)")
-      ->delimiter(',');
+  cmd->add_option("--common", opts->common, "Comma-separated common predictors (may be empty)")->delimiter(',');
   cmd->add_option("--tested", opts->tested, "Comma-separated tested predictors")->required()->delimiter(',');
-  cmd->add_option("--prior", opts->prior,
-                  "g-prior | zellner-siow | hyper-g | hyper-g-n | robust | bic | aic | lr")
+  cmd->add_option("--prior", opts->prior, "g-prior | zellner-siow | hyper-g | hyper-g-n | robust | bic | aic | lr")
       ->capture_default_str();
-  cmd->add_option("--g", opts->g, "Fixed g of the g-prior (default: n)");
+  cmd->add_option("--g", opts->g, "Fixed g of the g-prior (default: n, or b_i per subset)");
   cmd->add_option("--a", opts->a, "Parameter a > 2 of hyper-g and hyper-g-n")->capture_default_str();
   cmd->add_option("--prior-h0", opts->prior_h0, "Prior probability of H0, in (0, 1)")->capture_default_str();
+  auto* dp = "Differential privacy";
+  cmd->add_option("--epsilon", opts->epsilon, "Privacy parameter epsilon > 0")->group(dp);
+  cmd->add_option("--delta", opts->delta, "Privacy parameter delta in [0, 1); 0 = Laplace, > 0 = analytic Gaussian")
+      ->capture_default_str()
+      ->group(dp);
+  cmd->add_option("--groups", opts->groups, "Number of subsets M for subsample and aggregate")->group(dp);
+  cmd->add_option("--censor", opts->censor, "Censoring limits L,U on the statistic's log scale")
+      ->delimiter(',')
+      ->group(dp);
+  cmd->add_option("--censor-probability", opts->censor_probability,
+                  "Censoring limits as posterior probabilities of H1, e.g. 0.01,0.99")
+      ->delimiter(',')
+      ->group(dp);
+  cmd->add_option("--alpha", opts->alpha, "Significance levels (intervals and critical values)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->group(dp);
+  cmd->add_option("--seed", opts->seed, "Seed: reproducible simulation noise (NOT for releasing real data)")->group(dp);
+  cmd->add_option("--simulations", opts->simulations, "Null simulations for corrected critical values")
+      ->capture_default_str()
+      ->group(dp);
+  cmd->add_option("--gaussian-calibration", opts->gaussian_calibration,
+                  "exact (Balle & Wang sigma for sensitivity (U-L)/M) | paper-literal (variance a(U-L)^2/(2M eps))")
+      ->capture_default_str()
+      ->group(dp);
   cmd->callback([opts] { run_test(*opts); });
 }
 
