@@ -10,4 +10,7 @@ namespace dpmu::cli {
 /// `dpmu test`: non-private and DP tests of nested linear models (paper §4).
 void add_test_command(CLI::App& app);
 
+/// `dpmu plan-test`: choose M and censoring limits by simulated MSE (paper §4.5).
+void add_plan_test_command(CLI::App& app);
+
 }  // namespace dpmu::cli

@@ -121,6 +121,7 @@ void run_non_private(const TestOptions& o, const core::Prior& prior, const TestD
   const int p = static_cast<int>(fit.p);
   const int p0 = static_cast<int>(fit.p0);
   Json out = settings_json(o, prior, false);
+  if (prior.kind == core::PriorKind::g_prior) out["prior_parameters"]["g"] = prior.g.value_or(nd);
   out["private"] = false;
   out["n"] = fit.n;
   out["p"] = fit.p;

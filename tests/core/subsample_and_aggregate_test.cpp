@@ -173,3 +173,38 @@ TEST_CASE("the atom at U makes the critical value U when noise is huge", "[subsa
   CHECK(cv.value == 7.0);
   CHECK(cv.at_upper_limit);
 }
+
+TEST_CASE("plan_test reproduces the digamma formula for the splitting bias of 2 log Λ under H0",
+          "[subsample][statistical]") {
+  // METHODS.md §4.4: E[2 log Λ] on m rows = m[ψ((m−p0)/2) − ψ((m−p−p0)/2)]; HSB (n = 200, p = 1,
+  // p0 = 2): 1.0178 (M = 1) and 1.2110 (M = 10). No censoring (limits far away), ε huge (noise sd 1e-8).
+  // N = 40 000 draws; tolerance 5 Monte Carlo SEs of the mean (Var(2 log Λ) ≈ 2).
+  Prior lr;
+  lr.kind = PriorKind::lr;
+  const std::vector<TestPlanSetting> settings{{1, {-1e3, 1e3}}, {10, {-1e3, 1e3}}};
+  RngStream rng(31, 0, 0, StreamPurpose::calibration);
+  const std::size_t k = 40000;
+  const auto res = plan_test(lr, 200, 1, 2, 1e12, 0.0, GaussianCalibration::exact, settings, -1.0, k, rng);
+  REQUIRE(res.size() == 2);
+  const double se = std::sqrt(2.2 / k);
+  CHECK(std::abs(res[0].target - 1.0178) < 5 * se);
+  CHECK(std::abs(res[0].bias) < 5 * std::sqrt(2) * se);
+  CHECK(std::abs(res[1].bias - (1.2110 - 1.0178)) < 5 * std::sqrt(2.2 / 10 / k + 2.2 / k));
+  // the decomposition: mse ≈ bias² + variance (exactly up to the (k−1)/k factor)
+  for (const auto& r : res) CHECK(r.mse == Approx(r.bias * r.bias + r.variance * (k - 1.0) / k).epsilon(1e-9));
+  // M = 10 averages 10 independent statistics: variance ≈ Var(T_20)/10 < Var(T_200)
+  CHECK(res[1].variance < res[0].variance);
+}
+
+TEST_CASE("plan_test: more noise means more variance; inadmissible M is rejected", "[subsample]") {
+  Prior g;
+  const std::vector<TestPlanSetting> settings{{5, {-4.6, 4.6}}};
+  RngStream r1(32, 0, 0, StreamPurpose::calibration), r2(32, 0, 0, StreamPurpose::calibration);
+  const auto lo = plan_test(g, 200, 1, 1, 8.0, 0.0, GaussianCalibration::exact, settings, 0.05, 4000, r1);
+  const auto hi = plan_test(g, 200, 1, 1, 0.5, 0.0, GaussianCalibration::exact, settings, 0.05, 4000, r2);
+  // Var(η) = 2 (Δ/(Mε))²: 0.108 at ε = 8 and 27.7 at ε = 0.5
+  CHECK(hi[0].variance - lo[0].variance == Approx(2 * std::pow(9.2 / 5 / 0.5, 2) - 2 * std::pow(9.2 / 5 / 8, 2)).epsilon(0.1));
+  const std::vector<TestPlanSetting> bad{{100, {-4.6, 4.6}}};
+  CHECK_THROWS_WITH(plan_test(g, 200, 1, 1, 1.0, 0.0, GaussianCalibration::exact, bad, 0.05, 100, r1),
+                    Contains("largest admissible M is 50"));
+}

@@ -88,5 +88,40 @@ expect_error "'z' is collinear" test --non-private --data "$TMP/collinear.csv" -
 printf 'y,x\n1,1\n3,2\n5,3\n7,4\n' > "$TMP/exact.csv"
 expect_error "R² = 1" test --non-private --data "$TMP/exact.csv" --response y --tested x
 
+# --- differentially private tests
+json_check "d['private'] and d['seed'] == 7 and d['num_subsets'] == 10 and d['subset_sizes'] == [20]*10 and d['mechanism']['name'] == 'laplace' and abs(d['censoring_limits']['upper'] - 4.59511985013459) < 1e-9 and 0 <= d['posterior_probability_h1'] <= 1 and 'r_squared' not in d" \
+  test --data "$HSB" --response math --tested female --epsilon 8 --groups 10 --seed 7
+"$DPMU" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --seed 11 > "$TMP/a.json"
+"$DPMU" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --seed 11 > "$TMP/b.json"
+cmp -s "$TMP/a.json" "$TMP/b.json" && pass || fail "same seed gave different output"
+json_check "d['mechanism']['name'] == 'gaussian' and d['mechanism']['calibration'] == 'analytic-gaussian-exact' and len(d['critical_values']) == 2 and d['critical_values'][0]['uncorrected'] > 3.84 and d['statistic'] == 'two_log_likelihood_ratio' and 0 <= d['log_statistic'] <= 7" \
+  test --data "$HSB" --response math --common science --tested read --prior lr --epsilon 1 --delta 0.25 --groups 10 --censor 0,7 --seed 3 --simulations 2000
+json_check "d['mechanism']['calibration'] == 'analytic-gaussian-paper-literal'" \
+  test --data "$HSB" --response math --common science --tested read --prior lr --epsilon 1 --delta 0.25 --groups 10 --censor 0,7 --seed 3 --simulations 200 --gaussian-calibration paper-literal
+json_check "d['seed'] is None and d['mode'].startswith('release') and d['mechanism']['sampler'] == 'discrete-laplace' and (d['noisy_statistic'] / d['mechanism']['grid']).is_integer()" \
+  test --data "$HSB" --response math --tested female --epsilon 1 --groups 10
+json_check "d['mechanism']['sampler'] == 'discrete-gaussian' and d['critical_values'][0]['significance_level'] == 0.1" \
+  test --data "$HSB" --response math --tested female --prior bic --epsilon 1 --delta 0.1 --groups 4 --alpha 0.1 --simulations 500
+json_check "d['recommended']['num_subsets'] in (2, 5, 10) and len(d['settings']) == 6" \
+  plan-test --n 200 --p 1 --p0 2 --prior lr --epsilon 1 --delta 0.25 --censor 0,7 --censor 0,10 --seed 1 --simulations 300
+expect_error "largest admissible M is 50" test --data "$HSB" --response math --tested female --epsilon 1 --groups 70 --seed 1
+expect_error "--epsilon is 0" test --data "$HSB" --response math --tested female --epsilon 0 --groups 5
+expect_error "--epsilon is -1" test --data "$HSB" --response math --tested female --epsilon -1 --groups 5
+expect_error "--delta is 1" test --data "$HSB" --response math --tested female --epsilon 1 --delta 1 --groups 5
+expect_error "--delta is -0.1" test --data "$HSB" --response math --tested female --epsilon 1 --delta -0.1 --groups 5
+expect_error "needs --groups" test --data "$HSB" --response math --tested female --epsilon 1
+expect_error "choose one" test --non-private --data "$HSB" --response math --tested female --epsilon 1 --groups 5
+expect_error "choose one" test --data "$HSB" --response math --tested female
+expect_error "lower censoring limit is 3" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --censor 3,1
+expect_error "--censor takes two numbers" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --censor 3
+expect_error "needs --censor L,U" test --data "$HSB" --response math --tested female --prior lr --epsilon 1 --groups 5 --censor-probability 0.1,0.9
+expect_error "smaller than the upper" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --censor-probability 0.9,0.1
+expect_error "not both" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --censor 0,1 --censor-probability 0.1,0.9
+expect_error "--alpha is 1.5" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --alpha 1.5
+expect_error "--gaussian-calibration must be" test --data "$HSB" --response math --tested female --epsilon 1 --delta 0.1 --groups 5 --gaussian-calibration fancy
+expect_error "--epsilon is nan" test --data "$HSB" --response math --tested female --epsilon nan --groups 5
+expect_error "largest admissible M is 40" plan-test --n 200 --p 1 --p0 2 --epsilon 1 --groups 60
+expect_error "expected two numbers" plan-test --n 200 --epsilon 1 --censor a,b
+
 echo "cli_test: $passes passed, $failures failed"
 [ $failures -eq 0 ]

@@ -203,3 +203,76 @@ double uncorrected_critical_value(PriorKind kind, std::span<const std::size_t> s
 }
 
 }  // namespace dpmu::core
+
+namespace dpmu::core {
+
+namespace {
+// log(1 − R²) for R² = X1/(X1+X2), X1 ~ χ²_p(λ), X2 ~ χ²_{b−p−p0}: exact in log space.
+double draw_log_one_minus_r_squared(RngStream& rng, double lambda, int p, double b, int p0) {
+  const double z = standard_normal(rng) + std::sqrt(lambda);
+  const double x1 = z * z + (p > 1 ? chi_square(rng, p - 1) : 0.0);
+  const double x2 = chi_square(rng, b - p - p0);
+  return std::min(0.0, std::log(x2) - std::log(x1 + x2));
+}
+}  // namespace
+
+std::vector<TestPlanResult> plan_test(const Prior& prior, std::size_t n, int p, int p0, double epsilon, double delta,
+                                      GaussianCalibration calibration, std::span<const TestPlanSetting> settings,
+                                      double r_squared, std::size_t simulations, RngStream& rng) {
+  constexpr const char* fn = "plan_test";
+  if (settings.empty()) throw_invalid(fn, "no candidate settings");
+  if (simulations < 10) throw_invalid(fn, "at least 10 simulations are needed");
+  if (!(r_squared < 1.0) || std::isnan(r_squared)) throw_domain(fn, "r_squared", r_squared, "< 1 (negative: under H0)");
+  const bool null = r_squared < 0.0;
+  const double nd = static_cast<double>(n);
+  const double theta = null ? 0.0 : std::max(0.0, r_squared / (1.0 - r_squared) - p / (nd - p - p0));
+  // Target: 𝒯 on all n rows at the given R², or its null mean by simulation.
+  double target = 0.0;
+  if (null) {
+    double sum = 0.0;
+    for (std::size_t r = 0; r < simulations; ++r) {
+      sum += subset_statistic(prior, draw_log_one_minus_r_squared(rng, 0.0, p, nd, p0), nd, p, p0);
+    }
+    target = sum / static_cast<double>(simulations);
+  } else {
+    target = subset_statistic(prior, std::log1p(-r_squared), nd, p, p0);
+  }
+  std::vector<TestPlanResult> out;
+  for (const auto& s : settings) {
+    check_num_subsets(n, s.num_subsets, p, p0);
+    const auto mech = subsample_and_aggregate_mechanism(epsilon, delta, s.limits, s.num_subsets, calibration);
+    const auto sizes = subset_sizes(n, s.num_subsets);
+    std::vector<double> t(sizes.size());
+    double sum = 0, sum2 = 0, se_sum = 0, se_sum2 = 0, rel_sum = 0;
+    std::size_t at_upper = 0;
+    for (std::size_t r = 0; r < simulations; ++r) {
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        const double b = static_cast<double>(sizes[i]);
+        t[i] = subset_statistic(prior, draw_log_one_minus_r_squared(rng, b * theta, p, b, p0), b, p, p0);
+      }
+      const auto rel = aggregate_and_release(t, s.limits, mech, rng);
+      const double e = rel.noisy_statistic - target;
+      sum += rel.noisy_statistic;
+      sum2 += rel.noisy_statistic * rel.noisy_statistic;
+      se_sum += e * e;
+      se_sum2 += e * e * e * e;
+      rel_sum += (rel.released_statistic - target) * (rel.released_statistic - target);
+      if (rel.released_statistic >= s.limits.upper) ++at_upper;
+    }
+    const double k = static_cast<double>(simulations);
+    TestPlanResult res;
+    res.setting = s;
+    res.target = target;
+    const double mean = sum / k;
+    res.bias = mean - target;
+    res.variance = (sum2 - k * mean * mean) / (k - 1.0);
+    res.mse = se_sum / k;
+    res.mse_mcse = std::sqrt(std::max(0.0, se_sum2 / k - res.mse * res.mse) / k);
+    res.released_mse = rel_sum / k;
+    res.probability_at_upper = static_cast<double>(at_upper) / k;
+    out.push_back(res);
+  }
+  return out;
+}
+
+}  // namespace dpmu::core

@@ -146,3 +146,37 @@ AggregateRelease aggregate_and_release(std::span<const double> subset_statistics
 }
 
 }  // namespace dpmu::core
+
+namespace dpmu::core {
+
+/// One candidate setting for planning a private test (paper §4.5 guidelines).
+struct TestPlanSetting {
+  std::size_t num_subsets;  ///< M
+  CensoringLimits limits;   ///< [L, U]
+};
+
+/// Simulated accuracy of the noisy aggregate T̃ for one setting, relative to the unsplit, uncensored
+/// statistic 𝒯 on all n rows (METHODS.md §4.4).
+struct TestPlanResult {
+  TestPlanSetting setting;
+  double target = 0.0;        ///< 𝒯 at the given R², or E(𝒯) under H0
+  double bias = 0.0;          ///< E(T̃) − target
+  double variance = 0.0;      ///< Var(T̃)
+  double mse = 0.0;           ///< bias² + variance
+  double mse_mcse = 0.0;      ///< Monte Carlo SE of mse
+  double released_mse = 0.0;  ///< the same for the released T* = (T̃ ∨ L) ∧ U
+  double probability_at_upper = 0.0;  ///< P(T* = U)
+};
+
+/// Paper §4.5: simulate the bias, variance and MSE of T̃ for candidate (M, L, U).
+/// Subset R²_i are drawn from their sampling law: under H0 (r_squared < 0) Beta(p/2, (b_i−p−p0)/2); at a
+/// given full-data R² ≥ 0, from the noncentral law R²_i = X1/(X1+X2), X1 ~ χ²_p(λ_i), X2 ~ χ²_{b_i−p−p0},
+/// λ_i = b_i θ with the plug-in θ = max(0, R²/(1−R²) − p/(n−p−p0)). The noise follows
+/// subsample_and_aggregate_mechanism(ε, δ, limits, M, calibration). Draws from rng.
+/// @throws std::domain_error for an inadmissible M (see check_num_subsets), invalid ε, δ, limits, or
+/// r_squared ≥ 1; std::invalid_argument for an empty settings list or fewer than 10 simulations.
+std::vector<TestPlanResult> plan_test(const Prior& prior, std::size_t n, int p, int p0, double epsilon, double delta,
+                                      GaussianCalibration calibration, std::span<const TestPlanSetting> settings,
+                                      double r_squared, std::size_t simulations, RngStream& rng);
+
+}  // namespace dpmu::core
