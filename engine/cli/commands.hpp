@@ -10,4 +10,10 @@ namespace dpmu::cli {
 /// `dpmu test`: non-private and DP tests of nested linear models (paper §4).
 void add_test_command(CLI::App& app);
 
+/// `dpmu run CONFIG --out FILE.h5 ...`: run a study (Monte Carlo engine).
+void add_run_command(CLI::App& app);
+
+/// `dpmu merge`, `dpmu summarize`, `dpmu compare`: results files.
+void add_results_commands(CLI::App& app);
+
 }  // namespace dpmu::cli
