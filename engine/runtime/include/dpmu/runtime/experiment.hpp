@@ -80,7 +80,7 @@ struct MetricSpec {
   std::string name;
   std::size_t size = 1;   ///< 1 = scalar, k = vector (stored as [cells, R, k])
   bool is_vector = false; ///< true: stored with a component axis even when size == 1
-  std::string description;
+  std::string description = {};
 };
 
 /// One grid cell: every parameter's value (fixed parameters, defaults and grid axes).
