@@ -243,8 +243,9 @@ TEST_CASE("merge refuses missing, duplicated, incomplete and mismatched shards",
   TempDir dir;
   const auto s = study("", 20);
   for (int i = 0; i < 3; ++i) {
-    auto o = options(dir / ("s" + std::to_string(i) + ".h5"));
-    o.shard = rt::parse_shard(std::to_string(i) + "/3");
+    const std::string idx = std::to_string(i);
+    auto o = options(dir.path / ("s" + idx + ".h5"));  // (a temporary + std::string trips GCC 12's -Wrestrict)
+    o.shard = rt::parse_shard(idx + "/3");
     rt::run_study(s, o);
   }
   auto other = options(dir / "other.h5");
