@@ -171,5 +171,19 @@ expect_exit 0 "is incomplete" summarize "$TMP/mt.h5"
 expect_exit 0 "" run "$SLOW" --out "$TMP/mt.h5" --resume --quiet
 same_arrays "$TMP/ref.h5" "$TMP/mt.h5" && pass || fail "--max-time + resume differs from uninterrupted"
 
+# --- the SLURM script's array-task and merge stages (without SLURM: no squeue, no sbatch)
+for i in 0 1; do
+  DPMU="$DPMU" SLURM_ARRAY_TASK_ID=$i SLURM_CPUS_PER_TASK=1 bash "$SRC/scripts/slurm/sweep.sbatch" "$SMOKE" "$TMP/sw.h5" 2 --quiet \
+    >/dev/null 2>"$TMP/err" || fail "sweep.sbatch shard $i: $(cat "$TMP/err")"
+done
+DPMU="$DPMU" DPMU_SWEEP_STAGE=merge bash "$SRC/scripts/slurm/sweep.sbatch" "$SMOKE" "$TMP/sw.h5" 2 >/dev/null 2>"$TMP/err" \
+  || fail "sweep.sbatch merge: $(cat "$TMP/err")"
+same_arrays "$TMP/t1.h5" "$TMP/sw.h5" && pass || fail "sweep.sbatch result differs from an unsharded run"
+
+# --- every shipped config validates
+for cfg in "$SRC"/configs/*.yaml "$SRC"/configs/smoke/*.yaml; do
+  expect_exit 0 "" run "$cfg" --dry-run
+done
+
 echo "engine_test: $passes passed, $failures failed"
 [ $failures -eq 0 ]
