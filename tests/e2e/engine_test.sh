@@ -171,6 +171,25 @@ expect_exit 0 "is incomplete" summarize "$TMP/mt.h5"
 expect_exit 0 "" run "$SLOW" --out "$TMP/mt.h5" --resume --quiet
 same_arrays "$TMP/ref.h5" "$TMP/mt.h5" && pass || fail "--max-time + resume differs from uninterrupted"
 
+# --- SIGTERM (as SLURM sends before a time limit): clean stop, exit 3, incomplete file, resumable
+"$DPMU" run "$SLOW" --out "$TMP/term.h5" --quiet --threads 1 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 1 400); do
+  size=$(stat -c %s "$TMP/term.h5.journal" 2>/dev/null || echo 0)
+  [ "$size" -gt 20000 ] && break
+  sleep 0.02
+done
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 3 ] && "$PY" -c "import h5py; assert h5py.File('$TMP/term.h5', 'r').attrs['complete'] == 0" \
+  && pass || fail "SIGTERM: exit $rc (want 3) or file not marked incomplete; $(cat "$TMP/err")"
+expect_exit 0 "" run "$SLOW" --out "$TMP/term.h5" --resume --quiet
+same_arrays "$TMP/ref.h5" "$TMP/term.h5" && pass || fail "SIGTERM + resume differs from uninterrupted"
+
+# --- unwritable output: a clear message, exit 2
+expect_exit 2 "cannot create the checkpoint journal" run "$SMOKE" --out "$TMP/no/such/dir/x.h5"
+
 # --- the SLURM script's array-task and merge stages (without SLURM: no squeue, no sbatch)
 for i in 0 1; do
   DPMU="$DPMU" SLURM_ARRAY_TASK_ID=$i SLURM_CPUS_PER_TASK=1 bash "$SRC/scripts/slurm/sweep.sbatch" "$SMOKE" "$TMP/sw.h5" 2 --quiet \
