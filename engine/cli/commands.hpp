@@ -10,7 +10,8 @@ namespace dpmu::cli {
 /// `dpmu test`: non-private and DP tests of nested linear models (paper §4).
 void add_test_command(CLI::App& app);
 
-/// `dpmu run CONFIG --out FILE.h5 ...`: run a study (Monte Carlo engine).
+/// `dpmu run CONFIG --out FILE.h5 ...`: run a study (Monte Carlo engine), and
+/// `dpmu replay CONFIG --cell C --replicate R`: recompute one replicate.
 void add_run_command(CLI::App& app);
 
 /// `dpmu merge`, `dpmu summarize`, `dpmu compare`: results files.

@@ -10,6 +10,11 @@
 #include "commands.hpp"
 #include "dpmu/runtime/config.hpp"
 #include "dpmu/runtime/runner.hpp"
+#include "dpmu/runtime/streams.hpp"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
 
 #ifndef DPMU_VERSION
 #define DPMU_VERSION "unknown"
@@ -118,9 +123,73 @@ int run(const RunArgs& a) {
   return 0;
 }
 
+/// Find a cell by index ("3") or by cell_id in hex ("15da92038ceed026").
+std::size_t find_cell(const runtime::StudySpec& s, const std::string& which) {
+  for (std::size_t c = 0; c < s.cells.size(); ++c) {
+    if (fmt::format("{:016x}", s.cells[c].cell_id()) == which) return c;
+  }
+  std::size_t pos = 0;
+  std::size_t c = 0;
+  try {
+    c = std::stoul(which, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos != which.size() || which.empty() || c >= s.cells.size()) {
+    throw std::invalid_argument(fmt::format("--cell: '{}' is neither a cell index in [0, {}) nor a cell_id (dpmu run --dry-run lists them)",
+                                            which, s.cells.size()));
+  }
+  return c;
+}
+
+void replay(const std::string& config, const std::string& which, std::int64_t replicate) {
+  const runtime::StudySpec s = load(config, {});
+  const std::size_t c = find_cell(s, which);
+  if (replicate < 0 || replicate >= s.replicates) {
+    throw std::invalid_argument(fmt::format("--replicate: {} is not in [0, {})", replicate, s.replicates));
+  }
+  const auto& cell = s.cells[c];
+  auto calibration = runtime::calibration_stream(s.master_seed, cell);
+  const auto prepared = s.experiment->prepare(cell, calibration);
+  std::size_t width = 0;
+  for (const auto& m : s.cell_metrics[c]) width += m.size;
+  std::vector<double> out(width, std::numeric_limits<double>::quiet_NaN());
+  auto data = runtime::data_stream(s.master_seed, cell, static_cast<std::uint64_t>(replicate));
+  auto noise = runtime::noise_stream(s.master_seed, cell, static_cast<std::uint64_t>(replicate));
+  s.experiment->run_replicate(cell, prepared.get(), data, noise, out);
+  nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
+  std::size_t off = 0;
+  for (const auto& m : s.cell_metrics[c]) {
+    if (m.is_vector || m.size != 1) {
+      metrics[m.name] = std::vector<double>(out.begin() + static_cast<std::ptrdiff_t>(off),
+                                            out.begin() + static_cast<std::ptrdiff_t>(off + m.size));
+    } else {
+      metrics[m.name] = out[off];
+    }
+    off += m.size;
+  }
+  nlohmann::ordered_json j = {{"cell", c},
+                              {"cell_id", fmt::format("{:016x}", cell.cell_id())},
+                              {"key", cell.key()},
+                              {"replicate", replicate},
+                              {"metrics", metrics}};
+  std::cout << j.dump(1) << "\n";
+}
+
 }  // namespace
 
 void add_run_command(CLI::App& app) {
+  {
+    auto config = std::make_shared<std::string>();
+    auto cell = std::make_shared<std::string>();
+    auto replicate = std::make_shared<std::int64_t>(0);
+    auto* cmd = app.add_subcommand("replay", "Recompute one replicate of one cell and print its metrics (JSON); "
+                                             "exceptions are reported, not caught");
+    cmd->add_option("config", *config, "study config (YAML)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--cell", *cell, "cell index or cell_id (hex), as listed by dpmu run --dry-run")->required();
+    cmd->add_option("--replicate", *replicate, "replicate index (from 0)")->required();
+    cmd->callback([config, cell, replicate] { replay(*config, *cell, *replicate); });
+  }
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Run a study config (YAML) and write its results (HDF5); see docs/configs.md");
   cmd->add_option("config", args->config, "study config (YAML)")->required()->check(CLI::ExistingFile);

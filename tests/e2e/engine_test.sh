@@ -84,6 +84,19 @@ same_arrays "$TMP/t1.h5" "$TMP/merged.h5" && pass || fail "unsharded vs merged s
 expect_exit 2 "the file exists" run "$SMOKE" --out "$TMP/t1.h5"
 expect_exit 0 "" run "$SMOKE" --out "$TMP/t1.h5" --resume --quiet
 
+# --- replay: one replicate recomputed from (seed, cell, replicate) alone equals the stored one
+expect_exit 0 "" replay "$SMOKE" --cell 4 --replicate 123
+"$PY" -c "
+import json, h5py
+d = json.load(open('$TMP/out')); f = h5py.File('$TMP/t1.h5', 'r')
+assert d['key'] == f['cells/key'][4].decode()
+assert d['metrics']['sample_mean'] == f['replicates/sample_mean'][4, 123]
+assert d['metrics']['quantiles'] == list(f['replicates/quantiles'][4, 123])
+" && pass || fail "replay differs from the stored replicate: $(cat "$TMP/out")"
+expect_exit 0 "" replay "$SMOKE" --cell 15da92038ceed026 --replicate 0
+expect_exit 2 "is neither a cell index" replay "$SMOKE" --cell 6 --replicate 0
+expect_exit 2 "--replicate: 400 is not in [0, 400)" replay "$SMOKE" --cell 0 --replicate 400
+
 # --- merge refuses mismatched shards
 expect_exit 2 "missing shard(s) 1/2" merge "$TMP/m1.h5" "$TMP/s0.h5"
 expect_exit 2 "shard 0/2 is given twice" merge "$TMP/m2.h5" "$TMP/s0.h5" "$TMP/s0.h5"

@@ -107,6 +107,8 @@ TEST_CASE("no grid gives one cell; --replicates overrides; yaml ints stay ints",
   CHECK(std::holds_alternative<std::int64_t>(s.cells[0].get("n")));
   CHECK(std::holds_alternative<double>(s.cells[0].get("epsilon")));  // declared real
   CHECK(s.cells[0].get_double("epsilon") == 2.0);
+  const auto t = parse(kHead + "parameters: {n: 1e5}\n");  // a real with an integer value is accepted
+  CHECK(t.cells[0].get_int("n") == 100000);
 }
 
 TEST_CASE("config errors name the file, line and key", "[engine][config]") {

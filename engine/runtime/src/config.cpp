@@ -92,6 +92,10 @@ std::optional<ParameterValue> parse_value(const YAML::Node& node, const Paramete
   switch (spec.type) {
     case ParameterType::integer: {
       auto v = parse_int(s);
+      if (!v) {  // accept reals with an exact integer value, e.g. 1e5
+        auto r = parse_real(s);
+        if (r && std::isfinite(*r) && *r == std::trunc(*r) && std::abs(*r) < 9.0e15) v = static_cast<std::int64_t>(*r);
+      }
       if (!v) {
         diag.add(node, key, fmt::format("'{}' is not an integer", s));
         return std::nullopt;
