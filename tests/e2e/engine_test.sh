@@ -68,6 +68,10 @@ printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 5\ngrid: {n: [1, 2\
 expect_exit 2 "syntax.yaml:5: invalid YAML" run "$TMP/syntax.yaml" --out "$TMP/x.h5"
 printf 'experiment: normal_man\nmaster_seed: 1\nreplicates: 5\n' > "$TMP/unknown.yaml"
 expect_exit 2 "unknown.yaml:1: experiment: unknown experiment 'normal_man'; registered experiments are normal_mean" run "$TMP/unknown.yaml" --dry-run
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 5\ngrid: {[n]: 1}\n' > "$TMP/key.yaml"
+expect_exit 2 "key.yaml:4: cannot read this YAML node" run "$TMP/key.yaml" --dry-run
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 100000000000\nparameters: {n: 3}\n' > "$TMP/huge.yaml"
+expect_exit 2 "GB in memory" run "$TMP/huge.yaml" --out "$TMP/huge.h5"
 expect_exit 2 "--out FILE.h5 is required" run "$SMOKE"
 expect_exit 2 "not of the form i/N" run "$SMOKE" --out "$TMP/x.h5" --shard 2
 expect_exit 2 "0 <= i < N" run "$SMOKE" --out "$TMP/x.h5" --shard 2/2

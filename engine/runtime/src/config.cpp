@@ -379,7 +379,8 @@ StudySpec load_study(const std::filesystem::path& path, const StudyOverrides& ov
   return parse_study(ss.str(), path.string(), overrides);
 }
 
-StudySpec parse_study(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides) {
+namespace {
+StudySpec parse_study_impl(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides) {
   Diagnostics diag(source);
   YAML::Node root;
   try {
@@ -701,6 +702,18 @@ StudySpec parse_study(const std::string& yaml_text, const std::string& source, c
   }
   if (!diag.empty()) diag.raise();
   return study;
+}
+
+}  // namespace
+
+StudySpec parse_study(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides) {
+  try {
+    return parse_study_impl(yaml_text, source, overrides);
+  } catch (const YAML::Exception& e) {  // e.g. a key that is not a plain name
+    throw ConfigError({fmt::format("{}:{}: cannot read this YAML node ({}); keys must be plain names and values "
+                                   "scalars, lists or maps as in docs/configs.md",
+                                   source, e.mark.line + 1, e.msg)});
+  }
 }
 
 }  // namespace dpmu::runtime

@@ -278,6 +278,19 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   using Clock = std::chrono::steady_clock;
   const auto t_start = Clock::now();
   RunReport report;
+  {
+    // Results are kept in memory until written: refuse what cannot fit rather than crash later.
+    double values = 0;
+    for (const auto& m : study.cell_metrics)
+      for (const auto& spec : m) values += static_cast<double>(spec.size) * static_cast<double>(study.replicates);
+    const double bytes = 8.0 * values;
+    const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    if (ram > 0 && 2.5 * bytes > ram) {
+      throw std::invalid_argument(fmt::format("the results need about {:.1f} GB in memory (2.5x that while writing) but "
+                                              "this machine has {:.1f} GB; use fewer replicates or cells per file",
+                                              bytes / 1e9, ram / 1e9));
+    }
+  }
   StudyResults r = empty_results(study);
   r.info.shard_index = opt.shard.index;
   r.info.shard_count = opt.shard.count;
