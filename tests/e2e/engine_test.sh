@@ -38,6 +38,8 @@ for k in a["replicates"]:
     x, y = a["replicates"][k][()], b["replicates"][k][()]
     assert x.shape == y.shape and x.tobytes() == y.tobytes(), k
 assert a["replicates_done"][()].tobytes() == b["replicates_done"][()].tobytes()
+for k in a["calibration"]:
+    assert a["calibration"][k][()].tobytes() == b["calibration"][k][()].tobytes(), k
 for k in a["summary"]:
     for s in a["summary"][k]:
         assert a["summary"][k][s][()].tobytes() == b["summary"][k][s][()].tobytes(), (k, s)
@@ -130,6 +132,8 @@ assert np.allclose(f["summary/sample_mean/sd"][()], m.std(axis=1, ddof=1), rtol=
 assert np.allclose(f["summary/sample_mean/mcse"][()], m.std(axis=1, ddof=1) / 20, rtol=1e-12)
 assert np.allclose(f["summary/quantiles/q500"][()], np.median(f["replicates/quantiles"][()], axis=1), rtol=1e-12)
 assert np.allclose(f["summary/covered/q250"][()], np.quantile(f["replicates/covered"][()], 0.25, axis=1))
+assert f["calibration/z_critical"].shape == (6, 1) and np.allclose(f["calibration/z_critical"][()], 1.959963984540054)
+assert list(f["calibration_sizes/z_critical"][()]) == [1] * 6
 assert f["errors/replicate"].shape == (0,) and list(f["summary/sample_mean/n_ok"][()]) == [400] * 6
 PYEOF
 

@@ -359,6 +359,29 @@ void write_results(const std::filesystem::path& path, const StudyResults& r) {
       dataset(g, "n_ok", sdims, n_ok.data());
     }
 
+    // /calibration/<name> [C, K] and /calibration_sizes/<name> [C]
+    {
+      H5::Group cal = file.createGroup("calibration");
+      H5::Group cal_sizes = file.createGroup("calibration_sizes");
+      std::vector<std::string> names;
+      for (const auto& cell_cal : r.calibration)
+        for (const auto& [name, v] : cell_cal)
+          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      for (const auto& name : names) {
+        std::size_t K = 1;
+        std::vector<std::int64_t> size(C, 0);
+        for (std::size_t c = 0; c < r.calibration.size(); ++c)
+          for (const auto& [n, v] : r.calibration[c])
+            if (n == name) K = std::max(K, v.size()), size[c] = static_cast<std::int64_t>(v.size());
+        std::vector<double> buf(C * K, kNaN);
+        for (std::size_t c = 0; c < r.calibration.size(); ++c)
+          for (const auto& [n, v] : r.calibration[c])
+            if (n == name) std::copy(v.begin(), v.end(), buf.begin() + static_cast<std::ptrdiff_t>(c * K));
+        dataset(cal, name, {C, K}, buf.data());
+        dataset(cal_sizes, name, {C}, size.data());
+      }
+    }
+
     // /errors
     H5::Group errs = file.createGroup("errors");
     std::vector<std::uint64_t> ecell, ecell_id, erep;
@@ -494,6 +517,22 @@ StudyResults read_results(const std::filesystem::path& path) {
         off += ml.sizes[c];
       }
       r.cell_results.push_back(std::move(cr));
+    }
+    r.calibration.assign(C, {});
+    if (file.nameExists("calibration")) {
+      H5::Group cal = file.openGroup("calibration");
+      H5::Group cal_sizes = file.openGroup("calibration_sizes");
+      for (hsize_t i = 0; i < cal.getNumObjs(); ++i) {
+        const std::string name = cal.getObjnameByIdx(i);
+        std::vector<hsize_t> dims;
+        const auto v = read_dataset<double>(cal, name, &dims);
+        const auto size = read_dataset<std::int64_t>(cal_sizes, name);
+        for (std::size_t c = 0; c < C; ++c) {
+          if (size[c] == 0) continue;
+          r.calibration[c].emplace_back(name, std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(c * dims[1]),
+                                                                  v.begin() + static_cast<std::ptrdiff_t>(c * dims[1] + size[c])));
+        }
+      }
     }
     H5::Group errs = file.openGroup("errors");
     const auto ecell = read_dataset<std::uint64_t>(errs, "cell");
