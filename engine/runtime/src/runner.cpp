@@ -1,6 +1,7 @@
 #include "dpmu/runtime/runner.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
@@ -30,6 +31,13 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr char kJournalMagic[8] = {'D', 'P', 'M', 'U', 'J', 'N', 'L', '1'};
+
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -449,6 +457,7 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   const Experiment& exp = *study.experiment;
 
   const auto loop_start = Clock::now();
+  const double loop_cpu_start = process_cpu_seconds();
   {
     std::optional<tbb::global_control> limit;
     if (opt.threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(opt.threads));
@@ -528,6 +537,7 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
     });
   }
   report.loop_seconds = std::chrono::duration<double>(Clock::now() - loop_start).count();
+  report.loop_cpu_seconds = process_cpu_seconds() - loop_cpu_start;
   progress.finish();
   report.tasks_run = tasks_run.load();
   report.replicates_run = reps_run.load();
