@@ -82,6 +82,9 @@ expect_exit 2 "0 <= i < N" run "$SMOKE" --out "$TMP/x.h5" --shard 2/2
 expect_exit 0 "" run "$SMOKE" --out "$TMP/t1.h5" --threads 1 --quiet
 [ ! -s "$TMP/err" ] && pass || fail "--quiet printed: $(cat "$TMP/err")"
 expect_exit 0 "" run "$SMOKE" --out "$TMP/t2.h5" --threads 2
+# stderr is not a terminal: no redrawn progress, just the final progress line and the summary line
+[ "$(wc -l < "$TMP/err")" -eq 2 ] && grep -q "^dpmu: cells 6/6, replicates 2400/2400 (" "$TMP/err" \
+  && grep -q "^dpmu: 48 tasks of 48 (0 from the checkpoint), 2400 replicates" "$TMP/err" && pass || fail "progress lines: $(cat "$TMP/err")"
 expect_exit 0 "" run "$SMOKE" --out "$TMP/s0.h5" --shard 0/2 --quiet
 expect_exit 0 "" run "$SMOKE" --out "$TMP/s1.h5" --shard 1/2 --quiet --threads 1
 expect_exit 0 "" merge "$TMP/merged.h5" "$TMP/s1.h5" "$TMP/s0.h5"
@@ -163,7 +166,7 @@ expect_exit 0 "" run "$SLOW" --out "$TMP/ref.h5" --quiet --threads 2
 pid=$!
 for _ in $(seq 1 400); do
   size=$(stat -c %s "$TMP/k.h5.journal" 2>/dev/null || echo 0)
-  [ "$size" -gt 20000 ] && break
+  [ "$size" -gt 4000 ] && break
   sleep 0.02
 done
 kill -9 $pid 2>/dev/null && killed=1 || killed=0
@@ -197,7 +200,7 @@ same_arrays "$TMP/ref.h5" "$TMP/mt.h5" && pass || fail "--max-time + resume diff
 pid=$!
 for _ in $(seq 1 400); do
   size=$(stat -c %s "$TMP/term.h5.journal" 2>/dev/null || echo 0)
-  [ "$size" -gt 20000 ] && break
+  [ "$size" -gt 4000 ] && break
   sleep 0.02
 done
 kill -TERM $pid
