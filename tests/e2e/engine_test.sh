@@ -150,6 +150,18 @@ assert set(m) == {'sample_mean', 'covered', 'quantiles[0]', 'quantiles[1]', 'qua
 assert all(k in m['covered'] for k in ('mean', 'sd', 'mcse', 'q25', 'median', 'q75', 'n')) and m['covered']['n'] == 400
 assert abs(m['sample_mean']['mean'] + 1) < 4 * m['sample_mean']['mcse']
 " && pass || fail "summarize json: $(head -c 600 "$TMP/out")"
+# golden summaries (refreshed only by scripts/update-golden.sh): relative tolerance 1e-12
+"$PY" - "$TMP/out" "$SRC/tests/e2e/golden/normal_mean_smoke.json" <<'PYEOF' && pass || fail "summaries differ from tests/e2e/golden/normal_mean_smoke.json"
+import json, math, sys
+got, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert len(got) == len(want)
+for g, w in zip(got, want):
+    assert g["parameters"] == w["parameters"] and g["cell_id"] == w["cell_id"]
+    for name, ws in w["metrics"].items():
+        for k, x in ws.items():
+            y = g["metrics"][name][k]
+            assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15), (g["cell"], name, k, x, y)
+PYEOF
 expect_exit 0 "" summarize "$TMP/t1.h5" --format table
 grep -q "quantiles\[2\]" "$TMP/out" && pass || fail "summarize table"
 expect_exit 2 "not an HDF5 file" summarize "$TMP/bad.yaml"
