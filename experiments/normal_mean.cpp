@@ -2,7 +2,8 @@
 /// `normal_mean`: a tiny experiment for engine tests and benchmarks (not from the paper).
 /// Data: x_1..x_n iid N(mu, sigma²) from the data stream. Metrics: the sample mean, whether the
 /// 95% z-interval mean ± z_{0.975} sigma/√n (sigma known) covers mu, and the sample quartiles
-/// (type-7 quantiles, as R and numpy) of the data. `prepare` computes z_{0.975} once per cell.
+/// (type-7 quantiles, as R and numpy) of the data. `prepare` computes z_{0.975} once per cell
+/// (stored as /calibration/z_critical).
 
 #include <algorithm>
 #include <cmath>
@@ -52,6 +53,11 @@ class NormalMean final : public runtime::Experiment {
 
   std::shared_ptr<const void> prepare(const Cell&, core::RngStream&) const override {
     return std::make_shared<const double>(boost::math::quantile(boost::math::normal(), 0.975));
+  }
+
+  std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
+                                                                                const void* prepared) const override {
+    return {{"z_critical", {*static_cast<const double*>(prepared)}}};
   }
 
   void run_replicate(const Cell& cell, const void* prepared, core::RngStream& data, core::RngStream&,

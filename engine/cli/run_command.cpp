@@ -179,17 +179,6 @@ void replay(const std::string& config, const std::string& which, std::int64_t re
 }  // namespace
 
 void add_run_command(CLI::App& app) {
-  {
-    auto config = std::make_shared<std::string>();
-    auto cell = std::make_shared<std::string>();
-    auto replicate = std::make_shared<std::int64_t>(0);
-    auto* cmd = app.add_subcommand("replay", "Recompute one replicate of one cell and print its metrics (JSON); "
-                                             "exceptions are reported, not caught");
-    cmd->add_option("config", *config, "study config (YAML)")->required()->check(CLI::ExistingFile);
-    cmd->add_option("--cell", *cell, "cell index or cell_id (hex), as listed by dpmu run --dry-run")->required();
-    cmd->add_option("--replicate", *replicate, "replicate index (from 0)")->required();
-    cmd->callback([config, cell, replicate] { replay(*config, *cell, *replicate); });
-  }
   auto args = std::make_shared<RunArgs>();
   auto* cmd = app.add_subcommand("run", "Run a study config (YAML) and write its results (HDF5); see docs/configs.md");
   cmd->add_option("config", args->config, "study config (YAML)")->required()->check(CLI::ExistingFile);
@@ -205,6 +194,17 @@ void add_run_command(CLI::App& app) {
     const int code = run(*args);
     if (code != 0) throw CLI::RuntimeError(code);
   });
+  {
+    auto config = std::make_shared<std::string>();
+    auto cell = std::make_shared<std::string>();
+    auto replicate = std::make_shared<std::int64_t>(0);
+    auto* cmd = app.add_subcommand("replay", "Recompute one replicate of one cell and print its metrics (JSON); "
+                                             "exceptions are reported, not caught");
+    cmd->add_option("config", *config, "study config (YAML)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--cell", *cell, "cell index or cell_id (hex), as listed by dpmu run --dry-run")->required();
+    cmd->add_option("--replicate", *replicate, "replicate index (from 0)")->required();
+    cmd->callback([config, cell, replicate] { replay(*config, *cell, *replicate); });
+  }
 }
 
 }  // namespace dpmu::cli

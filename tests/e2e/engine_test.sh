@@ -38,6 +38,8 @@ for k in a["replicates"]:
     x, y = a["replicates"][k][()], b["replicates"][k][()]
     assert x.shape == y.shape and x.tobytes() == y.tobytes(), k
 assert a["replicates_done"][()].tobytes() == b["replicates_done"][()].tobytes()
+for k in a["calibration"]:
+    assert a["calibration"][k][()].tobytes() == b["calibration"][k][()].tobytes(), k
 for k in a["summary"]:
     for s in a["summary"][k]:
         assert a["summary"][k][s][()].tobytes() == b["summary"][k][s][()].tobytes(), (k, s)
@@ -80,6 +82,9 @@ expect_exit 2 "0 <= i < N" run "$SMOKE" --out "$TMP/x.h5" --shard 2/2
 expect_exit 0 "" run "$SMOKE" --out "$TMP/t1.h5" --threads 1 --quiet
 [ ! -s "$TMP/err" ] && pass || fail "--quiet printed: $(cat "$TMP/err")"
 expect_exit 0 "" run "$SMOKE" --out "$TMP/t2.h5" --threads 2
+# stderr is not a terminal: no redrawn progress, just the final progress line and the summary line
+[ "$(wc -l < "$TMP/err")" -eq 2 ] && grep -q "^dpmu: cells 6/6, replicates 2400/2400 (" "$TMP/err" \
+  && grep -q "^dpmu: 48 tasks of 48 (0 from the checkpoint), 2400 replicates" "$TMP/err" && pass || fail "progress lines: $(cat "$TMP/err")"
 expect_exit 0 "" run "$SMOKE" --out "$TMP/s0.h5" --shard 0/2 --quiet
 expect_exit 0 "" run "$SMOKE" --out "$TMP/s1.h5" --shard 1/2 --quiet --threads 1
 expect_exit 0 "" merge "$TMP/merged.h5" "$TMP/s1.h5" "$TMP/s0.h5"
@@ -130,6 +135,8 @@ assert np.allclose(f["summary/sample_mean/sd"][()], m.std(axis=1, ddof=1), rtol=
 assert np.allclose(f["summary/sample_mean/mcse"][()], m.std(axis=1, ddof=1) / 20, rtol=1e-12)
 assert np.allclose(f["summary/quantiles/q500"][()], np.median(f["replicates/quantiles"][()], axis=1), rtol=1e-12)
 assert np.allclose(f["summary/covered/q250"][()], np.quantile(f["replicates/covered"][()], 0.25, axis=1))
+assert f["calibration/z_critical"].shape == (6, 1) and np.allclose(f["calibration/z_critical"][()], 1.959963984540054)
+assert list(f["calibration_sizes/z_critical"][()]) == [1] * 6
 assert f["errors/replicate"].shape == (0,) and list(f["summary/sample_mean/n_ok"][()]) == [400] * 6
 PYEOF
 
@@ -143,6 +150,18 @@ assert set(m) == {'sample_mean', 'covered', 'quantiles[0]', 'quantiles[1]', 'qua
 assert all(k in m['covered'] for k in ('mean', 'sd', 'mcse', 'q25', 'median', 'q75', 'n')) and m['covered']['n'] == 400
 assert abs(m['sample_mean']['mean'] + 1) < 4 * m['sample_mean']['mcse']
 " && pass || fail "summarize json: $(head -c 600 "$TMP/out")"
+# golden summaries (refreshed only by scripts/update-golden.sh): relative tolerance 1e-12
+"$PY" - "$TMP/out" "$SRC/tests/e2e/golden/normal_mean_smoke.json" <<'PYEOF' && pass || fail "summaries differ from tests/e2e/golden/normal_mean_smoke.json"
+import json, math, sys
+got, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert len(got) == len(want)
+for g, w in zip(got, want):
+    assert g["parameters"] == w["parameters"] and g["cell_id"] == w["cell_id"]
+    for name, ws in w["metrics"].items():
+        for k, x in ws.items():
+            y = g["metrics"][name][k]
+            assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15), (g["cell"], name, k, x, y)
+PYEOF
 expect_exit 0 "" summarize "$TMP/t1.h5" --format table
 grep -q "quantiles\[2\]" "$TMP/out" && pass || fail "summarize table"
 expect_exit 2 "not an HDF5 file" summarize "$TMP/bad.yaml"
@@ -159,7 +178,7 @@ expect_exit 0 "" run "$SLOW" --out "$TMP/ref.h5" --quiet --threads 2
 pid=$!
 for _ in $(seq 1 400); do
   size=$(stat -c %s "$TMP/k.h5.journal" 2>/dev/null || echo 0)
-  [ "$size" -gt 20000 ] && break
+  [ "$size" -gt 4000 ] && break
   sleep 0.02
 done
 kill -9 $pid 2>/dev/null && killed=1 || killed=0
@@ -193,7 +212,7 @@ same_arrays "$TMP/ref.h5" "$TMP/mt.h5" && pass || fail "--max-time + resume diff
 pid=$!
 for _ in $(seq 1 400); do
   size=$(stat -c %s "$TMP/term.h5.journal" 2>/dev/null || echo 0)
-  [ "$size" -gt 20000 ] && break
+  [ "$size" -gt 4000 ] && break
   sleep 0.02
 done
 kill -TERM $pid

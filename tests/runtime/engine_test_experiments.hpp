@@ -56,6 +56,10 @@ class TestEngine final : public dpmu::runtime::Experiment {
     // A calibration-dependent constant, small against the Monte Carlo error of x.
     return std::make_shared<const double>(1e-6 * dpmu::core::uniform_open01(calibration));
   }
+  std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const dpmu::runtime::Cell& c,
+                                                                                const void* prepared) const override {
+    return {{"offset", std::vector<double>(static_cast<std::size_t>(c.get_int("p")), *static_cast<const double*>(prepared))}};
+  }
   void run_replicate(const dpmu::runtime::Cell& c, const void* prepared, dpmu::core::RngStream& data,
                      dpmu::core::RngStream& noise, std::span<double> out) const override {
     const long calls = g_calls.fetch_add(1) + 1;

@@ -106,6 +106,12 @@ TEST_CASE("engine: 1 thread, 2 threads and 2 shards merged give bit-identical re
   CHECK(!std::isnan(one.cell_results[3].values[5]));
   CHECK(same_numbers(one, two));
   CHECK(same_numbers(one, merged));
+  REQUIRE(one.calibration.size() == 8);
+  CHECK(one.calibration[3] == merged.calibration[3]);  // prepare() outputs survive sharding
+  CHECK(one.calibration[3] == two.calibration[3]);
+  REQUIRE(one.calibration[3].size() == 1);
+  CHECK(one.calibration[3][0].first == "offset");
+  CHECK(one.calibration[3][0].second.size() == static_cast<std::size_t>(one.cells[3].get_int("p")));
   CHECK(merged.info.shard_count == 1);
   CHECK(shard0.n_done(0) < 60);  // a shard holds part of each cell
   CHECK(!same_numbers(one, shard0));
@@ -164,7 +170,10 @@ TEST_CASE("engine: interrupted run resumes from its journal (torn last record ig
   CHECK(second.complete);
   CHECK(second.tasks_resumed == first.tasks_run);
   CHECK(second.tasks_run + second.tasks_resumed == second.tasks_total);
-  CHECK(same_numbers(rt::read_results(dir / "ref.h5"), rt::read_results(dir / "run.h5")));
+  const auto ref = rt::read_results(dir / "ref.h5");
+  const auto resumed = rt::read_results(dir / "run.h5");
+  CHECK(same_numbers(ref, resumed));
+  CHECK(ref.calibration == resumed.calibration);
   CHECK(!fs::exists(journal));
   // Resuming a complete file does nothing.
   const auto third = rt::run_study(s, again);

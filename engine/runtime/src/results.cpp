@@ -140,12 +140,17 @@ ParameterType type_from_name(const std::string& s) {
   return ParameterType::string;
 }
 
-double type7(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return kNaN;
-  const double h = (static_cast<double>(sorted.size()) - 1.0) * q;
+/// Type-7 quantile of `v` (reordered in place, O(n) by selection): x[lo] + (h - lo)(x[lo+1] - x[lo]),
+/// h = (n - 1) q, with x the sorted values. Same value as after a full sort.
+double type7(std::vector<double>& v, double q) {
+  if (v.empty()) return kNaN;
+  const double h = (static_cast<double>(v.size()) - 1.0) * q;
   const auto lo = static_cast<std::size_t>(std::floor(h));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+  const double x_lo = v[lo];
+  if (lo + 1 >= v.size() || h == static_cast<double>(lo)) return x_lo;
+  const double x_hi = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
+  return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
 }
 
 }  // namespace
@@ -194,7 +199,6 @@ Summary summarize_values(const double* values, std::size_t stride, const std::ui
     s.sd = std::sqrt(ss / static_cast<double>(ok.size() - 1));
     s.mcse = s.sd / std::sqrt(static_cast<double>(ok.size()));
   }
-  std::sort(ok.begin(), ok.end());
   s.q025 = type7(ok, 0.025);
   s.q250 = type7(ok, 0.25);
   s.q500 = type7(ok, 0.5);
@@ -359,6 +363,29 @@ void write_results(const std::filesystem::path& path, const StudyResults& r) {
       dataset(g, "n_ok", sdims, n_ok.data());
     }
 
+    // /calibration/<name> [C, K] and /calibration_sizes/<name> [C]
+    {
+      H5::Group cal = file.createGroup("calibration");
+      H5::Group cal_sizes = file.createGroup("calibration_sizes");
+      std::vector<std::string> names;
+      for (const auto& cell_cal : r.calibration)
+        for (const auto& [name, v] : cell_cal)
+          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      for (const auto& name : names) {
+        std::size_t K = 1;
+        std::vector<std::int64_t> size(C, 0);
+        for (std::size_t c = 0; c < r.calibration.size(); ++c)
+          for (const auto& [n, v] : r.calibration[c])
+            if (n == name) K = std::max(K, v.size()), size[c] = static_cast<std::int64_t>(v.size());
+        std::vector<double> buf(C * K, kNaN);
+        for (std::size_t c = 0; c < r.calibration.size(); ++c)
+          for (const auto& [n, v] : r.calibration[c])
+            if (n == name) std::copy(v.begin(), v.end(), buf.begin() + static_cast<std::ptrdiff_t>(c * K));
+        dataset(cal, name, {C, K}, buf.data());
+        dataset(cal_sizes, name, {C}, size.data());
+      }
+    }
+
     // /errors
     H5::Group errs = file.createGroup("errors");
     std::vector<std::uint64_t> ecell, ecell_id, erep;
@@ -494,6 +521,22 @@ StudyResults read_results(const std::filesystem::path& path) {
         off += ml.sizes[c];
       }
       r.cell_results.push_back(std::move(cr));
+    }
+    r.calibration.assign(C, {});
+    if (file.nameExists("calibration")) {
+      H5::Group cal = file.openGroup("calibration");
+      H5::Group cal_sizes = file.openGroup("calibration_sizes");
+      for (hsize_t i = 0; i < cal.getNumObjs(); ++i) {
+        const std::string name = cal.getObjnameByIdx(i);
+        std::vector<hsize_t> dims;
+        const auto v = read_dataset<double>(cal, name, &dims);
+        const auto size = read_dataset<std::int64_t>(cal_sizes, name);
+        for (std::size_t c = 0; c < C; ++c) {
+          if (size[c] == 0) continue;
+          r.calibration[c].emplace_back(name, std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(c * dims[1]),
+                                                                  v.begin() + static_cast<std::ptrdiff_t>(c * dims[1] + size[c])));
+        }
+      }
     }
     H5::Group errs = file.openGroup("errors");
     const auto ecell = read_dataset<std::uint64_t>(errs, "cell");

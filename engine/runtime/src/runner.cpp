@@ -1,6 +1,7 @@
 #include "dpmu/runtime/runner.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
@@ -30,6 +31,13 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr char kJournalMagic[8] = {'D', 'P', 'M', 'U', 'J', 'N', 'L', '1'};
+
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
 
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -123,11 +131,24 @@ void write_all(int fd, const std::string& bytes, const std::filesystem::path& pa
   }
 }
 
-/// A block's record: u64 payload length, payload, u64 FNV-1a(payload).
+constexpr std::uint64_t kBlockRecord = 0;
+constexpr std::uint64_t kCalibrationRecord = 1;
+
+/// A record: u64 payload length, payload, u64 FNV-1a(payload).
+std::string framed(const std::string& payload) {
+  ByteWriter rec;
+  rec.put<std::uint64_t>(payload.size());
+  rec.bytes += payload;
+  rec.put<std::uint64_t>(core::fnv1a_64(payload));
+  return rec.bytes;
+}
+
+/// A block's record: kind, cell, first replicate, count, width, values, task time, errors.
 std::string block_record(const StudyResults& r, std::size_t cell, std::size_t first, std::size_t count, double wall,
                          const std::vector<ErrorRecord>& errors) {
   const auto& cr = r.cell_results[cell];
   ByteWriter p;
+  p.put<std::uint64_t>(kBlockRecord);
   p.put<std::uint64_t>(cell);
   p.put<std::uint64_t>(first);
   p.put<std::uint64_t>(count);
@@ -140,11 +161,21 @@ std::string block_record(const StudyResults& r, std::size_t cell, std::size_t fi
     p.put_string(e.stage);
     p.put_string(e.message);
   }
-  ByteWriter rec;
-  rec.put<std::uint64_t>(p.bytes.size());
-  rec.bytes += p.bytes;
-  rec.put<std::uint64_t>(core::fnv1a_64(p.bytes));
-  return rec.bytes;
+  return framed(p.bytes);
+}
+
+/// A cell's calibration outputs: kind, cell, count, then (name, k, k doubles) each.
+std::string calibration_record(std::size_t cell, const std::vector<std::pair<std::string, std::vector<double>>>& cal) {
+  ByteWriter p;
+  p.put<std::uint64_t>(kCalibrationRecord);
+  p.put<std::uint64_t>(cell);
+  p.put<std::uint64_t>(cal.size());
+  for (const auto& [name, v] : cal) {
+    p.put_string(name);
+    p.put<std::uint64_t>(v.size());
+    p.put_doubles(v.data(), v.size());
+  }
+  return framed(p.bytes);
 }
 
 /// Recorded blocks of a journal, applied to `r`; returns the byte length of the valid prefix.
@@ -170,6 +201,23 @@ std::size_t load_journal(const std::filesystem::path& path, const JournalHeader&
     const std::string_view payload(data.data() + pos + 8, len);
     if (core::fnv1a_64(payload) != sum) break;  // torn or corrupt record: stop here
     ByteReader rd(payload.data(), payload.size());
+    const auto kind = rd.get<std::uint64_t>();
+    if (kind == kCalibrationRecord) {
+      const auto cell = rd.get<std::uint64_t>();
+      if (cell >= r.cells.size()) throw std::runtime_error(fmt::format("{}: inconsistent calibration record", path.string()));
+      const auto n = rd.get<std::uint64_t>();
+      std::vector<std::pair<std::string, std::vector<double>>> cal;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::string name = rd.get_string();
+        std::vector<double> v(rd.get<std::uint64_t>());
+        rd.get_doubles(v.data(), v.size());
+        cal.emplace_back(std::move(name), std::move(v));
+      }
+      r.calibration[cell] = std::move(cal);
+      pos += 16 + len;
+      continue;
+    }
+    if (kind != kBlockRecord) throw std::runtime_error(fmt::format("{}: unknown checkpoint record kind {}", path.string(), kind));
     const auto cell = rd.get<std::uint64_t>();
     const auto first = rd.get<std::uint64_t>();
     const auto count = rd.get<std::uint64_t>();
@@ -270,6 +318,7 @@ StudyResults empty_results(const StudySpec& study) {
     cr.done.assign(R, 0);
     r.cell_results.push_back(std::move(cr));
   }
+  r.calibration.resize(C);
   return r;
 }
 
@@ -408,6 +457,7 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   const Experiment& exp = *study.experiment;
 
   const auto loop_start = Clock::now();
+  const double loop_cpu_start = process_cpu_seconds();
   {
     std::optional<tbb::global_control> limit;
     if (opt.threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(opt.threads));
@@ -422,6 +472,13 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
           try {
             core::RngStream calibration = calibration_stream(study.master_seed, cell);
             st.prepared = exp.prepare(cell, calibration);
+            auto cal = exp.calibration_outputs(cell, st.prepared.get());
+            if (!cal.empty()) {
+              const std::string record = calibration_record(c, cal);
+              std::lock_guard<std::mutex> lock(journal_mutex);
+              write_all(fd, record, jpath);
+              r.calibration[c] = std::move(cal);
+            }
           } catch (const std::exception& e) {
             st.prepare_error = e.what();
           } catch (...) {
@@ -480,6 +537,7 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
     });
   }
   report.loop_seconds = std::chrono::duration<double>(Clock::now() - loop_start).count();
+  report.loop_cpu_seconds = process_cpu_seconds() - loop_cpu_start;
   progress.finish();
   report.tasks_run = tasks_run.load();
   report.replicates_run = reps_run.load();
@@ -541,6 +599,7 @@ void merge_results(const std::filesystem::path& out, const std::vector<std::file
   const std::size_t C = merged.cells.size();
   const auto R = static_cast<std::size_t>(merged.info.replicates);
   merged.errors.clear();
+  merged.calibration.assign(C, {});
   for (std::size_t c = 0; c < C; ++c) {
     auto& cr = merged.cell_results[c];
     std::fill(cr.values.begin(), cr.values.end(), kNaN);
@@ -562,6 +621,9 @@ void merge_results(const std::filesystem::path& out, const std::vector<std::file
         std::copy_n(pc.values.begin() + static_cast<std::ptrdiff_t>(i * pc.width), pc.width,
                     cr.values.begin() + static_cast<std::ptrdiff_t>(i * cr.width));
       }
+    }
+    for (std::size_t c = 0; c < C; ++c) {
+      if (merged.calibration[c].empty() && c < p.calibration.size()) merged.calibration[c] = p.calibration[c];
     }
     merged.errors.insert(merged.errors.end(), p.errors.begin(), p.errors.end());
     merged.info.started_utc = std::min(merged.info.started_utc, p.info.started_utc);

@@ -16,7 +16,8 @@
 ///  3. `metrics(cell)` declares the metric layout of a cell (names must not depend on the cell;
 ///     vector lengths may).
 ///  4. `prepare(cell, calibration)` runs once per cell (lazily, on the first task of that cell
-///     in a process) and its result is shared read-only by every replicate of the cell.
+///     in a process) and its result is shared read-only by every replicate of the cell;
+///     `calibration_outputs(cell, prepared)` may expose numbers of it for the results file.
 ///  5. `run_replicate(...)` runs once per replicate, concurrently from several threads; it must
 ///     not modify shared state. Its streams are
 ///       data  = RngStream(master_seed, data_id, replicate, data)
@@ -192,6 +193,14 @@ class Experiment {
   /// once per cell from the calibration stream. Default: nothing.
   virtual std::shared_ptr<const void> prepare(const Cell& /*cell*/, core::RngStream& /*calibration*/) const {
     return nullptr;
+  }
+
+  /// Optional: numbers that describe a prepare() result (e.g. a critical-value table), stored
+  /// in the results file as /calibration/<name>, float64 [cells, k] padded with NaN. Called once
+  /// per cell, right after prepare(). Default: none.
+  virtual std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell& /*cell*/,
+                                                                                        const void* /*prepared*/) const {
+    return {};
   }
 
   /// One replicate. `metrics_out` has the total size of metrics(cell), prefilled with NaN.

@@ -72,6 +72,8 @@ struct StudyResults {
   std::vector<MetricLayout> metrics;
   std::vector<CellResults> cell_results;
   std::vector<ErrorRecord> errors;           ///< sorted by (cell, replicate)
+  /// Per cell: Experiment::calibration_outputs of its prepare() result (empty if none or not run).
+  std::vector<std::vector<std::pair<std::string, std::vector<double>>>> calibration;
 
   /// Offset of metric m in a row of cell c.
   std::size_t offset(std::size_t cell, std::size_t metric) const;

@@ -46,6 +46,7 @@ struct RunReport {
   std::size_t tasks_run = 0;          ///< run now
   std::uint64_t replicates_run = 0;
   double loop_seconds = 0.0;          ///< wall time of the parallel loop
+  double loop_cpu_seconds = 0.0;      ///< CPU time of the process (all threads) during the loop
   bool complete = false;              ///< every task of this shard is done
   bool stopped = false;               ///< stopped by --max-time or a signal
   std::vector<std::size_t> failed_cells;  ///< failure fraction above max_failure_fraction
