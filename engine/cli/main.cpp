@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("dpmu ") + DPMU_VERSION + " (" + DPMU_GIT_SHA + ")");
   app.require_subcommand(1);
   dpmu::cli::add_test_command(app);
+  dpmu::cli::add_bma_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
