@@ -26,11 +26,11 @@ void check_gram(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& gram) {
 }
 
 /// Dempster's sweep (forward = true) or reverse sweep on pivot k of the symmetric matrix a.
-void sweep(Eigen::MatrixXd& a, Eigen::Index k, bool forward) {
+void sweep(Eigen::MatrixXd& a, Eigen::Index k, bool forward, Eigen::VectorXd& col) {
   const Eigen::Index d = a.rows();
   const double piv = a(k, k);
   const double inv = 1.0 / piv;
-  Eigen::VectorXd col = a.col(k);
+  col = a.col(k);
   for (Eigen::Index j = 0; j < d; ++j) {
     if (j == k) continue;
     const double cj = col(j) * inv;
@@ -136,6 +136,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
 
   // Sweep state.
   Eigen::MatrixXd a = gram;
+  Eigen::VectorXd sweep_buffer(d);
   std::vector<char> swept(static_cast<std::size_t>(p), 0);
   std::vector<char> pending(static_cast<std::size_t>(p), 0);
   int n_pending = 0;
@@ -143,7 +144,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
   const auto try_sweep = [&](int j) {
     const double piv = a(j, j);
     if (piv > tol * gram(j, j) && piv > 0.0) {
-      sweep(a, j, true);
+      sweep(a, j, true, sweep_buffer);
       swept[static_cast<std::size_t>(j)] = 1;
       return true;
     }
@@ -161,7 +162,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
       --n_pending;
       return;
     }
-    sweep(a, j, false);
+    sweep(a, j, false, sweep_buffer);
     swept[static_cast<std::size_t>(j)] = 0;
     if (n_pending > 0) {
       for (int k = 0; k < p; ++k) {
