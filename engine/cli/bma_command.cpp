@@ -52,6 +52,8 @@ struct BmaCliOptions {
   bool rescale = false;
   std::string synthetic_out;
   int top_models = 10;
+  bool mcmc = false;
+  double mcmc_tolerance = 0.005;
 };
 
 std::vector<std::string> non_empty(const std::vector<std::string>& v) {
@@ -89,12 +91,36 @@ json histogram_json(const core::Histogram& h) {
 struct Analysis {
   core::BmaResult result;
   Eigen::VectorXd coefficients_original_scale;
+  std::optional<core::McmcDiagnostics> mcmc;
 };
 
+struct Search {
+  bool mcmc = false;
+  double tolerance = 0.005;
+  std::uint64_t seed = 1;
+  std::uint64_t stream = 0;
+};
+
+core::BmaResult run_search(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior,
+                           const core::ModelPrior& mp, const core::BmaOptions& opt, const Search& search,
+                           core::McmcDiagnostics* diag) {
+  if (!search.mcmc) return core::bayesian_model_averaging(gram, n, prior, mp, opt);
+  core::McmcOptions mo;
+  mo.always_included = opt.always_included;
+  mo.p0 = opt.p0;
+  mo.tolerance = search.tolerance;
+  mo.top_models = opt.top_models;
+  core::RngStream rng(search.seed, core::fnv1a_64("bma/mcmc") ^ search.stream, 0, core::StreamPurpose::noise);
+  return core::bayesian_model_averaging_mcmc(gram, n, prior, mp, rng, mo, diag);
+}
+
 Analysis analyse(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior,
-                 const core::ModelPrior& mp, const core::BmaOptions& opt, const Eigen::VectorXd& scale) {
+                 const core::ModelPrior& mp, const core::BmaOptions& opt, const Eigen::VectorXd& scale,
+                 const Search& search) {
   Analysis a;
-  a.result = core::bayesian_model_averaging(gram, n, prior, mp, opt);
+  core::McmcDiagnostics diag;
+  a.result = run_search(gram, n, prior, mp, opt, search, &diag);
+  if (search.mcmc) a.mcmc = diag;
   const Eigen::Index p = gram.rows() - 1;
   a.coefficients_original_scale = a.result.model_averaged_coefficients.cwiseProduct(
       Eigen::VectorXd::Constant(p, scale(p)).cwiseQuotient(scale.head(p)));
@@ -125,6 +151,13 @@ json result_json(const Analysis& a, const std::vector<std::string>& names) {
   o["top_models"] = top;
   o["models_evaluated"] = r.models_evaluated;
   o["models_rank_deficient"] = r.models_rank_deficient;
+  if (a.mcmc) {
+    o["mcmc"] = {{"iterations", a.mcmc->iterations},
+                 {"models_visited", a.mcmc->models_visited},
+                 {"acceptance_rate", a.mcmc->acceptance_rate},
+                 {"converged", a.mcmc->converged},
+                 {"max_pip_difference_between_halves", a.mcmc->max_pip_difference}};
+  }
   return o;
 }
 
@@ -145,7 +178,8 @@ void run_bma(BmaCliOptions o) {
   o.predictors = non_empty(o.predictors);
   o.always_include = non_empty(o.always_include);
   if (o.predictors.empty()) throw std::invalid_argument("--predictors needs at least one column");
-  if (o.predictors.size() > 24) throw std::invalid_argument("--predictors: at most 24 predictors (full enumeration)");
+  if (o.predictors.size() > 63) throw std::invalid_argument("--predictors: at most 63 predictors");
+  if (o.predictors.size() > 24) o.mcmc = true;  // enumeration keeps 2^p weights: MCMC beyond p = 24
   std::vector<std::string> all = o.predictors;
   all.push_back(o.response);
   for (std::size_t i = 0; i < all.size(); ++i) {
@@ -242,6 +276,11 @@ void run_bma(BmaCliOptions o) {
   for (Eigen::Index s = 0; s < n_rows; s += kBlock) acc.add(d.middleRows(s, std::min(kBlock, n_rows - s)));
   const Eigen::MatrixXd gram = acc.gram_matrix();
 
+  Search search;
+  search.mcmc = o.mcmc;
+  search.tolerance = o.mcmc_tolerance;
+  search.seed = o.seed;
+  if (o.mcmc) core::check_positive_finite(fn, "--mcmc-tolerance", o.mcmc_tolerance);
   json out;
   json settings;
   settings["data"] = o.data;
@@ -262,11 +301,12 @@ void run_bma(BmaCliOptions o) {
   settings["column_scale"] = keyed(scale, all);
   settings["seed"] = o.seed;
   settings["top_models"] = o.top_models;
+  settings["search"] = o.mcmc ? "mcmc" : "enumeration";
   out["settings"] = settings;
   std::vector<std::string> names = o.predictors;
 
   if (o.non_private) {
-    const Analysis a = analyse(gram, n, prior, mp, opt, scale);
+    const Analysis a = analyse(gram, n, prior, mp, opt, scale, search);
     out["non_private"] = result_json(a, names);
     out["posterior_inclusion_probabilities"] = out["non_private"]["posterior_inclusion_probabilities"];
     out["posterior_means"] = out["non_private"]["posterior_means"];
@@ -323,7 +363,7 @@ void run_bma(BmaCliOptions o) {
   reg["requested"] = r;
   reg["non_thresholded"] = {{"regularization", g_r.regularization}, {"fallback", g_r.fallback}};
 
-  const Analysis a = analyse(g_r.matrix, n, prior, mp, opt, scale);
+  const Analysis a = analyse(g_r.matrix, n, prior, mp, opt, scale, search);
   out["non_thresholded"] = result_json(a, names);
   out["posterior_inclusion_probabilities"] = out["non_thresholded"]["posterior_inclusion_probabilities"];
   out["posterior_means"] = out["non_thresholded"]["posterior_means"];
@@ -332,7 +372,7 @@ void run_bma(BmaCliOptions o) {
     const Eigen::MatrixXd gt = core::hard_threshold(noisy, thr);
     const core::RegularizedGram gt_r = core::regularize(gt, r);
     reg["thresholded"] = {{"regularization", gt_r.regularization}, {"fallback", gt_r.fallback}};
-    const Analysis b = analyse(gt_r.matrix, n, prior, mp, opt, scale);
+    const Analysis b = analyse(gt_r.matrix, n, prior, mp, opt, scale, search);
     json t = result_json(b, names);
     t["threshold_percentile"] = *o.threshold;
     t["threshold_reference"] = o.threshold_reference;
@@ -352,7 +392,7 @@ void run_bma(BmaCliOptions o) {
     copt.top_models = 0;
     const auto pp = static_cast<Eigen::Index>(p);
     const auto summary = [&](const Eigen::MatrixXd& cand) {
-      const core::BmaResult res = core::bayesian_model_averaging(cand, n, prior, mp, copt);
+      const core::BmaResult res = run_search(cand, n, prior, mp, copt, search, nullptr);
       Eigen::VectorXd v(2 * pp);
       v.head(pp) = res.posterior_inclusion_probability;
       v.tail(pp) = res.model_averaged_coefficients.cwiseProduct(
@@ -437,6 +477,9 @@ void add_bma_command(CLI::App& app) {
                 "Divide each centred column by 2 max|value| (into [-0.5, 0.5]; data-dependent, not private)");
   cmd->add_option("--synthetic-out", o->synthetic_out, "Write synthetic data with D'D = G*+rI (Prop. 3) to this CSV");
   cmd->add_option("--top-models", o->top_models, "Number of most probable models to list")->capture_default_str();
+  cmd->add_flag("--mcmc", o->mcmc, "Sample models by MCMC instead of enumerating them (automatic for p > 24)");
+  cmd->add_option("--mcmc-tolerance", o->mcmc_tolerance, "MCMC stopping rule: max PIP difference between halves")
+      ->capture_default_str();
   cmd->callback([o] { run_bma(*o); });
 }
 

@@ -316,6 +316,39 @@ Eigen::VectorXd model_averaged_coefficients(const Eigen::Ref<const Eigen::Matrix
   return bayesian_model_averaging(gram, n, prior, model_prior, o).model_averaged_coefficients;
 }
 
+ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, ModelMask model,
+                               const CoefficientPrior& prior, const ModelPrior& model_prior, ModelMask always_included,
+                               int p0) {
+  const int p = static_cast<int>(gram.rows() - 1);
+  ModelEvaluation e;
+  e.coefficients = Eigen::VectorXd::Zero(p);
+  ModelFit fit;
+  try {
+    fit = fit_model_from_gram(gram, model);
+  } catch (const std::domain_error&) {
+    return e;
+  }
+  int free_count = 0;
+  int free_size = 0;
+  for (int j = 0; j < p; ++j) {
+    if (!((always_included >> j) & 1U)) {
+      ++free_count;
+      free_size += (model >> j) & 1U;
+    }
+  }
+  const int k = model_size(model);
+  if (!(n > k + p0)) return e;
+  const BayesFactorResult bf = log_model_marginal(prior, fit.log_one_minus_r_squared, n, k, p0);
+  e.log_marginal = bf.log_bayes_factor;
+  e.shrinkage = bf.shrinkage;
+  e.r_squared = fit.r_squared;
+  e.log_weight = log_prior_model_probability(model_prior, free_size, free_count) + bf.log_bayes_factor;
+  for (int j = 0, c = 0; j < p; ++j) {
+    if ((model >> j) & 1U) e.coefficients(j) = fit.coefficients(c++);
+  }
+  return e;
+}
+
 ModelMask median_probability_model(const Eigen::Ref<const Eigen::VectorXd>& pip) {
   ModelMask m = 0;
   for (Eigen::Index j = 0; j < pip.size() && j < 64; ++j) {
