@@ -114,9 +114,8 @@ core::BmaResult run_search(const Eigen::MatrixXd& gram, double n, const core::Co
   return core::bayesian_model_averaging_mcmc(gram, n, prior, mp, rng, mo, diag);
 }
 
-Analysis analyse(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior,
-                 const core::ModelPrior& mp, const core::BmaOptions& opt, const Eigen::VectorXd& scale,
-                 const Search& search) {
+Analysis analyse(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior, const core::ModelPrior& mp,
+                 const core::BmaOptions& opt, const Eigen::VectorXd& scale, const Search& search) {
   Analysis a;
   core::McmcDiagnostics diag;
   a.result = run_search(gram, n, prior, mp, opt, search, &diag);
@@ -203,7 +202,8 @@ void run_bma(BmaCliOptions o) {
   core::SspMechanism mech;
   mech.p = static_cast<int>(p);
   if (!o.non_private) {
-    if (o.bounds.size() != 2) throw std::invalid_argument("--bounds l,u is required (two numbers) unless --non-private");
+    if (o.bounds.size() != 2)
+      throw std::invalid_argument("--bounds l,u is required (two numbers) unless --non-private");
     if (!o.epsilon) throw std::invalid_argument("--epsilon is required unless --non-private");
     mech.kind = core::parse_ssp_mechanism(o.mechanism);
     mech.lower = o.bounds[0];
@@ -242,7 +242,8 @@ void run_bma(BmaCliOptions o) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != o.ridge.size()) throw std::invalid_argument("--ridge must be 'auto' or a number, not '" + o.ridge + "'");
+    if (used != o.ridge.size())
+      throw std::invalid_argument("--ridge must be 'auto' or a number, not '" + o.ridge + "'");
     if (!(std::isfinite(v) && v >= 0.0)) core::throw_domain(fn, "--ridge", v, "finite and >= 0");
     ridge_value = v;
   }

@@ -184,14 +184,13 @@ TEST_CASE("forced predictors: the model prior is over the free predictors only",
     // excluded models (without the forced predictors) have probability zero
     CHECK(std::isinf(r.log_posterior_probability(0b000001)));
     CHECK(std::isinf(r.log_posterior_probability(0)));
-    CHECK(std::exp(log_sum_exp(std::span<const double>(r.log_posterior_probability.data(),
-                                                       r.log_posterior_probability.size()))) ==
-          Approx(1.0).epsilon(1e-12));
+    CHECK(std::exp(log_sum_exp(std::span<const double>(
+              r.log_posterior_probability.data(), r.log_posterior_probability.size()))) == Approx(1.0).epsilon(1e-12));
     CHECK(r.prior_inclusion_probability(3) == 0.5);
   }
   {
-    const BmaResult r =
-        bayesian_model_averaging(g, 60, parse_coefficient_prior("zellner-siow"), parse_model_prior("bernoulli:0.2"), opt);
+    const BmaResult r = bayesian_model_averaging(g, 60, parse_coefficient_prior("zellner-siow"),
+                                                 parse_model_prior("bernoulli:0.2"), opt);
     CHECK(r.prior_inclusion_probability(0) == 1.0);
     for (int j = 2; j < 6; ++j) CHECK(r.prior_inclusion_probability(j) == 0.2);
     double prior_incl_2 = 0;
@@ -204,8 +203,8 @@ TEST_CASE("forced predictors: the model prior is over the free predictors only",
 
 TEST_CASE("collinear and constant predictors: models dropped and counted, no NaN", "[bma]") {
   Eigen::MatrixXd d = simulate(50, 5, 8, {0.7, 0.3});
-  d.col(3) = d.col(1);                 // exact duplicate
-  d.col(4).setConstant(2.0);           // constant: zero after centring
+  d.col(3) = d.col(1);        // exact duplicate
+  d.col(4).setConstant(2.0);  // constant: zero after centring
   const Eigen::MatrixXd g = centred_gram(d);
   for (const char* name : {"zellner-siow", "bic", "g-prior"}) {
     const BmaResult r =
@@ -226,7 +225,8 @@ TEST_CASE("a non-positive-definite (noisy) Gram matrix gives finite outputs with
   Eigen::MatrixXd g = centred_gram(d);
   g(0, 0) = 0.01 * g(0, 0);  // as after DP noise: G* not PD
   g(0, 1) = g(1, 0) = 3.0 * std::sqrt(g(0, 0) * g(1, 1));
-  const BmaResult r = bayesian_model_averaging(g, 40, parse_coefficient_prior("zellner-siow"), parse_model_prior("uniform"));
+  const BmaResult r =
+      bayesian_model_averaging(g, 40, parse_coefficient_prior("zellner-siow"), parse_model_prior("uniform"));
   CHECK(r.models_rank_deficient > 0);
   CHECK(r.posterior_inclusion_probability.allFinite());
   CHECK(r.model_averaged_coefficients.allFinite());

@@ -171,7 +171,8 @@ TEST_CASE("mechanism parameters and invalid privacy parameters", "[bma][ssp]") {
   CHECK_THROWS_WITH(check_ssp_mechanism(laplace_mech(2, 0.5, 2, 1.0)), Catch::Contains("lower is 0.5"));
   CHECK_THROWS_WITH(check_ssp_mechanism(laplace_mech(2, -1, 0, 1.0)), Catch::Contains("upper is 0"));
   CHECK_THROWS_WITH(check_ssp_mechanism(laplace_mech(2, -1, NAN, 1.0)), Catch::Contains("upper is nan"));
-  CHECK_THROWS_WITH(check_ssp_mechanism(wishart_mech(2, -2, 2, 1.0, 0.1)), Catch::Contains("epsilon is 1, but must be in (0, 1)"));
+  CHECK_THROWS_WITH(check_ssp_mechanism(wishart_mech(2, -2, 2, 1.0, 0.1)),
+                    Catch::Contains("epsilon is 1, but must be in (0, 1)"));
   CHECK_THROWS_WITH(check_ssp_mechanism(wishart_mech(2, -2, 2, 0.5, 0.0)), Catch::Contains("delta is 0"));
   CHECK_THROWS_WITH(check_ssp_mechanism(wishart_mech(2, -2, 2, 0.5, 1.5)), Catch::Contains("delta is 1.5"));
   CHECK_NOTHROW(check_ssp_mechanism(wishart_mech(2, -2, 2, 0.5, 1.0)));
@@ -403,11 +404,11 @@ TEST_CASE("paper settings (ε = 0.5, 0.9): finite outputs, PD G*+rI, thresholdin
   const Eigen::MatrixXd g = d.transpose() * d;
   for (double eps : {0.5, 0.9}) {
     for (SspMechanismKind kind : {SspMechanismKind::laplace, SspMechanismKind::wishart}) {
-      SspMechanism m = kind == SspMechanismKind::laplace ? laplace_mech(p, -2, 2, eps)
-                                                         : wishart_mech(p, -2, 2, eps, 1.0 / n);
+      SspMechanism m =
+          kind == SspMechanismKind::laplace ? laplace_mech(p, -2, 2, eps) : wishart_mech(p, -2, 2, eps, 1.0 / n);
       RngStream cal(1, 0, 0, StreamPurpose::calibration);
-      const double r = kind == SspMechanismKind::laplace ? monte_carlo_regularization(m, cal, 5000)
-                                                         : wishart_regularization(m);
+      const double r =
+          kind == SspMechanismKind::laplace ? monte_carlo_regularization(m, cal, 5000) : wishart_regularization(m);
       const double thr = threshold_value(m, 0.95);
       double size_plain = 0, size_thr = 0;
       int zeroed = 0;

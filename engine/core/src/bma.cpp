@@ -98,8 +98,9 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
   const Eigen::Index d = gram_in.rows();
   const int p = static_cast<int>(d - 1);
   if (p > 30 || (options.keep_all_models && p > 24)) {
-    throw_invalid(fn, "p = " + std::to_string(p) + " is too large for full enumeration (at most 24 with "
-                      "keep_all_models, 30 without)");
+    throw_invalid(fn, "p = " + std::to_string(p) +
+                          " is too large for full enumeration (at most 24 with "
+                          "keep_all_models, 30 without)");
   }
   if (p < 64 && (options.always_included >> p) != 0) throw_invalid(fn, "always_included has bits beyond p");
   if (options.p0 < 0) throw_domain(fn, "p0", options.p0, ">= 0");
@@ -119,7 +120,8 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
   }
   const int f = static_cast<int>(free_idx.size());
   std::vector<double> log_model_prior(static_cast<std::size_t>(f + 1));
-  for (int s = 0; s <= f; ++s) log_model_prior[static_cast<std::size_t>(s)] = log_prior_model_probability(model_prior, s, f);
+  for (int s = 0; s <= f; ++s)
+    log_model_prior[static_cast<std::size_t>(s)] = log_prior_model_probability(model_prior, s, f);
 
   BmaResult res;
   res.p = p;
@@ -285,7 +287,8 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
     ModelSummary s;
     s.model = c.model;
     s.model_size = model_size(c.model);
-    s.log_prior_probability = log_model_prior[static_cast<std::size_t>(s.model_size - model_size(options.always_included))];
+    s.log_prior_probability =
+        log_model_prior[static_cast<std::size_t>(s.model_size - model_size(options.always_included))];
     const ModelFit fit = fit_model_from_gram(gram, c.model);
     s.r_squared = fit.r_squared;
     const BayesFactorResult bf = log_model_marginal(prior, fit.log_one_minus_r_squared, n, s.model_size, options.p0);

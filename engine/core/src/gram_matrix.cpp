@@ -23,8 +23,8 @@ GramAccumulator::GramAccumulator(int columns, double lower, double upper, bool c
 void GramAccumulator::add(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
   constexpr const char* fn = "GramAccumulator::add";
   if (rows.cols() != columns_) {
-    throw_invalid(fn, "rows has " + std::to_string(rows.cols()) + " columns, but must have " +
-                          std::to_string(columns_));
+    throw_invalid(fn,
+                  "rows has " + std::to_string(rows.cols()) + " columns, but must have " + std::to_string(columns_));
   }
   const Eigen::Index b = rows.rows();
   if (b == 0) return;

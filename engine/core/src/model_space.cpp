@@ -254,8 +254,9 @@ BayesFactorResult zellner_siow_laplace(double r_squared, double n, int k) {
       zs.kind = PriorKind::zellner_siow;
       return log_bayes_factor_sinh_trapezoid(zs, std::log1p(-r_squared), n, k, 1);
     }
-    const double lik = 0.5 * ((n - 1.0 - kd) * std::log1p(g) - (n - 1.0) * std::log1p(e * g) - 3.0 * std::log(g) - n / g) +
-                       0.5 * std::log(n / 2.0) - std::lgamma(0.5);
+    const double lik =
+        0.5 * ((n - 1.0 - kd) * std::log1p(g) - (n - 1.0) * std::log1p(e * g) - 3.0 * std::log(g) - n / g) +
+        0.5 * std::log(n / 2.0) - std::lgamma(0.5);
     double info = -(n - 1.0 - kd) / ((1.0 + g) * (1.0 + g));
     info += (n - 1.0) * e * e / ((1.0 + e * g) * (1.0 + e * g)) + 3.0 / (g * g);
     info -= 2.0 * n / (g * g * g);
@@ -344,8 +345,7 @@ ModelPrior parse_model_prior(std::string_view text) {
     prior.a = v[0];
     prior.b = v[1];
   } else {
-    throw_invalid(fn, "unknown model prior '" + std::string(text) +
-                          "'; use uniform, bernoulli:W or beta-binomial:A,B");
+    throw_invalid(fn, "unknown model prior '" + std::string(text) + "'; use uniform, bernoulli:W or beta-binomial:A,B");
   }
   check_model_prior(prior);
   return prior;

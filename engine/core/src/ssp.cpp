@@ -45,9 +45,7 @@ SspMechanismKind parse_ssp_mechanism(std::string_view name) {
   throw_invalid("parse_ssp_mechanism", "unknown mechanism '" + std::string(name) + "'; use laplace or wishart");
 }
 
-std::string_view to_string(SspMechanismKind kind) {
-  return kind == SspMechanismKind::laplace ? "laplace" : "wishart";
-}
+std::string_view to_string(SspMechanismKind kind) { return kind == SspMechanismKind::laplace ? "laplace" : "wishart"; }
 
 void check_ssp_mechanism(const SspMechanism& m) {
   constexpr const char* fn = "check_ssp_mechanism";

@@ -20,12 +20,12 @@ namespace dpmu::core {
 
 /// Options of bayesian_model_averaging.
 struct BmaOptions {
-  ModelMask always_included = 0;  ///< predictors forced into every model; the model prior is over the others
-  int p0 = 1;                     ///< common columns removed by centring (1 = intercept)
-  int top_models = 10;            ///< how many of the most probable models to report
-  bool keep_all_models = true;    ///< fill BmaResult::log_posterior_probability (2^p doubles)
+  ModelMask always_included = 0;          ///< predictors forced into every model; the model prior is over the others
+  int p0 = 1;                             ///< common columns removed by centring (1 = intercept)
+  int top_models = 10;                    ///< how many of the most probable models to report
+  bool keep_all_models = true;            ///< fill BmaResult::log_posterior_probability (2^p doubles)
   double collinearity_tolerance = 1e-10;  ///< pivot ≤ tol·G_jj marks a rank-deficient model
-  int refresh_interval = 1024;    ///< rebuild the sweep state from G every this many models
+  int refresh_interval = 1024;            ///< rebuild the sweep state from G every this many models
 };
 
 /// One model in a BmaResult.
@@ -120,10 +120,10 @@ ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, do
 struct McmcOptions {
   ModelMask always_included = 0;
   int p0 = 1;
-  std::uint64_t batch = 0;            ///< iterations per convergence check (0: 100·p)
-  std::uint64_t min_iterations = 0;   ///< (0: 1000·p)
-  std::uint64_t max_iterations = 0;   ///< (0: 100000·p)
-  double tolerance = 0.005;           ///< stopping rule on PIPs (see bayesian_model_averaging_mcmc)
+  std::uint64_t batch = 0;           ///< iterations per convergence check (0: 100·p)
+  std::uint64_t min_iterations = 0;  ///< (0: 1000·p)
+  std::uint64_t max_iterations = 0;  ///< (0: 100000·p)
+  double tolerance = 0.005;          ///< stopping rule on PIPs (see bayesian_model_averaging_mcmc)
   int top_models = 10;
 };
 
@@ -132,8 +132,8 @@ struct McmcDiagnostics {
   std::uint64_t iterations = 0;
   std::uint64_t models_visited = 0;  ///< distinct models evaluated
   double acceptance_rate = 0.0;
-  bool converged = false;             ///< stopping rule met before max_iterations
-  double max_pip_difference = 0.0;    ///< at the last check
+  bool converged = false;           ///< stopping rule met before max_iterations
+  double max_pip_difference = 0.0;  ///< at the last check
 };
 
 /// Metropolis–Hastings over models for p too large to enumerate (Madigan & York 1995 MC³ with
@@ -223,8 +223,9 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
       double worst = 0.0;
       for (int j = 0; j < p; ++j) {
         const double a = first[static_cast<std::size_t>(j)] / static_cast<double>(half);
-        const double b = (static_cast<double>(incl_count[static_cast<std::size_t>(j)]) - first[static_cast<std::size_t>(j)]) /
-                         static_cast<double>(it - half);
+        const double b =
+            (static_cast<double>(incl_count[static_cast<std::size_t>(j)]) - first[static_cast<std::size_t>(j)]) /
+            static_cast<double>(it - half);
         worst = std::max(worst, std::abs(a - b));
       }
       diag.max_pip_difference = worst;

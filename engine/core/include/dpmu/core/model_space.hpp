@@ -63,8 +63,7 @@ struct CoefficientPrior {
 
 /// Parse "g-prior", "zellner-siow", "zellner-siow-laplace", "hyper-g", "hyper-g-n", "robust",
 /// "bic", "aic", "lr" (g and a as in Prior). @throws std::invalid_argument for an unknown name.
-CoefficientPrior parse_coefficient_prior(std::string_view name, std::optional<double> g = std::nullopt,
-                                         double a = 3.0);
+CoefficientPrior parse_coefficient_prior(std::string_view name, std::optional<double> g = std::nullopt, double a = 3.0);
 
 /// The spelling accepted by parse_coefficient_prior.
 std::string to_string(const CoefficientPrior& prior);
@@ -88,8 +87,8 @@ BayesFactorResult log_model_marginal(const CoefficientPrior& prior, double log_o
 
 /// The fast mixture-prior rule of log_model_marginal without argument checks on the hot path
 /// (exposed for tests and benchmarks). Valid for zellner_siow, hyper_g, hyper_g_n.
-BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log_one_minus_r_squared, double n,
-                                                  int p, int p0);
+BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log_one_minus_r_squared, double n, int p,
+                                                  int p0);
 
 /// BAS's Laplace approximation to the ZS log Bayes factor against the null model
 /// (`LogBF_ZS_null` with d = k + 1) and to E[g/(1+g) | Y] (`E_ZS_approx_null`), R package BAS

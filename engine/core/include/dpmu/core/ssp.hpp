@@ -122,7 +122,7 @@ Eigen::MatrixXd noisy_gram_matrix(const Eigen::Ref<const Eigen::MatrixXd>& gram,
 
 /// How the threshold e_λ refers to the off-diagonal noise E_ij.
 enum class ThresholdReference {
-  absolute,  ///< λ-quantile of |E_ij| (the issue's reading; default)
+  absolute,         ///< λ-quantile of |E_ij| (the issue's reading; default)
   signed_quantile,  ///< λ-quantile of E_ij, λ ≥ 1/2 (METHODS.md A9)
 };
 
@@ -198,11 +198,11 @@ Histogram make_histogram(std::span<const double> values, int bins);
 /// Result of the rejection-sampling confidence set.
 struct MechanismConfidenceSet {
   double confidence = 0.95;
-  double norm_quantile = 0.0;                 ///< q̂_{1−α} of ‖E_i‖
-  int simulations = 0;                        ///< nsim
-  int accepted = 0;                           ///< ‖E_i‖ ≤ q̂
-  int positive_definite = 0;                  ///< of those, G* − E_i PD (kept)
-  std::vector<Eigen::VectorXd> summaries;     ///< T(G_i) of the kept candidates
+  double norm_quantile = 0.0;              ///< q̂_{1−α} of ‖E_i‖
+  int simulations = 0;                     ///< nsim
+  int accepted = 0;                        ///< ‖E_i‖ ≤ q̂
+  int positive_definite = 0;               ///< of those, G* − E_i PD (kept)
+  std::vector<Eigen::VectorXd> summaries;  ///< T(G_i) of the kept candidates
 };
 
 /// Paper §5.1 (METHODS.md §5.7): draw E_1..E_nsim from the mechanism, q̂ = inf{q : #(‖E_i‖ ≤ q)/nsim
@@ -213,9 +213,8 @@ struct MechanismConfidenceSet {
 /// confidence ∉ (0,1), invalid mechanism. Draws from `rng`.
 template <class Rng, class Summary>
 MechanismConfidenceSet mechanism_confidence_set(const Eigen::Ref<const Eigen::MatrixXd>& noisy_gram,
-                                                const SspMechanism& m, Rng& rng, int simulations,
-                                                double confidence, Summary&& summary,
-                                                MatrixNorm norm = MatrixNorm::frobenius) {
+                                                const SspMechanism& m, Rng& rng, int simulations, double confidence,
+                                                Summary&& summary, MatrixNorm norm = MatrixNorm::frobenius) {
   constexpr const char* fn = "mechanism_confidence_set";
   check_ssp_mechanism(m);
   if (simulations < 1) throw_domain(fn, "simulations", simulations, ">= 1");

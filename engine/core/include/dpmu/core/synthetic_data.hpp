@@ -29,7 +29,8 @@ Eigen::MatrixXd synthetic_data(const Eigen::Ref<const Eigen::MatrixXd>& gram, Ei
   if (!gram.allFinite()) throw_domain(fn, "gram", std::nan(""), "finite in every entry");
   const Eigen::MatrixXd sym = 0.5 * (gram + gram.transpose());
   Eigen::LLT<Eigen::MatrixXd> llt(sym);
-  if (llt.info() != Eigen::Success) throw_domain(fn, "gram (smallest diagonal)", sym.diagonal().minCoeff(), "positive definite");
+  if (llt.info() != Eigen::Success)
+    throw_domain(fn, "gram (smallest diagonal)", sym.diagonal().minCoeff(), "positive definite");
   const Eigen::MatrixXd root = llt.matrixU();
   Eigen::MatrixXd u(n, d);
   for (Eigen::Index j = 0; j < d; ++j) {
