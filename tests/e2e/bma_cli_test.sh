@@ -74,7 +74,24 @@ if cmp -s "$TMP/s1" "$TMP/s3"; then fail "different seeds gave identical output"
 json_check "all(abs(d['posterior_inclusion_probabilities'][k]-v)<1e-8 for k,v in json.load(open('$TMP/np.json'))['posterior_inclusion_probabilities'].items()) and all(abs(d['posterior_means'][k]-v)<1e-8 for k,v in json.load(open('$TMP/np.json'))['posterior_means'].items())" \
   bma --data "$TMP/syn.csv" --response read --predictors write,math,science --non-private
 
+# p = 26 > 24: MCMC search with its stopping rule finds the true model {x0, x3}
+"$PY" - "$TMP/wide.csv" <<'PYEOF'
+import random, sys
+random.seed(5)
+p = 26
+with open(sys.argv[1], "w") as f:
+    f.write(",".join(["y"] + ["x%d" % j for j in range(p)]) + "\n")
+    for i in range(300):
+        x = [random.gauss(0, 1) for _ in range(p)]
+        y = 0.5 * x[0] - 0.4 * x[3] + random.gauss(0, 1)
+        f.write(",".join("%.6f" % v for v in [y] + x) + "\n")
+PYEOF
+WIDE=$(seq -s, -f 'x%g' 0 25)
+json_check "d['settings']['search']=='mcmc' and d['non_private']['mcmc']['converged'] and d['non_private']['highest_posterior_model']==['x0','x3'] and d['posterior_inclusion_probabilities']['x0']>0.99" \
+  bma --data "$TMP/wide.csv" --response y --predictors "$WIDE" --non-private --prior bic
+
 # --- bad input: clear message, non-zero exit ---
+expect_error "--delta applies to the wishart mechanism only" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 1 --delta 0.1
 expect_error "lower is 0, but must be < 0" bma --data "$HSB" --response read --predictors write --bounds 0,1 --epsilon 1
 expect_error "upper is -1, but must be > 0" bma --data "$HSB" --response read --predictors write --bounds -2,-1 --epsilon 1
 expect_error "epsilon is 0, but must be finite and > 0" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 0
