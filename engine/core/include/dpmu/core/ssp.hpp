@@ -31,6 +31,7 @@ enum class SspMechanismKind {
 
 /// "laplace" | "wishart". @throws std::invalid_argument otherwise.
 SspMechanismKind parse_ssp_mechanism(std::string_view name);
+/// The spelling accepted by parse_ssp_mechanism. Deterministic.
 std::string_view to_string(SspMechanismKind kind);
 
 /// Public parameters of one perturbation of G. Bounds [lower, upper] hold every entry of D.
@@ -178,14 +179,21 @@ RegularizedGram regularize(const Eigen::Ref<const Eigen::MatrixXd>& a, double re
 bool is_positive_definite(const Eigen::Ref<const Eigen::MatrixXd>& a);
 
 /// Matrix norms for the confidence set of §5.1.
-enum class MatrixNorm { frobenius, spectral, max_abs };
+enum class MatrixNorm {
+  frobenius,  ///< √Σ a_ij² over the full symmetric matrix (PB's application; default)
+  spectral,   ///< max |eigenvalue| of the symmetrised matrix
+  max_abs,    ///< max |a_ij|
+};
+/// "frobenius" | "spectral" | "max-abs" (or "max"). @throws std::invalid_argument otherwise.
 MatrixNorm parse_matrix_norm(std::string_view name);
+/// The spelling accepted by parse_matrix_norm.
 std::string_view to_string(MatrixNorm norm);
+/// ‖a‖ in the given norm (a square). Deterministic.
 double matrix_norm(const Eigen::Ref<const Eigen::MatrixXd>& a, MatrixNorm norm);
 
 /// Histogram with K equal-width bins on [t0, tK] = [min, max] (last bin closed), counts and
 /// density d_k = count_k / (N (t_k − t_{k−1})) (paper §5.1; METHODS.md §5.7 step 4). If all values
-/// are equal, one zero-width bin holding every value with density +inf... reported as 0 and
+/// are equal there is one zero-width bin holding every value; its density is reported as 0 and
 /// `degenerate = true`. @throws std::domain_error for bins < 1, empty or non-finite values.
 struct Histogram {
   std::vector<double> edges;  ///< K + 1
