@@ -56,6 +56,10 @@ json_check "d['privacy']['mechanism']=='laplace' and d['privacy']['clamped_entri
   bma --data "$HSB" --response read --predictors female,write,math --bounds -0.5,0.5 --rescale --epsilon 0.9 --threshold 0.95 --confidence 0.95 --simulations 200 --ridge-draws 2000
 json_check "d['privacy']['mechanism']=='wishart' and d['privacy']['delta']==0.005 and d['privacy']['wishart_degrees_of_freedom']==237 and all(math.isfinite(v) for v in d['posterior_inclusion_probabilities'].values())" \
   bma --data "$HSB" --response read --predictors female,write,math,science,socst --bounds -0.5,0.5 --rescale --epsilon 0.9 --mechanism wishart
+# confidence sets: 90% of 300 draws accepted, all PD at this ε; histograms integrate to 1, count
+# every kept candidate, and their interval contains the point estimate
+json_check "d['confidence_sets']['accepted']==270 and d['confidence_sets']['positive_definite']==270 and all(abs(sum(x*(b-a) for x,a,b in zip(h['density'],h['edges'][:-1],h['edges'][1:]))-1)<1e-9 and sum(h['counts'])==270 for h in list(d['confidence_sets']['posterior_means'].values())+list(d['confidence_sets']['posterior_inclusion_probabilities'].values()) if not h['degenerate']) and all(d['confidence_sets']['posterior_means'][k]['interval'][0]<=v<=d['confidence_sets']['posterior_means'][k]['interval'][1] for k,v in d['posterior_means'].items())" \
+  bma --data "$HSB" --response read --predictors write,math,science --bounds -0.5,0.5 --rescale --epsilon 50 --confidence 0.9 --simulations 300 --bins 8 --ridge-draws 500
 # bounds too narrow for the centred data: entries are clamped and counted
 json_check "d['privacy']['clamped_entries']>100" \
   bma --data "$HSB" --response read --predictors write,math --bounds -1,1 --epsilon 0.5 --ridge-draws 1000
