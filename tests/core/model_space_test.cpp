@@ -74,6 +74,34 @@ TEST_CASE("sinh-trapezoid log marginal equals the adaptive quadrature to 1e-9", 
   WARN("max |Δ log B| = " << worst_lb << ", max |Δ shrinkage| = " << worst_s);
 }
 
+TEST_CASE("robust-prior trapezoid equals the adaptive quadrature to 1e-9", "[bma][model_space]") {
+  Prior robust;
+  robust.kind = PriorKind::robust;
+  double worst = 0.0;
+  for (double n : {10.0, 30.0, 200.0, 5000.0, 1e5, 1e7}) {
+    for (int k : {1, 2, 5, 8, 20}) {
+      if (n <= k + 2) continue;
+      for (double r2 : {0.0, 1e-9, 1e-4, 0.01, 0.1, 0.5, 0.9, 0.999, 1 - 1e-9, 1 - 1e-12}) {
+        const double lq = r2 > 0.5 ? std::log(1 - r2) : std::log1p(-r2);
+        const auto slow = log_bayes_factor_and_shrinkage(robust, lq, n, k, 1);
+        const auto fast = log_bayes_factor_robust_trapezoid(lq, n, k, 1);
+        INFO("n=" << n << " k=" << k << " r2=" << r2 << " slow " << slow.log_bayes_factor << " fast "
+                  << fast.log_bayes_factor);
+        REQUIRE(std::abs(slow.log_bayes_factor - fast.log_bayes_factor) <
+                1e-9 + 1e-13 * std::abs(slow.log_bayes_factor));
+        REQUIRE(std::abs(slow.shrinkage - fast.shrinkage) < 1e-9);
+        worst = std::max(worst, std::abs(slow.log_bayes_factor - fast.log_bayes_factor));
+      }
+    }
+  }
+  // and the closed form (METHODS.md §2.2) at moderate n
+  for (double r2 : {0.05, 0.3}) {
+    CHECK(log_bayes_factor_robust_trapezoid(std::log1p(-r2), 100, 3, 1).log_bayes_factor ==
+          Approx(log_bayes_factor_robust_closed_form(r2, 100, 3, 1)).epsilon(1e-10));
+  }
+  WARN("robust: max |Δ log B| = " << worst);
+}
+
 TEST_CASE("sinh-trapezoid agrees with the independent long-double oracle", "[bma][model_space]") {
   for (PriorKind kind : {PriorKind::zellner_siow, PriorKind::hyper_g, PriorKind::hyper_g_n}) {
     Prior prior;

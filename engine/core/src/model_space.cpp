@@ -79,6 +79,9 @@ struct Integrand {
       case PriorKind::hyper_g:
         lp = log_const - half_a * sp_pos + t;
         break;
+      case PriorKind::robust:  // a0 = 1/2, b0 = 1: (g+1)^{-3/2} g on g > g_min
+        lp = log_const - 1.5 * sp_pos + t;
+        break;
       default:  // hyper_g_n
         lp = log_const - half_a * log1p_exp(t - log_n) + t;
         break;
@@ -102,6 +105,10 @@ struct Integrand {
         d1 += -half_a * s + 1.0;
         d2 += -half_a * s * (1.0 - s);
         break;
+      case PriorKind::robust:
+        d1 += -1.5 * s + 1.0;
+        d2 += -1.5 * s * (1.0 - s);
+        break;
       default: {
         const double sn = logistic(t - log_n);
         d1 += -half_a * sn + 1.0;
@@ -120,6 +127,10 @@ Integrand make_fast_integrand(const Prior& prior, double log_q, double n, int p,
       break;
     case PriorKind::hyper_g:
       h.log_const = std::log(0.5 * (prior.a - 2.0));
+      break;
+    case PriorKind::robust:
+      // π(g) = a0 [ρ(b0+n)]^{a0} (g+b0)^{-(a0+1)}, a0 = 1/2, b0 = 1, ρ = 1/(p+p0)
+      h.log_const = std::log(0.5) + 0.5 * std::log((n + 1.0) / static_cast<double>(p + p0));
       break;
     default:
       h.log_const = std::log(0.5 * (prior.a - 2.0) / n);
@@ -194,6 +205,70 @@ BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log
       const double tj = t_star + side * s * kSinhTable.sinh_u[j];
       double lt = 0.0;
       const double hv = h.eval(tj, lt) - h_star;
+      const double f = std::exp(hv) * kSinhTable.cosh_u[j];
+      if (!std::isfinite(f)) break;
+      mass += f;
+      shrink += lt * f;
+      if (f < drop && f < prev) break;
+      prev = f;
+    }
+  }
+  BayesFactorResult out;
+  out.log_bayes_factor = h_star + std::log(mass * s * kStep * stride);
+  out.shrinkage = std::clamp(shrink / mass, 0.0, 1.0);
+  return out;
+}
+
+BayesFactorResult log_bayes_factor_robust_trapezoid(double log_q, double n, int p, int p0) {
+  if (p == 0) return {0.0, 0.0};
+  Prior robust;
+  robust.kind = PriorKind::robust;
+  const Integrand h = make_fast_integrand(robust, log_q, n, p, p0);
+  // Support g > g_min = ρ(n+1) − 1 > 0: t = t_min + e^v, v ∈ R, H(v) = h(t_min + e^v) + v.
+  const double t_min = std::log((n + 1.0) / static_cast<double>(p + p0) - 1.0);
+  const auto derivatives = [&](double v, double& d1, double& d2) {
+    const double x = std::exp(v);
+    double h1 = 0.0;
+    double h2 = 0.0;
+    h.derivatives(t_min + x, h1, h2);
+    d1 = h1 * x + 1.0;
+    d2 = h2 * x * x + h1 * x;
+  };
+  double lo = -60.0;
+  double hi = 6.0;  // e^6 ≈ 403 in t: far beyond the mass
+  double v = 0.0;
+  double d1 = 0.0;
+  double d2 = 0.0;
+  for (int it = 0; it < 200; ++it) {
+    derivatives(v, d1, d2);
+    if (d1 > 0.0) {
+      lo = v;
+    } else {
+      hi = v;
+    }
+    double next = (d2 < 0.0) ? v - d1 / d2 : 0.5 * (lo + hi);
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    const double step = std::abs(next - v);
+    v = next;
+    if (step < 1e-7 * (1.0 + std::abs(v)) || hi - lo < 1e-10) break;
+  }
+  const double v_star = v;
+  derivatives(v_star, d1, d2);
+  double s = (d2 < 0.0 && std::isfinite(d2)) ? 1.0 / std::sqrt(-d2) : 1.0;
+  s = std::clamp(s, 1e-8, 2.0);
+  const auto big_h = [&](double vv, double& lt) { return h.eval(t_min + std::exp(vv), lt) + vv; };
+  double logistic_star = 0.0;
+  const double h_star = big_h(v_star, logistic_star);
+  const int stride = (n - p0 - p >= 50.0) ? 2 : 1;  // as for the other priors; verified to 1e-9
+  const double drop = std::exp(-36.0);
+  double mass = 1.0;
+  double shrink = logistic_star;
+  for (int side = -1; side <= 1; side += 2) {
+    double prev = 1.0;
+    for (int j = stride; j <= kMaxNodes; j += stride) {
+      const double vj = v_star + side * s * kSinhTable.sinh_u[j];
+      double lt = 0.0;
+      const double hv = big_h(vj, lt) - h_star;
       const double f = std::exp(hv) * kSinhTable.cosh_u[j];
       if (!std::isfinite(f)) break;
       mass += f;
@@ -422,6 +497,8 @@ BayesFactorResult log_model_marginal(const CoefficientPrior& cp, double log_q, d
     case PriorKind::hyper_g:
     case PriorKind::hyper_g_n:
       return log_bayes_factor_sinh_trapezoid(cp.prior, log_q, n, k, p0);
+    case PriorKind::robust:
+      return log_bayes_factor_robust_trapezoid(log_q, n, k, p0);
     default:
       return log_bayes_factor_and_shrinkage(cp.prior, log_q, n, k, p0);
   }

@@ -76,7 +76,7 @@ std::string to_string(const CoefficientPrior& prior);
 /// t = t* + s·sinh(u), s = (-h''(t*))^{-1/2}, step 1/16 in u, truncated where the log integrand has
 /// fallen by 42 (double-exponential decay). Tested against log_bayes_factor_and_shrinkage
 /// (adaptive Gauss–Kronrod) to 1e-9 absolute in log B and shrinkage for n from 10 to 1e7.
-/// robust: log_bayes_factor_and_shrinkage (bounded support). g-prior: closed form.
+/// robust: the same rule after t = t_min + e^v (log_bayes_factor_robust_trapezoid). g-prior: closed form.
 /// zellner-siow-laplace: BAS's `LogBF_ZS_null` and `E_ZS_approx_null` formulas (Laplace
 /// approximation in g with the mode from the cubic score equation; BAS treats n as an integer).
 ///
@@ -89,6 +89,11 @@ BayesFactorResult log_model_marginal(const CoefficientPrior& prior, double log_o
 /// (exposed for tests and benchmarks). Valid for zellner_siow, hyper_g, hyper_g_n.
 BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log_one_minus_r_squared, double n, int p,
                                                   int p0);
+
+/// The robust prior's log B and shrinkage by the same rule in v with t = t_min + e^v (support
+/// g > ρ(n+1) − 1), so the boundary becomes an exponentially decaying tail. Tested against
+/// log_bayes_factor_and_shrinkage to 1e-9. Deterministic; no argument checks.
+BayesFactorResult log_bayes_factor_robust_trapezoid(double log_one_minus_r_squared, double n, int p, int p0);
 
 /// BAS's Laplace approximation to the ZS log Bayes factor against the null model
 /// (`LogBF_ZS_null` with d = k + 1) and to E[g/(1+g) | Y] (`E_ZS_approx_null`), R package BAS
