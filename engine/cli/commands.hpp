@@ -19,4 +19,7 @@ void add_run_command(CLI::App& app);
 /// `dpmu merge`, `dpmu summarize`, `dpmu compare`: results files.
 void add_results_commands(CLI::App& app);
 
+/// `dpmu bma`: DP Bayesian model averaging by sufficient-statistic perturbation (paper §5).
+void add_bma_command(CLI::App& app);
+
 }  // namespace dpmu::cli
