@@ -232,6 +232,7 @@ TEST_CASE("engine: failed replicates become NaN with an /errors record, never re
   CHECK(sum.n == 50);
   CHECK(sum.n_ok == 50 - r.n_failed(e.cell));
   CHECK(r.n_failed(e.cell) > 0);
+  CHECK(r.cell_failed(e.cell));
 }
 
 TEST_CASE("engine: prepare runs once per cell; a failed prepare fails the cell's replicates", "[engine][errors]") {
