@@ -19,6 +19,7 @@
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/core/synthetic_data.hpp"
 #include "dpmu/runtime/data_table.hpp"
+#include "dpmu/runtime/secure_random.hpp"
 
 namespace dpmu::cli {
 
@@ -47,7 +48,7 @@ struct BmaCliOptions {
   int simulations = 10000;
   int bins = 40;
   std::string norm = "frobenius";
-  std::uint64_t seed = 1;
+  std::optional<std::uint64_t> seed;  ///< unset: a real release (secure noise)
   bool non_private = false;
   bool rescale = false;
   std::string synthetic_out;
@@ -277,10 +278,13 @@ void run_bma(BmaCliOptions o) {
   for (Eigen::Index s = 0; s < n_rows; s += kBlock) acc.add(d.middleRows(s, std::min(kBlock, n_rows - s)));
   const Eigen::MatrixXd gram = acc.gram_matrix();
 
+  // Streams for public computations (ridge calibration, MCMC, confidence sets, synthetic data):
+  // the given seed, or a fresh one from the kernel CSPRNG for a real release.
+  const std::uint64_t seed = o.seed ? *o.seed : runtime::SecureRng{}();
   Search search;
   search.mcmc = o.mcmc;
   search.tolerance = o.mcmc_tolerance;
-  search.seed = o.seed;
+  search.seed = seed;
   if (o.mcmc) core::check_positive_finite(fn, "--mcmc-tolerance", o.mcmc_tolerance);
   json out;
   json settings;
@@ -300,7 +304,10 @@ void run_bma(BmaCliOptions o) {
   settings["centring"] = "sample means (intercept always included)";
   settings["rescale"] = o.rescale;
   settings["column_scale"] = keyed(scale, all);
-  settings["seed"] = o.seed;
+  settings["seed"] = o.seed ? json(*o.seed) : json(nullptr);
+  settings["mode"] = o.non_private ? "non-private"
+                     : o.seed      ? "simulation: seeded, reproducible noise; NOT for releasing real data"
+                                   : "release: noise from the kernel CSPRNG, grid-snapped (floating-point-attack resistant)";
   settings["top_models"] = o.top_models;
   settings["search"] = o.mcmc ? "mcmc" : "enumeration";
   out["settings"] = settings;
@@ -312,7 +319,7 @@ void run_bma(BmaCliOptions o) {
     out["posterior_inclusion_probabilities"] = out["non_private"]["posterior_inclusion_probabilities"];
     out["posterior_means"] = out["non_private"]["posterior_means"];
     if (!o.synthetic_out.empty()) {
-      core::RngStream rng(o.seed, core::fnv1a_64("bma/synthetic"), 0, core::StreamPurpose::data);
+      core::RngStream rng(seed, core::fnv1a_64("bma/synthetic"), 0, core::StreamPurpose::data);
       Eigen::MatrixXd syn = core::synthetic_data(gram, n_rows, rng);
       for (Eigen::Index j = 0; j < syn.cols(); ++j) syn.col(j) *= scale(j);
       write_csv(o.synthetic_out, syn, all);
@@ -343,15 +350,21 @@ void run_bma(BmaCliOptions o) {
   priv["clamped_entries"] = acc.clamped_entries();
   out["privacy"] = priv;
 
-  core::RngStream noise_rng(o.seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
-  const Eigen::MatrixXd noisy = core::noisy_gram_matrix(gram, mech, noise_rng);
+  Eigen::MatrixXd noisy;
+  if (o.seed) {
+    core::RngStream noise_rng(*o.seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
+    noisy = core::noisy_gram_matrix(gram, mech, noise_rng);
+  } else {
+    runtime::SecureRng secure;
+    noisy = core::noisy_gram_matrix_for_release(gram, mech, n, secure);
+  }
   double r = 0.0;
   std::string ridge_method;
   if (ridge_value) {
     r = *ridge_value;
     ridge_method = "user";
   } else if (mech.kind == core::SspMechanismKind::laplace) {
-    core::RngStream cal(o.seed, core::fnv1a_64("bma/ridge"), 0, core::StreamPurpose::calibration);
+    core::RngStream cal(seed, core::fnv1a_64("bma/ridge"), 0, core::StreamPurpose::calibration);
     r = core::monte_carlo_regularization(mech, cal, o.ridge_draws, 0.99);
     ridge_method = "monte-carlo 99th percentile of -eigmin(E), " + std::to_string(o.ridge_draws) + " draws";
   } else {
@@ -400,7 +413,7 @@ void run_bma(BmaCliOptions o) {
           Eigen::VectorXd::Constant(pp, scale(pp)).cwiseQuotient(scale.head(pp)));
       return v;
     };
-    core::RngStream cs_rng(o.seed, core::fnv1a_64("bma/confidence"), 0, core::StreamPurpose::noise);
+    core::RngStream cs_rng(seed, core::fnv1a_64("bma/confidence"), 0, core::StreamPurpose::noise);
     const core::MechanismConfidenceSet cs =
         core::mechanism_confidence_set(noisy, mech, cs_rng, o.simulations, *o.confidence, summary, norm);
     json c;
@@ -430,7 +443,7 @@ void run_bma(BmaCliOptions o) {
   }
 
   if (!o.synthetic_out.empty()) {
-    core::RngStream rng(o.seed, core::fnv1a_64("bma/synthetic"), 0, core::StreamPurpose::data);
+    core::RngStream rng(seed, core::fnv1a_64("bma/synthetic"), 0, core::StreamPurpose::data);
     Eigen::MatrixXd syn = core::synthetic_data(g_r.matrix, n_rows, rng);
     for (Eigen::Index j = 0; j < syn.cols(); ++j) syn.col(j) *= scale(j);
     write_csv(o.synthetic_out, syn, all);
@@ -472,7 +485,7 @@ void add_bma_command(CLI::App& app) {
   cmd->add_option("--simulations", o->simulations, "Noise draws for the confidence sets")->capture_default_str();
   cmd->add_option("--bins", o->bins, "Histogram bins")->capture_default_str();
   cmd->add_option("--norm", o->norm, "frobenius | spectral | max-abs")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Master seed of the noise streams")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed: reproducible simulation noise (NOT for releasing real data); without it, secure noise");
   cmd->add_flag("--non-private", o->non_private, "Exact (confidential) model averaging, no noise");
   cmd->add_flag("--rescale", o->rescale,
                 "Divide each centred column by 2 max|value| (into [-0.5, 0.5]; data-dependent, not private)");

@@ -268,7 +268,8 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
     const auto t = core::subset_statistics(d.common, d.tested, d.response, partition, prior);
     auto zero = core::ScalarMechanism::zero_noise_for_testing();
     release = core::aggregate_and_release(t, limits, zero, partition_rng);
-    const auto noisy = core::SecureNoiseSampler(mechanism).add(release.mean_censored, secure);
+    const double bound = std::max(std::abs(limits.lower), std::abs(limits.upper));
+    const auto noisy = core::SecureNoiseSampler(mechanism, 1, bound).add(release.mean_censored, secure);
     release.noisy_statistic = noisy.value;
     release.released_statistic = core::censor(noisy.value, limits);
     mech["sampler"] = noisy.sampler;

@@ -101,3 +101,17 @@ TEST_CASE("secure noise lands on the grid with the right spread", "[secure_noise
   CHECK_THROWS_AS(SecureNoiseSampler(ScalarMechanism::zero_noise_for_testing()), std::invalid_argument);
   CHECK_THROWS_AS(SecureNoiseSampler(ScalarMechanism::laplace(1, 1)).add(std::nan(""), rng), std::invalid_argument);
 }
+
+TEST_CASE("vector releases charge the rounding per coordinate; value bounds coarsen the grid", "[secure_noise]") {
+  const auto mech = ScalarMechanism::laplace(1.0, 4.0);
+  const SecureNoiseSampler one(mech), many(mech, 10);
+  CHECK(many.grid() == one.grid());
+  CHECK(many.noise_scale() > one.noise_scale());                   // 9 more grid units of sensitivity
+  CHECK(many.noise_scale() < mech.scale() * (1 + 1e-9));           // … which is negligible
+  const SecureNoiseSampler coarse(mech, 1, 1e12);
+  CHECK(coarse.grid() >= 1e12 * 0x1.0p-51);
+  RngStream rng(24, 0, 0, StreamPurpose::noise);
+  CHECK_NOTHROW(coarse.add(9.9e11, rng));
+  CHECK_THROWS_AS(SecureNoiseSampler(ScalarMechanism::gaussian(1.0, 0.1, 1.0), 3), std::invalid_argument);
+  CHECK_THROWS_AS(SecureNoiseSampler(mech, 0), std::invalid_argument);
+}

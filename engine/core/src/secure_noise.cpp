@@ -33,13 +33,23 @@ double discrete_gaussian_delta(std::uint64_t s, double epsilon, std::uint64_t se
   return std::exp(a) * (-std::expm1(b - a));
 }
 
-SecureNoiseSampler::SecureNoiseSampler(const ScalarMechanism& mechanism) {
+SecureNoiseSampler::SecureNoiseSampler(const ScalarMechanism& mechanism, std::size_t dimension, double value_bound) {
+  if (!(std::isfinite(value_bound) && value_bound >= 0.0)) {
+    throw_domain("SecureNoiseSampler", "value_bound", value_bound, "finite and >= 0");
+  }
+  const double min_grid =
+      value_bound > 0.0 ? std::ldexp(1.0, static_cast<int>(std::ceil(std::log2(value_bound))) - 50) : 0.0;
+  if (dimension == 0) throw_invalid("SecureNoiseSampler", "dimension must be at least 1");
+  if (dimension > 1 && mechanism.kind() != ScalarMechanism::Kind::laplace) {
+    throw_invalid("SecureNoiseSampler", "only the Laplace mechanism can release a vector coordinate-wise here");
+  }
   constexpr const char* fn = "SecureNoiseSampler";
   const double sensitivity = mechanism.sensitivity();
   switch (mechanism.kind()) {
     case ScalarMechanism::Kind::laplace: {
-      const double grid = std::ldexp(1.0, static_cast<int>(std::floor(std::log2(mechanism.scale()))) - 40);
-      const double d_int = std::ceil(sensitivity / grid) + 1.0;
+      const double grid =
+          std::max(min_grid, std::ldexp(1.0, static_cast<int>(std::floor(std::log2(mechanism.scale()))) - 40));
+      const double d_int = std::ceil(sensitivity / grid) + static_cast<double>(dimension);
       const double t = std::ceil(d_int / mechanism.epsilon());
       if (!(t < 0x1.0p62)) throw_domain(fn, "laplace scale in grid units", t, "< 2^62");
       laplace_ = true;
@@ -48,7 +58,8 @@ SecureNoiseSampler::SecureNoiseSampler(const ScalarMechanism& mechanism) {
       return;
     }
     case ScalarMechanism::Kind::gaussian: {
-      const double grid = std::ldexp(1.0, static_cast<int>(std::floor(std::log2(mechanism.scale()))) - 10);
+      const double grid =
+          std::max(min_grid, std::ldexp(1.0, static_cast<int>(std::floor(std::log2(mechanism.scale()))) - 10));
       const auto d_int = static_cast<std::uint64_t>(std::ceil(sensitivity / grid) + 1.0);
       const double sigma = std::max(mechanism.scale(),
                                     analytic_gaussian_sigma(mechanism.epsilon(), mechanism.delta(),

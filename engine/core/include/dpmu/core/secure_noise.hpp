@@ -94,8 +94,16 @@ struct SecureNoise {
 /// file comment), then adds noise to any number of values.
 class SecureNoiseSampler {
  public:
-  /// @throws std::invalid_argument for the zero-noise mechanism; std::domain_error if calibration fails.
-  explicit SecureNoiseSampler(const ScalarMechanism& mechanism);
+  /// @param dimension number of coordinates the mechanism's sensitivity covers (a vector query
+  ///   released coordinate-wise with independent noise). Rounding each coordinate to the grid adds
+  ///   at most one grid unit per coordinate to the L1 sensitivity, so Δ_int = ⌈Δ/g⌉ + dimension.
+  ///   Only the Laplace mechanism supports dimension > 1.
+  /// @param value_bound a public bound on |value| (0: none). The grid is made at least
+  ///   2^(⌈log2 value_bound⌉ − 50) so that every value in range fits (|value/g| < 2^52); a coarser grid
+  ///   only coarsens the noise lattice, the privacy calibration accounts for it.
+  /// @throws std::invalid_argument for the zero-noise mechanism, dimension 0, or a Gaussian with
+  ///   dimension > 1; std::domain_error if calibration fails.
+  explicit SecureNoiseSampler(const ScalarMechanism& mechanism, std::size_t dimension = 1, double value_bound = 0.0);
 
   /// value + noise with at least the (ε, δ) guarantee of the mechanism; the result is an exact multiple
   /// of grid(). @throws std::invalid_argument for a non-finite value; std::domain_error if |value/g| ≥ 2^52.

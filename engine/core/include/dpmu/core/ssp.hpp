@@ -20,6 +20,7 @@
 
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/core/secure_noise.hpp"
 
 namespace dpmu::core {
 
@@ -119,6 +120,51 @@ Eigen::MatrixXd noisy_gram_matrix(const Eigen::Ref<const Eigen::MatrixXd>& gram,
   }
   if (!gram.allFinite()) throw_domain("noisy_gram_matrix", "gram", std::nan(""), "finite in every entry");
   return gram + ssp_noise(m, rng);
+}
+
+/// G* for a real data release, resistant to the floating-point attack on textbook samplers
+/// (Mironov 2012). `rng` must be a cryptographically secure generator (e.g. runtime::SecureRng).
+/// Laplace: every unique entry G_jj' (j ≥ j') is rounded to a power-of-two grid and exact discrete
+/// Laplace noise is added (SecureNoiseSampler with dimension (p+1)(p+2)/2: the rounding is charged
+/// to the L1 sensitivity, so the release is exactly ε-DP); the result is mirrored.
+/// Wishart: M ~ W(k, B²I) is drawn by Bartlett from `rng` and G* is snapped to the grid
+/// 2^(⌊log2(B²√k)⌋ − 40) (Mironov's snapping idea; not an exact discrete sampler — documented in
+/// docs/decisions.md). `n` (public) bounds the entries: |G_jj'| ≤ n (l² ∨ u²).
+/// @throws as noisy_gram_matrix.
+template <class Rng>
+Eigen::MatrixXd noisy_gram_matrix_for_release(const Eigen::Ref<const Eigen::MatrixXd>& gram, const SspMechanism& m,
+                                              double n, Rng& rng) {
+  check_ssp_mechanism(m);
+  if (gram.rows() != m.p + 1 || gram.cols() != m.p + 1) {
+    throw_invalid("noisy_gram_matrix_for_release", "gram must be (p+1)x(p+1) with p = " + std::to_string(m.p));
+  }
+  if (!gram.allFinite()) throw_domain("noisy_gram_matrix_for_release", "gram", std::nan(""), "finite in every entry");
+  const int d = m.p + 1;
+  Eigen::MatrixXd out(d, d);
+  if (m.kind == SspMechanismKind::laplace) {
+    const auto mech = ScalarMechanism::laplace(m.epsilon, l1_sensitivity(m.p, m.lower, m.upper));
+    const double bound = n * std::max(m.lower * m.lower, m.upper * m.upper);
+    const SecureNoiseSampler sampler(mech, static_cast<std::size_t>(d) * static_cast<std::size_t>(d + 1) / 2, bound);
+    for (int j = 0; j < d; ++j) {
+      for (int i = j; i < d; ++i) {
+        out(i, j) = sampler.add(gram(i, j), rng).value;
+        out(j, i) = out(i, j);
+      }
+    }
+    return out;
+  }
+  const WishartParameters w = ssp_wishart_parameters(m);
+  out = gram + wishart_sample(rng, d, w.degrees_of_freedom, w.scale);
+  out.diagonal().array() -= w.degrees_of_freedom * w.scale;
+  const double grid =
+      std::ldexp(1.0, static_cast<int>(std::floor(std::log2(w.scale * std::sqrt(w.degrees_of_freedom)))) - 40);
+  for (int j = 0; j < d; ++j) {
+    for (int i = j; i < d; ++i) {
+      out(i, j) = std::nearbyint(out(i, j) / grid) * grid;
+      out(j, i) = out(i, j);
+    }
+  }
+  return out;
 }
 
 /// How the threshold e_λ refers to the off-diagonal noise E_ij.
