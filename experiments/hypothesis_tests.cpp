@@ -109,6 +109,7 @@ struct TestSetup {
   core::ScalarMechanism mechanism = core::ScalarMechanism::zero_noise_for_testing();
   std::vector<std::size_t> sizes;
   std::vector<double> corrected, corrected_mcse, uncorrected;  // per level
+  std::vector<core::CriticalValue> critical_values;             // per level (lr, bic, aic)
   double null_probability_at_upper = std::nan("");
   // real data only
   Eigen::MatrixXd common, tested;
@@ -138,6 +139,7 @@ void prepare_test(TestSetup& s, const Cell& cell, std::size_t n, int p, int p0, 
     s.null_probability_at_upper = null.probability_at_upper;
     for (int k = 0; k < 2; ++k) {
       const auto cv = core::corrected_critical_value(null, kLevels[k], s.limits);
+      s.critical_values.push_back(cv);
       s.corrected[k] = cv.value;
       s.corrected_mcse[k] = cv.mcse;
       s.uncorrected[k] = core::uncorrected_critical_value(s.prior.kind, s.sizes, p, kLevels[k]);
@@ -152,13 +154,20 @@ std::vector<MetricSpec> test_metrics() {
           {.name = "reject_corrected", .size = 2, .is_vector = true,
            .description = "T* > corrected critical value at alpha = 0.05, 0.01 (NaN for Bayesian priors)"},
           {.name = "reject_uncorrected", .size = 2, .is_vector = true,
-           .description = "T* > uncorrected (chi-square) critical value at alpha = 0.05, 0.01"}};
+           .description = "T* > uncorrected (chi-square) critical value at alpha = 0.05, 0.01"},
+          {.name = "reject_corrected_randomized", .size = 2, .is_vector = true,
+           .description = "corrected test randomized at the atom T* = U (exact level), alpha = 0.05, 0.01"}};
 }
 
 std::vector<std::pair<std::string, std::vector<double>>> test_calibration_outputs(const TestSetup& s) {
   return {{"critical_value_corrected", s.corrected},
           {"critical_value_corrected_mcse", s.corrected_mcse},
           {"critical_value_uncorrected", s.uncorrected},
+          {"randomization_probability",
+           s.critical_values.empty()
+               ? std::vector<double>{std::nan(""), std::nan("")}
+               : std::vector<double>{s.critical_values[0].randomization_probability,
+                                     s.critical_values[1].randomization_probability}},
           {"null_probability_at_upper", {s.null_probability_at_upper}},
           {"censoring_limits", {s.limits.lower, s.limits.upper}},
           {"noise_sd", {s.mechanism.noise_sd()}},
@@ -177,6 +186,16 @@ void write_release(const TestSetup& s, const Cell& cell, const std::vector<doubl
   for (int k = 0; k < 2; ++k) {
     out[3 + k] = std::isnan(s.corrected[k]) ? std::nan("") : (rel.released_statistic > s.corrected[k] ? 1.0 : 0.0);
     out[5 + k] = std::isnan(s.uncorrected[k]) ? std::nan("") : (rel.released_statistic > s.uncorrected[k] ? 1.0 : 0.0);
+  }
+  // Randomized decision at the atom: one uniform per level, always drawn (fixed stream use).
+  for (int k = 0; k < 2; ++k) {
+    const double u = core::uniform_open01(noise);
+    out[7 + k] = s.critical_values.empty()
+                     ? std::nan("")
+                     : (u < core::rejection_probability(s.critical_values[static_cast<std::size_t>(k)],
+                                                        rel.released_statistic, s.limits)
+                            ? 1.0
+                            : 0.0);
   }
 }
 

@@ -28,7 +28,10 @@ def plot_file(path, out_dir, name=None):
     for k, alpha in enumerate(LEVELS):
         ax = axes[k]
         for metric, colour, label in (("reject_corrected", "tab:blue", "corrected"),
+                                      ("reject_corrected_randomized", "tab:green", "corrected, randomized at T* = U"),
                                       ("reject_uncorrected", "tab:red", "uncorrected (χ²)")):
+            if metric not in res.summary:
+                continue
             mean = res.summary[metric]["mean"][:, k]
             mcse = res.summary[metric]["mcse"][:, k]
             x = np.arange(res.n_cells)

@@ -307,6 +307,8 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
                      {"corrected", cv.value},
                      {"corrected_mcse", cv.mcse},
                      {"corrected_at_upper_limit", cv.at_upper_limit},
+                     {"randomization_probability", cv.randomization_probability},
+                     {"rejection_probability_randomized", core::rejection_probability(cv, t_star, limits)},
                      {"uncorrected", unc},
                      {"reject_corrected", t_star > cv.value},
                      {"reject_uncorrected", t_star > unc}});

@@ -185,7 +185,18 @@ CriticalValue corrected_critical_value(const NullDistribution& null, double alph
   const double half = 1.959963984540054 * std::sqrt(n * q * (1.0 - q));
   cv.mcse = (at(std::ceil(n * q + half)) - at(std::floor(n * q - half))) / (2.0 * 1.959963984540054);
   cv.at_upper_limit = cv.value >= limits.upper;
+  cv.randomization_probability =
+      cv.at_upper_limit && null.probability_at_upper > 0.0 ? std::min(1.0, alpha / null.probability_at_upper) : 0.0;
   return cv;
+}
+
+double rejection_probability(const CriticalValue& critical_value, double released_statistic,
+                             const CensoringLimits& limits) {
+  if (released_statistic > critical_value.value) return 1.0;
+  if (critical_value.at_upper_limit && released_statistic >= limits.upper) {
+    return critical_value.randomization_probability;
+  }
+  return 0.0;
 }
 
 double uncorrected_critical_value(PriorKind kind, std::span<const std::size_t> sizes, int p, double alpha) {

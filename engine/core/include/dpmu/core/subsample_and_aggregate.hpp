@@ -113,12 +113,21 @@ struct CriticalValue {
   double significance_level;  ///< α
   double value;               ///< c_α = empirical 1 − α quantile (inverse ECDF, type 1); reject iff T* > c_α
   double mcse;  ///< half-width of the distribution-free 95% order-statistic interval of the quantile, / 1.96
-  bool at_upper_limit;  ///< c_α = U: the test cannot reject at this level
+  bool at_upper_limit;  ///< c_α = U: the non-randomized test cannot reject at this level
+  /// Randomized test at the atom (exact level α): when c_α = U, reject with this probability if
+  /// T* = U, i.e. α / P(T* = U); 0 when c_α < U (the law is continuous there).
+  double randomization_probability;
 };
 
-/// Corrected critical value from a simulated null distribution. @throws std::domain_error for α ∉ (0,1)
+/// Corrected critical value from a simulated null distribution (reject iff T* > c_α; at the atom
+/// T* = U see CriticalValue::randomization_probability). @throws std::domain_error for α ∉ (0,1)
 /// or an empty distribution.
 CriticalValue corrected_critical_value(const NullDistribution& null, double alpha, const CensoringLimits& limits);
+
+/// Probability of rejecting H0 given the released T* (paper §4.3 with the atom handled): 1 if
+/// T* > c_α; the randomization probability if c_α = U and T* = U; else 0. Deterministic.
+double rejection_probability(const CriticalValue& critical_value, double released_statistic,
+                             const CensoringLimits& limits);
 
 /// The uncorrected (non-private, asymptotic) critical value on the statistic's scale: χ²_{p,1−α} for lr
 /// (2 log Λ), χ²_{p,1−α}/2 − mean_i (ρ_i/2) log b_i for bic/aic (log I). @throws std::invalid_argument
