@@ -12,7 +12,11 @@ for config in fig1_hsb_posterior fig2_hsb_likelihood_ratio; do
   echo "main: dpmu run configs/$config.yaml"
   # --resume continues an interrupted run without redoing finished blocks
   resume=()
-  [ -f "results/$config.h5.journal" ] && resume=(--resume)
+  if [ -f "results/$config.h5.journal" ]; then
+    resume=(--resume)
+  else
+    rm -f "results/$config.h5"   # a finished earlier run: recompute (seconds)
+  fi
   "$DPMU" run "configs/$config.yaml" --out "results/$config.h5" "${resume[@]}"
 done
 out=results/hsb_non_private.jsonl

@@ -22,8 +22,8 @@ for config in fig1_hsb_posterior fig2_hsb_likelihood_ratio fig6_hsb_censoring fi
 done
 if "$PY" plotting/plot_all.py "$TMP" --out "$TMP/figures" > "$TMP/plots.txt"; then passes=$((passes + 1)); else
   echo "FAIL: plot_all.py"; failures=$((failures + 1)); fi
-for png in fig1_hsb_posterior fig2_hsb_likelihood_ratio_exact fig2_hsb_likelihood_ratio_paper_literal \
-           fig6_hsb_censoring fig7_hsb_lr_censoring type1_calibration; do
+for png in fig1_hsb_posterior fig2_hsb_likelihood_ratio_exact fig2_hsb_likelihood_ratio_paper_literal fig7_hsb_lr_censoring_paper_literal \
+           fig6_hsb_censoring fig7_hsb_lr_censoring_exact type1_calibration; do
   f="$TMP/figures/$png.png"
   if [ -s "$f" ] && [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] && [ -s "${f%.png}.pdf" ]; then
     passes=$((passes + 1))
