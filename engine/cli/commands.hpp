@@ -13,4 +13,7 @@ void add_test_command(CLI::App& app);
 /// `dpmu plan-test`: choose M and censoring limits by simulated MSE (paper §4.5).
 void add_plan_test_command(CLI::App& app);
 
+/// `dpmu select`: DP model selection of Lei et al. (2018), Algorithms 1 and 2 (METHODS.md §6).
+void add_select_command(CLI::App& app);
+
 }  // namespace dpmu::cli

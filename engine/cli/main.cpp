@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dpmu::cli::add_test_command(app);
   dpmu::cli::add_plan_test_command(app);
+  dpmu::cli::add_select_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
