@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "dpmu/experiments/registry.hpp"
 
 #ifndef DPMU_VERSION
 #define DPMU_VERSION "unknown"
@@ -22,6 +23,9 @@ int main(int argc, char** argv) {
   dpmu::cli::add_test_command(app);
   dpmu::cli::add_plan_test_command(app);
   dpmu::cli::add_select_command(app);
+  dpmu::cli::add_run_command(app);
+  dpmu::cli::add_results_commands(app);
+  dpmu::experiments::register_builtin_experiments();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

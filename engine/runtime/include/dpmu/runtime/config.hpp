@@ -1,0 +1,66 @@
+#pragma once
+/// @file config.hpp
+/// Study configs (YAML): loading, strict validation and grid expansion (docs/configs.md).
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dpmu/runtime/experiment.hpp"
+
+namespace dpmu::runtime {
+
+/// Every problem found in a config, one "file:line: key.path: message" per entry.
+/// what() joins them with newlines.
+class ConfigError : public std::runtime_error {
+ public:
+  explicit ConfigError(std::vector<std::string> messages);
+  const std::vector<std::string>& messages() const { return messages_; }
+
+ private:
+  std::vector<std::string> messages_;
+};
+
+/// A loaded, validated and expanded study: everything the runner needs.
+struct StudySpec {
+  std::string source;             ///< file name used in messages (and the results file)
+  std::string config_yaml;        ///< the config text, verbatim
+  std::string experiment_name;    ///< registered experiment
+  const Experiment* experiment = nullptr;
+  std::uint64_t master_seed = 0;
+  std::int64_t replicates = 0;    ///< per cell (after any --replicates override)
+  std::int64_t block_size = 0;    ///< replicates per task and per checkpoint record
+  double max_failure_fraction = 0.0;  ///< a cell with more failed replicates is "failed"
+  std::string description;
+  std::vector<std::string> parameter_names;  ///< all parameters, in declaration order
+  std::vector<ParameterType> parameter_types;
+  std::vector<std::string> data_factors;
+  std::vector<Cell> cells;                   ///< in expansion order (blocks, then axes, first outermost)
+  std::vector<MetricSpec> metric_template;   ///< metrics(cells[0]) (names are the same in every cell)
+  std::vector<std::vector<MetricSpec>> cell_metrics;  ///< metrics(cell) per cell
+
+  /// Number of replicate blocks per cell: ceil(replicates / block_size).
+  std::int64_t blocks_per_cell() const { return (replicates + block_size - 1) / block_size; }
+  /// Identity of the study (experiment, seed, replicates, block size, every cell key): shards,
+  /// checkpoints and merges must agree on it. FNV-1a-64.
+  std::uint64_t fingerprint() const;
+};
+
+/// Options that override the config file.
+struct StudyOverrides {
+  std::optional<std::int64_t> replicates;  ///< `dpmu run --replicates R`
+};
+
+/// Parse, validate and expand a study config given as text (`source` names it in messages).
+/// Looks the experiment up in the registry.
+/// @throws ConfigError listing every problem (YAML syntax, unknown or missing keys, wrong types,
+///   out-of-range values, unknown parameters, bad ranges, duplicate cells, experiment validate()).
+StudySpec parse_study(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides = {});
+
+/// Read the file and call parse_study. @throws ConfigError (also if the file cannot be read).
+StudySpec load_study(const std::filesystem::path& path, const StudyOverrides& overrides = {});
+
+}  // namespace dpmu::runtime

@@ -1,0 +1,112 @@
+#pragma once
+/// @file results.hpp
+/// In-memory study results, their summaries, and the HDF5 results file (docs/results-schema.md).
+/// Only the runtime touches HDF5, and only from one thread.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "dpmu/runtime/experiment.hpp"
+
+namespace dpmu::runtime {
+
+/// Major and minor version of the results file schema (docs/results-schema.md).
+inline constexpr int kSchemaMajor = 1;
+inline constexpr int kSchemaMinor = 0;
+
+/// One metric across cells: `sizes[c]` components in cell c, stored padded to `max_size`.
+struct MetricLayout {
+  std::string name;
+  std::string description;
+  bool is_vector = false;          ///< stored as [cells, R, max_size] (else [cells, R])
+  std::size_t max_size = 1;
+  std::vector<std::size_t> sizes;  ///< per cell
+};
+
+/// A failed replicate (or a failed prepare, with stage "prepare").
+struct ErrorRecord {
+  std::uint64_t cell = 0;       ///< cell index
+  std::uint64_t replicate = 0;
+  std::string stage;            ///< "prepare" or "replicate"
+  std::string message;
+};
+
+/// Results of one cell: row r (replicate r) of `values` has width() doubles, the metrics
+/// concatenated in layout order with this cell's sizes.
+struct CellResults {
+  std::vector<double> values;       ///< [replicates × width], NaN where not done or failed
+  std::vector<std::uint8_t> done;   ///< [replicates], 1 if replicate r finished (ok or failed)
+  std::size_t width = 0;
+  double wall_seconds = 0.0;        ///< sum of task times for the cell (not deterministic)
+};
+
+/// Root attributes of a results file.
+struct ResultsInfo {
+  std::string config_yaml;
+  std::string source;               ///< config path as given
+  std::string experiment;
+  std::string description;
+  std::uint64_t master_seed = 0;
+  std::int64_t replicates = 0;
+  std::int64_t block_size = 0;
+  double max_failure_fraction = 0.0;
+  std::uint64_t fingerprint = 0;    ///< StudySpec::fingerprint()
+  std::int64_t shard_index = 0;
+  std::int64_t shard_count = 1;
+  bool complete = false;            ///< every replicate of this file's share of the work is done
+  std::string dpmu_version;
+  std::string git_sha;
+  std::string started_utc;
+  std::string finished_utc;
+};
+
+/// Everything a results file holds, in memory.
+struct StudyResults {
+  ResultsInfo info;
+  std::vector<std::string> parameter_names;  ///< declaration order
+  std::vector<ParameterType> parameter_types;
+  std::vector<std::string> data_factors;
+  std::vector<Cell> cells;
+  std::vector<MetricLayout> metrics;
+  std::vector<CellResults> cell_results;
+  std::vector<ErrorRecord> errors;           ///< sorted by (cell, replicate)
+  /// Per cell: Experiment::calibration_outputs of its prepare() result (empty if none or not run).
+  std::vector<std::vector<std::pair<std::string, std::vector<double>>>> calibration;
+
+  /// Offset of metric m in a row of cell c.
+  std::size_t offset(std::size_t cell, std::size_t metric) const;
+  /// Number of done replicates of cell c.
+  std::int64_t n_done(std::size_t cell) const;
+  /// Number of failed replicates (error records of stage prepare or replicate) of cell c.
+  std::int64_t n_failed(std::size_t cell) const;
+};
+
+/// Summary of one metric component over the done replicates of one cell, in replicate order.
+/// Quantiles are type 7 (linear interpolation; R's default, numpy's "linear"). NaN values are
+/// failures and are left out; n_ok counts the rest. sd uses the n_ok − 1 denominator;
+/// mcse = sd / √n_ok. Statistics that need more values than n_ok are NaN.
+struct Summary {
+  double mean, sd, mcse, q025, q250, q500, q750, q975;
+  std::int64_t n_ok;   ///< non-NaN values used
+  std::int64_t n;      ///< done replicates (n − n_ok failed)
+};
+
+/// Summarise `values[i * stride]`, i = 0..count-1, whose `done[i]` is set (deterministic).
+Summary summarize_values(const double* values, std::size_t stride, const std::uint8_t* done, std::size_t count);
+
+/// Summary of component k of metric m in cell c (k < sizes[c]).
+Summary summarize_component(const StudyResults& results, std::size_t cell, std::size_t metric, std::size_t k);
+
+/// Write `results` (plus summaries) to `path` atomically: the file is written as
+/// "<path>.tmp-<pid>" and renamed over `path`, so `path` is never a half-written file.
+/// @throws std::runtime_error if the file cannot be written.
+void write_results(const std::filesystem::path& path, const StudyResults& results);
+
+/// Read a results file written by write_results (any minor version of schema major 1).
+/// @throws std::runtime_error for a missing file, a file that is not a dpmu results file, or
+///   an unsupported schema major version.
+StudyResults read_results(const std::filesystem::path& path);
+
+}  // namespace dpmu::runtime

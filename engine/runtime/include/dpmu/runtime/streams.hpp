@@ -1,0 +1,29 @@
+#pragma once
+/// @file streams.hpp
+/// The three random streams of a cell (STYLE.md §3.3): pure functions of
+/// (master_seed, stream key, replicate, purpose), independent of threads, order and shards.
+
+#include <cstdint>
+
+#include "dpmu/core/random.hpp"
+#include "dpmu/runtime/experiment.hpp"
+
+namespace dpmu::runtime {
+
+/// Data stream of replicate r: keyed by the cell's data_id, so every method factor at the same
+/// data factors sees the same data set (common random numbers).
+inline core::RngStream data_stream(std::uint64_t master_seed, const Cell& cell, std::uint64_t replicate) {
+  return core::RngStream(master_seed, cell.data_id(), replicate, core::StreamPurpose::data);
+}
+
+/// Noise (mechanism) stream of replicate r, keyed by the cell_id.
+inline core::RngStream noise_stream(std::uint64_t master_seed, const Cell& cell, std::uint64_t replicate) {
+  return core::RngStream(master_seed, cell.cell_id(), replicate, core::StreamPurpose::noise);
+}
+
+/// Calibration stream of a cell (used once, by Experiment::prepare): replicate 0.
+inline core::RngStream calibration_stream(std::uint64_t master_seed, const Cell& cell) {
+  return core::RngStream(master_seed, cell.cell_id(), 0, core::StreamPurpose::calibration);
+}
+
+}  // namespace dpmu::runtime

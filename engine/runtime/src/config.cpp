@@ -1,0 +1,719 @@
+#include "dpmu/runtime/config.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace dpmu::runtime {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
+  return out;
+}
+
+constexpr std::int64_t kDefaultBlockSize = 250;
+constexpr double kDefaultMaxFailureFraction = 0.05;
+const std::set<std::string> kReservedNames = {"cell_id", "data_id", "key"};
+
+/// Collects every problem; each message is "source:line: key: message".
+class Diagnostics {
+ public:
+  explicit Diagnostics(std::string source) : source_(std::move(source)) {}
+  void add(const YAML::Node& node, const std::string& key, const std::string& message) {
+    add(node.IsDefined() ? node.Mark().line + 1 : 0, key, message);
+  }
+  void add(int line, const std::string& key, const std::string& message) {
+    std::string loc = line > 0 ? fmt::format("{}:{}", source_, line) : source_;
+    messages_.push_back(key.empty() ? fmt::format("{}: {}", loc, message) : fmt::format("{}: {}: {}", loc, key, message));
+  }
+  bool empty() const { return messages_.empty(); }
+  std::size_t size() const { return messages_.size(); }
+  [[noreturn]] void raise() const { throw ConfigError(messages_); }
+
+ private:
+  std::string source_;
+  std::vector<std::string> messages_;
+};
+
+const char* node_kind(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar: return "a scalar";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Map: return "a map";
+    case YAML::NodeType::Null: return "empty";
+    default: return "undefined";
+  }
+}
+
+std::optional<std::int64_t> parse_int(const std::string& s) {
+  std::int64_t v = 0;
+  const char* b = s.data();
+  if (!s.empty() && s[0] == '+') ++b;
+  auto [p, ec] = std::from_chars(b, s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || b == s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> parse_uint(const std::string& s) {
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parse_real(const std::string& s) {
+  double v = 0;
+  const char* b = s.data();
+  if (!s.empty() && s[0] == '+') ++b;
+  auto [p, ec] = std::from_chars(b, s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || b == s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+/// Parse a scalar node as a value of the given spec; on failure add a diagnostic and return nullopt.
+std::optional<ParameterValue> parse_value(const YAML::Node& node, const ParameterSpec& spec, const std::string& key,
+                                          Diagnostics& diag) {
+  if (!node.IsScalar()) {
+    diag.add(node, key, fmt::format("expected a single value, got {}", node_kind(node)));
+    return std::nullopt;
+  }
+  const std::string& s = node.Scalar();
+  ParameterValue value;
+  switch (spec.type) {
+    case ParameterType::integer: {
+      auto v = parse_int(s);
+      if (!v) {  // accept reals with an exact integer value, e.g. 1e5
+        auto r = parse_real(s);
+        if (r && std::isfinite(*r) && *r == std::trunc(*r) && std::abs(*r) < 9.0e15) v = static_cast<std::int64_t>(*r);
+      }
+      if (!v) {
+        diag.add(node, key, fmt::format("'{}' is not an integer", s));
+        return std::nullopt;
+      }
+      value = *v;
+      break;
+    }
+    case ParameterType::real: {
+      auto v = parse_real(s);
+      if (!v || !std::isfinite(*v)) {
+        diag.add(node, key, fmt::format("'{}' is not a finite number", s));
+        return std::nullopt;
+      }
+      value = *v;
+      break;
+    }
+    case ParameterType::string:
+      value = s;
+      break;
+  }
+  return value;
+}
+
+/// Check a value against its spec's range or allowed strings.
+bool check_value(const ParameterValue& value, const ParameterSpec& spec, const YAML::Node& node,
+                 const std::string& key, Diagnostics& diag) {
+  if (spec.type == ParameterType::string) {
+    const auto& s = std::get<std::string>(value);
+    if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(), s) == spec.allowed.end()) {
+      diag.add(node, key, fmt::format("'{}' is not allowed; {} must be one of {}", s, spec.name, join(spec.allowed, ", ")));
+      return false;
+    }
+    return true;
+  }
+  const double x = std::holds_alternative<double>(value) ? std::get<double>(value)
+                                                         : static_cast<double>(std::get<std::int64_t>(value));
+  const bool low_ok = !spec.min || (spec.min_inclusive ? x >= *spec.min : x > *spec.min);
+  const bool high_ok = !spec.max || (spec.max_inclusive ? x <= *spec.max : x < *spec.max);
+  if (!low_ok || !high_ok) {
+    std::string req;
+    if (spec.min) req += fmt::format("{} {}", spec.min_inclusive ? ">=" : ">", format_parameter_value(*spec.min));
+    if (spec.max) req += fmt::format("{}{} {}", req.empty() ? "" : " and ", spec.max_inclusive ? "<=" : "<",
+                                     format_parameter_value(*spec.max));
+    diag.add(node, key, fmt::format("value {} is out of range; {} must be {}", format_parameter_value(value), spec.name, req));
+    return false;
+  }
+  return true;
+}
+
+bool values_equal(const ParameterValue& a, const ParameterValue& b) {
+  if (std::holds_alternative<std::string>(a) || std::holds_alternative<std::string>(b)) return a == b;
+  auto num = [](const ParameterValue& v) {
+    return std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<std::int64_t>(v));
+  };
+  return num(a) == num(b);
+}
+
+/// Values of one grid axis: a scalar, a list, or a range map.
+std::vector<ParameterValue> parse_axis(const YAML::Node& node, const ParameterSpec& spec, const std::string& key,
+                                       Diagnostics& diag) {
+  std::vector<ParameterValue> out;
+  auto add_checked = [&](const ParameterValue& v, const YAML::Node& at) {
+    if (check_value(v, spec, at, key, diag)) out.push_back(v);
+  };
+  if (node.IsScalar()) {
+    if (auto v = parse_value(node, spec, key, diag)) add_checked(*v, node);
+  } else if (node.IsSequence()) {
+    if (node.size() == 0) diag.add(node, key, "empty list of values");
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      if (auto v = parse_value(node[i], spec, fmt::format("{}[{}]", key, i), diag)) add_checked(*v, node[i]);
+    }
+  } else if (node.IsMap()) {
+    if (spec.type == ParameterType::string) {
+      diag.add(node, key, "a range needs a numeric parameter");
+      return out;
+    }
+    std::optional<double> from, to, step;
+    std::optional<std::int64_t> count;
+    std::string scale = "linear";
+    bool ok = true;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      const std::string k = it->first.as<std::string>();
+      const YAML::Node& v = it->second;
+      const std::string sub = key + "." + k;
+      auto real = [&](std::optional<double>& dst) {
+        auto r = v.IsScalar() ? parse_real(v.Scalar()) : std::nullopt;
+        if (!r || !std::isfinite(*r)) {
+          diag.add(v, sub, "expected a finite number");
+          ok = false;
+        } else {
+          dst = *r;
+        }
+      };
+      if (k == "from") real(from);
+      else if (k == "to") real(to);
+      else if (k == "step") real(step);
+      else if (k == "count") {
+        auto c = v.IsScalar() ? parse_int(v.Scalar()) : std::nullopt;
+        if (!c || *c < 1) {
+          diag.add(v, sub, "expected an integer >= 1");
+          ok = false;
+        } else {
+          count = *c;
+        }
+      } else if (k == "scale") {
+        scale = v.IsScalar() ? v.Scalar() : "";
+        if (scale != "linear" && scale != "log") {
+          diag.add(v, sub, "expected 'linear' or 'log'");
+          ok = false;
+        }
+      } else {
+        diag.add(it->first, sub, "unknown key in a range; allowed keys are from, to, count, step, scale");
+        ok = false;
+      }
+    }
+    if (!ok) return out;
+    if (!from || !to || (count.has_value() == step.has_value())) {
+      diag.add(node, key, "a range needs 'from', 'to' and exactly one of 'count' or 'step'");
+      return out;
+    }
+    std::vector<double> xs;
+    if (count) {
+      if (scale == "log" && (*from <= 0 || *to <= 0)) {
+        diag.add(node, key, "a log-scale range needs from > 0 and to > 0");
+        return out;
+      }
+      for (std::int64_t i = 0; i < *count; ++i) {
+        const double t = *count == 1 ? 0.0 : static_cast<double>(i) / static_cast<double>(*count - 1);
+        xs.push_back(scale == "log" ? std::exp(std::log(*from) + t * (std::log(*to) - std::log(*from)))
+                                    : *from + t * (*to - *from));
+      }
+      if (*count > 1) xs.back() = *to;
+      xs.front() = *from;
+    } else {
+      if (scale != "linear") {
+        diag.add(node, key, "'step' ranges are linear; use 'count' with scale: log");
+        return out;
+      }
+      if (!(*step > 0) || *to < *from) {
+        diag.add(node, key, "a 'step' range needs step > 0 and to >= from");
+        return out;
+      }
+      const auto k = static_cast<std::int64_t>(std::floor((*to - *from) / *step * (1 + 1e-12)));
+      if (k > 1000000) {
+        diag.add(node, key, "range has more than 10^6 values");
+        return out;
+      }
+      for (std::int64_t i = 0; i <= k; ++i) xs.push_back(*from + static_cast<double>(i) * *step);
+    }
+    for (double x : xs) {
+      ParameterValue v = x;
+      if (spec.type == ParameterType::integer) v = static_cast<std::int64_t>(std::llround(x));
+      if (!out.empty() && values_equal(out.back(), v)) {
+        diag.add(node, key, fmt::format("range gives the value {} twice after rounding to integers", format_parameter_value(v)));
+        return {};
+      }
+      add_checked(v, node);
+    }
+  } else {
+    diag.add(node, key, fmt::format("expected a value, a list or a range, got {}", node_kind(node)));
+  }
+  return out;
+}
+
+using Assignment = std::vector<std::pair<std::string, ParameterValue>>;
+
+/// One exclusion rule: a cell matches if, for every named parameter, its value is one of the listed.
+struct ExcludeRule {
+  std::vector<std::pair<std::string, std::vector<ParameterValue>>> conditions;
+  int line = 0;
+};
+
+struct ExperimentInfo {
+  std::map<std::string, ParameterSpec> specs;
+  std::vector<std::string> order;
+  const ParameterSpec* find(const std::string& n) const {
+    auto it = specs.find(n);
+    return it == specs.end() ? nullptr : &it->second;
+  }
+};
+
+std::vector<ExcludeRule> parse_excludes(const YAML::Node& node, const std::string& key, const ExperimentInfo& info,
+                                        Diagnostics& diag) {
+  std::vector<ExcludeRule> rules;
+  if (!node.IsSequence()) {
+    diag.add(node, key, fmt::format("expected a list of maps, got {}", node_kind(node)));
+    return rules;
+  }
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const YAML::Node& r = node[i];
+    const std::string rk = fmt::format("{}[{}]", key, i);
+    if (!r.IsMap() || r.size() == 0) {
+      diag.add(r, rk, "expected a map of parameter: value(s)");
+      continue;
+    }
+    ExcludeRule rule;
+    rule.line = r.Mark().line + 1;
+    for (auto it = r.begin(); it != r.end(); ++it) {
+      const std::string name = it->first.as<std::string>();
+      const ParameterSpec* spec = info.find(name);
+      if (spec == nullptr) {
+        diag.add(it->first, rk + "." + name, fmt::format("unknown parameter; parameters are {}", join(info.order, ", ")));
+        continue;
+      }
+      std::vector<ParameterValue> vals;
+      const YAML::Node& v = it->second;
+      if (v.IsSequence()) {
+        for (std::size_t j = 0; j < v.size(); ++j) {
+          if (auto pv = parse_value(v[j], *spec, rk + "." + name, diag)) vals.push_back(*pv);
+        }
+      } else if (auto pv = parse_value(v, *spec, rk + "." + name, diag)) {
+        vals.push_back(*pv);
+      }
+      rule.conditions.emplace_back(name, std::move(vals));
+    }
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+bool matches(const ExcludeRule& rule, const std::map<std::string, ParameterValue>& cell) {
+  for (const auto& [name, vals] : rule.conditions) {
+    auto it = cell.find(name);
+    if (it == cell.end()) return false;
+    if (std::none_of(vals.begin(), vals.end(), [&](const ParameterValue& v) { return values_equal(v, it->second); })) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// An axis of a block: one or more parameters (zip) whose values move together.
+struct Axis {
+  std::vector<std::string> names;
+  std::vector<int> lines;
+  std::vector<std::vector<ParameterValue>> rows;  // rows[i][j]: value of names[j] in position i
+};
+
+struct CellPlan {
+  std::map<std::string, ParameterValue> values;
+  std::map<std::string, int> lines;
+  int block_line = 0;
+};
+
+void check_unknown_keys(const YAML::Node& map, const std::set<std::string>& allowed, const std::string& prefix,
+                        Diagnostics& diag) {
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    const std::string k = it->first.as<std::string>();
+    if (!allowed.count(k)) {
+      std::vector<std::string> names(allowed.begin(), allowed.end());
+      diag.add(it->first, prefix + k, fmt::format("unknown key; allowed keys are {}", join(names, ", ")));
+    }
+  }
+}
+
+void check_duplicate_keys(const YAML::Node& map, const std::string& prefix, Diagnostics& diag) {
+  std::set<std::string> seen;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->first.IsScalar()) continue;
+    const std::string k = it->first.Scalar();
+    if (!seen.insert(k).second) diag.add(it->first, prefix + k, "key given twice");
+  }
+}
+
+}  // namespace
+
+ConfigError::ConfigError(std::vector<std::string> messages)
+    : std::runtime_error(join(messages, "\n")), messages_(std::move(messages)) {}
+
+std::uint64_t StudySpec::fingerprint() const {
+  std::string s = fmt::format("dpmu-study-v1\n{}\n{}\n{}\n{}\n", experiment_name, master_seed, replicates, block_size);
+  for (const auto& c : cells) s += c.key() + "\n";
+  return core::fnv1a_64(s);
+}
+
+StudySpec load_study(const std::filesystem::path& path, const StudyOverrides& overrides) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError({fmt::format("{}: cannot read the config file", path.string())});
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_study(ss.str(), path.string(), overrides);
+}
+
+namespace {
+StudySpec parse_study_impl(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides) {
+  Diagnostics diag(source);
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    diag.add(e.mark.line + 1, "", "invalid YAML: " + e.msg);
+    diag.raise();
+  }
+  if (!root.IsMap()) {
+    diag.add(root, "", "a study config must be a map with keys experiment, master_seed, replicates, parameters, grid");
+    diag.raise();
+  }
+  check_duplicate_keys(root, "", diag);
+  check_unknown_keys(root,
+                     {"experiment", "description", "master_seed", "replicates", "block_size", "max_failure_fraction",
+                      "parameters", "grid", "exclude"},
+                     "", diag);
+
+  StudySpec study;
+  study.source = source;
+  study.config_yaml = yaml_text;
+
+  auto required_scalar = [&](const char* key) -> std::optional<std::string> {
+    const YAML::Node n = root[key];
+    if (!n.IsDefined() || n.IsNull()) {
+      diag.add(root, key, "missing required key");
+      return std::nullopt;
+    }
+    if (!n.IsScalar()) {
+      diag.add(n, key, fmt::format("expected a single value, got {}", node_kind(n)));
+      return std::nullopt;
+    }
+    return n.Scalar();
+  };
+
+  if (auto s = required_scalar("master_seed")) {
+    if (auto v = parse_uint(*s)) study.master_seed = *v;
+    else diag.add(root["master_seed"], "master_seed", fmt::format("'{}' is not an integer in [0, 2^64)", *s));
+  }
+  if (auto s = required_scalar("replicates")) {
+    auto v = parse_int(*s);
+    if (!v || *v < 1) diag.add(root["replicates"], "replicates", fmt::format("'{}' is not an integer >= 1", *s));
+    else study.replicates = *v;
+  }
+  if (overrides.replicates) {
+    if (*overrides.replicates < 1) diag.add(0, "--replicates", "must be >= 1");
+    study.replicates = *overrides.replicates;
+  }
+  study.block_size = kDefaultBlockSize;
+  if (root["block_size"].IsDefined()) {
+    const YAML::Node n = root["block_size"];
+    auto v = n.IsScalar() ? parse_int(n.Scalar()) : std::nullopt;
+    if (!v || *v < 1) diag.add(n, "block_size", "expected an integer >= 1");
+    else study.block_size = *v;
+  }
+  if (study.replicates > 0) study.block_size = std::min(study.block_size, study.replicates);
+  study.max_failure_fraction = kDefaultMaxFailureFraction;
+  if (root["max_failure_fraction"].IsDefined()) {
+    const YAML::Node n = root["max_failure_fraction"];
+    auto v = n.IsScalar() ? parse_real(n.Scalar()) : std::nullopt;
+    if (!v || !(*v >= 0 && *v <= 1)) diag.add(n, "max_failure_fraction", "expected a number in [0, 1]");
+    else study.max_failure_fraction = *v;
+  }
+  if (root["description"].IsDefined()) {
+    if (!root["description"].IsScalar()) diag.add(root["description"], "description", "expected a string");
+    else study.description = root["description"].Scalar();
+  }
+
+  // The experiment: without it nothing else can be checked.
+  ExperimentInfo info;
+  if (auto s = required_scalar("experiment")) {
+    try {
+      study.experiment = &find_experiment(*s);
+      study.experiment_name = *s;
+    } catch (const std::invalid_argument& e) {
+      diag.add(root["experiment"], "experiment", e.what());
+    }
+  }
+  if (study.experiment == nullptr) diag.raise();
+  for (auto& spec : study.experiment->parameters()) {
+    if (kReservedNames.count(spec.name)) {
+      diag.add(0, "experiment", fmt::format("experiment '{}' declares the reserved parameter name '{}'",
+                                            study.experiment_name, spec.name));
+    }
+    info.order.push_back(spec.name);
+    study.parameter_names.push_back(spec.name);
+    study.parameter_types.push_back(spec.type);
+    if (spec.data_factor) study.data_factors.push_back(spec.name);
+    info.specs.emplace(spec.name, std::move(spec));
+  }
+  auto unknown_param = [&](const YAML::Node& at, const std::string& key) {
+    diag.add(at, key, fmt::format("unknown parameter of experiment '{}'; parameters are {}", study.experiment_name,
+                                  join(info.order, ", ")));
+  };
+
+  // Fixed parameters.
+  std::map<std::string, ParameterValue> fixed;
+  std::map<std::string, int> fixed_lines;
+  if (root["parameters"].IsDefined() && !root["parameters"].IsNull()) {
+    const YAML::Node params = root["parameters"];
+    if (!params.IsMap()) {
+      diag.add(params, "parameters", fmt::format("expected a map of name: value, got {}", node_kind(params)));
+    } else {
+      check_duplicate_keys(params, "parameters.", diag);
+      for (auto it = params.begin(); it != params.end(); ++it) {
+        const std::string name = it->first.as<std::string>();
+        const std::string key = "parameters." + name;
+        const ParameterSpec* spec = info.find(name);
+        if (spec == nullptr) {
+          unknown_param(it->first, key);
+          continue;
+        }
+        if (auto v = parse_value(it->second, *spec, key, diag)) {
+          if (check_value(*v, *spec, it->second, key, diag)) {
+            fixed[name] = *v;
+            fixed_lines[name] = it->second.Mark().line + 1;
+          }
+        }
+      }
+    }
+  }
+
+  // Global exclusions.
+  std::vector<ExcludeRule> global_excludes;
+  if (root["exclude"].IsDefined()) global_excludes = parse_excludes(root["exclude"], "exclude", info, diag);
+
+  // Grid blocks.
+  std::vector<YAML::Node> blocks;
+  std::vector<std::string> block_keys;
+  const YAML::Node grid = root["grid"];
+  if (grid.IsDefined() && !grid.IsNull()) {
+    if (grid.IsMap()) {
+      blocks.push_back(grid);
+      block_keys.push_back("grid");
+    } else if (grid.IsSequence()) {
+      if (grid.size() == 0) diag.add(grid, "grid", "empty list of blocks");
+      for (std::size_t i = 0; i < grid.size(); ++i) {
+        blocks.push_back(grid[i]);
+        block_keys.push_back(fmt::format("grid[{}]", i));
+      }
+    } else {
+      diag.add(grid, "grid", fmt::format("expected a map of axes or a list of such maps, got {}", node_kind(grid)));
+    }
+  }
+  if (blocks.empty() && diag.empty()) blocks.push_back(YAML::Node(YAML::NodeType::Map)), block_keys.push_back("grid");
+
+  std::vector<CellPlan> plans;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const YAML::Node& block = blocks[b];
+    const std::string& bk = block_keys[b];
+    if (!block.IsMap()) {
+      diag.add(block, bk, fmt::format("expected a map of axes, got {}", node_kind(block)));
+      continue;
+    }
+    check_duplicate_keys(block, bk + ".", diag);
+    std::vector<Axis> axes;
+    std::vector<ExcludeRule> excludes = global_excludes;
+    std::set<std::string> in_block;
+    const std::size_t errors_before = diag.size();
+    auto add_axis_param = [&](const YAML::Node& name_node, const YAML::Node& values, const std::string& key,
+                              Axis& axis) {
+      const std::string name = name_node.as<std::string>();
+      const ParameterSpec* spec = info.find(name);
+      if (spec == nullptr) {
+        unknown_param(name_node, key);
+        return false;
+      }
+      if (fixed.count(name)) {
+        diag.add(name_node, key, "parameter is both fixed (parameters:) and a grid axis");
+        return false;
+      }
+      if (!in_block.insert(name).second) {
+        diag.add(name_node, key, "parameter appears twice in this block");
+        return false;
+      }
+      auto vals = parse_axis(values, *spec, key, diag);
+      axis.names.push_back(name);
+      axis.lines.push_back(name_node.Mark().line + 1);
+      if (axis.rows.empty()) {
+        for (auto& v : vals) axis.rows.push_back({v});
+      } else if (axis.rows.size() != vals.size()) {
+        diag.add(values, key, fmt::format("zip needs lists of equal length; this one has {} values, the first has {}",
+                                          vals.size(), axis.rows.size()));
+        return false;
+      } else {
+        for (std::size_t i = 0; i < vals.size(); ++i) axis.rows[i].push_back(vals[i]);
+      }
+      return true;
+    };
+    for (auto it = block.begin(); it != block.end(); ++it) {
+      const std::string k = it->first.as<std::string>();
+      if (k == "exclude") {
+        auto more = parse_excludes(it->second, bk + ".exclude", info, diag);
+        excludes.insert(excludes.end(), more.begin(), more.end());
+      } else if (k == "zip") {
+        std::vector<YAML::Node> zips;
+        if (it->second.IsMap()) zips.push_back(it->second);
+        else if (it->second.IsSequence()) for (const auto& z : it->second) zips.push_back(z);
+        for (std::size_t z = 0; z < zips.size() || (zips.empty() && z == 0); ++z) {
+          if (zips.empty() || !zips[z].IsMap() || zips[z].size() == 0) {
+            diag.add(it->second, bk + ".zip", "expected a map of parameter: list (or a list of such maps)");
+            break;
+          }
+          Axis axis;
+          for (auto zit = zips[z].begin(); zit != zips[z].end(); ++zit) {
+            add_axis_param(zit->first, zit->second, bk + ".zip." + zit->first.as<std::string>(), axis);
+          }
+          axes.push_back(std::move(axis));
+        }
+      } else {
+        Axis axis;
+        if (add_axis_param(it->first, it->second, bk + "." + k, axis)) axes.push_back(std::move(axis));
+      }
+    }
+    // Required parameters and defaults.
+    std::map<std::string, ParameterValue> base = fixed;
+    std::map<std::string, int> base_lines = fixed_lines;
+    const int block_line = block.Mark().line + 1;
+    for (const auto& name : info.order) {
+      if (base.count(name) || in_block.count(name)) continue;
+      const ParameterSpec& spec = info.specs.at(name);
+      if (spec.default_value) {
+        base[name] = *spec.default_value;
+        base_lines[name] = block_line;
+      } else {
+        diag.add(block_line, bk, fmt::format("required parameter '{}' ({}) is given neither in parameters: nor in this grid block",
+                                             name, spec.description));
+      }
+    }
+    if (diag.size() != errors_before) continue;
+    // Cartesian product, first axis outermost.
+    std::vector<std::size_t> idx(axes.size(), 0);
+    if (std::any_of(axes.begin(), axes.end(), [](const Axis& a) { return a.rows.empty(); })) continue;
+    for (bool done = false; !done;) {
+      CellPlan plan{base, base_lines, block_line};
+      for (std::size_t a = 0; a < axes.size(); ++a) {
+        for (std::size_t j = 0; j < axes[a].names.size(); ++j) {
+          plan.values[axes[a].names[j]] = axes[a].rows[idx[a]][j];
+          plan.lines[axes[a].names[j]] = axes[a].lines[j];
+        }
+      }
+      if (std::none_of(excludes.begin(), excludes.end(), [&](const ExcludeRule& r) { return matches(r, plan.values); })) {
+        plans.push_back(std::move(plan));
+      }
+      done = true;  // odometer increment, last axis fastest
+      for (std::size_t a = axes.size(); a-- > 0;) {
+        if (++idx[a] < axes[a].rows.size()) {
+          done = false;
+          break;
+        }
+        idx[a] = 0;
+      }
+    }
+  }
+  if (!diag.empty()) diag.raise();
+  if (plans.empty()) {
+    diag.add(grid.IsDefined() ? grid : root, "grid", "the grid has no cells (every combination is excluded)");
+    diag.raise();
+  }
+
+  // Cells, duplicates, experiment checks, metric layouts.
+  std::map<std::string, std::size_t> seen;
+  std::size_t validate_errors = 0;
+  constexpr std::size_t kMaxValidateErrors = 50;
+  for (const auto& plan : plans) {
+    Cell cell(Assignment(plan.values.begin(), plan.values.end()), study.data_factors);
+    auto [it, inserted] = seen.emplace(cell.key(), study.cells.size());
+    if (!inserted) {
+      diag.add(plan.block_line, "grid", fmt::format("cell {} is produced twice (by two blocks or repeated values)", cell.key()));
+      continue;
+    }
+    try {
+      study.experiment->validate(cell);
+    } catch (const std::exception& e) {
+      if (++validate_errors <= kMaxValidateErrors) {
+        std::string what = e.what();
+        const auto colon = what.find(": ");
+        const std::string key = colon == std::string::npos ? "" : what.substr(0, colon);
+        auto line_it = plan.lines.find(key);
+        diag.add(line_it == plan.lines.end() ? plan.block_line : line_it->second, key.empty() || line_it == plan.lines.end() ? "" : key,
+                 fmt::format("{} (cell {})", colon == std::string::npos || line_it == plan.lines.end() ? what : what.substr(colon + 2),
+                             cell.key()));
+      }
+      continue;
+    }
+    study.cells.push_back(std::move(cell));
+  }
+  if (validate_errors > kMaxValidateErrors) {
+    diag.add(0, "", fmt::format("... and {} more invalid cells", validate_errors - kMaxValidateErrors));
+  }
+  if (!diag.empty()) diag.raise();
+
+  for (const auto& cell : study.cells) {
+    std::vector<MetricSpec> m;
+    try {
+      m = study.experiment->metrics(cell);
+    } catch (const std::exception& e) {
+      diag.add(0, "", fmt::format("metrics() failed for cell {}: {}", cell.key(), e.what()));
+      continue;
+    }
+    if (study.cell_metrics.empty()) {
+      std::set<std::string> names;
+      for (const auto& s : m) {
+        if (s.name.empty() || !names.insert(s.name).second) {
+          diag.add(0, "", fmt::format("experiment '{}' declares an empty or duplicated metric name '{}'", study.experiment_name, s.name));
+        }
+      }
+      if (m.empty()) diag.add(0, "", fmt::format("experiment '{}' declares no metrics", study.experiment_name));
+      study.metric_template = m;
+    } else {
+      bool same = m.size() == study.metric_template.size();
+      for (std::size_t i = 0; same && i < m.size(); ++i) same = m[i].name == study.metric_template[i].name;
+      if (!same) diag.add(0, "", fmt::format("experiment '{}': metric names differ between cells ({})", study.experiment_name, cell.key()));
+    }
+    for (const auto& s : m) {
+      if (s.size < 1) diag.add(0, "", fmt::format("metric '{}' has size 0 in cell {}", s.name, cell.key()));
+    }
+    study.cell_metrics.push_back(std::move(m));
+  }
+  if (!diag.empty()) diag.raise();
+  return study;
+}
+
+}  // namespace
+
+StudySpec parse_study(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides) {
+  try {
+    return parse_study_impl(yaml_text, source, overrides);
+  } catch (const YAML::Exception& e) {  // e.g. a key that is not a plain name
+    throw ConfigError({fmt::format("{}:{}: cannot read this YAML node ({}); keys must be plain names and values "
+                                   "scalars, lists or maps as in docs/configs.md",
+                                   source, e.mark.line + 1, e.msg)});
+  }
+}
+
+}  // namespace dpmu::runtime

@@ -1,0 +1,554 @@
+#include "dpmu/runtime/results.hpp"
+
+#include <H5Cpp.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace dpmu::runtime {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---- small HDF5 helpers (C++ API) -------------------------------------------------------
+
+H5::StrType vlen_str() { return H5::StrType(H5::PredType::C_S1, H5T_VARIABLE); }
+
+void attr_string(H5::H5Object& obj, const std::string& name, const std::string& value) {
+  auto t = vlen_str();
+  auto a = obj.createAttribute(name, t, H5::DataSpace(H5S_SCALAR));
+  a.write(t, value);
+}
+
+void attr_strings(H5::H5Object& obj, const std::string& name, const std::vector<std::string>& values) {
+  auto t = vlen_str();
+  hsize_t dims[1] = {values.size()};
+  auto a = obj.createAttribute(name, t, H5::DataSpace(1, dims));
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  if (!ptrs.empty()) a.write(t, ptrs.data());
+}
+
+template <class T>
+const H5::PredType& pred();
+template <>
+const H5::PredType& pred<double>() { return H5::PredType::NATIVE_DOUBLE; }
+template <>
+const H5::PredType& pred<std::int64_t>() { return H5::PredType::NATIVE_INT64; }
+template <>
+const H5::PredType& pred<std::uint64_t>() { return H5::PredType::NATIVE_UINT64; }
+template <>
+const H5::PredType& pred<std::uint8_t>() { return H5::PredType::NATIVE_UINT8; }
+
+template <class T>
+void attr_scalar(H5::H5Object& obj, const std::string& name, T value) {
+  auto a = obj.createAttribute(name, pred<T>(), H5::DataSpace(H5S_SCALAR));
+  a.write(pred<T>(), &value);
+}
+
+std::string read_attr_string(const H5::H5Object& obj, const std::string& name) {
+  auto a = obj.openAttribute(name);
+  std::string s;
+  a.read(a.getStrType(), s);
+  return s;
+}
+
+std::vector<std::string> read_attr_strings(const H5::H5Object& obj, const std::string& name) {
+  auto a = obj.openAttribute(name);
+  hsize_t n = a.getSpace().getSimpleExtentNpoints();
+  std::vector<char*> buf(n, nullptr);
+  auto t = vlen_str();
+  if (n > 0) a.read(t, buf.data());
+  std::vector<std::string> out;
+  for (auto* p : buf) {
+    out.emplace_back(p ? p : "");
+    free(p);  // NOLINT: memory allocated by the HDF5 library for variable-length strings
+  }
+  return out;
+}
+
+template <class T>
+T read_attr_scalar(const H5::H5Object& obj, const std::string& name) {
+  T v{};
+  obj.openAttribute(name).read(pred<T>(), &v);
+  return v;
+}
+
+/// Create a dataset of `dims` (zero-size allowed) and write `data` (row-major).
+template <class T>
+void dataset(H5::Group& g, const std::string& name, const std::vector<hsize_t>& dims, const T* data) {
+  H5::DataSpace space(static_cast<int>(dims.size()), dims.data());
+  auto ds = g.createDataSet(name, pred<T>(), space);
+  hsize_t total = 1;
+  for (auto d : dims) total *= d;
+  if (total > 0) ds.write(data, pred<T>());
+}
+
+void string_dataset(H5::Group& g, const std::string& name, const std::vector<std::string>& values) {
+  auto t = vlen_str();
+  hsize_t dims[1] = {values.size()};
+  auto ds = g.createDataSet(name, t, H5::DataSpace(1, dims));
+  std::vector<const char*> ptrs;
+  for (const auto& v : values) ptrs.push_back(v.c_str());
+  if (!ptrs.empty()) ds.write(ptrs.data(), t);
+}
+
+template <class T>
+std::vector<T> read_dataset(const H5::Group& g, const std::string& name, std::vector<hsize_t>* dims_out = nullptr) {
+  auto ds = g.openDataSet(name);
+  auto space = ds.getSpace();
+  std::vector<hsize_t> dims(space.getSimpleExtentNdims());
+  if (!dims.empty()) space.getSimpleExtentDims(dims.data());
+  hsize_t total = 1;
+  for (auto d : dims) total *= d;
+  std::vector<T> out(total);
+  if (total > 0) ds.read(out.data(), pred<T>());
+  if (dims_out) *dims_out = dims;
+  return out;
+}
+
+std::vector<std::string> read_string_dataset(const H5::Group& g, const std::string& name) {
+  auto ds = g.openDataSet(name);
+  auto space = ds.getSpace();
+  hsize_t n = space.getSimpleExtentNpoints();
+  std::vector<char*> buf(n, nullptr);
+  auto t = vlen_str();
+  if (n > 0) ds.read(buf.data(), t);
+  std::vector<std::string> out;
+  for (auto* p : buf) out.emplace_back(p ? p : "");
+  if (n > 0) H5::DataSet::vlenReclaim(buf.data(), t, space);
+  return out;
+}
+
+const char* type_name(ParameterType t) {
+  switch (t) {
+    case ParameterType::integer: return "integer";
+    case ParameterType::real: return "real";
+    default: return "string";
+  }
+}
+
+ParameterType type_from_name(const std::string& s) {
+  if (s == "integer") return ParameterType::integer;
+  if (s == "real") return ParameterType::real;
+  return ParameterType::string;
+}
+
+/// Type-7 quantile of `v` (reordered in place, O(n) by selection): x[lo] + (h - lo)(x[lo+1] - x[lo]),
+/// h = (n - 1) q, with x the sorted values. Same value as after a full sort.
+double type7(std::vector<double>& v, double q) {
+  if (v.empty()) return kNaN;
+  const double h = (static_cast<double>(v.size()) - 1.0) * q;
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+  const double x_lo = v[lo];
+  if (lo + 1 >= v.size() || h == static_cast<double>(lo)) return x_lo;
+  const double x_hi = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
+  return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
+}
+
+}  // namespace
+
+std::size_t StudyResults::offset(std::size_t cell, std::size_t metric) const {
+  std::size_t off = 0;
+  for (std::size_t m = 0; m < metric; ++m) off += metrics[m].sizes[cell];
+  return off;
+}
+
+std::int64_t StudyResults::n_done(std::size_t cell) const {
+  const auto& d = cell_results[cell].done;
+  return static_cast<std::int64_t>(std::count(d.begin(), d.end(), std::uint8_t{1}));
+}
+
+std::int64_t StudyResults::n_failed(std::size_t cell) const {
+  std::int64_t n = 0;
+  std::uint64_t last = std::numeric_limits<std::uint64_t>::max();
+  for (const auto& e : errors) {
+    if (e.cell == cell && e.replicate != last) {
+      ++n;
+      last = e.replicate;
+    }
+  }
+  return n;
+}
+
+Summary summarize_values(const double* values, std::size_t stride, const std::uint8_t* done, std::size_t count) {
+  Summary s{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, 0, 0};
+  std::vector<double> ok;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!done[i]) continue;
+    ++s.n;
+    const double x = values[i * stride];
+    if (!std::isnan(x)) ok.push_back(x);
+  }
+  s.n_ok = static_cast<std::int64_t>(ok.size());
+  if (ok.empty()) return s;
+  // Two-pass mean and variance, in replicate order.
+  double sum = 0.0;
+  for (double x : ok) sum += x;
+  s.mean = sum / static_cast<double>(ok.size());
+  if (ok.size() > 1) {
+    double ss = 0.0;
+    for (double x : ok) ss += (x - s.mean) * (x - s.mean);
+    s.sd = std::sqrt(ss / static_cast<double>(ok.size() - 1));
+    s.mcse = s.sd / std::sqrt(static_cast<double>(ok.size()));
+  }
+  s.q025 = type7(ok, 0.025);
+  s.q250 = type7(ok, 0.25);
+  s.q500 = type7(ok, 0.5);
+  s.q750 = type7(ok, 0.75);
+  s.q975 = type7(ok, 0.975);
+  return s;
+}
+
+Summary summarize_component(const StudyResults& r, std::size_t cell, std::size_t metric, std::size_t k) {
+  const auto& cr = r.cell_results[cell];
+  const std::size_t off = r.offset(cell, metric) + k;
+  const std::size_t count = cr.done.size();
+  return summarize_values(cr.values.data() + off, cr.width, cr.done.data(), count);
+}
+
+void write_results(const std::filesystem::path& path, const StudyResults& r) {
+  H5::Exception::dontPrint();
+  const std::filesystem::path tmp = path.string() + fmt::format(".tmp-{}", ::getpid());
+  const std::size_t C = r.cells.size();
+  const auto R = static_cast<std::size_t>(r.info.replicates);
+  try {
+    H5::H5File file(tmp.string(), H5F_ACC_TRUNC);
+    H5::Group root = file.openGroup("/");
+    attr_string(root, "filetype", "dpmu-results");
+    int version[2] = {kSchemaMajor, kSchemaMinor};
+    {
+      hsize_t d[1] = {2};
+      auto a = root.createAttribute("schema_version", H5::PredType::NATIVE_INT, H5::DataSpace(1, d));
+      a.write(H5::PredType::NATIVE_INT, version);
+    }
+    attr_string(root, "dpmu_version", r.info.dpmu_version);
+    attr_string(root, "git_sha", r.info.git_sha);
+    attr_string(root, "created_utc", r.info.finished_utc);
+    attr_string(root, "started_utc", r.info.started_utc);
+    attr_string(root, "finished_utc", r.info.finished_utc);
+    attr_string(root, "experiment", r.info.experiment);
+    attr_string(root, "description", r.info.description);
+    attr_scalar<std::uint64_t>(root, "master_seed", r.info.master_seed);
+    attr_string(root, "rng", "philox4x64-10 key {master_seed, stream key} counter {replicate, purpose, 0, block}");
+    attr_string(root, "config_yaml", r.info.config_yaml);
+    attr_string(root, "config_source", r.info.source);
+    attr_scalar<std::int64_t>(root, "replicates", r.info.replicates);
+    attr_scalar<std::int64_t>(root, "block_size", r.info.block_size);
+    attr_scalar<double>(root, "max_failure_fraction", r.info.max_failure_fraction);
+    attr_string(root, "study_fingerprint", fmt::format("{:016x}", r.info.fingerprint));
+    attr_scalar<std::int64_t>(root, "shard_index", r.info.shard_index);
+    attr_scalar<std::int64_t>(root, "shard_count", r.info.shard_count);
+    attr_scalar<std::uint8_t>(root, "complete", r.info.complete ? 1 : 0);
+    attr_strings(root, "parameters", r.parameter_names);
+    std::vector<std::string> types;
+    for (auto t : r.parameter_types) types.push_back(type_name(t));
+    attr_strings(root, "parameter_types", types);
+    attr_strings(root, "data_factors", r.data_factors);
+    std::vector<std::string> metric_names;
+    for (const auto& m : r.metrics) metric_names.push_back(m.name);
+    attr_strings(root, "metrics", metric_names);
+
+    // /cells: one row per cell.
+    H5::Group cells = file.createGroup("cells");
+    for (std::size_t p = 0; p < r.parameter_names.size(); ++p) {
+      const auto& name = r.parameter_names[p];
+      switch (r.parameter_types[p]) {
+        case ParameterType::integer: {
+          std::vector<std::int64_t> v;
+          for (const auto& c : r.cells) v.push_back(c.get_int(name));
+          dataset(cells, name, {C}, v.data());
+          break;
+        }
+        case ParameterType::real: {
+          std::vector<double> v;
+          for (const auto& c : r.cells) v.push_back(c.get_double(name));
+          dataset(cells, name, {C}, v.data());
+          break;
+        }
+        case ParameterType::string: {
+          std::vector<std::string> v;
+          for (const auto& c : r.cells) v.push_back(c.get_string(name));
+          string_dataset(cells, name, v);
+          break;
+        }
+      }
+    }
+    std::vector<std::uint64_t> ids, data_ids;
+    std::vector<std::string> keys;
+    for (const auto& c : r.cells) {
+      ids.push_back(c.cell_id());
+      data_ids.push_back(c.data_id());
+      keys.push_back(c.key());
+    }
+    dataset(cells, "cell_id", {C}, ids.data());
+    dataset(cells, "data_id", {C}, data_ids.data());
+    string_dataset(cells, "key", keys);
+
+    // /cell_status
+    H5::Group status = file.createGroup("cell_status");
+    std::vector<std::int64_t> n_done(C), n_failed(C);
+    std::vector<std::uint8_t> complete(C);
+    std::vector<double> wall(C);
+    for (std::size_t c = 0; c < C; ++c) {
+      n_done[c] = r.n_done(c);
+      n_failed[c] = r.n_failed(c);
+      complete[c] = n_done[c] == r.info.replicates ? 1 : 0;
+      wall[c] = r.cell_results[c].wall_seconds;
+    }
+    dataset(status, "n_done", {C}, n_done.data());
+    dataset(status, "n_failed", {C}, n_failed.data());
+    dataset(status, "complete", {C}, complete.data());
+    dataset(status, "wall_seconds", {C}, wall.data());
+
+    // /replicates_done
+    {
+      std::vector<std::uint8_t> done(C * R);
+      for (std::size_t c = 0; c < C; ++c) std::copy_n(r.cell_results[c].done.begin(), R, done.begin() + c * R);
+      dataset(root, "replicates_done", {C, R}, done.data());
+    }
+
+    // /replicates, /metric_sizes, /summary
+    H5::Group reps = file.createGroup("replicates");
+    H5::Group sizes = file.createGroup("metric_sizes");
+    H5::Group summary = file.createGroup("summary");
+    for (std::size_t m = 0; m < r.metrics.size(); ++m) {
+      const auto& ml = r.metrics[m];
+      const std::size_t K = ml.max_size;
+      std::vector<double> buf(C * R * K, kNaN);
+      for (std::size_t c = 0; c < C; ++c) {
+        const auto& cr = r.cell_results[c];
+        const std::size_t off = r.offset(c, m);
+        for (std::size_t i = 0; i < R; ++i) {
+          for (std::size_t k = 0; k < ml.sizes[c]; ++k) buf[(c * R + i) * K + k] = cr.values[i * cr.width + off + k];
+        }
+      }
+      std::vector<hsize_t> dims = ml.is_vector ? std::vector<hsize_t>{C, R, K} : std::vector<hsize_t>{C, R};
+      dataset(reps, ml.name, dims, buf.data());
+      auto ds = reps.openDataSet(ml.name);
+      attr_string(ds, "description", ml.description);
+      if (ml.is_vector) {
+        std::vector<std::int64_t> s(ml.sizes.begin(), ml.sizes.end());
+        dataset(sizes, ml.name, {C}, s.data());
+      }
+      // Summaries: [cells] or [cells, K].
+      H5::Group g = summary.createGroup(ml.name);
+      std::vector<double> mean(C * K, kNaN), sd(C * K, kNaN), mcse(C * K, kNaN), q025(C * K, kNaN), q250(C * K, kNaN),
+          q500(C * K, kNaN), q750(C * K, kNaN), q975(C * K, kNaN);
+      std::vector<std::int64_t> n_ok(C * K, 0);
+      for (std::size_t c = 0; c < C; ++c) {
+        for (std::size_t k = 0; k < ml.sizes[c]; ++k) {
+          const Summary s = summarize_component(r, c, m, k);
+          const std::size_t j = c * K + k;
+          mean[j] = s.mean, sd[j] = s.sd, mcse[j] = s.mcse, q025[j] = s.q025, q250[j] = s.q250, q500[j] = s.q500,
+          q750[j] = s.q750, q975[j] = s.q975, n_ok[j] = s.n_ok;
+        }
+      }
+      std::vector<hsize_t> sdims = ml.is_vector ? std::vector<hsize_t>{C, K} : std::vector<hsize_t>{C};
+      dataset(g, "mean", sdims, mean.data());
+      dataset(g, "sd", sdims, sd.data());
+      dataset(g, "mcse", sdims, mcse.data());
+      dataset(g, "q025", sdims, q025.data());
+      dataset(g, "q250", sdims, q250.data());
+      dataset(g, "q500", sdims, q500.data());
+      dataset(g, "q750", sdims, q750.data());
+      dataset(g, "q975", sdims, q975.data());
+      dataset(g, "n_ok", sdims, n_ok.data());
+    }
+
+    // /calibration/<name> [C, K] and /calibration_sizes/<name> [C]
+    {
+      H5::Group cal = file.createGroup("calibration");
+      H5::Group cal_sizes = file.createGroup("calibration_sizes");
+      std::vector<std::string> names;
+      for (const auto& cell_cal : r.calibration)
+        for (const auto& [name, v] : cell_cal)
+          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+      for (const auto& name : names) {
+        std::size_t K = 1;
+        std::vector<std::int64_t> size(C, 0);
+        for (std::size_t c = 0; c < r.calibration.size(); ++c)
+          for (const auto& [n, v] : r.calibration[c])
+            if (n == name) K = std::max(K, v.size()), size[c] = static_cast<std::int64_t>(v.size());
+        std::vector<double> buf(C * K, kNaN);
+        for (std::size_t c = 0; c < r.calibration.size(); ++c)
+          for (const auto& [n, v] : r.calibration[c])
+            if (n == name) std::copy(v.begin(), v.end(), buf.begin() + static_cast<std::ptrdiff_t>(c * K));
+        dataset(cal, name, {C, K}, buf.data());
+        dataset(cal_sizes, name, {C}, size.data());
+      }
+    }
+
+    // /errors
+    H5::Group errs = file.createGroup("errors");
+    std::vector<std::uint64_t> ecell, ecell_id, erep;
+    std::vector<std::string> estage, emsg;
+    for (const auto& e : r.errors) {
+      ecell.push_back(e.cell);
+      ecell_id.push_back(r.cells.at(e.cell).cell_id());
+      erep.push_back(e.replicate);
+      estage.push_back(e.stage);
+      emsg.push_back(e.message);
+    }
+    const hsize_t E = r.errors.size();
+    dataset(errs, "cell", {E}, ecell.data());
+    dataset(errs, "cell_id", {E}, ecell_id.data());
+    dataset(errs, "replicate", {E}, erep.data());
+    string_dataset(errs, "stage", estage);
+    string_dataset(errs, "message", emsg);
+    file.close();
+  } catch (const H5::Exception& e) {
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error(fmt::format("{}: cannot write the results file: {}", path.string(), e.getDetailMsg()));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    throw std::runtime_error(fmt::format("{}: cannot move the results file into place: {}", path.string(), ec.message()));
+  }
+}
+
+StudyResults read_results(const std::filesystem::path& path) {
+  H5::Exception::dontPrint();
+  if (!std::filesystem::exists(path)) throw std::runtime_error(fmt::format("{}: no such file", path.string()));
+  StudyResults r;
+  try {
+    if (!H5::H5File::isHdf5(path.string())) throw std::runtime_error(fmt::format("{}: not an HDF5 file", path.string()));
+    H5::H5File file(path.string(), H5F_ACC_RDONLY);
+    H5::Group root = file.openGroup("/");
+    if (!root.attrExists("filetype") || read_attr_string(root, "filetype") != "dpmu-results") {
+      throw std::runtime_error(fmt::format("{}: not a dpmu results file (no filetype = \"dpmu-results\")", path.string()));
+    }
+    int version[2] = {0, 0};
+    root.openAttribute("schema_version").read(H5::PredType::NATIVE_INT, version);
+    if (version[0] != kSchemaMajor) {
+      throw std::runtime_error(fmt::format("{}: schema version {}.{} is not supported (this dpmu reads {}.x)", path.string(),
+                                           version[0], version[1], kSchemaMajor));
+    }
+    auto& in = r.info;
+    in.config_yaml = read_attr_string(root, "config_yaml");
+    in.source = read_attr_string(root, "config_source");
+    in.experiment = read_attr_string(root, "experiment");
+    in.description = read_attr_string(root, "description");
+    in.master_seed = read_attr_scalar<std::uint64_t>(root, "master_seed");
+    in.replicates = read_attr_scalar<std::int64_t>(root, "replicates");
+    in.block_size = read_attr_scalar<std::int64_t>(root, "block_size");
+    in.max_failure_fraction = read_attr_scalar<double>(root, "max_failure_fraction");
+    in.fingerprint = std::stoull(read_attr_string(root, "study_fingerprint"), nullptr, 16);
+    in.shard_index = read_attr_scalar<std::int64_t>(root, "shard_index");
+    in.shard_count = read_attr_scalar<std::int64_t>(root, "shard_count");
+    in.complete = read_attr_scalar<std::uint8_t>(root, "complete") != 0;
+    in.dpmu_version = read_attr_string(root, "dpmu_version");
+    in.git_sha = read_attr_string(root, "git_sha");
+    in.started_utc = read_attr_string(root, "started_utc");
+    in.finished_utc = read_attr_string(root, "finished_utc");
+    r.parameter_names = read_attr_strings(root, "parameters");
+    for (const auto& t : read_attr_strings(root, "parameter_types")) r.parameter_types.push_back(type_from_name(t));
+    r.data_factors = read_attr_strings(root, "data_factors");
+    const auto metric_names = read_attr_strings(root, "metrics");
+
+    H5::Group cells = file.openGroup("cells");
+    const auto ids = read_dataset<std::uint64_t>(cells, "cell_id");
+    const std::size_t C = ids.size();
+    const auto R = static_cast<std::size_t>(in.replicates);
+    std::vector<std::vector<std::pair<std::string, ParameterValue>>> values(C);
+    for (std::size_t p = 0; p < r.parameter_names.size(); ++p) {
+      const auto& name = r.parameter_names[p];
+      switch (r.parameter_types[p]) {
+        case ParameterType::integer: {
+          auto v = read_dataset<std::int64_t>(cells, name);
+          for (std::size_t c = 0; c < C; ++c) values[c].emplace_back(name, v[c]);
+          break;
+        }
+        case ParameterType::real: {
+          auto v = read_dataset<double>(cells, name);
+          for (std::size_t c = 0; c < C; ++c) values[c].emplace_back(name, v[c]);
+          break;
+        }
+        case ParameterType::string: {
+          auto v = read_string_dataset(cells, name);
+          for (std::size_t c = 0; c < C; ++c) values[c].emplace_back(name, v[c]);
+          break;
+        }
+      }
+    }
+    for (std::size_t c = 0; c < C; ++c) r.cells.emplace_back(std::move(values[c]), r.data_factors);
+
+    H5::Group status = file.openGroup("cell_status");
+    const auto wall = read_dataset<double>(status, "wall_seconds");
+    const auto done = read_dataset<std::uint8_t>(root, "replicates_done");
+    H5::Group reps = file.openGroup("replicates");
+    H5::Group sizes = file.openGroup("metric_sizes");
+    std::vector<std::vector<double>> raw;
+    for (const auto& name : metric_names) {
+      MetricLayout ml;
+      ml.name = name;
+      std::vector<hsize_t> dims;
+      raw.push_back(read_dataset<double>(reps, name, &dims));
+      ml.is_vector = dims.size() == 3;
+      ml.max_size = ml.is_vector ? dims[2] : 1;
+      ml.description = read_attr_string(reps.openDataSet(name), "description");
+      if (ml.is_vector) {
+        for (auto s : read_dataset<std::int64_t>(sizes, name)) ml.sizes.push_back(static_cast<std::size_t>(s));
+      } else {
+        ml.sizes.assign(C, 1);
+      }
+      r.metrics.push_back(std::move(ml));
+    }
+    for (std::size_t c = 0; c < C; ++c) {
+      CellResults cr;
+      for (const auto& ml : r.metrics) cr.width += ml.sizes[c];
+      cr.values.assign(R * cr.width, kNaN);
+      cr.done.assign(done.begin() + c * R, done.begin() + (c + 1) * R);
+      cr.wall_seconds = wall[c];
+      std::size_t off = 0;
+      for (std::size_t m = 0; m < r.metrics.size(); ++m) {
+        const auto& ml = r.metrics[m];
+        for (std::size_t i = 0; i < R; ++i) {
+          for (std::size_t k = 0; k < ml.sizes[c]; ++k) {
+            cr.values[i * cr.width + off + k] = raw[m][(c * R + i) * ml.max_size + k];
+          }
+        }
+        off += ml.sizes[c];
+      }
+      r.cell_results.push_back(std::move(cr));
+    }
+    r.calibration.assign(C, {});
+    if (file.nameExists("calibration")) {
+      H5::Group cal = file.openGroup("calibration");
+      H5::Group cal_sizes = file.openGroup("calibration_sizes");
+      for (hsize_t i = 0; i < cal.getNumObjs(); ++i) {
+        const std::string name = cal.getObjnameByIdx(i);
+        std::vector<hsize_t> dims;
+        const auto v = read_dataset<double>(cal, name, &dims);
+        const auto size = read_dataset<std::int64_t>(cal_sizes, name);
+        for (std::size_t c = 0; c < C; ++c) {
+          if (size[c] == 0) continue;
+          r.calibration[c].emplace_back(name, std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(c * dims[1]),
+                                                                  v.begin() + static_cast<std::ptrdiff_t>(c * dims[1] + size[c])));
+        }
+      }
+    }
+    H5::Group errs = file.openGroup("errors");
+    const auto ecell = read_dataset<std::uint64_t>(errs, "cell");
+    const auto erep = read_dataset<std::uint64_t>(errs, "replicate");
+    const auto estage = read_string_dataset(errs, "stage");
+    const auto emsg = read_string_dataset(errs, "message");
+    for (std::size_t i = 0; i < ecell.size(); ++i) r.errors.push_back({ecell[i], erep[i], estage[i], emsg[i]});
+  } catch (const H5::Exception& e) {
+    throw std::runtime_error(fmt::format("{}: cannot read the results file: {} {}", path.string(), e.getFuncName(),
+                                         e.getDetailMsg()));
+  }
+  return r;
+}
+
+}  // namespace dpmu::runtime

@@ -1,0 +1,704 @@
+#include "dpmu/runtime/runner.hpp"
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/global_control.h>
+#include <tbb/parallel_for.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "dpmu/runtime/progress.hpp"
+#include "dpmu/runtime/streams.hpp"
+
+namespace dpmu::runtime {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr char kJournalMagic[8] = {'D', 'P', 'M', 'U', 'J', 'N', 'L', '1'};
+
+double process_cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// ---- binary journal -----------------------------------------------------------------------
+
+class ByteWriter {
+ public:
+  template <class T>
+  void put(const T& v) {
+    const auto* p = reinterpret_cast<const char*>(&v);
+    bytes.insert(bytes.end(), p, p + sizeof(T));
+  }
+  void put_string(const std::string& s) {
+    put<std::uint64_t>(s.size());
+    bytes.insert(bytes.end(), s.begin(), s.end());
+  }
+  void put_doubles(const double* d, std::size_t n) {
+    const auto* p = reinterpret_cast<const char*>(d);
+    bytes.insert(bytes.end(), p, p + n * sizeof(double));
+  }
+  std::string bytes;
+};
+
+class ByteReader {
+ public:
+  ByteReader(const char* data, std::size_t size) : p_(data), end_(data + size) {}
+  template <class T>
+  T get() {
+    need(sizeof(T));
+    T v;
+    std::memcpy(&v, p_, sizeof(T));
+    p_ += sizeof(T);
+    return v;
+  }
+  std::string get_string() {
+    const auto n = get<std::uint64_t>();
+    need(n);
+    std::string s(p_, p_ + n);
+    p_ += n;
+    return s;
+  }
+  void get_doubles(double* out, std::size_t n) {
+    need(n * sizeof(double));
+    std::memcpy(out, p_, n * sizeof(double));
+    p_ += n * sizeof(double);
+  }
+  bool at_end() const { return p_ == end_; }
+
+ private:
+  void need(std::size_t n) const {
+    if (static_cast<std::size_t>(end_ - p_) < n) throw std::runtime_error("truncated journal record");
+  }
+  const char* p_;
+  const char* end_;
+};
+
+struct JournalHeader {
+  std::uint64_t fingerprint;
+  std::int64_t shard_index;
+  std::int64_t shard_count;
+};
+
+std::string header_bytes(const JournalHeader& h) {
+  ByteWriter w;
+  w.bytes.append(kJournalMagic, sizeof kJournalMagic);
+  w.put(h.fingerprint);
+  w.put(h.shard_index);
+  w.put(h.shard_count);
+  w.put(core::fnv1a_64(w.bytes));
+  return w.bytes;
+}
+
+constexpr std::size_t kHeaderSize = 8 + 8 * 4;
+
+void write_all(int fd, const std::string& bytes, const std::filesystem::path& path) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error(fmt::format("{}: cannot write the checkpoint journal: {}", path.string(), std::strerror(errno)));
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+constexpr std::uint64_t kBlockRecord = 0;
+constexpr std::uint64_t kCalibrationRecord = 1;
+
+/// A record: u64 payload length, payload, u64 FNV-1a(payload).
+std::string framed(const std::string& payload) {
+  ByteWriter rec;
+  rec.put<std::uint64_t>(payload.size());
+  rec.bytes += payload;
+  rec.put<std::uint64_t>(core::fnv1a_64(payload));
+  return rec.bytes;
+}
+
+/// A block's record: kind, cell, first replicate, count, width, values, task time, errors.
+std::string block_record(const StudyResults& r, std::size_t cell, std::size_t first, std::size_t count, double wall,
+                         const std::vector<ErrorRecord>& errors) {
+  const auto& cr = r.cell_results[cell];
+  ByteWriter p;
+  p.put<std::uint64_t>(kBlockRecord);
+  p.put<std::uint64_t>(cell);
+  p.put<std::uint64_t>(first);
+  p.put<std::uint64_t>(count);
+  p.put<std::uint64_t>(cr.width);
+  p.put_doubles(cr.values.data() + first * cr.width, count * cr.width);
+  p.put<double>(wall);
+  p.put<std::uint64_t>(errors.size());
+  for (const auto& e : errors) {
+    p.put<std::uint64_t>(e.replicate);
+    p.put_string(e.stage);
+    p.put_string(e.message);
+  }
+  return framed(p.bytes);
+}
+
+/// A cell's calibration outputs: kind, cell, count, then (name, k, k doubles) each.
+std::string calibration_record(std::size_t cell, const std::vector<std::pair<std::string, std::vector<double>>>& cal) {
+  ByteWriter p;
+  p.put<std::uint64_t>(kCalibrationRecord);
+  p.put<std::uint64_t>(cell);
+  p.put<std::uint64_t>(cal.size());
+  for (const auto& [name, v] : cal) {
+    p.put_string(name);
+    p.put<std::uint64_t>(v.size());
+    p.put_doubles(v.data(), v.size());
+  }
+  return framed(p.bytes);
+}
+
+/// Recorded blocks of a journal, applied to `r`; returns the byte length of the valid prefix.
+std::size_t load_journal(const std::filesystem::path& path, const JournalHeader& expected, StudyResults& r,
+                         std::set<std::pair<std::size_t, std::size_t>>& blocks_done) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the checkpoint journal", path.string()));
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.size() < kHeaderSize || data.compare(0, kHeaderSize, header_bytes(expected)) != 0) {
+    throw std::invalid_argument(fmt::format(
+        "{}: this checkpoint belongs to another study or shard (config, master_seed, replicates, block_size or "
+        "--shard differ); run with the original settings, or delete it to start again",
+        path.string()));
+  }
+  std::size_t pos = kHeaderSize;
+  const auto R = static_cast<std::size_t>(r.info.replicates);
+  while (pos + 16 <= data.size()) {
+    std::uint64_t len;
+    std::memcpy(&len, data.data() + pos, 8);
+    if (len > data.size() - pos - 16) break;  // torn record
+    std::uint64_t sum;
+    std::memcpy(&sum, data.data() + pos + 8 + len, 8);
+    const std::string_view payload(data.data() + pos + 8, len);
+    if (core::fnv1a_64(payload) != sum) break;  // torn or corrupt record: stop here
+    ByteReader rd(payload.data(), payload.size());
+    const auto kind = rd.get<std::uint64_t>();
+    if (kind == kCalibrationRecord) {
+      const auto cell = rd.get<std::uint64_t>();
+      if (cell >= r.cells.size()) throw std::runtime_error(fmt::format("{}: inconsistent calibration record", path.string()));
+      const auto n = rd.get<std::uint64_t>();
+      std::vector<std::pair<std::string, std::vector<double>>> cal;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::string name = rd.get_string();
+        std::vector<double> v(rd.get<std::uint64_t>());
+        rd.get_doubles(v.data(), v.size());
+        cal.emplace_back(std::move(name), std::move(v));
+      }
+      r.calibration[cell] = std::move(cal);
+      pos += 16 + len;
+      continue;
+    }
+    if (kind != kBlockRecord) throw std::runtime_error(fmt::format("{}: unknown checkpoint record kind {}", path.string(), kind));
+    const auto cell = rd.get<std::uint64_t>();
+    const auto first = rd.get<std::uint64_t>();
+    const auto count = rd.get<std::uint64_t>();
+    const auto width = rd.get<std::uint64_t>();
+    if (cell >= r.cells.size() || first + count > R || width != r.cell_results[cell].width) {
+      throw std::runtime_error(fmt::format("{}: inconsistent checkpoint record (cell {}, replicates {}+{})", path.string(),
+                                           cell, first, count));
+    }
+    auto& cr = r.cell_results[cell];
+    rd.get_doubles(cr.values.data() + first * width, count * width);
+    cr.wall_seconds += rd.get<double>();
+    const auto n_err = rd.get<std::uint64_t>();
+    for (std::uint64_t i = 0; i < n_err; ++i) {
+      ErrorRecord e;
+      e.cell = cell;
+      e.replicate = rd.get<std::uint64_t>();
+      e.stage = rd.get_string();
+      e.message = rd.get_string();
+      r.errors.push_back(std::move(e));
+    }
+    std::fill_n(cr.done.begin() + first, count, std::uint8_t{1});
+    blocks_done.emplace(cell, first / static_cast<std::size_t>(r.info.block_size));
+    pos += 16 + len;
+  }
+  return pos;
+}
+
+void sort_errors(std::vector<ErrorRecord>& errors) {
+  std::stable_sort(errors.begin(), errors.end(), [](const ErrorRecord& a, const ErrorRecord& b) {
+    return std::tie(a.cell, a.replicate) < std::tie(b.cell, b.replicate);
+  });
+}
+
+struct CellState {
+  std::once_flag once;
+  std::shared_ptr<const void> prepared;
+  std::string prepare_error;
+  std::atomic<std::int64_t> remaining{0};
+};
+
+}  // namespace
+
+Shard parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  Shard s;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("");
+    std::size_t a = 0, b = 0;
+    s.index = std::stoll(text.substr(0, slash), &a);
+    s.count = std::stoll(text.substr(slash + 1), &b);
+    if (a != slash || b != text.size() - slash - 1) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    throw std::invalid_argument(fmt::format("--shard: '{}' is not of the form i/N (e.g. 0/4)", text));
+  }
+  if (s.count < 1 || s.index < 0 || s.index >= s.count) {
+    throw std::invalid_argument(fmt::format("--shard: '{}' needs N >= 1 and 0 <= i < N", text));
+  }
+  return s;
+}
+
+std::filesystem::path journal_path(const std::filesystem::path& out) { return out.string() + ".journal"; }
+
+StudyResults empty_results(const StudySpec& study) {
+  StudyResults r;
+  auto& in = r.info;
+  in.config_yaml = study.config_yaml;
+  in.source = study.source;
+  in.experiment = study.experiment_name;
+  in.description = study.description;
+  in.master_seed = study.master_seed;
+  in.replicates = study.replicates;
+  in.block_size = study.block_size;
+  in.max_failure_fraction = study.max_failure_fraction;
+  in.fingerprint = study.fingerprint();
+  r.parameter_names = study.parameter_names;
+  r.parameter_types = study.parameter_types;
+  r.data_factors = study.data_factors;
+  r.cells = study.cells;
+  const std::size_t C = study.cells.size();
+  for (std::size_t m = 0; m < study.metric_template.size(); ++m) {
+    MetricLayout ml;
+    ml.name = study.metric_template[m].name;
+    ml.description = study.metric_template[m].description;
+    ml.max_size = 0;
+    for (std::size_t c = 0; c < C; ++c) {
+      const auto& spec = study.cell_metrics[c][m];
+      ml.sizes.push_back(spec.size);
+      ml.max_size = std::max(ml.max_size, spec.size);
+      ml.is_vector = ml.is_vector || spec.is_vector || spec.size != 1;
+    }
+    r.metrics.push_back(std::move(ml));
+  }
+  const auto R = static_cast<std::size_t>(study.replicates);
+  for (std::size_t c = 0; c < C; ++c) {
+    CellResults cr;
+    for (const auto& ml : r.metrics) cr.width += ml.sizes[c];
+    cr.values.assign(R * cr.width, kNaN);
+    cr.done.assign(R, 0);
+    r.cell_results.push_back(std::move(cr));
+  }
+  r.calibration.resize(C);
+  return r;
+}
+
+RunReport run_study(const StudySpec& study, const RunOptions& opt) {
+  namespace fs = std::filesystem;
+  using Clock = std::chrono::steady_clock;
+  const auto t_start = Clock::now();
+  RunReport report;
+  {
+    // Results are kept in memory until written: refuse what cannot fit rather than crash later.
+    double values = 0;
+    for (const auto& m : study.cell_metrics)
+      for (const auto& spec : m) values += static_cast<double>(spec.size) * static_cast<double>(study.replicates);
+    const double bytes = 8.0 * values;
+    const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+    if (ram > 0 && 2.5 * bytes > ram) {
+      throw std::invalid_argument(fmt::format("the results need about {:.1f} GB in memory (2.5x that while writing) but "
+                                              "this machine has {:.1f} GB; use fewer replicates or cells per file",
+                                              bytes / 1e9, ram / 1e9));
+    }
+  }
+  StudyResults r = empty_results(study);
+  r.info.shard_index = opt.shard.index;
+  r.info.shard_count = opt.shard.count;
+  r.info.dpmu_version = opt.dpmu_version;
+  r.info.git_sha = opt.git_sha;
+  r.info.started_utc = utc_now();
+  const std::size_t C = study.cells.size();
+  const auto R = static_cast<std::size_t>(study.replicates);
+  const auto B = static_cast<std::size_t>(study.block_size);
+  const auto blocks = static_cast<std::size_t>(study.blocks_per_cell());
+  report.cells = C;
+
+  const fs::path jpath = journal_path(opt.out);
+  const JournalHeader header{r.info.fingerprint, opt.shard.index, opt.shard.count};
+  std::set<std::pair<std::size_t, std::size_t>> blocks_done;
+  std::size_t valid_end = 0;
+  if (!opt.resume) {
+    if (fs::exists(jpath)) {
+      throw std::invalid_argument(fmt::format("{}: a checkpoint of an unfinished run exists; pass --resume to continue it, "
+                                              "or delete it to start again",
+                                              jpath.string()));
+    }
+    if (fs::exists(opt.out)) {
+      throw std::invalid_argument(fmt::format("{}: the file exists; choose another --out or delete it (--resume continues "
+                                              "an unfinished run)",
+                                              opt.out.string()));
+    }
+  } else if (fs::exists(jpath)) {
+    valid_end = load_journal(jpath, header, r, blocks_done);
+  } else if (fs::exists(opt.out)) {
+    StudyResults old = read_results(opt.out);
+    if (old.info.fingerprint != r.info.fingerprint || old.info.shard_index != opt.shard.index ||
+        old.info.shard_count != opt.shard.count) {
+      throw std::invalid_argument(fmt::format("{}: the file holds another study or shard; it cannot be resumed with this config",
+                                              opt.out.string()));
+    }
+    if (!old.info.complete) {
+      throw std::invalid_argument(fmt::format("{}: the file is incomplete but its checkpoint {} is missing; run again without "
+                                              "--resume into a new file",
+                                              opt.out.string(), jpath.string()));
+    }
+    report.complete = true;
+    std::size_t t = 0;
+    for (std::size_t c = 0; c < C; ++c)
+      for (std::size_t b = 0; b < blocks; ++b, ++t)
+        if (static_cast<std::int64_t>(t % opt.shard.count) == opt.shard.index) ++report.tasks_total, ++report.tasks_resumed;
+    return report;
+  }
+
+  // Tasks of this shard, cell-major; skip those in the journal.
+  std::vector<std::pair<std::size_t, std::size_t>> pending;
+  std::vector<CellState> states(C);
+  std::size_t t = 0;
+  for (std::size_t c = 0; c < C; ++c) {
+    for (std::size_t b = 0; b < blocks; ++b, ++t) {
+      if (static_cast<std::int64_t>(t % opt.shard.count) != opt.shard.index) continue;
+      ++report.tasks_total;
+      if (blocks_done.count({c, b})) {
+        ++report.tasks_resumed;
+      } else {
+        pending.emplace_back(c, b);
+        states[c].remaining.fetch_add(1, std::memory_order_relaxed);
+      }
+    }
+  }
+  std::size_t cells_in_shard = 0, cells_already_done = 0;
+  std::uint64_t reps_pending = 0;
+  {
+    std::set<std::size_t> touched;
+    t = 0;
+    for (std::size_t c = 0; c < C; ++c)
+      for (std::size_t b = 0; b < blocks; ++b, ++t)
+        if (static_cast<std::int64_t>(t % opt.shard.count) == opt.shard.index) touched.insert(c);
+    cells_in_shard = touched.size();
+    for (auto c : touched) cells_already_done += states[c].remaining.load() == 0 ? 1 : 0;
+    for (const auto& [c, b] : pending) reps_pending += std::min(R, (b + 1) * B) - b * B;
+  }
+
+  // Journal: new (header written via temp + rename) or truncated to its valid prefix.
+  if (valid_end == 0) {
+    const fs::path tmp = jpath.string() + ".tmp";
+    {
+      std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
+      o << header_bytes(header);
+      if (!o) throw std::runtime_error(fmt::format("{}: cannot create the checkpoint journal", tmp.string()));
+    }
+    fs::rename(tmp, jpath);
+  } else {
+    fs::resize_file(jpath, valid_end);
+  }
+  const int fd = ::open(jpath.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot open the checkpoint journal: {}", jpath.string(), std::strerror(errno)));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+
+  std::mutex journal_mutex;  // guards the journal fd and r.errors
+  std::atomic<bool> stop{false};
+  std::atomic<std::size_t> tasks_run{0};
+  std::atomic<std::uint64_t> reps_run{0};
+  Progress progress(reps_pending, cells_in_shard, cells_already_done, opt.quiet);
+  const std::optional<Clock::time_point> deadline =
+      opt.max_time_seconds ? std::optional<Clock::time_point>(t_start + std::chrono::duration_cast<Clock::duration>(
+                                                                            std::chrono::duration<double>(*opt.max_time_seconds)))
+                           : std::nullopt;
+  auto should_stop = [&] {
+    if (stop.load(std::memory_order_relaxed)) return true;
+    if ((opt.stop_flag && opt.stop_flag->load(std::memory_order_relaxed)) || (deadline && Clock::now() >= *deadline)) {
+      stop.store(true);
+      return true;
+    }
+    return false;
+  };
+  const Experiment& exp = *study.experiment;
+
+  const auto loop_start = Clock::now();
+  const double loop_cpu_start = process_cpu_seconds();
+  {
+    std::optional<tbb::global_control> limit;
+    if (opt.threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(opt.threads));
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, pending.size(), 1), [&](const tbb::blocked_range<std::size_t>& range) {
+      for (std::size_t i = range.begin(); i != range.end(); ++i) {
+        if (should_stop()) return;
+        const auto [c, b] = pending[i];
+        const Cell& cell = study.cells[c];
+        auto& st = states[c];
+        const auto task_start = Clock::now();
+        std::call_once(st.once, [&] {
+          try {
+            core::RngStream calibration = calibration_stream(study.master_seed, cell);
+            st.prepared = exp.prepare(cell, calibration);
+            auto cal = exp.calibration_outputs(cell, st.prepared.get());
+            if (!cal.empty()) {
+              const std::string record = calibration_record(c, cal);
+              std::lock_guard<std::mutex> lock(journal_mutex);
+              write_all(fd, record, jpath);
+              r.calibration[c] = std::move(cal);
+            }
+          } catch (const std::exception& e) {
+            st.prepare_error = e.what();
+          } catch (...) {
+            st.prepare_error = "unknown exception";
+          }
+        });
+        const std::shared_ptr<const void> prepared = st.prepared;
+        auto& cr = r.cell_results[c];
+        const std::size_t first = b * B, last = std::min(R, first + B);
+        std::vector<ErrorRecord> errors;
+        bool abandoned = false;
+        for (std::size_t rep = first; rep < last; ++rep) {
+          if (rep > first && should_stop()) {
+            abandoned = true;
+            break;
+          }
+          std::span<double> out(cr.values.data() + rep * cr.width, cr.width);
+          std::fill(out.begin(), out.end(), kNaN);
+          if (!st.prepare_error.empty()) {
+            errors.push_back({c, rep, "prepare", st.prepare_error});
+            continue;
+          }
+          try {
+            core::RngStream data = data_stream(study.master_seed, cell, rep);
+            core::RngStream noise = noise_stream(study.master_seed, cell, rep);
+            exp.run_replicate(cell, prepared.get(), data, noise, out);
+          } catch (const std::exception& e) {
+            std::fill(out.begin(), out.end(), kNaN);
+            errors.push_back({c, rep, "replicate", e.what()});
+          } catch (...) {
+            std::fill(out.begin(), out.end(), kNaN);
+            errors.push_back({c, rep, "replicate", "unknown exception"});
+          }
+        }
+        if (abandoned) {
+          std::fill(cr.values.begin() + static_cast<std::ptrdiff_t>(first * cr.width),
+                    cr.values.begin() + static_cast<std::ptrdiff_t>(last * cr.width), kNaN);
+          return;
+        }
+        const double wall = std::chrono::duration<double>(Clock::now() - task_start).count();
+        const std::string record = block_record(r, c, first, last - first, wall, errors);
+        {
+          std::lock_guard<std::mutex> lock(journal_mutex);
+          write_all(fd, record, jpath);
+          cr.wall_seconds += wall;
+          r.errors.insert(r.errors.end(), errors.begin(), errors.end());
+        }
+        std::fill(cr.done.begin() + static_cast<std::ptrdiff_t>(first), cr.done.begin() + static_cast<std::ptrdiff_t>(last),
+                  std::uint8_t{1});
+        tasks_run.fetch_add(1);
+        reps_run.fetch_add(last - first);
+        const bool cell_done = st.remaining.fetch_sub(1) == 1;
+        if (cell_done) st.prepared.reset();  // every task of this cell in this process is finished
+        progress.add(last - first, cell_done ? 1 : 0);
+      }
+    });
+  }
+  report.loop_seconds = std::chrono::duration<double>(Clock::now() - loop_start).count();
+  report.loop_cpu_seconds = process_cpu_seconds() - loop_cpu_start;
+  progress.finish();
+  report.tasks_run = tasks_run.load();
+  report.replicates_run = reps_run.load();
+  report.stopped = stop.load();
+  report.complete = report.tasks_resumed + report.tasks_run == report.tasks_total;
+
+  sort_errors(r.errors);
+  r.info.complete = report.complete;
+  r.info.finished_utc = utc_now();
+  for (std::size_t c = 0; c < C; ++c) {
+    const auto n = r.n_done(c);
+    if (n > 0 && static_cast<double>(r.n_failed(c)) > study.max_failure_fraction * static_cast<double>(n)) {
+      report.failed_cells.push_back(c);
+    }
+  }
+  write_results(opt.out, r);
+  if (report.complete) fs::remove(jpath);
+  return report;
+}
+
+void merge_results(const std::filesystem::path& out, const std::vector<std::filesystem::path>& shards) {
+  if (shards.empty()) throw std::invalid_argument("merge: no shard files given");
+  std::vector<StudyResults> parts;
+  for (const auto& s : shards) parts.push_back(read_results(s));
+  const auto& first = parts.front().info;
+  std::map<std::int64_t, std::vector<std::string>> by_index;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const auto& in = parts[i].info;
+    const std::string name = shards[i].string();
+    if (in.fingerprint != first.fingerprint || in.config_yaml != first.config_yaml || in.master_seed != first.master_seed) {
+      throw std::invalid_argument(fmt::format("merge: {} comes from another study than {} (config, master_seed, replicates or "
+                                              "cells differ)",
+                                              name, shards[0].string()));
+    }
+    if (in.shard_count != first.shard_count) {
+      throw std::invalid_argument(fmt::format("merge: {} is shard {}/{} but {} is shard {}/{}", name, in.shard_index,
+                                              in.shard_count, shards[0].string(), first.shard_index, first.shard_count));
+    }
+    if (!in.complete) {
+      throw std::invalid_argument(fmt::format("merge: {} (shard {}/{}) is incomplete; finish it with dpmu run --resume", name,
+                                              in.shard_index, in.shard_count));
+    }
+    by_index[in.shard_index].push_back(name);
+  }
+  for (const auto& [idx, names] : by_index) {
+    if (names.size() > 1) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      throw std::invalid_argument(fmt::format("merge: shard {}/{} is given twice ({})", idx, first.shard_count, list));
+    }
+  }
+  std::string missing;
+  for (std::int64_t i = 0; i < first.shard_count; ++i) {
+    if (!by_index.count(i)) missing += (missing.empty() ? "" : ", ") + fmt::format("{}/{}", i, first.shard_count);
+  }
+  if (!missing.empty()) throw std::invalid_argument(fmt::format("merge: missing shard(s) {}", missing));
+
+  StudyResults merged = parts.front();
+  const std::size_t C = merged.cells.size();
+  const auto R = static_cast<std::size_t>(merged.info.replicates);
+  merged.errors.clear();
+  merged.calibration.assign(C, {});
+  for (std::size_t c = 0; c < C; ++c) {
+    auto& cr = merged.cell_results[c];
+    std::fill(cr.values.begin(), cr.values.end(), kNaN);
+    std::fill(cr.done.begin(), cr.done.end(), std::uint8_t{0});
+    cr.wall_seconds = 0.0;
+  }
+  for (std::size_t s = 0; s < parts.size(); ++s) {
+    const auto& p = parts[s];
+    for (std::size_t c = 0; c < C; ++c) {
+      auto& cr = merged.cell_results[c];
+      const auto& pc = p.cell_results[c];
+      cr.wall_seconds += pc.wall_seconds;
+      for (std::size_t i = 0; i < R; ++i) {
+        if (!pc.done[i]) continue;
+        if (cr.done[i]) {
+          throw std::invalid_argument(fmt::format("merge: replicate {} of cell {} is in two shards", i, merged.cells[c].key()));
+        }
+        cr.done[i] = 1;
+        std::copy_n(pc.values.begin() + static_cast<std::ptrdiff_t>(i * pc.width), pc.width,
+                    cr.values.begin() + static_cast<std::ptrdiff_t>(i * cr.width));
+      }
+    }
+    for (std::size_t c = 0; c < C; ++c) {
+      if (merged.calibration[c].empty() && c < p.calibration.size()) merged.calibration[c] = p.calibration[c];
+    }
+    merged.errors.insert(merged.errors.end(), p.errors.begin(), p.errors.end());
+    merged.info.started_utc = std::min(merged.info.started_utc, p.info.started_utc);
+    merged.info.finished_utc = std::max(merged.info.finished_utc, p.info.finished_utc);
+  }
+  for (std::size_t c = 0; c < C; ++c) {
+    if (merged.n_done(c) != merged.info.replicates) {
+      throw std::invalid_argument(fmt::format("merge: cell {} has {} of {} replicates in the shards", merged.cells[c].key(),
+                                              merged.n_done(c), merged.info.replicates));
+    }
+  }
+  sort_errors(merged.errors);
+  merged.info.shard_index = 0;
+  merged.info.shard_count = 1;
+  merged.info.complete = true;
+  write_results(out, merged);
+}
+
+std::vector<Difference> compare_results(const StudyResults& a, const StudyResults& b, double z_threshold) {
+  std::vector<Difference> diffs;
+  std::map<std::string, std::size_t> b_cells;
+  for (std::size_t c = 0; c < b.cells.size(); ++c) b_cells[b.cells[c].key()] = c;
+  std::map<std::string, std::size_t> b_metrics;
+  for (std::size_t m = 0; m < b.metrics.size(); ++m) b_metrics[b.metrics[m].name] = m;
+  std::set<std::string> a_cells;
+  for (std::size_t ca = 0; ca < a.cells.size(); ++ca) {
+    const std::string& key = a.cells[ca].key();
+    a_cells.insert(key);
+    auto it = b_cells.find(key);
+    if (it == b_cells.end()) {
+      diffs.push_back({key, "", kNaN, kNaN, kNaN, kNaN, kNaN, "cell only in the first file"});
+      continue;
+    }
+    const std::size_t cb = it->second;
+    for (std::size_t ma = 0; ma < a.metrics.size(); ++ma) {
+      const auto& ml = a.metrics[ma];
+      auto mit = b_metrics.find(ml.name);
+      if (mit == b_metrics.end()) {
+        diffs.push_back({key, ml.name, kNaN, kNaN, kNaN, kNaN, kNaN, "metric only in the first file"});
+        continue;
+      }
+      const std::size_t mb = mit->second;
+      const std::size_t ka = ml.sizes[ca], kb = b.metrics[mb].sizes[cb];
+      if (ka != kb) {
+        diffs.push_back({key, ml.name, kNaN, kNaN, kNaN, kNaN, kNaN, fmt::format("sizes differ ({} vs {})", ka, kb)});
+        continue;
+      }
+      for (std::size_t k = 0; k < ka; ++k) {
+        const Summary sa = summarize_component(a, ca, ma, k);
+        const Summary sb = summarize_component(b, cb, mb, k);
+        const std::string name = ml.is_vector ? fmt::format("{}[{}]", ml.name, k) : ml.name;
+        if (std::isnan(sa.mean) && std::isnan(sb.mean)) continue;
+        if (sa.mean == sb.mean) continue;
+        if (std::isnan(sa.mean) || std::isnan(sb.mean)) {
+          diffs.push_back({key, name, sa.mean, sb.mean, sa.mcse, sb.mcse, kNaN, "NaN in one file only"});
+          continue;
+        }
+        const double se = std::hypot(std::isnan(sa.mcse) ? 0.0 : sa.mcse, std::isnan(sb.mcse) ? 0.0 : sb.mcse);
+        const double z = std::abs(sa.mean - sb.mean) / se;  // +inf if se == 0
+        if (!(z <= z_threshold)) {
+          diffs.push_back({key, name, sa.mean, sb.mean, sa.mcse, sb.mcse, z,
+                           se > 0 ? fmt::format("|z| > {}", z_threshold) : "differs with zero Monte Carlo error"});
+        }
+      }
+    }
+    for (const auto& mlb : b.metrics) {
+      if (std::none_of(a.metrics.begin(), a.metrics.end(), [&](const MetricLayout& x) { return x.name == mlb.name; })) {
+        diffs.push_back({key, mlb.name, kNaN, kNaN, kNaN, kNaN, kNaN, "metric only in the second file"});
+      }
+    }
+  }
+  for (const auto& cb : b.cells) {
+    if (!a_cells.count(cb.key())) diffs.push_back({cb.key(), "", kNaN, kNaN, kNaN, kNaN, kNaN, "cell only in the second file"});
+  }
+  return diffs;
+}
+
+}  // namespace dpmu::runtime

@@ -1,0 +1,341 @@
+/// @file hypothesis_tests.cpp
+/// Differentially private tests by subsample and aggregate (paper §4), as engine experiments:
+///  * `hsb_posterior`, `hsb_likelihood_ratio` — one class, `dp_test_real_data`, on a CSV data set
+///    (HSB2 by default; paper §4.4, Figures 1, 2, 6, 7). The data are fixed; each replicate redraws
+///    the random split and the noise from the replicate's noise stream. They differ only in their
+///    defaults (g-prior with probability-scale censoring vs the likelihood ratio with L = 0, U = 7).
+///  * `type1_calibration` — data simulated under H0 (new data set per replicate from the data
+///    stream), rejection with corrected and uncorrected critical values.
+/// Corrected critical values at α = 0.05 and 0.01 are simulated once per cell in prepare()
+/// (paper §4.3) for lr/bic/aic; Bayesian priors have none (their reject metrics are NaN).
+
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dpmu/core/information_criteria.hpp"
+#include "dpmu/core/linear_model.hpp"
+#include "dpmu/core/subsample_and_aggregate.hpp"
+#include "dpmu/runtime/data_table.hpp"
+#include "dpmu/runtime/experiment.hpp"
+
+namespace dpmu::experiments {
+namespace {
+
+using runtime::Cell;
+using runtime::MetricSpec;
+using runtime::ParameterSpec;
+using runtime::ParameterType;
+
+constexpr double kLevels[2] = {0.05, 0.01};
+
+std::vector<std::string> split_columns(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto b = item.find_first_not_of(' ');
+    const auto e = item.find_last_not_of(' ');
+    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
+  }
+  return out;
+}
+
+std::string resolve_data_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (fs::exists(path)) return path;
+  const fs::path in_source = fs::path(DPMU_SOURCE_DIR) / path;
+  if (fs::path(path).is_relative() && fs::exists(in_source)) return in_source.string();
+  throw std::invalid_argument("data_file: '" + path + "' does not exist (relative paths are tried against the "
+                              "working directory, then the dpmu source tree)");
+}
+
+/// Parameters shared by every DP-test experiment.
+std::vector<ParameterSpec> test_parameters(const std::string& default_prior, const std::string& default_scale,
+                                           double default_lower, double default_upper) {
+  return {
+      {.name = "prior", .type = ParameterType::string, .default_value = default_prior,
+       .allowed = core::prior_kind_names(), .description = "prior on g or information criterion"},
+      {.name = "prior_h0", .type = ParameterType::real, .default_value = 0.5, .min = 0.0, .max = 1.0,
+       .min_inclusive = false, .max_inclusive = false, .description = "prior probability of H0"},
+      {.name = "epsilon", .type = ParameterType::real, .min = 0.0, .min_inclusive = false,
+       .description = "privacy parameter epsilon > 0"},
+      {.name = "delta", .type = ParameterType::real, .default_value = 0.0, .min = 0.0, .max = 1.0,
+       .max_inclusive = false, .description = "privacy parameter delta in [0, 1); 0 = Laplace"},
+      {.name = "num_subsets", .type = ParameterType::integer, .min = 1.0, .description = "number of subsets M"},
+      {.name = "censoring_scale", .type = ParameterType::string, .default_value = default_scale,
+       .allowed = {"probability", "log"},
+       .description = "censor_lower/upper as posterior probabilities of H1 or on the statistic's log scale"},
+      {.name = "censor_lower", .type = ParameterType::real, .default_value = default_lower,
+       .description = "lower censoring limit L (or its posterior probability)"},
+      {.name = "censor_upper", .type = ParameterType::real, .default_value = default_upper,
+       .description = "upper censoring limit U (or its posterior probability)"},
+      {.name = "gaussian_calibration", .type = ParameterType::string, .default_value = std::string("exact"),
+       .allowed = {"exact", "paper_literal"}, .description = "Gaussian noise: exact BW sigma or the paper's variance"},
+      {.name = "null_simulations", .type = ParameterType::integer, .default_value = std::int64_t{100000},
+       .min = 100.0, .description = "null draws for corrected critical values (lr, bic, aic)"},
+  };
+}
+
+core::Prior prior_of(const Cell& cell) {
+  core::Prior prior;
+  prior.kind = core::parse_prior_kind(cell.get_string("prior"));
+  return prior;
+}
+
+core::CensoringLimits limits_of(const Cell& cell) {
+  const double lo = cell.get_double("censor_lower"), hi = cell.get_double("censor_upper");
+  if (cell.get_string("censoring_scale") == "probability") {
+    if (core::parse_prior_kind(cell.get_string("prior")) == core::PriorKind::lr) {
+      throw std::invalid_argument("censoring_scale: the likelihood ratio (lr) needs censoring_scale: log");
+    }
+    if (!(lo > 0 && lo < hi && hi < 1)) {
+      throw std::invalid_argument("censor_lower: probability limits need 0 < censor_lower < censor_upper < 1");
+    }
+    return core::censoring_limits_from_posterior_probabilities(lo, hi, cell.get_double("prior_h0"));
+  }
+  if (!(lo < hi)) throw std::invalid_argument("censor_lower: must be smaller than censor_upper");
+  return {lo, hi};
+}
+
+/// What prepare() computes once per cell.
+struct TestSetup {
+  core::Prior prior;
+  core::CensoringLimits limits{0, 1};
+  core::ScalarMechanism mechanism = core::ScalarMechanism::zero_noise_for_testing();
+  std::vector<std::size_t> sizes;
+  std::vector<double> corrected, corrected_mcse, uncorrected;  // per level
+  double null_probability_at_upper = std::nan("");
+  // real data only
+  Eigen::MatrixXd common, tested;
+  Eigen::VectorXd response;
+  double non_private_log_statistic = std::nan("");
+  double non_private_posterior = std::nan("");
+};
+
+void prepare_test(TestSetup& s, const Cell& cell, std::size_t n, int p, int p0, core::RngStream& calibration) {
+  s.prior = prior_of(cell);
+  s.limits = limits_of(cell);
+  const auto m = static_cast<std::size_t>(cell.get_int("num_subsets"));
+  core::check_num_subsets(n, m, p, p0);
+  const auto calibration_kind = cell.get_string("gaussian_calibration") == "paper_literal"
+                                    ? core::GaussianCalibration::paper_literal
+                                    : core::GaussianCalibration::exact;
+  s.mechanism = core::subsample_and_aggregate_mechanism(cell.get_double("epsilon"), cell.get_double("delta"),
+                                                        s.limits, m, calibration_kind);
+  s.sizes = core::subset_sizes(n, m);
+  s.corrected.assign(2, std::nan(""));
+  s.corrected_mcse.assign(2, std::nan(""));
+  s.uncorrected.assign(2, std::nan(""));
+  if (!core::is_bayesian(s.prior.kind)) {
+    const auto null = core::simulate_null_distribution(s.prior, s.sizes, p, p0, s.limits, s.mechanism,
+                                                       static_cast<std::size_t>(cell.get_int("null_simulations")),
+                                                       calibration);
+    s.null_probability_at_upper = null.probability_at_upper;
+    for (int k = 0; k < 2; ++k) {
+      const auto cv = core::corrected_critical_value(null, kLevels[k], s.limits);
+      s.corrected[k] = cv.value;
+      s.corrected_mcse[k] = cv.mcse;
+      s.uncorrected[k] = core::uncorrected_critical_value(s.prior.kind, s.sizes, p, kLevels[k]);
+    }
+  }
+}
+
+std::vector<MetricSpec> test_metrics() {
+  return {{.name = "log_statistic", .description = "released T* = censored noisy average (log scale)"},
+          {.name = "noisy_statistic", .description = "T~ before the second censoring"},
+          {.name = "posterior_probability_h1", .description = "P*(H1|D) from T* (NaN for lr)"},
+          {.name = "reject_corrected", .size = 2, .is_vector = true,
+           .description = "T* > corrected critical value at alpha = 0.05, 0.01 (NaN for Bayesian priors)"},
+          {.name = "reject_uncorrected", .size = 2, .is_vector = true,
+           .description = "T* > uncorrected (chi-square) critical value at alpha = 0.05, 0.01"}};
+}
+
+std::vector<std::pair<std::string, std::vector<double>>> test_calibration_outputs(const TestSetup& s) {
+  return {{"critical_value_corrected", s.corrected},
+          {"critical_value_corrected_mcse", s.corrected_mcse},
+          {"critical_value_uncorrected", s.uncorrected},
+          {"null_probability_at_upper", {s.null_probability_at_upper}},
+          {"censoring_limits", {s.limits.lower, s.limits.upper}},
+          {"noise_sd", {s.mechanism.noise_sd()}},
+          {"non_private_log_statistic", {s.non_private_log_statistic}},
+          {"non_private_posterior_probability_h1", {s.non_private_posterior}}};
+}
+
+void write_release(const TestSetup& s, const Cell& cell, const std::vector<double>& t, core::RngStream& noise,
+                   std::span<double> out) {
+  const auto rel = core::aggregate_and_release(t, s.limits, s.mechanism, noise);
+  out[0] = rel.released_statistic;
+  out[1] = rel.noisy_statistic;
+  out[2] = s.prior.kind == core::PriorKind::lr
+               ? std::nan("")
+               : core::posterior_probability_h1(rel.released_statistic, cell.get_double("prior_h0"));
+  for (int k = 0; k < 2; ++k) {
+    out[3 + k] = std::isnan(s.corrected[k]) ? std::nan("") : (rel.released_statistic > s.corrected[k] ? 1.0 : 0.0);
+    out[5 + k] = std::isnan(s.uncorrected[k]) ? std::nan("") : (rel.released_statistic > s.uncorrected[k] ? 1.0 : 0.0);
+  }
+}
+
+/// A DP test on a fixed CSV data set.
+class DpTestRealData final : public runtime::Experiment {
+ public:
+  DpTestRealData(std::string name, std::string prior, std::string scale, double lower, double upper,
+                 std::string common, std::string tested)
+      : name_(std::move(name)), prior_(std::move(prior)), scale_(std::move(scale)), lower_(lower), upper_(upper),
+        common_(std::move(common)), tested_(std::move(tested)) {}
+
+  std::string name() const override { return name_; }
+
+  std::vector<ParameterSpec> parameters() const override {
+    auto ps = test_parameters(prior_, scale_, lower_, upper_);
+    ps.push_back({.name = "test", .type = ParameterType::string, .default_value = std::string("test"),
+                  .description = "label of the test in outputs and plots (e.g. H1, H2)"});
+    ps.push_back({.name = "data_file", .type = ParameterType::string, .data_factor = true,
+                  .default_value = std::string("experiments/data/hsb2.csv"), .description = "CSV with a header row"});
+    ps.push_back({.name = "response", .type = ParameterType::string, .data_factor = true,
+                  .default_value = std::string("math"), .description = "response column"});
+    ps.push_back({.name = "common", .type = ParameterType::string, .data_factor = true, .default_value = common_,
+                  .description = "comma-separated common predictors (an intercept is always included)"});
+    ps.push_back({.name = "tested", .type = ParameterType::string, .data_factor = true, .default_value = tested_,
+                  .description = "comma-separated tested predictors"});
+    return ps;
+  }
+
+  void validate(const Cell& cell) const override {
+    limits_of(cell);
+    if (split_columns(cell.get_string("tested")).empty()) throw std::invalid_argument("tested: name at least one column");
+  }
+
+  std::vector<MetricSpec> metrics(const Cell&) const override { return test_metrics(); }
+
+  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& calibration) const override {
+    auto s = std::make_shared<TestSetup>();
+    const auto common = split_columns(cell.get_string("common"));
+    const auto tested = split_columns(cell.get_string("tested"));
+    std::vector<std::string> wanted = common;
+    wanted.insert(wanted.end(), tested.begin(), tested.end());
+    wanted.push_back(cell.get_string("response"));
+    const auto table = runtime::read_csv(resolve_data_file(cell.get_string("data_file")), wanted);
+    const auto n = static_cast<Eigen::Index>(table.rows());
+    s->common.resize(n, static_cast<Eigen::Index>(common.size() + 1));
+    s->common.col(0).setOnes();
+    s->common.rightCols(static_cast<Eigen::Index>(common.size())) = table.matrix(common);
+    s->tested = table.matrix(tested);
+    const auto& y = table.column(cell.get_string("response"));
+    s->response = Eigen::Map<const Eigen::VectorXd>(y.data(), n);
+    const int p = static_cast<int>(tested.size()), p0 = static_cast<int>(common.size() + 1);
+    prepare_test(*s, cell, static_cast<std::size_t>(n), p, p0, calibration);
+    const auto fit = core::fit_nested_models(s->common, s->tested, s->response);
+    s->non_private_log_statistic = core::subset_statistic(s->prior, fit.log_one_minus_r_squared,
+                                                          static_cast<double>(n), p, p0);
+    if (s->prior.kind != core::PriorKind::lr) {
+      s->non_private_posterior = core::posterior_probability_h1(s->non_private_log_statistic, cell.get_double("prior_h0"));
+    }
+    return s;
+  }
+
+  std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
+                                                                                const void* prepared) const override {
+    return test_calibration_outputs(*static_cast<const TestSetup*>(prepared));
+  }
+
+  void run_replicate(const Cell& cell, const void* prepared, core::RngStream&, core::RngStream& noise,
+                     std::span<double> out) const override {
+    const auto& s = *static_cast<const TestSetup*>(prepared);
+    const auto partition = core::random_partition(static_cast<std::size_t>(s.response.size()), s.sizes.size(), noise);
+    const auto t = core::subset_statistics(s.common, s.tested, s.response, partition, s.prior);
+    write_release(s, cell, t, noise, out);
+  }
+
+ private:
+  std::string name_, prior_, scale_;
+  double lower_, upper_;
+  std::string common_, tested_;
+};
+
+/// Type-I error of DP tests on data simulated under H0.
+class Type1Calibration final : public runtime::Experiment {
+ public:
+  std::string name() const override { return "type1_calibration"; }
+
+  std::vector<ParameterSpec> parameters() const override {
+    auto ps = test_parameters("lr", "log", 0.0, 7.0);
+    ps.push_back({.name = "n", .type = ParameterType::integer, .data_factor = true, .min = 3.0,
+                  .description = "rows per simulated data set"});
+    ps.push_back({.name = "p", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{1},
+                  .min = 1.0, .description = "tested predictors"});
+    ps.push_back({.name = "p0", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{1},
+                  .min = 1.0, .description = "common columns, intercept included"});
+    return ps;
+  }
+
+  void validate(const Cell& cell) const override {
+    limits_of(cell);
+    const auto n = static_cast<std::size_t>(cell.get_int("n"));
+    const int p = static_cast<int>(cell.get_int("p")), p0 = static_cast<int>(cell.get_int("p0"));
+    const auto m = static_cast<std::size_t>(cell.get_int("num_subsets"));
+    if (m > core::largest_admissible_num_subsets(n, p, p0)) {
+      throw std::invalid_argument("num_subsets: " + std::to_string(m) + " subsets leave too few rows; the largest "
+                                  "admissible M for n = " + std::to_string(n) + " is " +
+                                  std::to_string(core::largest_admissible_num_subsets(n, p, p0)));
+    }
+    if (core::is_bayesian(core::parse_prior_kind(cell.get_string("prior")))) {
+      throw std::invalid_argument("prior: type-I error calibration needs lr, bic or aic");
+    }
+  }
+
+  std::vector<MetricSpec> metrics(const Cell&) const override { return test_metrics(); }
+
+  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& calibration) const override {
+    auto s = std::make_shared<TestSetup>();
+    prepare_test(*s, cell, static_cast<std::size_t>(cell.get_int("n")), static_cast<int>(cell.get_int("p")),
+                 static_cast<int>(cell.get_int("p0")), calibration);
+    return s;
+  }
+
+  std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
+                                                                                const void* prepared) const override {
+    return test_calibration_outputs(*static_cast<const TestSetup*>(prepared));
+  }
+
+  void run_replicate(const Cell& cell, const void* prepared, core::RngStream& data, core::RngStream& noise,
+                     std::span<double> out) const override {
+    const auto& s = *static_cast<const TestSetup*>(prepared);
+    const auto n = static_cast<Eigen::Index>(cell.get_int("n"));
+    const auto p = static_cast<Eigen::Index>(cell.get_int("p"));
+    const auto p0 = static_cast<Eigen::Index>(cell.get_int("p0"));
+    // H0: y = 1 + 0.5 Σ z_j + N(0, 1); tested columns correlated with the common ones.
+    Eigen::MatrixXd common(n, p0), tested(n, p);
+    Eigen::VectorXd y(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      common(i, 0) = 1.0;
+      double mean = 1.0, zsum = 0.0;
+      for (Eigen::Index j = 1; j < p0; ++j) {
+        common(i, j) = core::standard_normal(data);
+        mean += 0.5 * common(i, j);
+        zsum += common(i, j);
+      }
+      for (Eigen::Index j = 0; j < p; ++j) tested(i, j) = 0.3 * zsum + core::standard_normal(data);
+      y(i) = mean + core::standard_normal(data);
+    }
+    const auto partition = core::random_partition(static_cast<std::size_t>(n), s.sizes.size(), noise);
+    const auto t = core::subset_statistics(common, tested, y, partition, s.prior);
+    write_release(s, cell, t, noise, out);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Experiment> make_hsb_posterior() {
+  return std::make_unique<DpTestRealData>("hsb_posterior", "g-prior", "probability", 0.01, 0.99, "", "female");
+}
+std::unique_ptr<runtime::Experiment> make_hsb_likelihood_ratio() {
+  return std::make_unique<DpTestRealData>("hsb_likelihood_ratio", "lr", "log", 0.0, 7.0, "science", "read");
+}
+std::unique_ptr<runtime::Experiment> make_type1_calibration() { return std::make_unique<Type1Calibration>(); }
+
+}  // namespace dpmu::experiments

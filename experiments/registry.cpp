@@ -1,0 +1,22 @@
+#include "dpmu/experiments/registry.hpp"
+
+#include <memory>
+
+#include "dpmu/runtime/experiment.hpp"
+
+namespace dpmu::experiments {
+
+std::unique_ptr<runtime::Experiment> make_normal_mean();
+std::unique_ptr<runtime::Experiment> make_hsb_posterior();
+std::unique_ptr<runtime::Experiment> make_hsb_likelihood_ratio();
+std::unique_ptr<runtime::Experiment> make_type1_calibration();
+
+void register_builtin_experiments() {
+  // Add one line per experiment.
+  runtime::register_experiment(make_normal_mean());
+  runtime::register_experiment(make_hsb_posterior());
+  runtime::register_experiment(make_hsb_likelihood_ratio());
+  runtime::register_experiment(make_type1_calibration());
+}
+
+}  // namespace dpmu::experiments

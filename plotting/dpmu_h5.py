@@ -1,0 +1,68 @@
+"""Read dpmu results files (HDF5, docs/results-schema.md) with h5py only.
+
+The plotting scripts never re-run the engine: everything they draw comes from these files.
+"""
+import h5py
+import numpy as np
+
+SUPPORTED_MAJOR = 1
+
+
+class Results:
+    """A dpmu results file: cells table, per-cell summaries and calibration outputs.
+
+    Parameters
+    ----------
+    path : str
+        Path of an ``.h5`` file written by ``dpmu run`` or ``dpmu merge``.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a dpmu results file or has an unsupported major schema version.
+    """
+
+    def __init__(self, path):
+        self.path = str(path)
+        with h5py.File(self.path, "r") as f:
+            if _text(f.attrs.get("filetype", "")) != "dpmu-results":
+                raise ValueError(f"{path}: not a dpmu results file")
+            major = int(f.attrs["schema_version"][0])
+            if major != SUPPORTED_MAJOR:
+                raise ValueError(f"{path}: schema major version {major} is not supported (expected {SUPPORTED_MAJOR})")
+            self.experiment = _text(f.attrs["experiment"])
+            self.complete = bool(f.attrs["complete"])
+            self.cells = {name: _array(f["cells"][name]) for name in f["cells"]}
+            self.summary = {}
+            for metric in f["summary"]:
+                self.summary[metric] = {k: np.asarray(f["summary"][metric][k]) for k in f["summary"][metric]}
+            self.calibration = {}
+            if "calibration" in f:
+                self.calibration = {k: np.asarray(f["calibration"][k]) for k in f["calibration"]}
+            self.n_cells = len(self.cells["cell_id"])
+
+    def select(self, **conditions):
+        """Indices of the cells whose parameters equal the given values."""
+        mask = np.ones(self.n_cells, dtype=bool)
+        for name, value in conditions.items():
+            column = self.cells[name]
+            if column.dtype.kind in "fiu":
+                mask &= np.isclose(column.astype(float), float(value))
+            else:
+                mask &= column == value
+        return np.flatnonzero(mask)
+
+    def values(self, name):
+        """Sorted distinct values of a parameter."""
+        return sorted(set(self.cells[name].tolist()))
+
+
+def _text(value):
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _array(dataset):
+    data = dataset[()]
+    if data.dtype.kind in "OS":
+        return np.array([_text(v) for v in data], dtype=object)
+    return np.asarray(data)

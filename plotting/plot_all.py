@@ -1,0 +1,52 @@
+"""Draw every figure for which a results file exists.
+
+Usage: /usr/bin/python3 plotting/plot_all.py [RESULTS_DIR] [--out FIGURES_DIR]
+Each ``*.h5`` in RESULTS_DIR is dispatched on its ``experiment`` attribute; files of other
+experiments are skipped with a note. Exit code 1 if a figure fails.
+"""
+import argparse
+import glob
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import fig_hsb  # noqa: E402
+import fig_type1  # noqa: E402
+from dpmu_h5 import Results  # noqa: E402
+
+PLOTTERS = {
+    "hsb_posterior": fig_hsb.plot_file,
+    "hsb_likelihood_ratio": fig_hsb.plot_file,
+    "type1_calibration": fig_type1.plot_file,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("results_dir", nargs="?", default="results")
+    parser.add_argument("--out", default=None, help="figures folder (default RESULTS_DIR/figures)")
+    args = parser.parse_args()
+    out = args.out or os.path.join(args.results_dir, "figures")
+    failures = 0
+    for path in sorted(glob.glob(os.path.join(args.results_dir, "*.h5"))):
+        try:
+            experiment = Results(path).experiment
+        except Exception as exc:  # not a dpmu file, or a newer schema
+            print(f"skip {path}: {exc}")
+            continue
+        plotter = PLOTTERS.get(experiment)
+        if plotter is None:
+            print(f"skip {path}: no figure for experiment {experiment}")
+            continue
+        try:
+            for written in plotter(path, out):
+                print(written)
+        except Exception as exc:
+            failures += 1
+            print(f"FAILED {path}: {exc}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

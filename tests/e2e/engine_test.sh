@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# End-to-end tests of the Monte Carlo engine commands (run, merge, summarize, compare) on
+# configs/smoke/: validation messages, thread/shard invariance, kill -9 and resume, --max-time,
+# merge refusals, compare, and reading the results file with h5py (no dpmu code).
+# Usage: engine_test.sh /path/to/dpmu /path/to/source-tree
+set -u
+DPMU="$1"
+SRC="$2"
+PY=/usr/bin/python3
+SMOKE="$SRC/configs/smoke/normal_mean.yaml"
+SLOW="$SRC/configs/smoke/normal_mean_slow.yaml"
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+passes=0
+pass() { passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# expect_exit CODE "stderr substring" args...
+expect_exit() {
+  local want_rc="$1" want="$2"; shift 2
+  "$DPMU" "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  if [ $rc -ne "$want_rc" ]; then fail "dpmu $*: exit $rc, expected $want_rc; stderr: $(cat "$TMP/err")"; return; fi
+  if [ -n "$want" ] && ! grep -qF -- "$want" "$TMP/err" "$TMP/out"; then
+    fail "dpmu $*: output lacks '$want'; got: $(cat "$TMP/err" "$TMP/out")"; return
+  fi
+  pass
+}
+
+# same_arrays A.h5 B.h5: every /replicates dataset and /replicates_done bit-identical.
+same_arrays() {
+  "$PY" - "$1" "$2" <<'PYEOF'
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+assert sorted(a["replicates"]) == sorted(b["replicates"])
+for k in a["replicates"]:
+    x, y = a["replicates"][k][()], b["replicates"][k][()]
+    assert x.shape == y.shape and x.tobytes() == y.tobytes(), k
+assert a["replicates_done"][()].tobytes() == b["replicates_done"][()].tobytes()
+for k in a["calibration"]:
+    assert a["calibration"][k][()].tobytes() == b["calibration"][k][()].tobytes(), k
+for k in a["summary"]:
+    for s in a["summary"][k]:
+        assert a["summary"][k][s][()].tobytes() == b["summary"][k][s][()].tobytes(), (k, s)
+PYEOF
+}
+
+# --- dry run: expanded cells and the amount of work
+expect_exit 0 "" run "$SMOKE" --dry-run
+grep -q "cells: 6" "$TMP/out" && grep -q "mu=1;n=2000;sigma=2" "$TMP/out" && grep -q "work: 2400 replicates in 48 tasks" "$TMP/out" \
+  && pass || fail "dry-run output: $(cat "$TMP/out")"
+
+# --- bad configs: every problem, with file:line: key, exit 2, no output file
+cat > "$TMP/bad.yaml" <<'YAML'
+experiment: normal_mean
+master_seed: 1
+replicates: 0
+colour: blue
+parameters:
+  sigma: -1
+grid:
+  n: [10, 2.5]
+YAML
+expect_exit 2 "bad.yaml:3: replicates: '0' is not an integer >= 1" run "$TMP/bad.yaml" --out "$TMP/bad.h5"
+grep -qF "bad.yaml:4: colour: unknown key" "$TMP/err" && grep -qF "bad.yaml:6: parameters.sigma: value -1 is out of range; sigma must be > 0" "$TMP/err" \
+  && grep -qF "bad.yaml:8: grid.n[1]: '2.5' is not an integer" "$TMP/err" && grep -qF "4 problems" "$TMP/err" && pass || fail "all errors at once: $(cat "$TMP/err")"
+[ ! -e "$TMP/bad.h5" ] && pass || fail "bad config left an output file"
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 5\ngrid: {n: [1, 2\n' > "$TMP/syntax.yaml"
+expect_exit 2 "syntax.yaml:5: invalid YAML" run "$TMP/syntax.yaml" --out "$TMP/x.h5"
+printf 'experiment: normal_man\nmaster_seed: 1\nreplicates: 5\n' > "$TMP/unknown.yaml"
+expect_exit 2 "unknown.yaml:1: experiment: unknown experiment 'normal_man'; registered experiments are normal_mean" run "$TMP/unknown.yaml" --dry-run
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 5\ngrid: {[n]: 1}\n' > "$TMP/key.yaml"
+expect_exit 2 "key.yaml:4: cannot read this YAML node" run "$TMP/key.yaml" --dry-run
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 100000000000\nparameters: {n: 3}\n' > "$TMP/huge.yaml"
+expect_exit 2 "GB in memory" run "$TMP/huge.yaml" --out "$TMP/huge.h5"
+expect_exit 2 "--out FILE.h5 is required" run "$SMOKE"
+expect_exit 2 "not of the form i/N" run "$SMOKE" --out "$TMP/x.h5" --shard 2
+expect_exit 2 "0 <= i < N" run "$SMOKE" --out "$TMP/x.h5" --shard 2/2
+
+# --- threads and shards: bit-identical
+expect_exit 0 "" run "$SMOKE" --out "$TMP/t1.h5" --threads 1 --quiet
+[ ! -s "$TMP/err" ] && pass || fail "--quiet printed: $(cat "$TMP/err")"
+expect_exit 0 "" run "$SMOKE" --out "$TMP/t2.h5" --threads 2
+# stderr is not a terminal: no redrawn progress, just the final progress line and the summary line
+[ "$(wc -l < "$TMP/err")" -eq 2 ] && grep -q "^dpmu: cells 6/6, replicates 2400/2400 (" "$TMP/err" \
+  && grep -q "^dpmu: 48 tasks of 48 (0 from the checkpoint), 2400 replicates" "$TMP/err" && pass || fail "progress lines: $(cat "$TMP/err")"
+expect_exit 0 "" run "$SMOKE" --out "$TMP/s0.h5" --shard 0/2 --quiet
+expect_exit 0 "" run "$SMOKE" --out "$TMP/s1.h5" --shard 1/2 --quiet --threads 1
+expect_exit 0 "" merge "$TMP/merged.h5" "$TMP/s1.h5" "$TMP/s0.h5"
+same_arrays "$TMP/t1.h5" "$TMP/t2.h5" && pass || fail "1 thread vs 2 threads differ"
+same_arrays "$TMP/t1.h5" "$TMP/merged.h5" && pass || fail "unsharded vs merged shards differ"
+expect_exit 2 "the file exists" run "$SMOKE" --out "$TMP/t1.h5"
+expect_exit 0 "" run "$SMOKE" --out "$TMP/t1.h5" --resume --quiet
+
+# --- replay: one replicate recomputed from (seed, cell, replicate) alone equals the stored one
+expect_exit 0 "" replay "$SMOKE" --cell 4 --replicate 123
+"$PY" -c "
+import json, h5py
+d = json.load(open('$TMP/out')); f = h5py.File('$TMP/t1.h5', 'r')
+assert d['key'] == f['cells/key'][4].decode()
+assert d['metrics']['sample_mean'] == f['replicates/sample_mean'][4, 123]
+assert d['metrics']['quantiles'] == list(f['replicates/quantiles'][4, 123])
+" && pass || fail "replay differs from the stored replicate: $(cat "$TMP/out")"
+expect_exit 0 "" replay "$SMOKE" --cell 15da92038ceed026 --replicate 0
+expect_exit 2 "is neither a cell index" replay "$SMOKE" --cell 6 --replicate 0
+expect_exit 2 "--replicate: 400 is not in [0, 400)" replay "$SMOKE" --cell 0 --replicate 400
+
+# --- merge refuses mismatched shards
+expect_exit 2 "missing shard(s) 1/2" merge "$TMP/m1.h5" "$TMP/s0.h5"
+expect_exit 2 "shard 0/2 is given twice" merge "$TMP/m2.h5" "$TMP/s0.h5" "$TMP/s0.h5"
+expect_exit 0 "" run "$SMOKE" --out "$TMP/r1.h5" --shard 1/2 --replicates 300 --quiet
+expect_exit 2 "comes from another study" merge "$TMP/m3.h5" "$TMP/s0.h5" "$TMP/r1.h5"
+expect_exit 2 "exists" merge "$TMP/merged.h5" "$TMP/s0.h5" "$TMP/s1.h5"
+
+# --- the results file, read with h5py only
+"$PY" - "$TMP/t1.h5" <<'PYEOF' && pass || fail "h5py schema checks"
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+a = f.attrs
+assert a["filetype"] == "dpmu-results" and list(a["schema_version"]) == [1, 0]
+assert a["experiment"] == "normal_mean" and a["master_seed"] == 20241130 and a["complete"] == 1
+assert "experiment: normal_mean" in a["config_yaml"]
+for k in ("dpmu_version", "git_sha", "created_utc", "started_utc", "finished_utc", "rng", "study_fingerprint"):
+    assert len(a[k]) > 0, k
+cells = f["cells"]
+assert list(cells["n"][()]) == [5, 5, 50, 50, 1000, 2000] and cells["n"].dtype == np.int64
+assert list(cells["mu"][()]) == [0, 1, 0, 1, -1, 1] and cells["sigma"].dtype == np.float64
+assert cells["key"][0].decode() == "mu=0;n=5;sigma=2"
+assert f["replicates/sample_mean"].shape == (6, 400) and f["replicates/quantiles"].shape == (6, 400, 3)
+assert f["replicates_done"][()].all() and list(f["cell_status/n_done"][()]) == [400] * 6
+m = f["replicates/sample_mean"][()]
+assert np.allclose(f["summary/sample_mean/mean"][()], m.mean(axis=1), rtol=1e-12, atol=1e-15)
+assert np.allclose(f["summary/sample_mean/sd"][()], m.std(axis=1, ddof=1), rtol=1e-12)
+assert np.allclose(f["summary/sample_mean/mcse"][()], m.std(axis=1, ddof=1) / 20, rtol=1e-12)
+assert np.allclose(f["summary/quantiles/q500"][()], np.median(f["replicates/quantiles"][()], axis=1), rtol=1e-12)
+assert np.allclose(f["summary/covered/q250"][()], np.quantile(f["replicates/covered"][()], 0.25, axis=1))
+assert f["calibration/z_critical"].shape == (6, 1) and np.allclose(f["calibration/z_critical"][()], 1.959963984540054)
+assert list(f["calibration_sizes/z_critical"][()]) == [1] * 6
+assert f["errors/replicate"].shape == (0,) and list(f["summary/sample_mean/n_ok"][()]) == [400] * 6
+PYEOF
+
+# --- summarize
+expect_exit 0 "" summarize "$TMP/t1.h5"
+"$PY" -c "
+import json; d = json.load(open('$TMP/out'))
+assert len(d) == 6 and d[4]['cell'] == 4 and d[4]['parameters'] == {'mu': -1.0, 'n': 1000, 'sigma': 2.0}
+m = d[4]['metrics']
+assert set(m) == {'sample_mean', 'covered', 'quantiles[0]', 'quantiles[1]', 'quantiles[2]'}
+assert all(k in m['covered'] for k in ('mean', 'sd', 'mcse', 'q25', 'median', 'q75', 'n')) and m['covered']['n'] == 400
+assert abs(m['sample_mean']['mean'] + 1) < 4 * m['sample_mean']['mcse']
+" && pass || fail "summarize json: $(head -c 600 "$TMP/out")"
+# golden summaries (refreshed only by scripts/update-golden.sh): relative tolerance 1e-12
+"$PY" - "$TMP/out" "$SRC/tests/e2e/golden/normal_mean_smoke.json" <<'PYEOF' && pass || fail "summaries differ from tests/e2e/golden/normal_mean_smoke.json"
+import json, math, sys
+got, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert len(got) == len(want)
+for g, w in zip(got, want):
+    assert g["parameters"] == w["parameters"] and g["cell_id"] == w["cell_id"]
+    for name, ws in w["metrics"].items():
+        for k, x in ws.items():
+            y = g["metrics"][name][k]
+            assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15), (g["cell"], name, k, x, y)
+PYEOF
+expect_exit 0 "" summarize "$TMP/t1.h5" --format table
+grep -q "quantiles\[2\]" "$TMP/out" && pass || fail "summarize table"
+expect_exit 2 "not an HDF5 file" summarize "$TMP/bad.yaml"
+
+# --- compare
+expect_exit 0 "equal" compare "$TMP/t1.h5" "$TMP/merged.h5"
+sed 's/sigma: 2.0/sigma: 2.5/' "$SMOKE" > "$TMP/other.yaml"
+expect_exit 0 "" run "$TMP/other.yaml" --out "$TMP/other.h5" --quiet
+expect_exit 1 "cell only in the first file" compare "$TMP/t1.h5" "$TMP/other.h5"
+
+# --- kill -9 mid-run, then --resume: bit-identical to an uninterrupted run
+expect_exit 0 "" run "$SLOW" --out "$TMP/ref.h5" --quiet --threads 2
+"$DPMU" run "$SLOW" --out "$TMP/k.h5" --quiet --threads 2 2>/dev/null &
+pid=$!
+for _ in $(seq 1 400); do
+  size=$(stat -c %s "$TMP/k.h5.journal" 2>/dev/null || echo 0)
+  [ "$size" -gt 4000 ] && break
+  sleep 0.02
+done
+kill -9 $pid 2>/dev/null && killed=1 || killed=0
+wait $pid 2>/dev/null
+if [ $killed -eq 1 ]; then
+  [ ! -e "$TMP/k.h5" ] && [ -s "$TMP/k.h5.journal" ] && pass || fail "after kill -9: expected a journal and no half-written .h5"
+  expect_exit 3 "--resume" run "$SLOW" --out "$TMP/k.h5" --resume --max-time 1e-6
+  expect_exit 0 "from the checkpoint" run "$SLOW" --out "$TMP/k.h5" --resume --threads 1
+  grep -q "^dpmu: 60 tasks of 60 (0 from" "$TMP/err" && fail "resume redid finished work" || pass
+  same_arrays "$TMP/ref.h5" "$TMP/k.h5" && pass || fail "killed + resumed differs from uninterrupted"
+  [ ! -e "$TMP/k.h5.journal" ] && pass || fail "journal left after completion"
+else
+  fail "the run finished before it could be killed"
+fi
+
+# --- --max-time: clean stop, incomplete file, resume completes it
+expect_exit 3 "dpmu run" run "$SLOW" --out "$TMP/mt.h5" --max-time 0.3 --threads 1
+"$PY" -c "
+import h5py; f = h5py.File('$TMP/mt.h5', 'r')
+assert f.attrs['complete'] == 0
+d = f['cell_status/n_done'][()]
+assert d.sum() < 600 and (d % 10 == 0).all()
+assert (f['summary/sample_mean/n_ok'][()] == d).all()
+" && pass || fail "--max-time file"
+expect_exit 0 "is incomplete" summarize "$TMP/mt.h5"
+expect_exit 0 "" run "$SLOW" --out "$TMP/mt.h5" --resume --quiet
+same_arrays "$TMP/ref.h5" "$TMP/mt.h5" && pass || fail "--max-time + resume differs from uninterrupted"
+
+# --- SIGTERM (as SLURM sends before a time limit): clean stop, exit 3, incomplete file, resumable
+"$DPMU" run "$SLOW" --out "$TMP/term.h5" --quiet --threads 1 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 1 400); do
+  size=$(stat -c %s "$TMP/term.h5.journal" 2>/dev/null || echo 0)
+  [ "$size" -gt 4000 ] && break
+  sleep 0.02
+done
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 3 ] && "$PY" -c "import h5py; assert h5py.File('$TMP/term.h5', 'r').attrs['complete'] == 0" \
+  && pass || fail "SIGTERM: exit $rc (want 3) or file not marked incomplete; $(cat "$TMP/err")"
+expect_exit 0 "" run "$SLOW" --out "$TMP/term.h5" --resume --quiet
+same_arrays "$TMP/ref.h5" "$TMP/term.h5" && pass || fail "SIGTERM + resume differs from uninterrupted"
+
+# --- unwritable output: a clear message, exit 2
+expect_exit 2 "cannot create the checkpoint journal" run "$SMOKE" --out "$TMP/no/such/dir/x.h5"
+
+# --- the SLURM script's array-task and merge stages (without SLURM: no squeue, no sbatch)
+for i in 0 1; do
+  DPMU="$DPMU" SLURM_ARRAY_TASK_ID=$i SLURM_CPUS_PER_TASK=1 bash "$SRC/scripts/slurm/sweep.sbatch" "$SMOKE" "$TMP/sw.h5" 2 --quiet \
+    >/dev/null 2>"$TMP/err" || fail "sweep.sbatch shard $i: $(cat "$TMP/err")"
+done
+DPMU="$DPMU" DPMU_SWEEP_STAGE=merge bash "$SRC/scripts/slurm/sweep.sbatch" "$SMOKE" "$TMP/sw.h5" 2 >/dev/null 2>"$TMP/err" \
+  || fail "sweep.sbatch merge: $(cat "$TMP/err")"
+same_arrays "$TMP/t1.h5" "$TMP/sw.h5" && pass || fail "sweep.sbatch result differs from an unsharded run"
+
+# --- every shipped config validates
+for cfg in "$SRC"/configs/*.yaml "$SRC"/configs/smoke/*.yaml; do
+  expect_exit 0 "" run "$cfg" --dry-run
+done
+
+echo "engine_test: $passes passed, $failures failed"
+[ $failures -eq 0 ]

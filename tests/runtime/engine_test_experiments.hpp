@@ -1,0 +1,84 @@
+#pragma once
+// Experiments used only by the engine tests (registered on first use).
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "dpmu/core/random.hpp"
+#include "dpmu/experiments/registry.hpp"
+#include "dpmu/runtime/experiment.hpp"
+
+namespace dpmu_test {
+
+/// Set by `test_engine` when `stop_after` replicates have run (for interrupted-run tests).
+inline std::atomic<bool> g_stop{false};
+inline std::atomic<long> g_calls{0};
+inline std::atomic<long> g_prepare_calls{0};
+
+/// Parameters shaped like the paper's (n, p, epsilon, delta, num_subsets, lower/upper, mechanism).
+/// Metrics: x (data uniform + noise uniform), v[p] (p data normals), failing replicates throw.
+class TestEngine final : public dpmu::runtime::Experiment {
+ public:
+  std::string name() const override { return "test_engine"; }
+  std::vector<dpmu::runtime::ParameterSpec> parameters() const override {
+    using dpmu::runtime::ParameterType;
+    return {
+        {.name = "n", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{100}, .min = 1.0},
+        {.name = "p", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{2}, .min = 1.0},
+        {.name = "epsilon", .type = ParameterType::real, .default_value = 1.0, .min = 0.0, .min_inclusive = false},
+        {.name = "delta", .type = ParameterType::real, .default_value = 1e-6, .min = 0.0, .max = 1.0, .min_inclusive = false,
+         .max_inclusive = false},
+        {.name = "num_subsets", .type = ParameterType::integer, .default_value = std::int64_t{1}, .min = 1.0},
+        {.name = "lower", .type = ParameterType::real, .default_value = -1.0},
+        {.name = "upper", .type = ParameterType::real, .default_value = 1.0},
+        {.name = "mechanism", .type = ParameterType::string, .default_value = std::string("laplace"),
+         .allowed = {"laplace", "gaussian"}},
+        {.name = "fail_probability", .type = ParameterType::real, .default_value = 0.0, .min = 0.0, .max = 1.0},
+        {.name = "fail_prepare", .type = ParameterType::integer, .default_value = std::int64_t{0}},
+        {.name = "stop_after", .type = ParameterType::integer, .default_value = std::int64_t{0}},
+    };
+  }
+  void validate(const dpmu::runtime::Cell& c) const override {
+    if (c.get_int("n") <= c.get_int("p") + 1) {
+      throw std::invalid_argument("n: must be > p + 1 (n = " + std::to_string(c.get_int("n")) + ", p = " +
+                                  std::to_string(c.get_int("p")) + ")");
+    }
+    if (!(c.get_double("lower") < c.get_double("upper"))) throw std::invalid_argument("lower: must be < upper");
+  }
+  std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell& c) const override {
+    return {{.name = "x"}, {.name = "v", .size = static_cast<std::size_t>(c.get_int("p")), .is_vector = true}};
+  }
+  std::shared_ptr<const void> prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream& calibration) const override {
+    g_prepare_calls.fetch_add(1);
+    if (c.get_int("fail_prepare") != 0) throw std::runtime_error("prepare failed on purpose");
+    // A calibration-dependent constant, small against the Monte Carlo error of x.
+    return std::make_shared<const double>(1e-6 * dpmu::core::uniform_open01(calibration));
+  }
+  std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const dpmu::runtime::Cell& c,
+                                                                                const void* prepared) const override {
+    return {{"offset", std::vector<double>(static_cast<std::size_t>(c.get_int("p")), *static_cast<const double*>(prepared))}};
+  }
+  void run_replicate(const dpmu::runtime::Cell& c, const void* prepared, dpmu::core::RngStream& data,
+                     dpmu::core::RngStream& noise, std::span<double> out) const override {
+    const long calls = g_calls.fetch_add(1) + 1;
+    const auto stop_after = c.get_int("stop_after");
+    if (stop_after > 0 && calls >= stop_after) g_stop.store(true);
+    const double u = dpmu::core::uniform_open01(data);
+    if (u < c.get_double("fail_probability")) throw std::runtime_error("replicate failed on purpose");
+    out[0] = u + dpmu::core::uniform_open01(noise) + *static_cast<const double*>(prepared);
+    for (std::int64_t j = 0; j < c.get_int("p"); ++j) out[1 + j] = dpmu::core::standard_normal(data);
+  }
+};
+
+inline void register_test_experiments() {
+  static const bool once = [] {
+    dpmu::experiments::register_builtin_experiments();
+    dpmu::runtime::register_experiment(std::make_unique<TestEngine>());
+    return true;
+  }();
+  (void)once;
+}
+
+}  // namespace dpmu_test

@@ -1,0 +1,355 @@
+#include "dpmu/runtime/runner.hpp"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "dpmu/runtime/config.hpp"
+#include "dpmu/runtime/results.hpp"
+#include "engine_test_experiments.hpp"
+
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+namespace rt = dpmu::runtime;
+
+namespace {
+
+/// A fresh temporary directory, removed at the end of the test.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("dpmu_runner_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  static int& counter() {
+    static int c = 0;
+    return c;
+  }
+  fs::path operator/(const std::string& s) const { return path / s; }
+};
+
+rt::StudySpec study(const std::string& extra = "", std::int64_t replicates = 60) {
+  dpmu_test::register_test_experiments();
+  return rt::parse_study("experiment: test_engine\nmaster_seed: 7\nreplicates: " + std::to_string(replicates) +
+                             "\nblock_size: 7\n" + extra +
+                             "grid:\n  - n: [10, 20]\n    p: [1, 3]\n    mechanism: [laplace, gaussian]\n",
+                         "test.yaml");
+}
+
+rt::RunOptions options(const fs::path& out, int threads = 1) {
+  rt::RunOptions o;
+  o.out = out;
+  o.threads = threads;
+  o.quiet = true;
+  return o;
+}
+
+/// True if every replicate value (bitwise, NaN included) and done flag agree.
+bool same_numbers(const rt::StudyResults& a, const rt::StudyResults& b) {
+  if (a.cells.size() != b.cells.size()) return false;
+  for (std::size_t c = 0; c < a.cells.size(); ++c) {
+    const auto& x = a.cell_results[c];
+    const auto& y = b.cell_results[c];
+    if (a.cells[c].key() != b.cells[c].key() || x.values.size() != y.values.size() || x.done != y.done) return false;
+    if (std::memcmp(x.values.data(), y.values.data(), x.values.size() * sizeof(double)) != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("summaries: mean, sd, mcse, type-7 quantiles, NaN failures and undone replicates left out", "[engine][summary]") {
+  const double nan = std::nan("");
+  const std::vector<double> v = {4, 1, nan, 3, 2, 100};
+  const std::vector<std::uint8_t> done = {1, 1, 1, 1, 1, 0};
+  const auto s = rt::summarize_values(v.data(), 1, done.data(), v.size());
+  CHECK(s.n == 5);
+  CHECK(s.n_ok == 4);
+  CHECK(s.mean == 2.5);
+  CHECK(s.sd == Approx(std::sqrt(5.0 / 3.0)).epsilon(1e-15));
+  CHECK(s.mcse == Approx(std::sqrt(5.0 / 3.0) / 2.0).epsilon(1e-15));
+  CHECK(s.q250 == 1.75);  // numpy.quantile([1,2,3,4], 0.25) == 1.75
+  CHECK(s.q500 == 2.5);
+  CHECK(s.q750 == 3.25);
+  CHECK(s.q025 == Approx(1.075).epsilon(1e-14));
+  const auto none = rt::summarize_values(v.data(), 1, std::vector<std::uint8_t>(6, 0).data(), v.size());
+  CHECK(none.n == 0);
+  CHECK(std::isnan(none.mean));
+}
+
+TEST_CASE("engine: 1 thread, 2 threads and 2 shards merged give bit-identical replicate arrays", "[engine][determinism]") {
+  TempDir dir;
+  const auto s = study();
+  REQUIRE(s.cells.size() == 8);
+  rt::run_study(s, options(dir / "one.h5", 1));
+  rt::run_study(s, options(dir / "two.h5", 2));
+  auto o0 = options(dir / "s0.h5", 2);
+  o0.shard = rt::parse_shard("0/2");
+  auto o1 = options(dir / "s1.h5", 1);
+  o1.shard = rt::parse_shard("1/2");
+  const auto r0 = rt::run_study(s, o0);
+  rt::run_study(s, o1);
+  CHECK(r0.complete);
+  CHECK(r0.tasks_total == 8 * 9 / 2);  // 9 blocks of 7 per cell (60 replicates)
+  rt::merge_results(dir / "merged.h5", {dir / "s1.h5", dir / "s0.h5"});
+  const auto one = rt::read_results(dir / "one.h5");
+  const auto two = rt::read_results(dir / "two.h5");
+  const auto merged = rt::read_results(dir / "merged.h5");
+  const auto shard0 = rt::read_results(dir / "s0.h5");
+  CHECK(one.info.complete);
+  CHECK(one.n_done(0) == 60);
+  CHECK(!std::isnan(one.cell_results[3].values[5]));
+  CHECK(same_numbers(one, two));
+  CHECK(same_numbers(one, merged));
+  REQUIRE(one.calibration.size() == 8);
+  CHECK(one.calibration[3] == merged.calibration[3]);  // prepare() outputs survive sharding
+  CHECK(one.calibration[3] == two.calibration[3]);
+  REQUIRE(one.calibration[3].size() == 1);
+  CHECK(one.calibration[3][0].first == "offset");
+  CHECK(one.calibration[3][0].second.size() == static_cast<std::size_t>(one.cells[3].get_int("p")));
+  CHECK(merged.info.shard_count == 1);
+  CHECK(shard0.n_done(0) < 60);  // a shard holds part of each cell
+  CHECK(!same_numbers(one, shard0));
+  CHECK(rt::compare_results(one, merged, 4.0).empty());
+  CHECK(!fs::exists(rt::journal_path(dir / "one.h5")));  // journal removed once complete
+}
+
+TEST_CASE("engine: data streams are shared across method factors, noise streams are not", "[engine][determinism]") {
+  TempDir dir;
+  rt::run_study(study(), options(dir / "a.h5"));
+  const auto r = rt::read_results(dir / "a.h5");
+  // cells 0 and 1: same (n, p), mechanism laplace vs gaussian: the p normals (metric v) agree,
+  // x = data + noise + calibration differs.
+  REQUIRE(r.cells[0].data_id() == r.cells[1].data_id());
+  const auto& a = r.cell_results[0];
+  const auto& b = r.cell_results[1];
+  CHECK(a.values[1] == b.values[1]);
+  CHECK(a.values[0] != b.values[0]);
+}
+
+TEST_CASE("engine: interrupted run resumes from its journal (torn last record ignored), bit-identical", "[engine][resume]") {
+  TempDir dir;
+  const auto s = study("parameters:\n  stop_after: 100\n", 200);
+  rt::run_study(s, options(dir / "ref.h5", 2));  // no stop flag: runs to the end
+
+  dpmu_test::g_calls = 0;
+  dpmu_test::g_stop = false;
+  auto o = options(dir / "run.h5", 2);
+  o.stop_flag = &dpmu_test::g_stop;
+  const auto first = rt::run_study(s, o);
+  CHECK(!first.complete);
+  CHECK(first.stopped);
+  CHECK(first.tasks_run > 0);
+  CHECK(first.tasks_run < first.tasks_total);
+  const fs::path journal = rt::journal_path(dir / "run.h5");
+  REQUIRE(fs::exists(journal));
+  // The incomplete file is readable and says how many replicates each summary uses.
+  const auto partial = rt::read_results(dir / "run.h5");
+  CHECK(!partial.info.complete);
+  std::int64_t done = 0;
+  for (std::size_t c = 0; c < partial.cells.size(); ++c) done += partial.n_done(c);
+  CHECK(done == static_cast<std::int64_t>(first.replicates_run));
+  CHECK(rt::summarize_component(partial, 0, 0, 0).n <= 200);
+  // Simulate kill -9 during a journal append: a torn record at the end.
+  {
+    std::ofstream j(journal, std::ios::binary | std::ios::app);
+    const std::uint64_t len = 1000;
+    j.write(reinterpret_cast<const char*>(&len), 8);
+    j << "partial";
+  }
+  // Without --resume the run refuses to overwrite.
+  CHECK_THROWS_WITH(rt::run_study(s, options(dir / "run.h5")), Contains("pass --resume"));
+  auto again = options(dir / "run.h5", 1);
+  again.resume = true;
+  const auto second = rt::run_study(s, again);
+  CHECK(second.complete);
+  CHECK(second.tasks_resumed == first.tasks_run);
+  CHECK(second.tasks_run + second.tasks_resumed == second.tasks_total);
+  const auto ref = rt::read_results(dir / "ref.h5");
+  const auto resumed = rt::read_results(dir / "run.h5");
+  CHECK(same_numbers(ref, resumed));
+  CHECK(ref.calibration == resumed.calibration);
+  CHECK(!fs::exists(journal));
+  // Resuming a complete file does nothing.
+  const auto third = rt::run_study(s, again);
+  CHECK(third.complete);
+  CHECK(third.tasks_run == 0);
+}
+
+TEST_CASE("engine: --max-time stops cleanly and marks the file incomplete", "[engine][resume]") {
+  TempDir dir;
+  const auto s = study("", 20);
+  auto o = options(dir / "a.h5");
+  o.max_time_seconds = 1e-9;
+  const auto rep = rt::run_study(s, o);
+  CHECK(!rep.complete);
+  CHECK(rep.stopped);
+  const auto r = rt::read_results(dir / "a.h5");
+  CHECK(!r.info.complete);
+  CHECK(r.n_done(0) == 0);
+  o.max_time_seconds.reset();
+  o.resume = true;
+  CHECK(rt::run_study(s, o).complete);
+  CHECK(rt::read_results(dir / "a.h5").info.complete);
+}
+
+TEST_CASE("engine: a checkpoint of another study is refused", "[engine][resume]") {
+  TempDir dir;
+  auto o = options(dir / "a.h5");
+  o.max_time_seconds = 1e-9;
+  rt::run_study(study("", 20), o);
+  o.max_time_seconds.reset();
+  o.resume = true;
+  CHECK_THROWS_WITH(rt::run_study(study("", 21), o), Contains("belongs to another study or shard"));
+  o.shard = rt::parse_shard("1/2");
+  CHECK_THROWS_WITH(rt::run_study(study("", 20), o), Contains("belongs to another study or shard"));
+}
+
+TEST_CASE("engine: failed replicates become NaN with an /errors record, never redrawn", "[engine][errors]") {
+  TempDir dir;
+  const auto s = study("parameters:\n  fail_probability: 0.2\n", 50);
+  const auto rep = rt::run_study(s, options(dir / "a.h5", 2));
+  CHECK(rep.complete);
+  CHECK(rep.failed_cells.size() == 8);  // about 20% > max_failure_fraction 5%
+  const auto r = rt::read_results(dir / "a.h5");
+  REQUIRE(!r.errors.empty());
+  std::int64_t nan_rows = 0;
+  for (std::size_t c = 0; c < r.cells.size(); ++c) {
+    const auto& cr = r.cell_results[c];
+    for (std::size_t i = 0; i < 50; ++i) nan_rows += std::isnan(cr.values[i * cr.width]) ? 1 : 0;
+  }
+  CHECK(nan_rows == static_cast<std::int64_t>(r.errors.size()));
+  CHECK(r.errors[0].stage == "replicate");
+  CHECK(r.errors[0].message == "replicate failed on purpose");
+  const auto& e = r.errors[0];
+  CHECK(std::isnan(r.cell_results[e.cell].values[e.replicate * r.cell_results[e.cell].width]));
+  const auto sum = rt::summarize_component(r, e.cell, 0, 0);
+  CHECK(sum.n == 50);
+  CHECK(sum.n_ok == 50 - r.n_failed(e.cell));
+  CHECK(r.n_failed(e.cell) > 0);
+}
+
+TEST_CASE("engine: prepare runs once per cell; a failed prepare fails the cell's replicates", "[engine][errors]") {
+  TempDir dir;
+  dpmu_test::g_prepare_calls = 0;
+  rt::run_study(study("", 30), options(dir / "a.h5", 2));
+  CHECK(dpmu_test::g_prepare_calls == 8);
+  const auto s = study("parameters:\n  fail_prepare: 1\n", 10);
+  const auto rep = rt::run_study(s, options(dir / "b.h5"));
+  CHECK(rep.failed_cells.size() == 8);
+  const auto r = rt::read_results(dir / "b.h5");
+  CHECK(r.errors.size() == 80);
+  CHECK(r.errors[0].stage == "prepare");
+  CHECK(r.errors[0].message == "prepare failed on purpose");
+}
+
+TEST_CASE("merge refuses missing, duplicated, incomplete and mismatched shards", "[engine][merge]") {
+  TempDir dir;
+  const auto s = study("", 20);
+  for (int i = 0; i < 3; ++i) {
+    const std::string idx = std::to_string(i);
+    auto o = options(dir.path / ("s" + idx + ".h5"));  // (a temporary + std::string trips GCC 12's -Wrestrict)
+    o.shard = rt::parse_shard(idx + "/3");
+    rt::run_study(s, o);
+  }
+  auto other = options(dir / "other.h5");
+  other.shard = rt::parse_shard("2/3");
+  rt::run_study(rt::parse_study(s.config_yaml, "test.yaml", {.replicates = 21}), other);
+  auto stopped = options(dir / "stopped.h5");
+  stopped.shard = rt::parse_shard("2/3");
+  stopped.max_time_seconds = 1e-9;
+  rt::run_study(s, stopped);
+  auto two = options(dir / "two.h5");
+  two.shard = rt::parse_shard("1/2");
+  rt::run_study(s, two);
+
+  CHECK_THROWS_WITH(rt::merge_results(dir / "m.h5", {dir / "s0.h5", dir / "s1.h5"}), Contains("missing shard(s) 2/3"));
+  CHECK_THROWS_WITH(rt::merge_results(dir / "m.h5", {dir / "s0.h5", dir / "s1.h5", dir / "s1.h5"}),
+                    Contains("shard 1/3 is given twice"));
+  CHECK_THROWS_WITH(rt::merge_results(dir / "m.h5", {dir / "s0.h5", dir / "s1.h5", dir / "other.h5"}),
+                    Contains("comes from another study"));
+  CHECK_THROWS_WITH(rt::merge_results(dir / "m.h5", {dir / "s0.h5", dir / "s1.h5", dir / "stopped.h5"}),
+                    Contains("is incomplete"));
+  CHECK_THROWS_WITH(rt::merge_results(dir / "m.h5", {dir / "s0.h5", dir / "two.h5"}), Contains("is shard 1/2 but"));
+  CHECK(!fs::exists(dir / "m.h5"));
+  rt::merge_results(dir / "m.h5", {dir / "s2.h5", dir / "s0.h5", dir / "s1.h5"});
+  CHECK(rt::read_results(dir / "m.h5").info.complete);
+}
+
+TEST_CASE("compare: identical files are equal; shifted means and missing cells are flagged", "[engine][compare]") {
+  TempDir dir;
+  const auto s = study("", 40);
+  rt::run_study(s, options(dir / "a.h5"));
+  auto a = rt::read_results(dir / "a.h5");
+  CHECK(rt::compare_results(a, a, 4.0).empty());
+  // Another seed: same cells, independent numbers; all within 4 combined MC standard errors.
+  auto s2 = rt::parse_study("experiment: test_engine\nmaster_seed: 8\nreplicates: 40\nblock_size: 7\n"
+                            "grid:\n  - n: [10, 20]\n    p: [1, 3]\n    mechanism: [laplace, gaussian]\n",
+                            "b.yaml");
+  rt::run_study(s2, options(dir / "b.h5"));
+  const auto b = rt::read_results(dir / "b.h5");
+  CHECK(rt::compare_results(a, b, 4.0).empty());
+  // Shift metric x of cell 2 by 10 MC standard errors.
+  auto shifted = a;
+  const double shift = 10 * rt::summarize_component(a, 2, 0, 0).mcse;
+  auto& cr = shifted.cell_results[2];
+  for (std::size_t i = 0; i < 40; ++i) cr.values[i * cr.width] += shift;
+  const auto d = rt::compare_results(a, shifted, 4.0);
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].metric == "x");
+  CHECK(d[0].cell_key == a.cells[2].key());
+  CHECK(d[0].z == Approx(10 / std::sqrt(2.0)).epsilon(1e-9));
+  CHECK(rt::compare_results(a, shifted, 8.0).empty());
+  // A cell missing from one file.
+  auto fewer = a;
+  fewer.cells.pop_back();
+  fewer.cell_results.pop_back();
+  for (auto& m : fewer.metrics) m.sizes.pop_back();
+  const auto d2 = rt::compare_results(a, fewer, 4.0);
+  REQUIRE(d2.size() == 1);
+  CHECK(d2[0].reason == "cell only in the first file");
+}
+
+TEST_CASE("results file round trip: what is written is read back", "[engine][hdf5]") {
+  TempDir dir;
+  rt::run_study(study("", 9), options(dir / "a.h5"));
+  const auto r = rt::read_results(dir / "a.h5");
+  rt::write_results(dir / "b.h5", r);
+  const auto r2 = rt::read_results(dir / "b.h5");
+  CHECK(same_numbers(r, r2));
+  CHECK(r2.info.config_yaml == r.info.config_yaml);
+  CHECK(r2.info.master_seed == 7);
+  CHECK(r2.metrics.size() == 2);
+  CHECK(r2.metrics[1].is_vector);
+  CHECK(r2.metrics[1].max_size == 3);
+  CHECK(r2.metrics[1].sizes[0] == 1);
+  CHECK(r2.cells[3].get_string("mechanism") == r.cells[3].get_string("mechanism"));
+  CHECK_THROWS_WITH(rt::read_results(dir / "none.h5"), Contains("no such file"));
+  { std::ofstream(dir / "bad.h5") << "not hdf5"; }
+  CHECK_THROWS_WITH(rt::read_results(dir / "bad.h5"), Contains("not an HDF5 file"));
+}
+
+TEST_CASE("parse_shard", "[engine]") {
+  CHECK(rt::parse_shard("1/4").index == 1);
+  CHECK(rt::parse_shard("1/4").count == 4);
+  CHECK_THROWS_WITH(rt::parse_shard("4/4"), Contains("0 <= i < N"));
+  CHECK_THROWS_WITH(rt::parse_shard("a/4"), Contains("not of the form i/N"));
+  CHECK_THROWS_WITH(rt::parse_shard("1"), Contains("not of the form i/N"));
+}
+
+TEST_CASE("Cell accessors and find_experiment", "[engine]") {
+  dpmu_test::register_test_experiments();
+  const rt::Cell c({{"b", std::int64_t{2}}, {"a", 0.5}, {"s", std::string("x")}}, {"b"});
+  CHECK(c.key() == "a=0.5;b=2;s=x");
+  CHECK(c.data_key() == "b=2");
+  CHECK(c.get_double("b") == 2.0);
+  CHECK_THROWS_AS(c.get_int("a"), std::invalid_argument);
+  CHECK_THROWS_AS(c.get_double("s"), std::invalid_argument);
+  CHECK_THROWS_AS(c.get("zz"), std::out_of_range);
+  CHECK_THROWS_WITH(rt::find_experiment("zz"), Contains("unknown experiment 'zz'; registered experiments are normal_mean"));
+}
