@@ -411,7 +411,9 @@ std::size_t argmin(std::span<const double> v) {
   return static_cast<std::size_t>(std::min_element(v.begin(), v.end()) - v.begin());
 }
 
-LcssfSelection lcssf_prepare(const char* function, const Eigen::Ref<const Eigen::MatrixXd>& x,
+}  // namespace detail
+
+LcssfSelection lcssf_prepare(std::string_view function, const Eigen::Ref<const Eigen::MatrixXd>& x,
                              const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
                              double epsilon, bool algorithm2) {
   check_positive_finite(function, "epsilon", epsilon);
@@ -431,8 +433,6 @@ LcssfSelection lcssf_prepare(const char* function, const Eigen::Ref<const Eigen:
   out.dp_valid = is_valid_dp_calibration(settings.data_bound, settings.delta_kind);
   return out;
 }
-
-}  // namespace detail
 
 void check_lcssf_settings(std::string_view function, const LcssfSettings& s, bool algorithm2) {
   check_positive_finite(function, "radius", s.radius);

@@ -27,6 +27,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dpmu/core/checks.hpp"
@@ -279,11 +280,26 @@ LcssfSelection lcssf_algorithm2(const Eigen::Ref<const Eigen::MatrixXd>& x,
                                 const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
                                 double epsilon, double delta, Rng& rng);
 
-namespace detail {
-/// Deterministic part of Algorithm 1/2 (clamp, S_M for all models, sensitivities).
-LcssfSelection lcssf_prepare(const char* function, const Eigen::Ref<const Eigen::MatrixXd>& x,
+/// Deterministic part of Algorithms 1 and 2: validate, clamp to the data bound (counted),
+/// S_M for all 2^d models, Δ_S, dp_valid. Fills models, rss, rss_l1_sensitivity, clamp counts.
+/// `function` names the caller in error messages. Errors as lcssf_algorithm1.
+LcssfSelection lcssf_prepare(std::string_view function, const Eigen::Ref<const Eigen::MatrixXd>& x,
                              const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
                              double epsilon, bool algorithm2);
+
+/// Random part of Algorithm 1 on a prepared selection (so a fixed data set's S_M are computed
+/// once for many releases): scores, noise scale, report-noisy-min. Same draws as lcssf_algorithm1.
+template <class Rng>
+LcssfSelection lcssf_release_algorithm1(LcssfSelection prepared, const LcssfSettings& settings, double epsilon,
+                                        Rng& rng);
+
+/// Random part of Algorithm 2 on a prepared selection of n rows. Same draws as lcssf_algorithm2.
+/// @throws std::domain_error for δ ∉ (0, 1).
+template <class Rng>
+LcssfSelection lcssf_release_algorithm2(LcssfSelection prepared, std::size_t n, const LcssfSettings& settings,
+                                        double epsilon, double delta, Rng& rng);
+
+namespace detail {
 void check_scores(const char* function, std::span<const double> scores);
 std::size_t argmin(std::span<const double> v);
 }  // namespace detail
@@ -332,10 +348,9 @@ std::size_t sample_log_probabilities(std::span<const double> log_probabilities, 
 }
 
 template <class Rng>
-LcssfSelection lcssf_algorithm1(const Eigen::Ref<const Eigen::MatrixXd>& x,
-                                const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
-                                double epsilon, Rng& rng) {
-  LcssfSelection out = detail::lcssf_prepare("lcssf_algorithm1", x, y, settings, epsilon, false);
+LcssfSelection lcssf_release_algorithm1(LcssfSelection prepared, const LcssfSettings& settings, double epsilon,
+                                        Rng& rng) {
+  LcssfSelection out = std::move(prepared);
   out.scores = penalized_least_squares_scores(out.rss, out.models, settings.objective_scale, settings.penalty);
   out.score_l1_sensitivity = settings.objective_scale * out.rss_l1_sensitivity;
   out.laplace_scale = settings.noise_factor * out.score_l1_sensitivity / epsilon;
@@ -345,20 +360,18 @@ LcssfSelection lcssf_algorithm1(const Eigen::Ref<const Eigen::MatrixXd>& x,
 }
 
 template <class Rng>
-LcssfSelection lcssf_algorithm2(const Eigen::Ref<const Eigen::MatrixXd>& x,
-                                const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
-                                double epsilon, double delta, Rng& rng) {
+LcssfSelection lcssf_release_algorithm2(LcssfSelection prepared, std::size_t n, const LcssfSettings& settings,
+                                        double epsilon, double delta, Rng& rng) {
   if (!(delta > 0.0 && delta < 1.0)) throw_domain("lcssf_algorithm2", "delta", delta, "in (0, 1)");
-  LcssfSelection out = detail::lcssf_prepare("lcssf_algorithm2", x, y, settings, epsilon, true);
-  const double n = static_cast<double>(x.rows());
+  LcssfSelection out = std::move(prepared);
+  const double nd = static_cast<double>(n);
   double min_rss = out.rss[0];
   for (double s : out.rss) min_rss = s < min_rss ? s : min_rss;
-  const double b = out.rss_l1_sensitivity / (n * epsilon);
+  const double b = out.rss_l1_sensitivity / (nd * epsilon);
   out.variance_laplace_scale = b;
-  out.released_variance = min_rss / n + laplace(rng, b) - b * std::log(1.0 / (2.0 * delta));
+  out.released_variance = min_rss / nd + laplace(rng, b) - b * std::log(1.0 / (2.0 * delta));
   out.variance_truncation = std::max(out.released_variance, settings.variance_floor);
-  out.scores = profile_likelihood_scores(out.rss, out.models, static_cast<std::size_t>(x.rows()), settings.penalty,
-                                         out.variance_truncation);
+  out.scores = profile_likelihood_scores(out.rss, out.models, n, settings.penalty, out.variance_truncation);
   out.score_l1_sensitivity = profile_likelihood_l1_sensitivity(out.rss_l1_sensitivity, out.variance_truncation);
   out.non_private_minimiser = out.models[detail::argmin(out.scores)];
   if (settings.alg2_selection == Alg2Selection::noisy_min) {
@@ -370,6 +383,23 @@ LcssfSelection lcssf_algorithm2(const Eigen::Ref<const Eigen::MatrixXd>& x,
     out.selected = out.models[sample_log_probabilities(lp, rng)];
   }
   return out;
+}
+
+template <class Rng>
+LcssfSelection lcssf_algorithm1(const Eigen::Ref<const Eigen::MatrixXd>& x,
+                                const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
+                                double epsilon, Rng& rng) {
+  return lcssf_release_algorithm1(lcssf_prepare("lcssf_algorithm1", x, y, settings, epsilon, false), settings,
+                                  epsilon, rng);
+}
+
+template <class Rng>
+LcssfSelection lcssf_algorithm2(const Eigen::Ref<const Eigen::MatrixXd>& x,
+                                const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
+                                double epsilon, double delta, Rng& rng) {
+  if (!(delta > 0.0 && delta < 1.0)) throw_domain("lcssf_algorithm2", "delta", delta, "in (0, 1)");
+  return lcssf_release_algorithm2(lcssf_prepare("lcssf_algorithm2", x, y, settings, epsilon, true),
+                                  static_cast<std::size_t>(x.rows()), settings, epsilon, delta, rng);
 }
 
 }  // namespace dpmu::core
