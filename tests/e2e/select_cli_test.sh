@@ -112,5 +112,26 @@ print(','.join(['y'] + ['x%d' % j for j in range(1, 22)]))
 for i in range(30): print(','.join('%.3f' % random.uniform(-1, 1) for _ in range(22)))" >"$TMP/wide.csv"
 expect_error "enumerated only for d <= 20" select --data "$TMP/wide.csv" --response y --predictors "$P21" --radius 1 --penalty 1 --data-bound 3 --epsilon 1
 
+# --- the LCSSF experiments run end to end on their smoke configs
+if "$DPMU" run "$SRC/configs/smoke/lei_simulation.yaml" --out "$TMP/sim.h5" --replicates 4 --quiet 2>"$TMP/err"; then
+  "$DPMU" summarize "$TMP/sim.h5" --format json >"$TMP/sum.json" && "$PY" -c "
+import json, sys
+d = json.load(open('$TMP/sum.json'))
+ok = len(d) == 128 and all(c['metrics']['prob_true_model[0]']['n'] == 4 for c in d)
+ok = ok and all(c['metrics']['penalty[10]']['mean'] == c['parameters']['n'] / 2 for c in d)
+sys.exit(0 if ok else 1)" && pass || fail "lei_simulation smoke summary"
+else
+  fail "dpmu run lei_simulation smoke: $(cat "$TMP/err")"
+fi
+if "$DPMU" run "$SRC/configs/smoke/lei_real_data.yaml" --out "$TMP/real.h5" --replicates 4 --quiet 2>"$TMP/err"; then
+  "$DPMU" summarize "$TMP/real.h5" --format json >"$TMP/sum.json" && "$PY" -c "
+import json, sys
+d = json.load(open('$TMP/sum.json'))
+ok = len(d) == 27 and all(abs(sum(c['metrics']['selection_frequency[%d]' % j]['mean'] for j in range(256)) - 1) < 1e-12 for c in d)
+sys.exit(0 if ok else 1)" && pass || fail "lei_real_data smoke summary"
+else
+  fail "dpmu run lei_real_data smoke: $(cat "$TMP/err")"
+fi
+
 echo "select_cli_test: $passes passed, $failures failed"
 [ $failures -eq 0 ]
