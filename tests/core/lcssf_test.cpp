@@ -5,7 +5,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -425,25 +424,4 @@ TEST_CASE("reconstruction labels name every reconstructed constant", "[lcssf]") 
   const auto l2 = reconstruction_labels(LcssfSettings{1.0, 0.0, 0.5}, 2);
   CHECK(l2.size() >= 4);
   CHECK(l2[2].find("Algorithm-2-like") != std::string::npos);
-}
-
-TEST_CASE("timing: enumerate all 2^d models with the constrained solver", "[lcssf][.soak]") {
-  for (int d : {6, 8, 12, 16, 20}) {
-    const int n = 1000;
-    RngStream rng(99, static_cast<std::uint64_t>(d), 0, StreamPurpose::data);
-    Eigen::MatrixXd x(n, d);
-    Eigen::VectorXd y(n);
-    for (int i = 0; i < n; ++i) {
-      for (int j = 0; j < d; ++j) x(i, j) = 2 * uniform_open01(rng) - 1;
-      y(i) = x(i, 0) + x(i, 1) + x(i, 2) + standard_normal(rng);
-    }
-    const auto models = all_models(d);
-    for (double radius : {1.0, 10.0}) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const auto rss = constrained_rss(x, y, models, radius);
-      const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      WARN("d=" << d << " R=" << radius << " models=" << models.size() << " seconds=" << sec);
-      CHECK(rss.size() == models.size());
-    }
-  }
 }
