@@ -45,7 +45,8 @@ void summarize(const std::string& path, const std::string& format) {
       }
     }
     out.push_back({{"cell", c}, {"cell_id", fmt::format("{:016x}", r.cells[c].cell_id())}, {"parameters", params},
-                   {"replicates_done", r.n_done(c)}, {"metrics", metrics}});
+                   {"replicates_done", r.n_done(c)}, {"replicates_failed", r.n_failed(c)}, {"failed", r.cell_failed(c)},
+                   {"metrics", metrics}});
   }
   if (format == "json") {
     std::cout << out.dump(1) << "\n";

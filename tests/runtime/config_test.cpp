@@ -99,7 +99,7 @@ TEST_CASE("grid: ranges (log-spaced integers, linear count, step)", "[engine][co
   CHECK(t.cells[1].get_double("lower") == -1.5);
 }
 
-TEST_CASE("no grid gives one cell; --replicates overrides; yaml ints stay ints", "[engine][config]") {
+TEST_CASE("no grid gives one cell, --replicates overrides, yaml ints stay ints", "[engine][config]") {
   dpmu_test::register_test_experiments();
   const auto s = parse_study(kHead + "parameters: {n: 7, epsilon: 2}\n", "x.yaml", {.replicates = 3});
   REQUIRE(s.cells.size() == 1);

@@ -178,6 +178,11 @@ std::int64_t StudyResults::n_failed(std::size_t cell) const {
   return n;
 }
 
+bool StudyResults::cell_failed(std::size_t cell) const {
+  const auto n = n_done(cell);
+  return n > 0 && static_cast<double>(n_failed(cell)) > info.max_failure_fraction * static_cast<double>(n);
+}
+
 Summary summarize_values(const double* values, std::size_t stride, const std::uint8_t* done, std::size_t count) {
   Summary s{kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, kNaN, 0, 0};
   std::vector<double> ok;
@@ -295,17 +300,19 @@ void write_results(const std::filesystem::path& path, const StudyResults& r) {
     // /cell_status
     H5::Group status = file.createGroup("cell_status");
     std::vector<std::int64_t> n_done(C), n_failed(C);
-    std::vector<std::uint8_t> complete(C);
+    std::vector<std::uint8_t> complete(C), failed(C);
     std::vector<double> wall(C);
     for (std::size_t c = 0; c < C; ++c) {
       n_done[c] = r.n_done(c);
       n_failed[c] = r.n_failed(c);
       complete[c] = n_done[c] == r.info.replicates ? 1 : 0;
+      failed[c] = r.cell_failed(c) ? 1 : 0;
       wall[c] = r.cell_results[c].wall_seconds;
     }
     dataset(status, "n_done", {C}, n_done.data());
     dataset(status, "n_failed", {C}, n_failed.data());
     dataset(status, "complete", {C}, complete.data());
+    dataset(status, "failed", {C}, failed.data());
     dataset(status, "wall_seconds", {C}, wall.data());
 
     // /replicates_done

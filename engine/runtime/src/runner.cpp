@@ -548,10 +548,7 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   r.info.complete = report.complete;
   r.info.finished_utc = utc_now();
   for (std::size_t c = 0; c < C; ++c) {
-    const auto n = r.n_done(c);
-    if (n > 0 && static_cast<double>(r.n_failed(c)) > study.max_failure_fraction * static_cast<double>(n)) {
-      report.failed_cells.push_back(c);
-    }
+    if (r.cell_failed(c)) report.failed_cells.push_back(c);
   }
   write_results(opt.out, r);
   if (report.complete) fs::remove(jpath);

@@ -31,12 +31,10 @@
 #include <vector>
 
 #include "dpmu/core/checks.hpp"
+#include "dpmu/core/model_space.hpp"  // ModelMask, model_size
 #include "dpmu/core/random.hpp"
 
 namespace dpmu::core {
-
-/// A model as a bitmask: bit j set means predictor j (0-based) is included.
-using ModelMask = std::uint64_t;
 
 /// Largest number of predictors for which all 2^d models are enumerated.
 inline constexpr int kMaxEnumeratedPredictors = 20;
@@ -84,9 +82,6 @@ ConstrainedLeastSquaresFit constrained_least_squares(const Eigen::Ref<const Eige
 /// All models of d predictors in enumeration order (mask 0 … 2^d − 1).
 /// @throws std::domain_error unless 0 ≤ d ≤ kMaxEnumeratedPredictors (20). Deterministic.
 std::vector<ModelMask> all_models(int num_predictors);
-
-/// Number of predictors in a model, |M|.
-inline int model_size(ModelMask model) { return __builtin_popcountll(model); }
 
 /// Constrained residual sums of squares S_M(D) = min_{β ∈ Θ_M, ‖β‖₁ ≤ R} ‖y − Xβ‖² for every
 /// model in `models` (METHODS.md §6.2 [R]); the empty model has S = ‖y‖².

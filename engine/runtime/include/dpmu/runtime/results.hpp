@@ -81,6 +81,8 @@ struct StudyResults {
   std::int64_t n_done(std::size_t cell) const;
   /// Number of failed replicates (error records of stage prepare or replicate) of cell c.
   std::int64_t n_failed(std::size_t cell) const;
+  /// True if n_failed > max_failure_fraction · n_done (and n_done > 0).
+  bool cell_failed(std::size_t cell) const;
 };
 
 /// Summary of one metric component over the done replicates of one cell, in replicate order.

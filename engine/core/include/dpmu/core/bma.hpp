@@ -1,0 +1,291 @@
+#pragma once
+/// @file bma.hpp
+/// Bayesian model averaging and selection from a Gram matrix (Peña & Barrientos 2024, JMLR 25,
+/// §5 and §5.5 "plug-in" inference; METHODS.md §1, §2.5): full enumeration of the 2^p models by
+/// a Gray-code walk with sweep-operator updates, posterior model probabilities, posterior
+/// inclusion probabilities, model-averaged coefficients, highest-probability and
+/// median-probability models.
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "dpmu/core/checks.hpp"
+#include "dpmu/core/model_space.hpp"
+#include "dpmu/core/random.hpp"
+
+namespace dpmu::core {
+
+/// Options of bayesian_model_averaging.
+struct BmaOptions {
+  ModelMask always_included = 0;          ///< predictors forced into every model; the model prior is over the others
+  int p0 = 1;                             ///< common columns removed by centring (1 = intercept)
+  int top_models = 10;                    ///< how many of the most probable models to report
+  bool keep_all_models = true;            ///< fill BmaResult::log_posterior_probability (2^p doubles)
+  double collinearity_tolerance = 1e-10;  ///< pivot ≤ tol·G_jj marks a rank-deficient model
+  int refresh_interval = 1024;            ///< rebuild the sweep state from G every this many models
+};
+
+/// One model in a BmaResult.
+struct ModelSummary {
+  ModelMask model = 0;
+  int model_size = 0;
+  double log_prior_probability = 0.0;      ///< natural log
+  double log_marginal = 0.0;               ///< log B_γ0 or log I_γ0 (natural log)
+  double log_posterior_probability = 0.0;  ///< natural log, normalised
+  double posterior_probability = 0.0;
+  double r_squared = 0.0;
+  double shrinkage = 0.0;  ///< E[g/(1+g) | Y, γ] (1 for information criteria)
+};
+
+/// Results of model averaging; vectors have length p in predictor order.
+struct BmaResult {
+  int p = 0;
+  Eigen::VectorXd posterior_inclusion_probability;
+  Eigen::VectorXd prior_inclusion_probability;
+  Eigen::VectorXd model_averaged_coefficients;  ///< Σ_γ P(γ|D) s_γ β̂_γ (zero outside γ)
+  ModelMask highest_posterior_model = 0;
+  ModelMask median_probability_model = 0;  ///< PIP_j ≥ 1/2 (Barbieri & Berger 2004)
+  double expected_model_size = 0.0;        ///< Σ_j PIP_j
+  std::vector<ModelSummary> top_models;    ///< decreasing posterior probability
+  /// log P(γ | D) indexed by the mask (size 2^p when keep_all_models; −inf for excluded models).
+  Eigen::VectorXd log_posterior_probability;
+  std::uint64_t models_evaluated = 0;       ///< admissible models visited
+  std::uint64_t models_rank_deficient = 0;  ///< excluded: G[γ,γ] (numerically) singular or G[γ∪y] not PD
+};
+
+/// R²_γ and OLS of one model from a Gram matrix, by Cholesky of G[S,S], S = γ ∪ {response}
+/// (METHODS.md §1): 1 - R² = C_{last,last}² / G_yy, β̂ = G[γ,γ]^{-1} G[γ,y].
+struct ModelFit {
+  double log_one_minus_r_squared = 0.0;  ///< natural log
+  double r_squared = 0.0;
+  Eigen::VectorXd coefficients;  ///< length |γ|, predictors in increasing index order
+};
+
+/// Fit one model from G. @param gram (p+1)×(p+1) symmetric, response last. @param model mask over p.
+/// @throws std::invalid_argument for a non-square matrix or bits beyond p; std::domain_error if
+/// G[S,S] is not positive definite. Deterministic.
+ModelFit fit_model_from_gram(const Eigen::Ref<const Eigen::MatrixXd>& gram, ModelMask model);
+
+/// Bayesian model averaging over all models that contain `options.always_included`, by full
+/// enumeration: a Gray-code walk over the free predictors, each step one sweep (Dempster 1969;
+/// Goodnight 1979) of the (p+1)×(p+1) matrix — O(p²) per model, not a factorisation — with the
+/// state rebuilt from G every `refresh_interval` models; a model whose RSS is below 1e-10·G_yy is
+/// refitted by Cholesky (full relative precision of 1 - R² near R² = 1).
+/// Weights log P(γ) + log B_γ0 (log_model_marginal) are combined with a running log-sum-exp.
+/// Rank deficiency (a pivot ≤ tol·G_jj, or a non-PD G[γ∪y]) excludes the model (counted).
+///
+/// @param gram (p+1)×(p+1) symmetric Gram matrix of centred data, response last (confidential G
+///        or a regularised DP G*; paper §5). p ≤ 30 (≤ 24 with keep_all_models).
+/// @param n public number of rows (> p + p0).
+/// @throws std::invalid_argument for bad shapes or p too large; std::domain_error for non-finite
+///         entries, G_yy ≤ 0, or when every model is rank deficient. Deterministic.
+BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
+                                   const CoefficientPrior& prior, const ModelPrior& model_prior,
+                                   const BmaOptions& options = {});
+
+/// Posterior inclusion probabilities only (same computation). @throws as bayesian_model_averaging.
+Eigen::VectorXd posterior_inclusion_probability(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
+                                                const CoefficientPrior& prior, const ModelPrior& model_prior,
+                                                const BmaOptions& options = {});
+
+/// Model-averaged posterior mean of β (slopes of the centred predictors).
+Eigen::VectorXd model_averaged_coefficients(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
+                                            const CoefficientPrior& prior, const ModelPrior& model_prior,
+                                            const BmaOptions& options = {});
+
+/// The model of maximal posterior probability in `result`.
+inline ModelMask highest_posterior_model(const BmaResult& result) { return result.highest_posterior_model; }
+
+/// The median-probability model {j : PIP_j ≥ 1/2}.
+ModelMask median_probability_model(const Eigen::Ref<const Eigen::VectorXd>& inclusion_probabilities);
+
+/// Log weight log P(γ) + log B_γ0 of one model with its shrinkage and OLS slopes, by Cholesky of
+/// G[γ∪y] (fit_model_from_gram). Used by the MCMC sampler. Rank-deficient or non-PD models get
+/// weight −inf (no throw). `free_count` = number of free predictors, `forced_count` = forced ones.
+struct ModelEvaluation {
+  double log_weight = -INFINITY;
+  double log_marginal = 0.0;
+  double shrinkage = 0.0;
+  double r_squared = 0.0;
+  Eigen::VectorXd coefficients;  ///< length p, zero outside γ (OLS, not shrunk)
+};
+ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, ModelMask model,
+                               const CoefficientPrior& prior, const ModelPrior& model_prior, ModelMask always_included,
+                               int p0);
+
+/// Options of the MCMC sampler over models.
+struct McmcOptions {
+  ModelMask always_included = 0;
+  int p0 = 1;
+  std::uint64_t batch = 0;           ///< iterations per convergence check (0: 100·p)
+  std::uint64_t min_iterations = 0;  ///< (0: 1000·p)
+  std::uint64_t max_iterations = 0;  ///< (0: 100000·p)
+  double tolerance = 0.005;          ///< stopping rule on PIPs (see bayesian_model_averaging_mcmc)
+  int top_models = 10;
+};
+
+/// Summary of an MCMC run (in addition to the BmaResult).
+struct McmcDiagnostics {
+  std::uint64_t iterations = 0;
+  std::uint64_t models_visited = 0;  ///< distinct models evaluated
+  double acceptance_rate = 0.0;
+  bool converged = false;           ///< stopping rule met before max_iterations
+  double max_pip_difference = 0.0;  ///< at the last check
+};
+
+/// Metropolis–Hastings over models for p too large to enumerate (Madigan & York 1995 MC³ with
+/// swap moves, as in BAS's MCMC): each step proposes, with probability 1/2, flipping one uniformly
+/// chosen free predictor (add/delete), otherwise swapping one included and one excluded free
+/// predictor (a flip when either set is empty); both proposals are symmetric, so the acceptance
+/// probability is min(1, exp(w' − w)) with w = log P(γ) + log B_γ0. Starts at the forced model.
+///
+/// Estimates are ergodic averages over iterations: PIP_j = fraction of iterations with γ_j = 1,
+/// E[β|D] = average of s_γ β̂_γ. top_models lists the most probable visited models with
+/// probabilities renormalised over the visited set (as BAS does for sampled models).
+///
+/// Stopping rule: every `batch` iterations after `min_iterations`, the PIPs estimated from the
+/// first and second halves of the run are compared; the run stops when they differ by less than
+/// `tolerance` in every coordinate, or at `max_iterations` (converged = false). Draws from `rng`.
+/// @throws as bayesian_model_averaging (p ≤ 63), std::domain_error for tolerance ≤ 0.
+template <class Rng>
+BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
+                                        const CoefficientPrior& prior, const ModelPrior& model_prior, Rng& rng,
+                                        const McmcOptions& options, McmcDiagnostics* diagnostics = nullptr) {
+  constexpr const char* fn = "bayesian_model_averaging_mcmc";
+  const Eigen::Index d = gram.rows();
+  if (gram.cols() != d || d < 2 || d > 64) throw_invalid(fn, "gram must be square (p+1)x(p+1) with 1 <= p <= 63");
+  const int p = static_cast<int>(d - 1);
+  check_positive_finite(fn, "tolerance", options.tolerance);
+  std::vector<int> free_idx;
+  for (int j = 0; j < p; ++j) {
+    if (!((options.always_included >> j) & 1U)) free_idx.push_back(j);
+  }
+  const auto up = static_cast<std::uint64_t>(p);
+  const std::uint64_t batch = options.batch ? options.batch : 100 * up;
+  const std::uint64_t min_it = options.min_iterations ? options.min_iterations : 1000 * up;
+  const std::uint64_t max_it = options.max_iterations ? options.max_iterations : 100000 * up;
+  std::unordered_map<ModelMask, ModelEvaluation> cache;
+  const auto eval = [&](ModelMask m) -> const ModelEvaluation& {
+    auto it = cache.find(m);
+    if (it != cache.end()) return it->second;
+    return cache.emplace(m, evaluate_model(gram, n, m, prior, model_prior, options.always_included, options.p0))
+        .first->second;
+  };
+  ModelMask current = options.always_included;
+  const ModelEvaluation* cur = &eval(current);
+  if (!std::isfinite(cur->log_weight)) throw_domain(fn, "log weight of the starting model", cur->log_weight, "finite");
+  // visit counts in two halves: record per-iteration inclusion into a running sum, and keep a
+  // checkpoint of the sums at the half-way point of each check.
+  std::vector<std::uint64_t> incl_count(static_cast<std::size_t>(p), 0);
+  Eigen::VectorXd coef_sum = Eigen::VectorXd::Zero(p);
+  std::vector<ModelMask> trace;  // the chain, to form first-half sums incrementally
+  std::vector<double> first(static_cast<std::size_t>(p), 0.0);
+  std::uint64_t half_ptr = 0;
+  trace.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(max_it, 1ULL << 24)));
+  std::uint64_t accepted = 0;
+  std::uint64_t it = 0;
+  McmcDiagnostics diag;
+  const auto f = static_cast<std::uint64_t>(free_idx.size());
+  while (it < max_it) {
+    if (f > 0) {
+      ModelMask proposal = current;
+      const bool swap = uniform_open01(rng) < 0.5;
+      std::vector<int> in, out;
+      if (swap) {
+        for (int j : free_idx) ((current >> j) & 1U ? in : out).push_back(j);
+      }
+      if (swap && !in.empty() && !out.empty()) {
+        proposal ^= 1ULL << in[uniform_index(rng, in.size())];
+        proposal ^= 1ULL << out[uniform_index(rng, out.size())];
+      } else {
+        proposal ^= 1ULL << free_idx[uniform_index(rng, f)];
+      }
+      const ModelEvaluation& prop = eval(proposal);
+      const double log_ratio = prop.log_weight - cur->log_weight;
+      if (log_ratio >= 0.0 || std::log(uniform_open01(rng)) < log_ratio) {
+        current = proposal;
+        cur = &prop;
+        ++accepted;
+      }
+    }
+    ++it;
+    trace.push_back(current);
+    for (int j = 0; j < p; ++j) incl_count[static_cast<std::size_t>(j)] += (current >> j) & 1U;
+    coef_sum += cur->shrinkage * cur->coefficients;
+    if (it >= min_it && it % batch == 0) {
+      const std::uint64_t half = it / 2;
+      for (; half_ptr < half; ++half_ptr) {
+        for (int j = 0; j < p; ++j) first[static_cast<std::size_t>(j)] += (trace[half_ptr] >> j) & 1U;
+      }
+      double worst = 0.0;
+      for (int j = 0; j < p; ++j) {
+        const double a = first[static_cast<std::size_t>(j)] / static_cast<double>(half);
+        const double b =
+            (static_cast<double>(incl_count[static_cast<std::size_t>(j)]) - first[static_cast<std::size_t>(j)]) /
+            static_cast<double>(it - half);
+        worst = std::max(worst, std::abs(a - b));
+      }
+      diag.max_pip_difference = worst;
+      if (worst < options.tolerance) {
+        diag.converged = true;
+        break;
+      }
+    }
+  }
+  BmaResult res;
+  res.p = p;
+  res.posterior_inclusion_probability.resize(p);
+  for (int j = 0; j < p; ++j) {
+    res.posterior_inclusion_probability(j) =
+        static_cast<double>(incl_count[static_cast<std::size_t>(j)]) / static_cast<double>(it);
+  }
+  res.model_averaged_coefficients = coef_sum / static_cast<double>(it);
+  res.expected_model_size = res.posterior_inclusion_probability.sum();
+  res.median_probability_model = median_probability_model(res.posterior_inclusion_probability);
+  res.prior_inclusion_probability = Eigen::VectorXd::Ones(p);
+  {
+    double pi = 0.5;
+    if (model_prior.kind == ModelPriorKind::bernoulli) pi = model_prior.w;
+    if (model_prior.kind == ModelPriorKind::beta_binomial) pi = model_prior.a / (model_prior.a + model_prior.b);
+    for (int j : free_idx) res.prior_inclusion_probability(j) = pi;
+  }
+  std::vector<std::pair<double, ModelMask>> visited;
+  double max_w = -INFINITY;
+  for (const auto& [m, e] : cache) {
+    if (std::isfinite(e.log_weight)) {
+      visited.emplace_back(e.log_weight, m);
+      max_w = std::max(max_w, e.log_weight);
+    } else {
+      ++res.models_rank_deficient;
+    }
+  }
+  double z = 0.0;
+  for (const auto& v : visited) z += std::exp(v.first - max_w);
+  const double log_z = max_w + std::log(z);
+  std::sort(visited.begin(), visited.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  if (!visited.empty()) res.highest_posterior_model = visited.front().second;
+  for (std::size_t i = 0; i < visited.size() && static_cast<int>(i) < options.top_models; ++i) {
+    const ModelEvaluation& e = cache.at(visited[i].second);
+    ModelSummary s;
+    s.model = visited[i].second;
+    s.model_size = model_size(s.model);
+    s.log_marginal = e.log_marginal;
+    s.log_prior_probability = e.log_weight - e.log_marginal;
+    s.log_posterior_probability = e.log_weight - log_z;
+    s.posterior_probability = std::exp(s.log_posterior_probability);
+    s.r_squared = e.r_squared;
+    s.shrinkage = e.shrinkage;
+    res.top_models.push_back(s);
+  }
+  res.models_evaluated = visited.size();
+  diag.iterations = it;
+  diag.models_visited = cache.size();
+  diag.acceptance_rate = static_cast<double>(accepted) / static_cast<double>(it);
+  if (diagnostics != nullptr) *diagnostics = diag;
+  return res;
+}
+
+}  // namespace dpmu::core

@@ -1,0 +1,363 @@
+#include "dpmu/core/bma.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "dpmu/core/checks.hpp"
+#include "dpmu/core/log_math.hpp"
+
+namespace dpmu::core {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+void check_gram(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& gram) {
+  if (gram.rows() != gram.cols() || gram.rows() < 1) {
+    throw_invalid(fn, "gram is " + std::to_string(gram.rows()) + "x" + std::to_string(gram.cols()) +
+                          ", but must be square (p+1)x(p+1)");
+  }
+  if (!gram.allFinite()) throw_domain(fn, "gram", std::nan(""), "finite in every entry");
+  const Eigen::Index d = gram.rows();
+  const double yy = gram(d - 1, d - 1);
+  if (!(yy > 0.0)) throw_domain(fn, "gram(p, p) (response sum of squares)", yy, "> 0");
+}
+
+/// Dempster's sweep (forward = true) or reverse sweep on pivot k of the symmetric matrix a.
+void sweep(Eigen::MatrixXd& a, Eigen::Index k, bool forward, Eigen::VectorXd& col) {
+  const Eigen::Index d = a.rows();
+  const double piv = a(k, k);
+  const double inv = 1.0 / piv;
+  col = a.col(k);
+  for (Eigen::Index j = 0; j < d; ++j) {
+    if (j == k) continue;
+    const double cj = col(j) * inv;
+    for (Eigen::Index i = 0; i < d; ++i) {
+      if (i == k) continue;
+      a(i, j) -= col(i) * cj;
+    }
+  }
+  const double sign = forward ? 1.0 : -1.0;
+  for (Eigen::Index i = 0; i < d; ++i) {
+    if (i == k) continue;
+    a(i, k) = sign * col(i) * inv;
+    a(k, i) = a(i, k);
+  }
+  a(k, k) = -inv;
+}
+
+struct Candidate {
+  double weight;
+  ModelMask model;
+};
+
+}  // namespace
+
+ModelFit fit_model_from_gram(const Eigen::Ref<const Eigen::MatrixXd>& gram, ModelMask model) {
+  constexpr const char* fn = "fit_model_from_gram";
+  check_gram(fn, gram);
+  const Eigen::Index d = gram.rows();
+  const int p = static_cast<int>(d - 1);
+  if (p < 64 && (model >> p) != 0) throw_invalid(fn, "model has bits beyond p = " + std::to_string(p));
+  std::vector<Eigen::Index> idx;
+  for (int j = 0; j < p; ++j) {
+    if ((model >> j) & 1U) idx.push_back(j);
+  }
+  const auto k = static_cast<Eigen::Index>(idx.size());
+  idx.push_back(d - 1);
+  Eigen::MatrixXd sub(k + 1, k + 1);
+  for (Eigen::Index i = 0; i <= k; ++i) {
+    for (Eigen::Index j = 0; j <= k; ++j) sub(i, j) = gram(idx[i], idx[j]);
+  }
+  Eigen::LLT<Eigen::MatrixXd> llt(sub);
+  if (llt.info() != Eigen::Success) {
+    throw_domain(fn, "the submatrix G[S,S] (smallest diagonal)", sub.diagonal().minCoeff(), "positive definite");
+  }
+  const Eigen::MatrixXd u = llt.matrixU();
+  const double last = u(k, k);
+  ModelFit fit;
+  fit.log_one_minus_r_squared = std::min(0.0, 2.0 * std::log(std::abs(last)) - std::log(gram(d - 1, d - 1)));
+  fit.r_squared = -std::expm1(fit.log_one_minus_r_squared);
+  if (k > 0) {
+    fit.coefficients = sub.topLeftCorner(k, k).llt().solve(sub.col(k).head(k));
+  } else {
+    fit.coefficients = Eigen::VectorXd(0);
+  }
+  return fit;
+}
+
+BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram_in, double n,
+                                   const CoefficientPrior& prior, const ModelPrior& model_prior,
+                                   const BmaOptions& options) {
+  constexpr const char* fn = "bayesian_model_averaging";
+  check_gram(fn, gram_in);
+  check_prior(prior.prior);
+  check_model_prior(model_prior);
+  const Eigen::Index d = gram_in.rows();
+  const int p = static_cast<int>(d - 1);
+  if (p > 30 || (options.keep_all_models && p > 24)) {
+    throw_invalid(fn, "p = " + std::to_string(p) +
+                          " is too large for full enumeration (at most 24 with "
+                          "keep_all_models, 30 without)");
+  }
+  if (p < 64 && (options.always_included >> p) != 0) throw_invalid(fn, "always_included has bits beyond p");
+  if (options.p0 < 0) throw_domain(fn, "p0", options.p0, ">= 0");
+  if (!(std::isfinite(n) && n > p + options.p0)) {
+    throw_domain(fn, "n", n, "finite and > p + p0 = " + std::to_string(p + options.p0));
+  }
+  if (options.top_models < 0) throw_domain(fn, "top_models", options.top_models, ">= 0");
+  // Symmetrise (the lower triangle is authoritative for accumulated Gram matrices as well).
+  Eigen::MatrixXd gram = gram_in;
+  gram = 0.5 * (gram + gram.transpose()).eval();
+  const Eigen::Index y = d - 1;
+  const double log_syy = std::log(gram(y, y));
+
+  std::vector<int> free_idx;
+  for (int j = 0; j < p; ++j) {
+    if (!((options.always_included >> j) & 1U)) free_idx.push_back(j);
+  }
+  const int f = static_cast<int>(free_idx.size());
+  std::vector<double> log_model_prior(static_cast<std::size_t>(f + 1));
+  for (int s = 0; s <= f; ++s)
+    log_model_prior[static_cast<std::size_t>(s)] = log_prior_model_probability(model_prior, s, f);
+
+  BmaResult res;
+  res.p = p;
+  res.prior_inclusion_probability = Eigen::VectorXd::Ones(p);
+  {
+    double pi = 0.5;
+    if (model_prior.kind == ModelPriorKind::bernoulli) pi = model_prior.w;
+    if (model_prior.kind == ModelPriorKind::beta_binomial) pi = model_prior.a / (model_prior.a + model_prior.b);
+    for (int j : free_idx) res.prior_inclusion_probability(j) = pi;
+  }
+  if (options.keep_all_models) {
+    res.log_posterior_probability = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(1ULL << p), -kInf);
+  }
+
+  // Sweep state.
+  Eigen::MatrixXd a = gram;
+  Eigen::VectorXd sweep_buffer(d);
+  std::vector<char> swept(static_cast<std::size_t>(p), 0);
+  std::vector<char> pending(static_cast<std::size_t>(p), 0);
+  int n_pending = 0;
+  const double tol = options.collinearity_tolerance;
+  const auto try_sweep = [&](int j) {
+    const double piv = a(j, j);
+    if (piv > tol * gram(j, j) && piv > 0.0) {
+      sweep(a, j, true, sweep_buffer);
+      swept[static_cast<std::size_t>(j)] = 1;
+      return true;
+    }
+    return false;
+  };
+  const auto add = [&](int j) {
+    if (!try_sweep(j)) {
+      pending[static_cast<std::size_t>(j)] = 1;
+      ++n_pending;
+    }
+  };
+  const auto remove = [&](int j) {
+    if (pending[static_cast<std::size_t>(j)]) {
+      pending[static_cast<std::size_t>(j)] = 0;
+      --n_pending;
+      return;
+    }
+    sweep(a, j, false, sweep_buffer);
+    swept[static_cast<std::size_t>(j)] = 0;
+    if (n_pending > 0) {
+      for (int k = 0; k < p; ++k) {
+        if (pending[static_cast<std::size_t>(k)] && try_sweep(k)) {
+          pending[static_cast<std::size_t>(k)] = 0;
+          --n_pending;
+        }
+      }
+    }
+  };
+  const auto rebuild = [&](ModelMask current) {
+    a = gram;
+    std::fill(swept.begin(), swept.end(), 0);
+    std::fill(pending.begin(), pending.end(), 0);
+    n_pending = 0;
+    for (int j = 0; j < p; ++j) {
+      if ((current >> j) & 1U) add(j);
+    }
+  };
+
+  ModelMask mask = options.always_included;
+  rebuild(mask);
+
+  // Running accumulators, scaled by exp(-max_weight).
+  double max_w = -kInf;
+  double z = 0.0;
+  Eigen::VectorXd incl = Eigen::VectorXd::Zero(p);
+  Eigen::VectorXd coef = Eigen::VectorXd::Zero(p);
+  std::vector<Candidate> top;
+  const std::size_t keep_top = static_cast<std::size_t>(options.top_models);
+
+  const std::uint64_t total = 1ULL << f;
+  for (std::uint64_t i = 0; i < total; ++i) {
+    if (i > 0) {
+      const int bit = __builtin_ctzll(i);
+      const int j = free_idx[static_cast<std::size_t>(bit)];
+      mask ^= (1ULL << j);
+      if ((mask >> j) & 1U) {
+        add(j);
+      } else {
+        remove(j);
+      }
+      if (options.refresh_interval > 0 && i % static_cast<std::uint64_t>(options.refresh_interval) == 0) {
+        rebuild(mask);
+      }
+    }
+    if (n_pending > 0) {
+      ++res.models_rank_deficient;
+      continue;
+    }
+    const int k = model_size(mask);
+    double rss = a(y, y);
+    double log_q = 0.0;
+    bool refit = !(rss > 1e-10 * gram(y, y));
+    Eigen::VectorXd beta_refit;
+    if (!refit) {
+      log_q = std::min(0.0, std::log(rss) - log_syy);
+    } else {
+      try {
+        const ModelFit fit = fit_model_from_gram(gram, mask);
+        log_q = fit.log_one_minus_r_squared;
+        beta_refit = fit.coefficients;
+      } catch (const std::domain_error&) {
+        ++res.models_rank_deficient;
+        continue;
+      }
+    }
+    if (!std::isfinite(log_q)) {
+      ++res.models_rank_deficient;
+      continue;
+    }
+    const BayesFactorResult bf = log_model_marginal(prior, log_q, n, k, options.p0);
+    const int free_size = k - model_size(options.always_included);
+    const double w = log_model_prior[static_cast<std::size_t>(free_size)] + bf.log_bayes_factor;
+    ++res.models_evaluated;
+    if (options.keep_all_models) res.log_posterior_probability(static_cast<Eigen::Index>(mask)) = w;
+    if (!std::isfinite(w)) continue;
+    if (w > max_w) {
+      const double scale = std::isfinite(max_w) ? std::exp(max_w - w) : 0.0;
+      z *= scale;
+      incl *= scale;
+      coef *= scale;
+      max_w = w;
+      res.highest_posterior_model = mask;
+    }
+    const double e = std::exp(w - max_w);
+    z += e;
+    const double es = e * bf.shrinkage;
+    Eigen::Index pos = 0;
+    for (int j = 0; j < p; ++j) {
+      if ((mask >> j) & 1U) {
+        incl(j) += e;
+        coef(j) += es * (refit ? beta_refit(pos) : a(j, y));
+        ++pos;
+      }
+    }
+    if (keep_top > 0) {
+      top.push_back({w, mask});
+      if (top.size() >= 4 * keep_top + 64) {
+        std::nth_element(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(keep_top), top.end(),
+                         [](const Candidate& l, const Candidate& r) { return l.weight > r.weight; });
+        top.resize(keep_top);
+      }
+    }
+  }
+  if (!(z > 0.0)) throw_domain(fn, "number of admissible full-rank models", 0.0, "> 0");
+  const double log_z = max_w + std::log(z);
+  res.posterior_inclusion_probability = (incl / z).cwiseMin(1.0);
+  for (int j = 0; j < p; ++j) {
+    if ((options.always_included >> j) & 1U) res.posterior_inclusion_probability(j) = 1.0;
+  }
+  res.model_averaged_coefficients = coef / z;
+  res.expected_model_size = res.posterior_inclusion_probability.sum();
+  res.median_probability_model = median_probability_model(res.posterior_inclusion_probability);
+  if (options.keep_all_models) res.log_posterior_probability.array() -= log_z;
+
+  std::sort(top.begin(), top.end(), [](const Candidate& l, const Candidate& r) { return l.weight > r.weight; });
+  if (top.size() > keep_top) top.resize(keep_top);
+  for (const Candidate& c : top) {
+    ModelSummary s;
+    s.model = c.model;
+    s.model_size = model_size(c.model);
+    s.log_prior_probability =
+        log_model_prior[static_cast<std::size_t>(s.model_size - model_size(options.always_included))];
+    const ModelFit fit = fit_model_from_gram(gram, c.model);
+    s.r_squared = fit.r_squared;
+    const BayesFactorResult bf = log_model_marginal(prior, fit.log_one_minus_r_squared, n, s.model_size, options.p0);
+    s.log_marginal = bf.log_bayes_factor;
+    s.shrinkage = bf.shrinkage;
+    s.log_posterior_probability = c.weight - log_z;
+    s.posterior_probability = std::exp(s.log_posterior_probability);
+    res.top_models.push_back(s);
+  }
+  return res;
+}
+
+Eigen::VectorXd posterior_inclusion_probability(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
+                                                const CoefficientPrior& prior, const ModelPrior& model_prior,
+                                                const BmaOptions& options) {
+  BmaOptions o = options;
+  o.keep_all_models = false;
+  o.top_models = 0;
+  return bayesian_model_averaging(gram, n, prior, model_prior, o).posterior_inclusion_probability;
+}
+
+Eigen::VectorXd model_averaged_coefficients(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
+                                            const CoefficientPrior& prior, const ModelPrior& model_prior,
+                                            const BmaOptions& options) {
+  BmaOptions o = options;
+  o.keep_all_models = false;
+  o.top_models = 0;
+  return bayesian_model_averaging(gram, n, prior, model_prior, o).model_averaged_coefficients;
+}
+
+ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, ModelMask model,
+                               const CoefficientPrior& prior, const ModelPrior& model_prior, ModelMask always_included,
+                               int p0) {
+  const int p = static_cast<int>(gram.rows() - 1);
+  ModelEvaluation e;
+  e.coefficients = Eigen::VectorXd::Zero(p);
+  ModelFit fit;
+  try {
+    fit = fit_model_from_gram(gram, model);
+  } catch (const std::domain_error&) {
+    return e;
+  }
+  int free_count = 0;
+  int free_size = 0;
+  for (int j = 0; j < p; ++j) {
+    if (!((always_included >> j) & 1U)) {
+      ++free_count;
+      free_size += (model >> j) & 1U;
+    }
+  }
+  const int k = model_size(model);
+  if (!(n > k + p0)) return e;
+  const BayesFactorResult bf = log_model_marginal(prior, fit.log_one_minus_r_squared, n, k, p0);
+  e.log_marginal = bf.log_bayes_factor;
+  e.shrinkage = bf.shrinkage;
+  e.r_squared = fit.r_squared;
+  e.log_weight = log_prior_model_probability(model_prior, free_size, free_count) + bf.log_bayes_factor;
+  for (int j = 0, c = 0; j < p; ++j) {
+    if ((model >> j) & 1U) e.coefficients(j) = fit.coefficients(c++);
+  }
+  return e;
+}
+
+ModelMask median_probability_model(const Eigen::Ref<const Eigen::VectorXd>& pip) {
+  ModelMask m = 0;
+  for (Eigen::Index j = 0; j < pip.size() && j < 64; ++j) {
+    if (pip(j) >= 0.5) m |= (1ULL << j);
+  }
+  return m;
+}
+
+}  // namespace dpmu::core
