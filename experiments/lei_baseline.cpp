@@ -8,6 +8,11 @@
 ///    Metric: whether the selected model equals the truth {1, 2, 3}, per φ.
 ///  * `lei_real_data` — repeated releases on a fixed data set (prostate, 97 rows; cps09mar as the
 ///    documented large-n stand-in, METHODS.md §6.7): selection frequency of every model.
+///  * `selection_head_to_head` — on the same simulated data sets (LCSSF design), whether each method
+///    selects the true model: LCSSF Algorithm 1 (ε) and Algorithm-2-like (ε/2, δ = 1/n, i.e. total
+///    (ε, δ)), SSP model averaging (Peña & Barrientos 2024 §5) with Laplace (ε) and Wishart (ε, 1/n;
+///    only ε < 1) noise, thresholded or not, highest-posterior and median-probability models, and
+///    non-private best subset by BIC. A public bound r is shared by both DP methods.
 /// Every reconstructed constant is a parameter with METHODS.md A21's default.
 
 #include "dpmu/experiments/lei_baseline.hpp"
@@ -21,7 +26,10 @@
 #include <string>
 #include <vector>
 
+#include "dpmu/core/bma.hpp"
+#include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/lcssf.hpp"
+#include "dpmu/core/ssp.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/experiment.hpp"
@@ -376,5 +384,152 @@ class LeiRealData final : public runtime::Experiment {
 
 std::unique_ptr<runtime::Experiment> make_lei_simulation() { return std::make_unique<LeiSimulation>(); }
 std::unique_ptr<runtime::Experiment> make_lei_real_data() { return std::make_unique<LeiRealData>(); }
+
+}  // namespace dpmu::experiments
+
+// ---------------------------------------------------------------------------------------------
+// selection_head_to_head
+// ---------------------------------------------------------------------------------------------
+
+namespace dpmu::experiments {
+namespace {
+
+/// Per-cell constants of the SSP arm: ridges and thresholds depend only on public parameters.
+struct HeadToHeadSetup {
+  core::SspMechanism laplace;
+  double laplace_ridge = 0.0;
+  double laplace_threshold = 0.0;
+  bool wishart_valid = false;  // Wishart needs ε < 1
+  core::SspMechanism wishart;
+  double wishart_ridge = 0.0;
+  double wishart_threshold = 0.0;
+};
+
+class SelectionHeadToHead final : public runtime::Experiment {
+ public:
+  std::string name() const override { return "selection_head_to_head"; }
+
+  std::vector<ParameterSpec> parameters() const override {
+    auto ps = lcssf_parameters();
+    ps.push_back({.name = "n", .type = ParameterType::integer, .data_factor = true, .min = 20.0,
+                  .description = "rows per simulated data set"});
+    ps.push_back({.name = "beta_model", .type = ParameterType::string, .data_factor = true,
+                  .default_value = std::string("model1"), .allowed = {"model1", "model2"},
+                  .description = "LCSSF design (X iid U[-1,1], 6 predictors)"});
+    ps.push_back({.name = "data_bound", .type = ParameterType::real, .default_value = 4.0, .min = 0.0,
+                  .min_inclusive = false,
+                  .description = "public bound shared by both methods: LCSSF r, SSP bounds [-r, r] (centred data)"});
+    ps.push_back({.name = "num_penalties", .type = ParameterType::integer, .default_value = std::int64_t{11},
+                  .min = 2.0, .max = 1001.0, .description = "LCSSF phi grid on [0, n/2]"});
+    ps.push_back({.name = "threshold_percentile", .type = ParameterType::real, .default_value = 0.95, .min = 0.0,
+                  .max = 1.0, .min_inclusive = false, .max_inclusive = false,
+                  .description = "SSP hard-threshold percentile lambda (absolute reference)"});
+    ps.push_back({.name = "ridge_draws", .type = ParameterType::integer, .default_value = std::int64_t{2000},
+                  .min = 10.0, .description = "Monte Carlo draws for the Laplace ridge (99th percentile)"});
+    ps.push_back({.name = "coefficient_prior", .type = ParameterType::string,
+                  .default_value = std::string("zellner-siow"), .description = "SSP model averaging prior"});
+    return ps;
+  }
+
+  std::vector<MetricSpec> metrics(const Cell& cell) const override {
+    const auto k = static_cast<std::size_t>(cell.get_int("num_penalties"));
+    std::vector<MetricSpec> m{
+        {.name = "lei_alg1_correct", .size = k, .is_vector = true,
+         .description = "LCSSF Algorithm 1 selects the truth, per phi (epsilon-DP)"},
+        {.name = "lei_alg2_correct", .size = k, .is_vector = true,
+         .description = "LCSSF Algorithm-2-like selects the truth, per phi, run with epsilon/2 and delta = 1/n"},
+    };
+    for (const char* s : {"ssp_laplace_hpm", "ssp_laplace_mpm", "ssp_laplace_thresholded_hpm",
+                          "ssp_laplace_thresholded_mpm", "ssp_wishart_hpm", "ssp_wishart_mpm",
+                          "ssp_wishart_thresholded_hpm", "ssp_wishart_thresholded_mpm", "bic_best_subset"}) {
+      m.push_back({.name = s, .description = "1 if the selected model equals the truth {1,2,3}"});
+    }
+    return m;
+  }
+
+  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& calibration) const override {
+    auto s = std::make_shared<HeadToHeadSetup>();
+    const double r = cell.get_double("data_bound");
+    const double epsilon = cell.get_double("epsilon");
+    const double n = static_cast<double>(cell.get_int("n"));
+    const double lambda = cell.get_double("threshold_percentile");
+    s->laplace = {core::SspMechanismKind::laplace, 6, -r, r, epsilon, 0.0};
+    s->laplace_ridge = core::monte_carlo_regularization(s->laplace, calibration,
+                                                        static_cast<int>(cell.get_int("ridge_draws")), 0.99);
+    s->laplace_threshold = core::threshold_value(s->laplace, lambda);
+    s->wishart_valid = epsilon < 1.0;
+    if (s->wishart_valid) {
+      s->wishart = {core::SspMechanismKind::wishart, 6, -r, r, epsilon, 1.0 / n};
+      s->wishart_ridge = core::wishart_regularization(s->wishart, 0.01);
+      s->wishart_threshold = core::threshold_value(s->wishart, lambda);
+    }
+    return s;
+  }
+
+  void run_replicate(const Cell& cell, const void* prepared, core::RngStream& data, core::RngStream& noise,
+                     std::span<double> out) const override {
+    const auto& setup = *static_cast<const HeadToHeadSetup*>(prepared);
+    const int n = static_cast<int>(cell.get_int("n"));
+    const int k = static_cast<int>(cell.get_int("num_penalties"));
+    const auto ku = static_cast<std::size_t>(k);
+    const double epsilon = cell.get_double("epsilon");
+    const double r = cell.get_double("data_bound");
+    const double nd = static_cast<double>(n);
+    constexpr core::ModelMask kTruth = 0b000111;
+    const LeiData d = lei_simulate_data(n, lei_true_coefficients(cell.get_string("beta_model")), data);
+
+    // (a), (b) LCSSF: public r, raw (uncentred) data as in LCSSF's no-intercept model
+    const core::LcssfSettings s = settings_of(cell, r, 0.0);
+    const auto penalties = lei_penalty_grid(n, k);
+    const core::LcssfSelection prep1 = core::lcssf_prepare("selection_head_to_head", d.x, d.y, s, epsilon, false);
+    const auto a1 = select_over_penalties(prep1, static_cast<std::size_t>(n), s, 1, epsilon, 0.0, penalties, noise);
+    // Algorithm 2 is (2ε', δ)-DP: ε' = ε/2 and δ = 1/n for the same total budget
+    const auto a2 =
+        select_over_penalties(prep1, static_cast<std::size_t>(n), s, 2, epsilon / 2.0, 1.0 / nd, penalties, noise);
+    for (std::size_t i = 0; i < ku; ++i) {
+      out[i] = a1[i].first == kTruth ? 1.0 : 0.0;
+      out[ku + i] = a2[i].first == kTruth ? 1.0 : 0.0;
+    }
+    // (c) SSP: centred data (sample means, as `dpmu bma`), clamped into [-r, r], G = D'D
+    Eigen::MatrixXd dm(n, 7);
+    dm.leftCols(6) = d.x;
+    dm.col(6) = d.y;
+    const Eigen::RowVectorXd means = dm.colwise().mean();
+    dm.rowwise() -= means;
+    const Eigen::MatrixXd gram = core::gram_matrix(dm, -r, r);
+    const core::CoefficientPrior prior = core::parse_coefficient_prior(cell.get_string("coefficient_prior"));
+    const core::ModelPrior model_prior{};
+    core::BmaOptions opt;
+    opt.keep_all_models = false;
+    opt.top_models = 1;
+    auto hpm_mpm = [&](const Eigen::MatrixXd& g, std::size_t at) {
+      const auto res = core::bayesian_model_averaging(g, nd, prior, model_prior, opt);
+      out[at] = res.highest_posterior_model == kTruth ? 1.0 : 0.0;
+      out[at + 1] = res.median_probability_model == kTruth ? 1.0 : 0.0;
+    };
+    const std::size_t base = 2 * ku;
+    {
+      const Eigen::MatrixXd noisy = core::noisy_gram_matrix(gram, setup.laplace, noise);
+      hpm_mpm(core::regularize(noisy, setup.laplace_ridge).matrix, base);
+      hpm_mpm(core::regularize(core::hard_threshold(noisy, setup.laplace_threshold), setup.laplace_ridge).matrix,
+              base + 2);
+    }
+    if (setup.wishart_valid) {
+      const Eigen::MatrixXd noisy = core::noisy_gram_matrix(gram, setup.wishart, noise);
+      hpm_mpm(core::regularize(noisy, setup.wishart_ridge).matrix, base + 4);
+      hpm_mpm(core::regularize(core::hard_threshold(noisy, setup.wishart_threshold), setup.wishart_ridge).matrix,
+              base + 6);
+    }
+    // (d) non-private best subset by BIC on the confidential, unclamped centred data
+    const Eigen::MatrixXd g_np = dm.transpose() * dm;
+    const auto bic = core::bayesian_model_averaging(g_np, nd, core::parse_coefficient_prior("bic"),
+                                                    core::ModelPrior{core::ModelPriorKind::uniform}, opt);
+    out[base + 8] = bic.highest_posterior_model == kTruth ? 1.0 : 0.0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Experiment> make_selection_head_to_head() { return std::make_unique<SelectionHeadToHead>(); }
 
 }  // namespace dpmu::experiments
