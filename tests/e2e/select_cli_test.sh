@@ -132,6 +132,15 @@ sys.exit(0 if ok else 1)" && pass || fail "lei_real_data smoke summary"
 else
   fail "dpmu run lei_real_data smoke: $(cat "$TMP/err")"
 fi
+if "$DPMU" run "$SRC/configs/smoke/selection_head_to_head.yaml" --out "$TMP/h2h.h5" --replicates 2 --quiet 2>"$TMP/err"; then
+  "$DPMU" summarize "$TMP/h2h.h5" --format json >"$TMP/sum.json" && "$PY" -c "
+import json, sys
+d = json.load(open('$TMP/sum.json'))
+ok = len(d) == 16 and all((c['metrics']['ssp_wishart_hpm']['n'] == 0) == (c['parameters']['epsilon'] >= 1) for c in d)
+sys.exit(0 if ok else 1)" && pass || fail "selection_head_to_head smoke summary"
+else
+  fail "dpmu run selection_head_to_head smoke: $(cat "$TMP/err")"
+fi
 
 echo "select_cli_test: $passes passed, $failures failed"
 [ $failures -eq 0 ]

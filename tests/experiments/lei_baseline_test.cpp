@@ -3,6 +3,7 @@
 // with the same streams; data generation and the phi grid as specified.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -92,4 +93,57 @@ TEST_CASE("lei_simulate_data: X in [-1, 1], residual variance 1", "[lcssf][lei_s
   CHECK(std::abs(w.squaredNorm() / 20000.0 - 1.0) < 5.0 * std::sqrt(2.0 / 20000.0));
   CHECK(std::abs(d.x.col(3).squaredNorm() / 20000.0 - 1.0 / 3.0) < 0.02);  // Var U[-1,1] = 1/3
   CHECK_THROWS_WITH(lei_true_coefficients("model3"), Catch::Contains("must be model1 or model2"));
+}
+
+TEST_CASE("selection_head_to_head: with negligible noise every method finds the truth; Wishart only for eps < 1",
+          "[lcssf][selection_head_to_head]") {
+  dpmu::experiments::register_builtin_experiments();
+  const auto& exp = rt::find_experiment("selection_head_to_head");
+  auto cell_for = [](double epsilon) {
+    return rt::Cell({{"n", std::int64_t{5000}},
+                     {"beta_model", std::string("model1")},
+                     {"data_bound", 4.0},
+                     {"num_penalties", std::int64_t{11}},
+                     {"threshold_percentile", 0.95},
+                     {"ridge_draws", std::int64_t{200}},
+                     {"coefficient_prior", std::string("zellner-siow")},
+                     {"algorithm", std::int64_t{1}},
+                     {"epsilon", epsilon},
+                     {"delta", 0.01},
+                     {"radius", 3.0},
+                     {"lcssf_delta", std::string("r2_1pR2")},
+                     {"noise_factor", 2.0},
+                     {"objective_scale", 0.5},
+                     {"variance_floor", 0.01},
+                     {"alg2_selection", std::string("exponential_mechanism")}},
+                    {"n", "beta_model"});
+  };
+  const auto metrics = exp.metrics(cell_for(1.0));
+  std::size_t total = 0;
+  for (const auto& m : metrics) total += m.size;
+  REQUIRE(total == 2 * 11 + 9);
+  {  // ε = 1e7: noise scales ~1e-4 (LCSSF) and ~1e-6 (SSP) against signals ~1e3
+    const rt::Cell cell = cell_for(1e7);
+    core::RngStream cal(3, cell.cell_id(), 0, core::StreamPurpose::calibration);
+    const auto prepared = exp.prepare(cell, cal);
+    std::vector<double> out(total, std::nan(""));
+    core::RngStream data(3, cell.data_id(), 0, core::StreamPurpose::data);
+    core::RngStream noise(3, cell.cell_id(), 0, core::StreamPurpose::noise);
+    exp.run_replicate(cell, prepared.get(), data, noise, out);
+    CHECK(*std::max_element(out.begin(), out.begin() + 11) == 1.0);       // LCSSF Alg. 1 at a good phi
+    CHECK(*std::max_element(out.begin() + 11, out.begin() + 22) == 1.0);  // Alg. 2-like
+    for (std::size_t j = 22; j < 26; ++j) CHECK(out[j] == 1.0);          // SSP Laplace HPM/MPM, thresholded or not
+    for (std::size_t j = 26; j < 30; ++j) CHECK(std::isnan(out[j]));     // Wishart needs eps < 1
+    CHECK(out[30] == 1.0);                                               // BIC
+  }
+  {  // ε = 0.5: the Wishart arm runs and gives 0/1 values
+    const rt::Cell cell = cell_for(0.5);
+    core::RngStream cal(3, cell.cell_id(), 0, core::StreamPurpose::calibration);
+    const auto prepared = exp.prepare(cell, cal);
+    std::vector<double> out(total, std::nan(""));
+    core::RngStream data(3, cell.data_id(), 0, core::StreamPurpose::data);
+    core::RngStream noise(3, cell.cell_id(), 0, core::StreamPurpose::noise);
+    exp.run_replicate(cell, prepared.get(), data, noise, out);
+    for (std::size_t j = 26; j < 30; ++j) CHECK((out[j] == 0.0 || out[j] == 1.0));
+  }
 }
