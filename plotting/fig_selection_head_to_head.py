@@ -71,7 +71,8 @@ def plot_file(path, out_dir, name=None):
                 continue
             n, m, s = map(np.array, zip(*pts))
             style = "--" if "1pR_2" in method else ("-." if "BIC" in method else "-")
-            ax.errorbar(n, m, yerr=2 * s, fmt=style, marker="o", ms=3, lw=1, label=method)
+            colour = plt.get_cmap("tab20")(methods.index(method) % 20)  # same colour in every panel
+            ax.errorbar(n, m, yerr=2 * s, fmt=style, marker="o", ms=3, lw=1, label=method, color=colour)
         ax.set_xscale("log")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(f"ε = {eps:g}")
