@@ -10,6 +10,9 @@ std::unique_ptr<runtime::Experiment> make_normal_mean();
 std::unique_ptr<runtime::Experiment> make_hsb_posterior();
 std::unique_ptr<runtime::Experiment> make_hsb_likelihood_ratio();
 std::unique_ptr<runtime::Experiment> make_type1_calibration();
+std::unique_ptr<runtime::Experiment> make_lei_simulation();
+std::unique_ptr<runtime::Experiment> make_lei_real_data();
+std::unique_ptr<runtime::Experiment> make_selection_head_to_head();
 
 void register_builtin_experiments() {
   // Add one line per experiment.
@@ -17,6 +20,9 @@ void register_builtin_experiments() {
   runtime::register_experiment(make_hsb_posterior());
   runtime::register_experiment(make_hsb_likelihood_ratio());
   runtime::register_experiment(make_type1_calibration());
+  runtime::register_experiment(make_lei_simulation());
+  runtime::register_experiment(make_lei_real_data());
+  runtime::register_experiment(make_selection_head_to_head());
 }
 
 }  // namespace dpmu::experiments

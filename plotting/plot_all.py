@@ -12,6 +12,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import fig_hsb  # noqa: E402
+import fig_lei_simulation  # noqa: E402
+import fig_selection_head_to_head  # noqa: E402
 import fig_type1  # noqa: E402
 from dpmu_h5 import Results  # noqa: E402
 
@@ -19,6 +21,8 @@ PLOTTERS = {
     "hsb_posterior": fig_hsb.plot_file,
     "hsb_likelihood_ratio": fig_hsb.plot_file,
     "type1_calibration": fig_type1.plot_file,
+    "lei_simulation": fig_lei_simulation.plot_file,
+    "selection_head_to_head": fig_selection_head_to_head.plot_file,
 }
 
 

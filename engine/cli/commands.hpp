@@ -21,5 +21,7 @@ void add_results_commands(CLI::App& app);
 
 /// `dpmu bma`: DP Bayesian model averaging by sufficient-statistic perturbation (paper §5).
 void add_bma_command(CLI::App& app);
+/// `dpmu select`: DP model selection of Lei et al. (2018), Algorithms 1 and 2 (METHODS.md §6).
+void add_select_command(CLI::App& app);
 
 }  // namespace dpmu::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   dpmu::cli::add_test_command(app);
   dpmu::cli::add_plan_test_command(app);
+  dpmu::cli::add_select_command(app);
   dpmu::cli::add_run_command(app);
   dpmu::cli::add_results_commands(app);
   dpmu::cli::add_bma_command(app);

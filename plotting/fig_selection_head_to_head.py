@@ -1,0 +1,110 @@
+"""Head-to-head: probability of selecting the true model, LCSSF vs SSP vs non-private BIC.
+
+Panels by epsilon, x = n (log scale), y = proportion of data sets whose selected model is the
+truth, one line per method, +-2 Monte Carlo SE bars. LCSSF curves use the best phi of the grid
+(oracle tuning, which favours LCSSF); dashed LCSSF lines are the LCSSF-accuracy calibration
+(lcssf_delta = 1pR_2, kappa = 1: not DP for r > 1). SSP and BIC come from the default block.
+"""
+import argparse
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from dpmu_h5 import Results  # noqa: E402
+
+SSP = [("ssp_laplace_hpm", "SSP Laplace HPM"), ("ssp_laplace_mpm", "SSP Laplace MPM"),
+       ("ssp_laplace_thresholded_hpm", "SSP Laplace thr. HPM"), ("ssp_laplace_thresholded_mpm", "SSP Laplace thr. MPM"),
+       ("ssp_wishart_hpm", "SSP Wishart HPM"), ("ssp_wishart_mpm", "SSP Wishart MPM"),
+       ("ssp_wishart_thresholded_hpm", "SSP Wishart thr. HPM"),
+       ("ssp_wishart_thresholded_mpm", "SSP Wishart thr. MPM"), ("bic_best_subset", "BIC (non-private)")]
+
+
+def best_phi(res, metric, c):
+    """Largest mean over the phi grid of a vector metric in cell c, with its MC SE."""
+    mean = res.summary[metric]["mean"][c]
+    k = int(np.nanargmax(mean))
+    return mean[k], res.summary[metric]["mcse"][c][k]
+
+
+def table(path):
+    """Rows (epsilon, n, method, mean, mcse) of a selection_head_to_head file."""
+    res = Results(path)
+    if res.experiment != "selection_head_to_head":
+        raise ValueError(f"{path}: not a selection_head_to_head file")
+    rows = []
+    for eps in res.values("epsilon"):
+        for n in res.values("n"):
+            for cal, tag in (("r2_1pR2", ""), ("1pR_2", " [1pR_2, κ=1]")):
+                idx = res.select(epsilon=eps, n=n, lcssf_delta=cal)
+                if len(idx) == 0:
+                    continue
+                c = idx[0]
+                for metric, label in (("lei_alg1_correct", "LCSSF Alg. 1"), ("lei_alg2_correct", "LCSSF Alg. 2-like")):
+                    m, s = best_phi(res, metric, c)
+                    rows.append((eps, n, label + tag, m, s))
+                if cal == "r2_1pR2":
+                    for metric, label in SSP:
+                        m = float(res.summary[metric]["mean"][c][0]) if res.summary[metric]["mean"].ndim > 1 \
+                            else float(res.summary[metric]["mean"][c])
+                        s = float(np.ravel(res.summary[metric]["mcse"][c])[0])
+                        rows.append((eps, n, label, m, s))
+    return rows
+
+
+def plot_file(path, out_dir, name=None):
+    """Write PNG and PDF of the head-to-head figure; return the paths."""
+    rows = table(path)
+    name = name or os.path.splitext(os.path.basename(path))[0]
+    os.makedirs(out_dir, exist_ok=True)
+    eps_values = sorted({r[0] for r in rows})
+    methods = list(dict.fromkeys(r[2] for r in rows))
+    fig, axes = plt.subplots(1, len(eps_values), figsize=(4 * len(eps_values), 4), sharey=True, squeeze=False)
+    for j, eps in enumerate(eps_values):
+        ax = axes[0, j]
+        for method in methods:
+            pts = sorted((r[1], r[3], r[4]) for r in rows if r[0] == eps and r[2] == method and np.isfinite(r[3]))
+            if not pts:
+                continue
+            n, m, s = map(np.array, zip(*pts))
+            style = "--" if "1pR_2" in method else ("-." if "BIC" in method else "-")
+            colour = plt.get_cmap("tab20")(methods.index(method) % 20)  # same colour in every panel
+            ax.errorbar(n, m, yerr=2 * s, fmt=style, marker="o", ms=3, lw=1, label=method, color=colour)
+        ax.set_xscale("log")
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"ε = {eps:g}")
+        ax.set_xlabel("n")
+        if j == 0:
+            ax.set_ylabel("P(selected model = truth)")
+    axes[0, -1].legend(fontsize=6, loc="lower right")
+    fig.suptitle("Selecting the true model: LCSSF (best φ, reconstructed constants) vs SSP model averaging",
+                 fontsize=9)
+    fig.tight_layout()
+    out = []
+    for ext in ("png", "pdf"):
+        p = os.path.join(out_dir, f"{name}.{ext}")
+        fig.savefig(p, dpi=130)
+        out.append(p)
+    plt.close(fig)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("results", nargs="+")
+    parser.add_argument("--out", default="results/figures")
+    parser.add_argument("--table", action="store_true", help="print the numbers as a markdown table")
+    args = parser.parse_args()
+    for path in args.results:
+        for p in plot_file(path, args.out):
+            print(p)
+        if args.table:
+            for r in table(path):
+                print(f"| {r[0]:g} | {r[1]} | {r[2]} | {r[3]:.3f} ± {r[4]:.3f} |")
+
+
+if __name__ == "__main__":
+    main()
