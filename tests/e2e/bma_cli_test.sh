@@ -7,35 +7,10 @@
 set -u
 DPMU="$1"
 SRC="$2"
-PY=/usr/bin/python3
+. "$(dirname "$0")/lib.sh"
 HSB="$SRC/experiments/data/hsb2.csv"
 REF="$SRC/tests/reference/bma_bas_reference.json"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-passes=0
-pass() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-expect_error() {
-  local want="$1"; shift
-  "$DPMU" "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  if [ $rc -eq 0 ]; then fail "expected failure: dpmu $*"; return; fi
-  if [ $rc -ge 128 ]; then fail "crashed (signal $((rc - 128))): dpmu $*"; return; fi
-  if ! grep -qF -- "$want" "$TMP/err"; then
-    fail "dpmu $*: stderr lacks '$want'; got: $(cat "$TMP/err")"; return
-  fi
-  pass
-}
-json_check() {
-  local expr="$1"; shift
-  if ! "$DPMU" "$@" >"$TMP/out" 2>"$TMP/err"; then fail "dpmu $* exited non-zero: $(cat "$TMP/err")"; return; fi
-  if ! "$PY" -c "import json,math,sys; d=json.load(open('$TMP/out')); r=json.load(open('$REF')); sys.exit(0 if ($expr) else 1)"; then
-    fail "dpmu $*: check failed: $expr; output: $(head -c 3000 "$TMP/out")"; return
-  fi
-  pass
-}
 
 HP=female,race,ses,schtyp,prog,write,math,science,socst
 # --- non-private vs BAS (configuration 2 = JZS, 3 = ZS-null, 4 = BIC, all beta-binomial(1,1)) ---

@@ -5,39 +5,12 @@
 set -u
 DPMU="$1"
 SRC="$2"
-PY=/usr/bin/python3
+. "$(dirname "$0")/lib.sh"
 HSB="$SRC/experiments/data/hsb2.csv"
 FIX="$SRC/tests/fixtures"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-passes=0
 
-pass() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# expect_error "substring of stderr" args...   (non-zero exit, message on stderr, nothing on stdout)
-expect_error() {
-  local want="$1"; shift
-  "$DPMU" "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  if [ $rc -eq 0 ]; then fail "expected failure: dpmu $*"; return; fi
-  if [ $rc -ge 128 ]; then fail "crashed (signal $((rc - 128))): dpmu $*"; return; fi
-  if ! grep -qF -- "$want" "$TMP/err"; then
-    fail "dpmu $*: stderr lacks '$want'; got: $(cat "$TMP/err")"; return
-  fi
-  pass
-}
 
-# json_check 'python expression on d' args...
-json_check() {
-  local expr="$1"; shift
-  if ! "$DPMU" "$@" >"$TMP/out" 2>"$TMP/err"; then fail "dpmu $* exited non-zero: $(cat "$TMP/err")"; return; fi
-  if ! "$PY" -c "import json,sys; d=json.load(open('$TMP/out')); sys.exit(0 if ($expr) else 1)"; then
-    fail "dpmu $*: check failed: $expr; output: $(cat "$TMP/out")"; return
-  fi
-  pass
-}
 
 # --- help and version
 "$DPMU" --help >/dev/null && pass || fail "dpmu --help"

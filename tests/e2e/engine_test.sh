@@ -6,15 +6,9 @@
 set -u
 DPMU="$1"
 SRC="$2"
-PY=/usr/bin/python3
+. "$(dirname "$0")/lib.sh"
 SMOKE="$SRC/configs/smoke/normal_mean.yaml"
 SLOW="$SRC/configs/smoke/normal_mean_slow.yaml"
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-passes=0
-pass() { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # expect_exit CODE "stderr substring" args...
 expect_exit() {
