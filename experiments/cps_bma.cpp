@@ -326,8 +326,10 @@ class CpsBma final : public runtime::Experiment {
          .max = 1000.0, .description = "K equal-width bins, common to all runs of a cell"},
         {.name = "bin_pilot_runs", .type = ParameterType::integer, .default_value = std::int64_t{20}, .min = 1.0,
          .description = "pilot runs (calibration stream) that fix the bin range"},
-        {.name = "bin_margin", .type = ParameterType::real, .default_value = 0.5, .min = 0.0,
-         .description = "bin range = pilot range widened by this fraction of its width on each side"},
+        {.name = "bin_quantile", .type = ParameterType::real, .default_value = 0.005, .min = 0.0, .max = 0.5,
+         .max_inclusive = false, .description = "bin range from the [q, 1 - q] quantiles of pooled pilot values"},
+        {.name = "bin_margin", .type = ParameterType::real, .default_value = 0.1, .min = 0.0,
+         .description = "bin range widened by this fraction of its width on each side"},
     };
   }
 
@@ -412,9 +414,12 @@ class CpsBma final : public runtime::Experiment {
     s->confidence = cell.get_double("confidence");
     s->norm = core::parse_matrix_norm(cell.get_string("norm"));
 
-    // Bin range: pooled range of pilot runs (calibration stream; the same computation as a
-    // replicate, with min(nsim, 2000) draws), plus the non-private value, widened by bin_margin.
+    // Bin range (METHODS.md A12 adapted to streaming runs): pilot runs from the calibration
+    // stream (the same computation as a replicate, with min(nsim, 2000) draws); range = the
+    // [bin_quantile, 1 − bin_quantile] quantiles of the pooled pilot confidence-set values, extended
+    // to cover the non-private value and the pilot DP estimates, widened by bin_margin of its width.
     const std::size_t mc = s->coefficients.size();
+    std::vector<std::vector<double>> pooled(mc);
     std::vector<double> lo(mc), hi(mc);
     for (std::size_t c = 0; c < mc; ++c) lo[c] = hi[c] = s->non_private.model_averaged_coefficients(s->coefficients[c]);
     const int pilots = static_cast<int>(cell.get_int("bin_pilot_runs"));
@@ -422,10 +427,7 @@ class CpsBma final : public runtime::Experiment {
       const Eigen::MatrixXd noisy = core::noisy_gram_matrix(s->gram, m, calibration);
       const auto set = confidence_set(*s, noisy, calibration, std::min(s->simulations, 2000));
       for (const auto& t : set.summaries) {
-        for (std::size_t c = 0; c < mc; ++c) {
-          lo[c] = std::min(lo[c], t(static_cast<Eigen::Index>(c)));
-          hi[c] = std::max(hi[c], t(static_cast<Eigen::Index>(c)));
-        }
+        for (std::size_t c = 0; c < mc; ++c) pooled[c].push_back(t(static_cast<Eigen::Index>(c)));
       }
       for (const Eigen::MatrixXd& a : {core::regularize(noisy, s->regularization).matrix,
                                        core::regularize(core::hard_threshold(noisy, s->threshold), s->regularization).matrix}) {
@@ -435,6 +437,19 @@ class CpsBma final : public runtime::Experiment {
           hi[c] = std::max(hi[c], b.model_averaged_coefficients(s->coefficients[c]));
         }
       }
+    }
+    const double tail = cell.get_double("bin_quantile");
+    for (std::size_t c = 0; c < mc; ++c) {
+      auto& v = pooled[c];
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      auto quantile = [&v](double q) {  // type 7
+        const double h = q * static_cast<double>(v.size() - 1);
+        const auto i = static_cast<std::size_t>(std::floor(h));
+        return i + 1 < v.size() ? v[i] + (h - static_cast<double>(i)) * (v[i + 1] - v[i]) : v.back();
+      };
+      lo[c] = std::min(lo[c], quantile(tail));
+      hi[c] = std::max(hi[c], quantile(1.0 - tail));
     }
     const int k = static_cast<int>(cell.get_int("histogram_bins"));
     const double margin = cell.get_double("bin_margin");
