@@ -351,11 +351,20 @@ TEST_CASE("CPS non-private posterior means and PIPs agree with R's BAS to 1e-6",
         g, static_cast<double>(d.data.rows()),
         dpmu::core::parse_coefficient_prior(prior == "JZS" ? "zellner-siow" : "zellner-siow-laplace"),
         dpmu::core::parse_model_prior("beta-binomial:1,1"));
-    const auto pip = c["posterior_inclusion_probabilities"].get<std::vector<double>>();
-    const auto mean = c["posterior_means"].get<std::vector<double>>();
+    int compared = 0;
     for (int j = 0; j < 6; ++j) {
-      CHECK(std::abs(r.posterior_inclusion_probability(j) - pip[j]) < 1e-6);
-      CHECK(std::abs(r.model_averaged_coefficients(j) - mean[j]) < 1e-6 * std::max(1.0, std::abs(mean[j])));
+      const auto& pip = c["posterior_inclusion_probabilities"][j];
+      const auto& mean = c["posterior_means"][j];  // null where BAS returned NaN (JZS, public bounds)
+      CHECK(std::abs(r.posterior_inclusion_probability(j) - pip.get<double>()) < 1e-6);
+      if (mean.is_null()) continue;
+      ++compared;
+      // ZS-null (the prior of configs/fig5_cps*.yaml) is a closed form: 1e-6. BAS computes the JZS
+      // shrinkage with R's integrate() at its default rel.tol = eps^0.25 = 1.2e-4, so JZS means
+      // can only be compared to 2.5e-4 relative (observed 1.1e-4 on β1, β2; PIPs agree to 1e-6).
+      const double tol = prior == "JZS" ? 2.5e-4 * std::abs(mean.get<double>()) + 1e-6 : 1e-6;
+      CHECK(std::abs(r.model_averaged_coefficients(j) - mean.get<double>()) <
+            tol * (prior == "JZS" ? 1.0 : std::max(1.0, std::abs(mean.get<double>()))));
     }
+    CHECK((compared == 6 || (mode == "public_bounds" && prior == "JZS")));
   }
 }

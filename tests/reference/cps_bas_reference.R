@@ -10,11 +10,12 @@
 # modelprior = beta.binomial(1, 1) (hierarchical uniform), priors "JZS" (Zellner-Siow by
 # numerical integration = dpmu "zellner-siow") and "ZS-null" (Laplace approximation = dpmu
 # "zellner-siow-laplace"). column_weighted_sums (sum over rows i = 1..n of i * d_ij) identify the
-# data (and its row order) used.
+# data (and its row order) used. BAS 1.7.5.9000 returns NaN posterior means for JZS on the
+# public-bounds data (written as null and skipped by the test; its PIPs are finite).
 suppressMessages(library(BAS))
 args <- commandArgs(trailingOnly = TRUE)
 dir <- if (length(args) > 0) args[1] else "/tmp/cps"
-num <- function(x) sprintf("%.17g", x)
+num <- function(x) ifelse(is.finite(x), sprintf("%.17g", x), "null")  # BAS JZS gives NaN means here
 vec <- function(x) paste0("[", paste(num(x), collapse = ", "), "]")
 preds <- c("age", "age_squared", "married", "male", "education", "white")
 cfgs <- c()
