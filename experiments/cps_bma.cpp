@@ -494,7 +494,6 @@ class CpsBma final : public runtime::Experiment {
   void run_replicate(const Cell&, const void* prepared, core::RngStream&, core::RngStream& noise,
                      std::span<double> out) const override {
     const auto& s = *static_cast<const CpsSetup*>(prepared);
-    const auto p = static_cast<std::size_t>(s.p);
     const Eigen::MatrixXd noisy = core::noisy_gram_matrix(s.gram, s.mechanism, noise);
     const auto g_r = core::regularize(noisy, s.regularization);
     const auto gt_r = core::regularize(core::hard_threshold(noisy, s.threshold), s.regularization);
@@ -508,7 +507,6 @@ class CpsBma final : public runtime::Experiment {
     put(b.posterior_inclusion_probability);
     put(a.model_averaged_coefficients);
     put(b.model_averaged_coefficients);
-    (void)p;
     const auto set = confidence_set(s, noisy, noise, s.simulations);
     const std::size_t mc = s.coefficients.size();
     const std::size_t k = s.edges.front().size() - 1;

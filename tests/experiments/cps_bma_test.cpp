@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <numeric>
 #include <set>
@@ -317,7 +319,10 @@ DesignOptions reference_design(const std::string& mode) {
 // tests/reference/cps_bas_reference.R. Run: DPMU_CPS_EXPORT=/tmp/cps build/tests/dpmu_tests '[.cps_export]'
 TEST_CASE("export the transformed CPS data for BAS", "[.cps_export]") {
   const char* dir = std::getenv("DPMU_CPS_EXPORT");
-  REQUIRE(dir != nullptr);
+  if (dir == nullptr) {  // ctest discovers hidden tests through "~[statistical]": do nothing then
+    SUCCEED("DPMU_CPS_EXPORT not set: nothing exported");
+    return;
+  }
   for (const std::string mode : {"data_range", "public_bounds"}) {
     const auto d = load_design(reference_design(mode));
     std::ofstream f(std::string(dir) + "/cps_" + mode + ".csv");
