@@ -13,6 +13,7 @@ std::unique_ptr<runtime::Experiment> make_type1_calibration();
 std::unique_ptr<runtime::Experiment> make_lei_simulation();
 std::unique_ptr<runtime::Experiment> make_lei_real_data();
 std::unique_ptr<runtime::Experiment> make_selection_head_to_head();
+std::unique_ptr<runtime::Experiment> make_cps_bma();
 
 void register_builtin_experiments() {
   // Add one line per experiment.
@@ -23,6 +24,7 @@ void register_builtin_experiments() {
   runtime::register_experiment(make_lei_simulation());
   runtime::register_experiment(make_lei_real_data());
   runtime::register_experiment(make_selection_head_to_head());
+  runtime::register_experiment(make_cps_bma());
 }
 
 }  // namespace dpmu::experiments

@@ -11,6 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import fig_cps  # noqa: E402
 import fig_hsb  # noqa: E402
 import fig_lei_simulation  # noqa: E402
 import fig_selection_head_to_head  # noqa: E402
@@ -23,6 +24,7 @@ PLOTTERS = {
     "type1_calibration": fig_type1.plot_file,
     "lei_simulation": fig_lei_simulation.plot_file,
     "selection_head_to_head": fig_selection_head_to_head.plot_file,
+    "cps_bma": fig_cps.plot_file,
 }
 
 
