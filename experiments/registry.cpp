@@ -10,6 +10,7 @@ std::unique_ptr<runtime::Experiment> make_normal_mean();
 std::unique_ptr<runtime::Experiment> make_hsb_posterior();
 std::unique_ptr<runtime::Experiment> make_hsb_likelihood_ratio();
 std::unique_ptr<runtime::Experiment> make_type1_calibration();
+std::unique_ptr<runtime::Experiment> make_ssp_simulation();
 
 void register_builtin_experiments() {
   // Add one line per experiment.
@@ -17,6 +18,7 @@ void register_builtin_experiments() {
   runtime::register_experiment(make_hsb_posterior());
   runtime::register_experiment(make_hsb_likelihood_ratio());
   runtime::register_experiment(make_type1_calibration());
+  runtime::register_experiment(make_ssp_simulation());
 }
 
 }  // namespace dpmu::experiments
