@@ -12,6 +12,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import fig_hsb  # noqa: E402
+import fig_ssp  # noqa: E402
 import fig_type1  # noqa: E402
 from dpmu_h5 import Results  # noqa: E402
 
@@ -19,6 +20,7 @@ PLOTTERS = {
     "hsb_posterior": fig_hsb.plot_file,
     "hsb_likelihood_ratio": fig_hsb.plot_file,
     "type1_calibration": fig_type1.plot_file,
+    "ssp_simulation": fig_ssp.plot_file,
 }
 
 
