@@ -168,7 +168,7 @@ TEST_CASE("ssp_simulation: metric layout and the non-private variant equal a dir
   core::RngStream data(7, cell.data_id(), 3, core::StreamPurpose::data);
   core::RngStream noise(7, cell.cell_id(), 3, core::StreamPurpose::noise);
   e.run_replicate(cell, prepared.get(), data, noise, out);
-  for (double x : out) CHECK(std::isfinite(x) || std::isnan(x));
+  for (double x : out) CHECK((std::isfinite(x) || std::isnan(x)));
   // direct: same keys, same G
   core::RngStream data2(7, cell.data_id(), 3, core::StreamPurpose::data);
   const std::uint64_t k0 = data2(), k1 = data2();
