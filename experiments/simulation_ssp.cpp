@@ -56,7 +56,8 @@ constexpr int kBlockRows = 256;      // rows per rank-k update (even: Box–Mull
 constexpr int kBlocksPerPartial = 64;  // partial sums over 16 384 rows, then added to the total
 
 // One row (p uniforms + 1 normal) for a redraw: ceil(p/2) + 2 words from the same generator.
-void redraw_row(core::PhiloxBlockGenerator& gen, const SimulationDesign& d, double* row) {
+template <class Gen>
+void redraw_row(Gen& gen, const SimulationDesign& d, double* row) {
   const int p = d.p;
   std::array<std::uint64_t, 40> words{};
   const int wu = (p + 1) / 2;
@@ -74,16 +75,33 @@ void redraw_row(core::PhiloxBlockGenerator& gen, const SimulationDesign& d, doub
   row[p] = d.coefficient * mean + d.sigma * z[0];
 }
 
+template <class Gen>
+SimulatedGram simulate_gram_matrix_impl(const SimulationDesign& design, std::uint64_t n, Gen& gen,
+                                        Eigen::MatrixXd* rows);
+
 }  // namespace
 
 SimulatedGram simulate_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
-                                   std::uint64_t key1, Eigen::MatrixXd* rows) {
+                                   std::uint64_t key1, Eigen::MatrixXd* rows, DataGenerator generator) {
   constexpr const char* fn = "simulate_gram_matrix";
   (void)simulation_design(design.p, design.true_model_size, 1.0);  // range checks of p, |T|
   if (n < 2) core::throw_domain(fn, "n", static_cast<double>(n), ">= 2");
   core::check_ordered_limits(fn, "lower", design.lower, "upper", design.upper);
   core::check_finite(fn, "coefficient", design.coefficient);
   core::check_finite(fn, "sigma", design.sigma);
+  if (generator == DataGenerator::xoshiro256pp) {
+    core::Xoshiro256ppBlockGenerator gen(key0, key1);
+    return simulate_gram_matrix_impl(design, n, gen, rows);
+  }
+  core::PhiloxBlockGenerator gen(key0, key1);
+  return simulate_gram_matrix_impl(design, n, gen, rows);
+}
+
+namespace {
+
+template <class Gen>
+SimulatedGram simulate_gram_matrix_impl(const SimulationDesign& design, std::uint64_t n, Gen& gen,
+                                        Eigen::MatrixXd* rows) {
   const int p = design.p;
   const int d = p + 1;
   const int t = design.true_model_size;
@@ -91,8 +109,6 @@ SimulatedGram simulate_gram_matrix(const SimulationDesign& design, std::uint64_t
   const double sigma = design.sigma;
   const double lo = design.lower;
   const double hi = design.upper;
-
-  core::PhiloxBlockGenerator gen(key0, key1);
   const std::size_t uniform_words = static_cast<std::size_t>(kBlockRows * p + 1) / 2;
   std::vector<std::uint64_t> words(uniform_words + kBlockRows);
   std::vector<double> u(2 * uniform_words);
@@ -154,6 +170,8 @@ SimulatedGram simulate_gram_matrix(const SimulationDesign& design, std::uint64_t
   out.gram = full - sum_total * sum_total.transpose() / static_cast<double>(n);
   return out;
 }
+
+}  // namespace
 
 double predictive_mse(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
                       const Eigen::Ref<const Eigen::VectorXd>& true_coefficients,
@@ -245,6 +263,7 @@ struct Variant {
 
 struct Prepared {
   SimulationDesign design;
+  DataGenerator generator = DataGenerator::philox;  // the reference data stream (docs/decisions.md)
   std::uint64_t n = 0;
   std::vector<double> epsilons;
   std::vector<core::SspMechanismKind> mechanisms;
@@ -448,7 +467,7 @@ class SspSimulation final : public runtime::Experiment {
     const double n = static_cast<double>(pr.n);
     const std::uint64_t key0 = data();
     const std::uint64_t key1 = data();
-    const SimulatedGram sim = simulate_gram_matrix(pr.design, pr.n, key0, key1);
+    const SimulatedGram sim = simulate_gram_matrix(pr.design, pr.n, key0, key1, nullptr, pr.generator);
     Eigen::VectorXd beta = Eigen::VectorXd::Zero(p);
     beta.head(t).setConstant(pr.design.coefficient);
     const core::ModelMask truth = (core::ModelMask{1} << t) - 1;

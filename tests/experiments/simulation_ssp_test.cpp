@@ -272,3 +272,33 @@ TEST_CASE("simulation design by simulation: Var(x'beta), Var(y) and SNR 1/2", "[
   CHECK(std::abs(snr / 0.5 - 1.0) < 5.3 * std::sqrt(2.2 / nn));
   CHECK(sim.redrawn_rows == 0);  // P(|y| >= 2) < 3e-12 per row
 }
+
+TEST_CASE("simulate_gram_matrix with xoshiro256++ words: streamed G equals the materialised D'D", "[ssp_simulation]") {
+  const auto d = ex::simulation_design(9, 4, 7.0);
+  Eigen::MatrixXd rows;
+  const auto sim = ex::simulate_gram_matrix(d, 20001, 1, 2, &rows, ex::DataGenerator::xoshiro256pp);
+  const Eigen::MatrixXd c = rows.rowwise() - rows.colwise().mean();
+  const Eigen::MatrixXd brute = c.transpose() * c;
+  CHECK((sim.gram - brute).cwiseAbs().maxCoeff() <= 1e-11 * brute.cwiseAbs().maxCoeff());
+  CHECK(sim.gram != ex::simulate_gram_matrix(d, 20001, 1, 2).gram);  // a different stream than Philox
+  // deterministic in the key
+  CHECK(sim.gram == ex::simulate_gram_matrix(d, 20001, 1, 2, nullptr, ex::DataGenerator::xoshiro256pp).gram);
+}
+
+TEST_CASE("block RNG: xoshiro256++ Box-Muller normals pass a chi-square goodness-of-fit test",
+          "[statistical][ssp_simulation]") {
+  // N = 10^6, 502 equiprobable bins, reject above the 1 - 1e-6 chi-square quantile (false failure 1e-6).
+  const int N = 1000000, bins = 502;
+  core::Xoshiro256ppBlockGenerator gen(3, 4);
+  std::vector<std::uint64_t> w(N);
+  gen.fill_words(w);
+  std::vector<double> z(N);
+  core::words_to_standard_normal(w, z);
+  const boost::math::normal nd;
+  std::vector<double> count(bins, 0.0);
+  for (double x : z) count[static_cast<std::size_t>(std::min(bins - 1, static_cast<int>(boost::math::cdf(nd, x) * bins)))] += 1;
+  const double expct = static_cast<double>(N) / bins;
+  double chi = 0;
+  for (double c : count) chi += (c - expct) * (c - expct) / expct;
+  CHECK(chi < boost::math::quantile(boost::math::complement(boost::math::chi_squared(bins - 1), 1e-6)));
+}

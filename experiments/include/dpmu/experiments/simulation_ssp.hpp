@@ -26,6 +26,10 @@ struct SimulationDesign {
 /// @throws std::domain_error for values outside these ranges.
 SimulationDesign simulation_design(int p, int true_model_size, double z);
 
+/// Word generator behind the data stream: Philox4x64-10 in counter mode (default; the reference
+/// results) or xoshiro256++ seeded from one Philox block (faster; different numbers).
+enum class DataGenerator { philox, xoshiro256pp };
+
 /// Result of streaming one simulated data set into its Gram matrix.
 struct SimulatedGram {
   Eigen::MatrixXd gram;           ///< (p+1)×(p+1) G = D'D of the sample-mean-centred [X, y] (y last)
@@ -40,8 +44,10 @@ struct SimulatedGram {
 /// partial sums of 16 384 rows). Deterministic given the key.
 /// @param rows if not null, receives the n × (p+1) raw (uncentred) rows (tests only).
 /// @throws std::domain_error if n < 2 or the design is invalid.
+/// @param generator the word generator (see DataGenerator).
 SimulatedGram simulate_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
-                                   std::uint64_t key1, Eigen::MatrixXd* rows = nullptr);
+                                   std::uint64_t key1, Eigen::MatrixXd* rows = nullptr,
+                                   DataGenerator generator = DataGenerator::philox);
 
 /// Predictive mean squared error n⁻¹‖V β_true − V β̂‖² = n⁻¹ (β_true − β̂)' (V'V) (β_true − β̂)
 /// (paper §5.2.1; V'V is the leading p×p block of the confidential centred G; evaluation only).

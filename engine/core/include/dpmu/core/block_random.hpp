@@ -52,6 +52,45 @@ class PhiloxBlockGenerator {
   std::uint64_t counter_ = 0;
 };
 
+/// xoshiro256++ (Blackman & Vigna 2021, "Scrambled linear pseudorandom number generators", ACM
+/// TOMS 47(4)), a sequential generator (period 2²⁵⁶ − 1, passes BigCrush), seeded with the four
+/// words of Philox4x64-10 block 0 under key (key0, key1) — the seeding STYLE.md §3.3 allows.
+/// Same interface as PhiloxBlockGenerator (fill_words); ≈ 1 ns per word instead of ≈ 4.
+/// Deterministic given (key0, key1).
+class Xoshiro256ppBlockGenerator {
+ public:
+  /// @param key0, key1 key of the Philox block that seeds the state (never all zero).
+  Xoshiro256ppBlockGenerator(std::uint64_t key0, std::uint64_t key1) {
+    r123::Philox4x64 philox;
+    const auto r = philox(r123::Philox4x64::ctr_type{{0, 0, 0, 0}}, r123::Philox4x64::key_type{{key0, key1}});
+    for (int i = 0; i < 4; ++i) s_[i] = r.v[i];
+    if ((s_[0] | s_[1] | s_[2] | s_[3]) == 0) s_[0] = 1;
+  }
+
+  /// Fill `out` with the next out.size() 64-bit words. Deterministic.
+  void fill_words(std::span<std::uint64_t> out) {
+    std::uint64_t s0 = s_[0], s1 = s_[1], s2 = s_[2], s3 = s_[3];
+    for (auto& w : out) {
+      w = rotl(s0 + s3, 23) + s0;
+      const std::uint64_t t = s1 << 17;
+      s2 ^= s0;
+      s3 ^= s1;
+      s1 ^= s2;
+      s0 ^= s3;
+      s2 ^= t;
+      s3 = rotl(s3, 45);
+    }
+    s_[0] = s0;
+    s_[1] = s1;
+    s_[2] = s2;
+    s_[3] = s3;
+  }
+
+ private:
+  static std::uint64_t rotl(std::uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  std::uint64_t s_[4];
+};
+
 /// Uniform(lower, upper) at 32-bit resolution from 64-bit words: word w gives
 /// u = (hi32(w) + 1/2)·2⁻³² and (lo32(w) + 1/2)·2⁻³², both in the open interval (0, 1), then
 /// lower + (upper − lower)·u. `out.size()` must be 2·words.size(). Deterministic.
