@@ -52,7 +52,7 @@ import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 assert f.attrs["experiment"] in (b"ssp_simulation", "ssp_simulation")
 pm = f["replicates/predictive_mse"][()]
-assert pm.shape[0] == 72 and pm.shape[2] == 18, pm.shape
+assert pm.shape[0] == 27 and pm.shape[2] == 18, pm.shape
 assert np.all(pm >= 0), "negative PMSE"
 pt = f["replicates/prob_true_model"][()]
 assert np.all((pt >= 0) & (pt <= 1 + 1e-12))
