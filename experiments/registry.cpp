@@ -14,6 +14,7 @@ std::unique_ptr<runtime::Experiment> make_lei_simulation();
 std::unique_ptr<runtime::Experiment> make_lei_real_data();
 std::unique_ptr<runtime::Experiment> make_selection_head_to_head();
 std::unique_ptr<runtime::Experiment> make_cps_bma();
+std::unique_ptr<runtime::Experiment> make_ssp_simulation();
 
 void register_builtin_experiments() {
   // Add one line per experiment.
@@ -25,6 +26,7 @@ void register_builtin_experiments() {
   runtime::register_experiment(make_lei_real_data());
   runtime::register_experiment(make_selection_head_to_head());
   runtime::register_experiment(make_cps_bma());
+  runtime::register_experiment(make_ssp_simulation());
 }
 
 }  // namespace dpmu::experiments

@@ -15,6 +15,7 @@ import fig_cps  # noqa: E402
 import fig_hsb  # noqa: E402
 import fig_lei_simulation  # noqa: E402
 import fig_selection_head_to_head  # noqa: E402
+import fig_ssp  # noqa: E402
 import fig_type1  # noqa: E402
 from dpmu_h5 import Results  # noqa: E402
 
@@ -25,6 +26,7 @@ PLOTTERS = {
     "lei_simulation": fig_lei_simulation.plot_file,
     "selection_head_to_head": fig_selection_head_to_head.plot_file,
     "cps_bma": fig_cps.plot_file,
+    "ssp_simulation": fig_ssp.plot_file,
 }
 
 

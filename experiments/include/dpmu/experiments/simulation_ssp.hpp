@@ -1,0 +1,60 @@
+#pragma once
+/// @file simulation_ssp.hpp
+/// Building blocks of the `ssp_simulation` experiment (Peña & Barrientos 2024, JMLR 25, §5.2.1,
+/// Figures 3, 4, 8, 9; METHODS.md §5.8, A6, A7, A13), exposed for tests and benchmarks.
+
+#include <Eigen/Dense>
+#include <cstdint>
+
+namespace dpmu::experiments {
+
+/// Data-generating design of the simulation study: x_ij iid Uniform(lower, upper), zero intercept,
+/// y_i = b Σ_{j < |T|} x_ij + σ w_i, w_i ~ N(0, 1).
+struct SimulationDesign {
+  int p = 2;                  ///< candidate predictors (intercept excluded)
+  int true_model_size = 0;    ///< |T|: the first |T| predictors are active
+  double coefficient = 0.0;   ///< b (β_j = b for j < |T|, 0 otherwise)
+  double sigma = 0.0;         ///< error standard deviation σ
+  double lower = -2.0;        ///< predictors' lower bound; rows with y ∉ (lower, upper) are redrawn
+  double upper = 2.0;         ///< predictors' upper bound
+};
+
+/// The design of METHODS.md A6 for Uniform(−2, 2) predictors: SNR = Var(x'β)/σ² = 1/2 with
+/// Var(x'β) = (4/3) b² |T|, b = 1/(z √|T|) (0 when |T| = 0) and σ = √(8/3)/z, so
+/// Var(y) = 4 b² |T| + σ² and P(|y| ≥ 2) ≈ 2Φ(−z·2/√(...)) (< 3e-12 at z = 7). Deterministic.
+/// @param p ≥ 1; @param true_model_size in [0, p]; @param z > 0 (the paper-default 7).
+/// @throws std::domain_error for values outside these ranges.
+SimulationDesign simulation_design(int p, int true_model_size, double z);
+
+/// Word generator behind the data stream: Philox4x64-10 in counter mode (default; the reference
+/// results) or xoshiro256++ seeded from one Philox block (faster; different numbers).
+enum class DataGenerator { philox, xoshiro256pp };
+
+/// Result of streaming one simulated data set into its Gram matrix.
+struct SimulatedGram {
+  Eigen::MatrixXd gram;           ///< (p+1)×(p+1) G = D'D of the sample-mean-centred [X, y] (y last)
+  std::uint64_t redrawn_rows = 0; ///< rows whose y fell outside (lower, upper) and were redrawn
+};
+
+/// Simulate n rows of `design` and fold them into the centred Gram matrix, 256 rows at a time
+/// (memory O(p²), never n × p). Rows come from Philox4x64-10 keyed by (key0, key1):
+/// 32-bit uniforms for x, Box–Muller normals for w; a row with |y| out of range is redrawn from
+/// the same stream (METHODS.md A6), so the data set is a pure function of the key.
+/// Centring: G = S − s s'/n with S = Σ d_i d_i' and s = Σ d_i (raw rows, accumulated in
+/// partial sums of 16 384 rows). Deterministic given the key.
+/// @param rows if not null, receives the n × (p+1) raw (uncentred) rows (tests only).
+/// @throws std::domain_error if n < 2 or the design is invalid.
+/// @param generator the word generator (see DataGenerator).
+SimulatedGram simulate_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
+                                   std::uint64_t key1, Eigen::MatrixXd* rows = nullptr,
+                                   DataGenerator generator = DataGenerator::philox);
+
+/// Predictive mean squared error n⁻¹‖V β_true − V β̂‖² = n⁻¹ (β_true − β̂)' (V'V) (β_true − β̂)
+/// (paper §5.2.1; V'V is the leading p×p block of the confidential centred G; evaluation only).
+/// @param gram (p+1)×(p+1); @param n rows; @param true_coefficients, estimate length p.
+/// @throws std::invalid_argument on size mismatch. Deterministic.
+double predictive_mse(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
+                      const Eigen::Ref<const Eigen::VectorXd>& true_coefficients,
+                      const Eigen::Ref<const Eigen::VectorXd>& estimate);
+
+}  // namespace dpmu::experiments

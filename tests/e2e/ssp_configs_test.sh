@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# End to end: ssp_simulation smoke configs (Figures 3, 4, 8, 9) → dpmu run → HDF5 → fig_ssp.py → PNG/PDF;
+# the full-size configs must validate; a few numbers checked with h5py.
+# Usage: ssp_configs_test.sh /path/to/dpmu /path/to/source-tree
+set -u
+DPMU="$1"
+SRC="$2"
+PY=/usr/bin/python3
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+failures=0
+passes=0
+cd "$SRC"
+for config in fig3_4_zellner_siow fig8_9_bic; do
+  if "$DPMU" run "configs/smoke/$config.yaml" --out "$TMP/$config.h5" --quiet --threads 2 2>"$TMP/err"; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: dpmu run configs/smoke/$config.yaml: $(cat "$TMP/err")"; failures=$((failures + 1))
+  fi
+  if "$DPMU" run "configs/$config.yaml" --dry-run >/dev/null 2>"$TMP/err"; then passes=$((passes + 1)); else
+    echo "FAIL: configs/$config.yaml does not validate: $(cat "$TMP/err")"; failures=$((failures + 1)); fi
+done
+# thread invariance: 1 thread gives the same replicate arrays as 2
+if "$DPMU" run configs/smoke/fig8_9_bic.yaml --out "$TMP/one.h5" --quiet --threads 1 2>"$TMP/err" &&
+   "$PY" - "$TMP/one.h5" "$TMP/fig8_9_bic.h5" <<'PYEOF'
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+for m in a["replicates"]:
+    assert np.array_equal(a["replicates"][m][()], b["replicates"][m][()], equal_nan=True), m
+PYEOF
+then passes=$((passes + 1)); else echo "FAIL: 1 vs 2 threads differ"; failures=$((failures + 1)); fi
+# a bad config value is a clear error with exit code 2
+sed 's/epsilons: "0.5,0.9"/epsilons: "0.5,1.5"/' configs/smoke/fig8_9_bic.yaml > "$TMP/bad.yaml"
+"$DPMU" run "$TMP/bad.yaml" --out "$TMP/bad.h5" --quiet 2>"$TMP/err"; rc=$?
+if [ $rc -eq 2 ] && grep -q "Wishart mechanism needs epsilon < 1" "$TMP/err"; then passes=$((passes + 1)); else
+  echo "FAIL: bad epsilons: exit $rc, $(cat "$TMP/err")"; failures=$((failures + 1)); fi
+if "$PY" plotting/plot_all.py "$TMP" --out "$TMP/figures" > "$TMP/plots.txt"; then passes=$((passes + 1)); else
+  echo "FAIL: plot_all.py"; failures=$((failures + 1)); fi
+for png in fig3_4_zellner_siow_fig3 fig3_4_zellner_siow_fig4 fig3_4_zellner_siow_fig8 fig3_4_zellner_siow_fig9 \
+           fig8_9_bic_fig8 fig8_9_bic_fig9; do
+  f="$TMP/figures/$png.png"
+  if [ -s "$f" ] && [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] && [ -s "${f%.png}.pdf" ]; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: $png.png/.pdf missing or not a PNG"; failures=$((failures + 1))
+  fi
+done
+# numbers: shapes, probabilities in [0, 1], PMSE >= 0, no failed replicates, the BIC-only file
+# equals the BIC part of the ZS+BIC file (same data, same noise order per variant)
+if "$PY" - "$TMP/fig3_4_zellner_siow.h5" "$TMP/fig8_9_bic.h5" <<'PYEOF'
+import sys, h5py, numpy as np
+f = h5py.File(sys.argv[1], "r")
+assert f.attrs["experiment"] in (b"ssp_simulation", "ssp_simulation")
+pm = f["replicates/predictive_mse"][()]
+assert pm.shape[0] == 27 and pm.shape[2] == 18, pm.shape
+assert np.all(pm >= 0), "negative PMSE"
+pt = f["replicates/prob_true_model"][()]
+assert np.all((pt >= 0) & (pt <= 1 + 1e-12))
+assert np.all(f["replicates/redrawn_rows"][()] == 0)
+assert len(f["errors/message"][()]) == 0 if "errors/message" in f else True
+g = h5py.File(sys.argv[2], "r")
+assert g["replicates/predictive_mse"].shape[2] == 9
+# the non-private BIC variant uses only the data stream: identical in both files
+assert np.array_equal(pm[:, :, 9], g["replicates/predictive_mse"][()][:, :, 0])
+PYEOF
+then passes=$((passes + 1)); else echo "FAIL: HDF5 contents"; failures=$((failures + 1)); fi
+echo "ssp_configs_test: $passes passed, $failures failed"
+[ $failures -eq 0 ]

@@ -1,0 +1,304 @@
+// ssp_simulation (paper §5.2.1): data generator, streamed Gram matrix, PMSE, metric wiring,
+// config errors; statistical checks of the block RNG and of the design (SNR, response range).
+#include "dpmu/experiments/simulation_ssp.hpp"
+
+#include <boost/math/distributions/chi_squared.hpp>
+#include <boost/math/distributions/normal.hpp>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
+
+#include "dpmu/core/block_random.hpp"
+#include "dpmu/core/bma.hpp"
+#include "dpmu/core/random.hpp"
+#include "dpmu/experiments/registry.hpp"
+#include "dpmu/runtime/experiment.hpp"
+
+namespace ex = dpmu::experiments;
+namespace core = dpmu::core;
+namespace rt = dpmu::runtime;
+
+namespace {
+
+// A cell with every parameter at its default, overridden by `values`.
+rt::Cell make_cell(const std::vector<std::pair<std::string, rt::ParameterValue>>& values) {
+  ex::register_builtin_experiments();
+  const auto& e = rt::find_experiment("ssp_simulation");
+  std::vector<std::pair<std::string, rt::ParameterValue>> all = values;
+  std::vector<std::string> data_factors;
+  for (const auto& spec : e.parameters()) {
+    if (spec.data_factor) data_factors.push_back(spec.name);
+    bool given = false;
+    for (const auto& [n, v] : values) given = given || n == spec.name;
+    if (!given && spec.default_value) all.emplace_back(spec.name, *spec.default_value);
+  }
+  return rt::Cell(all, data_factors);
+}
+
+std::size_t metric_size(const rt::Cell& c) {
+  std::size_t s = 0;
+  for (const auto& m : rt::find_experiment("ssp_simulation").metrics(c)) s += m.size;
+  return s;
+}
+
+std::string validation_error(const rt::Cell& c) {
+  try {
+    rt::find_experiment("ssp_simulation").validate(c);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("simulation_design: b and sigma give SNR 1/2 (METHODS.md A6)", "[ssp_simulation]") {
+  for (int t : {1, 3, 9}) {
+    const auto d = ex::simulation_design(9, t, 7.0);
+    CHECK(d.coefficient == Approx(1.0 / (7.0 * std::sqrt(t))).epsilon(1e-15));
+    CHECK(d.sigma == Approx(std::sqrt(8.0 / 3.0) / 7.0).epsilon(1e-15));
+    // SNR = Var(x'beta)/sigma^2 with Var(x_j) = 4/3 for U(-2, 2)
+    CHECK((4.0 / 3.0) * d.coefficient * d.coefficient * t / (d.sigma * d.sigma) == Approx(0.5).epsilon(1e-14));
+  }
+  CHECK(ex::simulation_design(2, 0, 7.0).coefficient == 0.0);
+  CHECK_THROWS_WITH(ex::simulation_design(0, 0, 7.0), Catch::Contains("p is 0"));
+  CHECK_THROWS_WITH(ex::simulation_design(2, 3, 7.0), Catch::Contains("true_model_size is 3"));
+  CHECK_THROWS_WITH(ex::simulation_design(2, -1, 7.0), Catch::Contains("true_model_size"));
+  CHECK_THROWS_WITH(ex::simulation_design(2, 1, 0.0), Catch::Contains("z is 0"));
+}
+
+TEST_CASE("simulate_gram_matrix: streamed G equals the materialised centred D'D", "[ssp_simulation]") {
+  // n = 1000 (partial 256-row block) and n = 20 001 (crosses the 16 384-row partial sum).
+  for (std::uint64_t n : {1000ULL, 20001ULL}) {
+    for (int t : {0, 4, 9}) {
+      const auto d = ex::simulation_design(9, t, 7.0);
+      Eigen::MatrixXd rows;
+      const auto sim = ex::simulate_gram_matrix(d, n, 11, 22 + n, &rows);
+      REQUIRE(rows.rows() == static_cast<Eigen::Index>(n));
+      const Eigen::MatrixXd c = rows.rowwise() - rows.colwise().mean();
+      const Eigen::MatrixXd brute = c.transpose() * c;
+      CHECK((sim.gram - brute).cwiseAbs().maxCoeff() <= 1e-11 * brute.cwiseAbs().maxCoeff());
+      CHECK(sim.redrawn_rows == 0);
+      // rows within bounds; y = X beta + sigma w with the declared beta
+      CHECK(rows.cwiseAbs().maxCoeff() < 2.0);
+    }
+  }
+  // deterministic in the key, different for another key
+  const auto d = ex::simulation_design(2, 1, 7.0);
+  CHECK(ex::simulate_gram_matrix(d, 777, 1, 2).gram == ex::simulate_gram_matrix(d, 777, 1, 2).gram);
+  CHECK(ex::simulate_gram_matrix(d, 777, 1, 2).gram != ex::simulate_gram_matrix(d, 777, 1, 3).gram);
+  CHECK_THROWS_WITH(ex::simulate_gram_matrix(d, 1, 1, 2), Catch::Contains("n is 1"));
+}
+
+TEST_CASE("simulate_gram_matrix: out-of-range responses are redrawn from the same stream", "[ssp_simulation]") {
+  // z = 1 makes |y| >= 2 frequent (sd(y) = 2/z = 2): every row must still lie in (-2, 2).
+  const auto d = ex::simulation_design(2, 2, 1.0);
+  Eigen::MatrixXd rows;
+  const auto sim = ex::simulate_gram_matrix(d, 5000, 5, 6, &rows);
+  CHECK(sim.redrawn_rows > 500);
+  CHECK(rows.col(2).cwiseAbs().maxCoeff() < 2.0);
+  const Eigen::MatrixXd c = rows.rowwise() - rows.colwise().mean();
+  CHECK((sim.gram - c.transpose() * c).cwiseAbs().maxCoeff() <= 1e-11 * sim.gram.cwiseAbs().maxCoeff());
+}
+
+TEST_CASE("predictive_mse from G equals the brute-force n^-1 ||V beta - V beta_hat||^2", "[ssp_simulation]") {
+  const auto d = ex::simulation_design(6, 3, 7.0);
+  Eigen::MatrixXd rows;
+  const std::uint64_t n = 3000;
+  const auto sim = ex::simulate_gram_matrix(d, n, 3, 4, &rows);
+  const Eigen::MatrixXd v = (rows.rowwise() - rows.colwise().mean()).leftCols(6);
+  Eigen::VectorXd beta = Eigen::VectorXd::Zero(6);
+  beta.head(3).setConstant(d.coefficient);
+  Eigen::VectorXd est(6);
+  est << 0.01, -0.02, 0.03, 0.5, -0.1, 0.0;
+  const double brute = (v * beta - v * est).squaredNorm() / static_cast<double>(n);
+  CHECK(ex::predictive_mse(sim.gram, static_cast<double>(n), beta, est) == Approx(brute).epsilon(1e-12));
+  CHECK(ex::predictive_mse(sim.gram, static_cast<double>(n), beta, beta) == 0.0);
+  CHECK_THROWS_WITH(ex::predictive_mse(sim.gram, 3000.0, beta, est.head(5)), Catch::Contains("length p"));
+}
+
+TEST_CASE("ssp_simulation: bad config values give clear errors", "[ssp_simulation]") {
+  const auto base = [](std::vector<std::pair<std::string, rt::ParameterValue>> extra) {
+    std::vector<std::pair<std::string, rt::ParameterValue>> v = {
+        {"n", std::int64_t{5000}}, {"p", std::int64_t{2}}, {"true_model_size", std::int64_t{1}}};
+    for (auto& e : extra) {
+      for (auto& x : v) {
+        if (x.first == e.first) x.second = e.second;
+      }
+      bool found = false;
+      for (auto& x : v) found = found || x.first == e.first;
+      if (!found) v.push_back(e);
+    }
+    return make_cell(v);
+  };
+  CHECK(validation_error(base({})).empty());
+  CHECK_THAT(validation_error(base({{"true_model_size", std::int64_t{3}}})), Catch::Contains("true_model_size: 3 exceeds p = 2"));
+  CHECK_THAT(validation_error(base({{"n", std::int64_t{4}}})), Catch::Contains("n: round(n * n_scale) = 4 must be >= p + 3"));
+  CHECK_THAT(validation_error(base({{"epsilons", std::string("0.5,abc")}})), Catch::Contains("epsilons: 'abc'"));
+  CHECK_THAT(validation_error(base({{"epsilons", std::string("0.5,-1")}})), Catch::Contains("not a positive number"));
+  CHECK_THAT(validation_error(base({{"epsilons", std::string("0.5,1.5")}})),
+             Catch::Contains("Wishart mechanism needs epsilon < 1"));
+  CHECK(validation_error(base({{"epsilons", std::string("1.5")}, {"mechanisms", std::string("laplace")}})).empty());
+  CHECK_THAT(validation_error(base({{"mechanisms", std::string("laplace,gauss")}})),
+             Catch::Contains("mechanisms: 'gauss'"));
+  CHECK_THAT(validation_error(base({{"priors", std::string("zellner_siow,foo")}})), Catch::Contains("priors: 'foo'"));
+  CHECK_THAT(validation_error(base({{"model_prior", std::string("dirichlet")}})), Catch::Contains("model_prior:"));
+  CHECK_THAT(validation_error(base({{"lower", 1.0}})), Catch::Contains("lower < 0 < upper"));
+  CHECK_THAT(validation_error(base({{"threshold_reference", std::string("signed_quantile")}, {"threshold_percentile", 0.3}})),
+             Catch::Contains("threshold_percentile"));
+}
+
+TEST_CASE("ssp_simulation: metric layout and the non-private variant equal a direct BMA on the same data",
+          "[ssp_simulation]") {
+  const auto cell = make_cell({{"n", std::int64_t{4000}}, {"p", std::int64_t{6}}, {"true_model_size", std::int64_t{3}},
+                               {"laplace_ridge_draws", std::int64_t{500}}});
+  const auto& e = rt::find_experiment("ssp_simulation");
+  REQUIRE_NOTHROW(e.validate(cell));
+  const std::size_t k = 2 * (1 + 2 * 2 * 2);  // priors × (non-private + ε × mechanism × threshold)
+  REQUIRE(metric_size(cell) == 6 * k + 1);
+  core::RngStream cal(7, cell.cell_id(), 0, core::StreamPurpose::calibration);
+  const auto prepared = e.prepare(cell, cal);
+  const auto calib = e.calibration_outputs(cell, prepared.get());
+  REQUIRE(calib[0].first == "variant_prior");
+  REQUIRE(calib[0].second.size() == k);
+  CHECK(calib[2].second[0] == 0.0);  // mechanism code of variant 0 (non-private)
+  CHECK(calib[2].second[1] == 1.0);  // laplace
+  CHECK(calib[3].second[2] == 1.0);  // thresholded
+  std::vector<double> out(metric_size(cell), std::nan(""));
+  core::RngStream data(7, cell.data_id(), 3, core::StreamPurpose::data);
+  core::RngStream noise(7, cell.cell_id(), 3, core::StreamPurpose::noise);
+  e.run_replicate(cell, prepared.get(), data, noise, out);
+  for (double x : out) CHECK((std::isfinite(x) || std::isnan(x)));
+  // direct: same keys, same G
+  core::RngStream data2(7, cell.data_id(), 3, core::StreamPurpose::data);
+  const std::uint64_t k0 = data2(), k1 = data2();
+  const auto d = ex::simulation_design(6, 3, 7.0);
+  const auto sim = ex::simulate_gram_matrix(d, 4000, k0, k1);
+  const auto zs = core::parse_coefficient_prior("zellner-siow", 4000.0);
+  const auto res = core::bayesian_model_averaging(sim.gram, 4000.0, zs, core::parse_model_prior("beta-binomial:1,1"));
+  CHECK(out[k] == Approx(std::exp(res.log_posterior_probability(7))).epsilon(1e-12));
+  Eigen::VectorXd beta = Eigen::VectorXd::Zero(6);
+  beta.head(3).setConstant(d.coefficient);
+  CHECK(out[0] == Approx(ex::predictive_mse(sim.gram, 4000.0, beta, res.model_averaged_coefficients)).epsilon(1e-12));
+  CHECK(out[3 * k] == Approx(res.posterior_inclusion_probability.head(3).mean()).epsilon(1e-12));
+  CHECK(out[4 * k] == Approx(res.posterior_inclusion_probability.tail(3).mean()).epsilon(1e-12));
+  CHECK(std::isnan(out[5 * k]));  // no ridge for the non-private variant
+  CHECK(out[6 * k] == 0.0);       // redrawn rows
+  // DP PMSE is positive and the probabilities are probabilities
+  for (std::size_t v = 0; v < k; ++v) {
+    CHECK(out[v] >= 0.0);
+    CHECK(out[k + v] >= 0.0);
+    CHECK(out[k + v] <= 1.0 + 1e-12);
+  }
+}
+
+TEST_CASE("ssp_simulation: with epsilon -> infinity the DP variants equal the non-private one", "[ssp_simulation]") {
+  // epsilon = 1e9: Laplace scale 48/1e9, ridge ~ 5e-7, threshold ~ 1.4e-7 (tiny against G ~ n).
+  const auto cell = make_cell({{"n", std::int64_t{5000}}, {"p", std::int64_t{6}}, {"true_model_size", std::int64_t{3}},
+                               {"epsilons", std::string("1e9")}, {"mechanisms", std::string("laplace")},
+                               {"priors", std::string("zellner_siow,bic")}, {"laplace_ridge_draws", std::int64_t{200}}});
+  const auto& e = rt::find_experiment("ssp_simulation");
+  core::RngStream cal(9, cell.cell_id(), 0, core::StreamPurpose::calibration);
+  const auto prepared = e.prepare(cell, cal);
+  const std::size_t k = 2 * 3;
+  std::vector<double> out(metric_size(cell), std::nan(""));
+  core::RngStream data(9, cell.data_id(), 0, core::StreamPurpose::data);
+  core::RngStream noise(9, cell.cell_id(), 0, core::StreamPurpose::noise);
+  e.run_replicate(cell, prepared.get(), data, noise, out);
+  for (std::size_t prior = 0; prior < 2; ++prior) {
+    const std::size_t v0 = prior * 3;
+    for (std::size_t v = v0 + 1; v < v0 + 3; ++v) {
+      CHECK(out[k + v] == Approx(out[k + v0]).margin(1e-6));            // prob_true_model
+      CHECK(out[v] == Approx(out[v0]).epsilon(1e-4).margin(1e-15));     // predictive_mse
+    }
+  }
+}
+
+TEST_CASE("block RNG: Box-Muller normals pass a chi-square goodness-of-fit test", "[statistical][ssp_simulation]") {
+  // N = 10^6 normals, 502 equiprobable bins (≈ 2 N^0.4); reject if the chi-square statistic
+  // exceeds its 1 - 1e-6 quantile (false-failure probability 1e-6). Same for 32-bit uniforms
+  // (N = 10^6, 502 equal-width bins on (-2, 2)). Also mean and variance within 5.3 SE (1e-7 each).
+  const int N = 1000000, bins = 502;
+  core::PhiloxBlockGenerator gen(20240521, 7);
+  std::vector<std::uint64_t> w(N);
+  gen.fill_words(w);
+  std::vector<double> z(N), u(2 * static_cast<std::size_t>(N) / 2);
+  core::words_to_standard_normal(w, z);
+  const boost::math::normal nd;
+  std::vector<double> count(bins, 0.0);
+  double s = 0, s2 = 0;
+  for (double x : z) {
+    const double c = boost::math::cdf(nd, x);
+    count[static_cast<std::size_t>(std::min(bins - 1, static_cast<int>(c * bins)))] += 1;
+    s += x;
+    s2 += x * x;
+  }
+  const double expct = static_cast<double>(N) / bins;
+  double chi = 0;
+  for (double c : count) chi += (c - expct) * (c - expct) / expct;
+  const double crit = boost::math::quantile(boost::math::complement(boost::math::chi_squared(bins - 1), 1e-6));
+  CHECK(chi < crit);
+  CHECK(std::abs(s / N) < 5.3 / std::sqrt(N));
+  CHECK(std::abs(s2 / N - 1.0) < 5.3 * std::sqrt(2.0 / N));
+  // uniforms
+  gen.fill_words(std::span<std::uint64_t>(w.data(), N / 2));
+  core::words_to_uniform32(std::span<const std::uint64_t>(w.data(), N / 2), -2.0, 2.0, u);
+  std::fill(count.begin(), count.end(), 0.0);
+  for (double x : u) {
+    REQUIRE(x > -2.0);
+    REQUIRE(x < 2.0);
+    count[static_cast<std::size_t>(std::min(bins - 1, static_cast<int>((x + 2.0) / 4.0 * bins)))] += 1;
+  }
+  chi = 0;
+  for (double c : count) chi += (c - expct) * (c - expct) / expct;
+  CHECK(chi < crit);
+}
+
+TEST_CASE("simulation design by simulation: Var(x'beta), Var(y) and SNR 1/2", "[statistical][ssp_simulation]") {
+  // n = 10^6 rows, p = 2, |T| = 2. Sample moments from the centred G:
+  //  V'V/n diagonal -> 4/3 (sd of the mean of x^2: sqrt(64/45/n));
+  //  Z'Z/n -> Var(y) = 4 b^2 |T| (y ~ near-normal: sd of the sample variance <= Var(y) sqrt(2.2/n));
+  //  beta'(V'V/n)beta / sigma^2 -> 1/2 (relative sd <= sqrt(2.2/n) as a quadratic form of near-normal x'beta).
+  // Tolerance 5.3 sd per check (false-failure 1.2e-7 each, 4 checks).
+  const std::uint64_t n = 1000000;
+  const auto d = ex::simulation_design(2, 2, 7.0);
+  const auto sim = ex::simulate_gram_matrix(d, n, 99, 100);
+  const double nn = static_cast<double>(n);
+  for (int j = 0; j < 2; ++j) CHECK(std::abs(sim.gram(j, j) / nn - 4.0 / 3.0) < 5.3 * std::sqrt(64.0 / 45.0 / nn));
+  const double var_y = 4.0 * d.coefficient * d.coefficient * 2.0;
+  CHECK(std::abs(sim.gram(2, 2) / nn / var_y - 1.0) < 5.3 * std::sqrt(2.2 / nn));
+  Eigen::Vector2d beta(d.coefficient, d.coefficient);
+  const double snr = beta.dot(sim.gram.topLeftCorner(2, 2) * beta) / nn / (d.sigma * d.sigma);
+  CHECK(std::abs(snr / 0.5 - 1.0) < 5.3 * std::sqrt(2.2 / nn));
+  CHECK(sim.redrawn_rows == 0);  // P(|y| >= 2) < 3e-12 per row
+}
+
+TEST_CASE("simulate_gram_matrix with xoshiro256++ words: streamed G equals the materialised D'D", "[ssp_simulation]") {
+  const auto d = ex::simulation_design(9, 4, 7.0);
+  Eigen::MatrixXd rows;
+  const auto sim = ex::simulate_gram_matrix(d, 20001, 1, 2, &rows, ex::DataGenerator::xoshiro256pp);
+  const Eigen::MatrixXd c = rows.rowwise() - rows.colwise().mean();
+  const Eigen::MatrixXd brute = c.transpose() * c;
+  CHECK((sim.gram - brute).cwiseAbs().maxCoeff() <= 1e-11 * brute.cwiseAbs().maxCoeff());
+  CHECK(sim.gram != ex::simulate_gram_matrix(d, 20001, 1, 2).gram);  // a different stream than Philox
+  // deterministic in the key
+  CHECK(sim.gram == ex::simulate_gram_matrix(d, 20001, 1, 2, nullptr, ex::DataGenerator::xoshiro256pp).gram);
+}
+
+TEST_CASE("block RNG: xoshiro256++ Box-Muller normals pass a chi-square goodness-of-fit test",
+          "[statistical][ssp_simulation]") {
+  // N = 10^6, 502 equiprobable bins, reject above the 1 - 1e-6 chi-square quantile (false failure 1e-6).
+  const int N = 1000000, bins = 502;
+  core::Xoshiro256ppBlockGenerator gen(3, 4);
+  std::vector<std::uint64_t> w(N);
+  gen.fill_words(w);
+  std::vector<double> z(N);
+  core::words_to_standard_normal(w, z);
+  const boost::math::normal nd;
+  std::vector<double> count(bins, 0.0);
+  for (double x : z) count[static_cast<std::size_t>(std::min(bins - 1, static_cast<int>(boost::math::cdf(nd, x) * bins)))] += 1;
+  const double expct = static_cast<double>(N) / bins;
+  double chi = 0;
+  for (double c : count) chi += (c - expct) * (c - expct) / expct;
+  CHECK(chi < boost::math::quantile(boost::math::complement(boost::math::chi_squared(bins - 1), 1e-6)));
+}
