@@ -66,3 +66,38 @@ def _array(dataset):
     if data.dtype.kind in "OS":
         return np.array([_text(v) for v in data], dtype=object)
     return np.asarray(data)
+
+
+def save_figure(fig, out_dir, stem, dpi=130):
+    """Write ``fig`` as ``STEM.png`` and ``STEM.pdf`` in ``out_dir``, close it, return the paths."""
+    import os
+
+    import matplotlib.pyplot as plt
+
+    os.makedirs(out_dir, exist_ok=True)
+    paths = [os.path.join(out_dir, f"{stem}.{ext}") for ext in ("png", "pdf")]
+    for path in paths:
+        fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return paths
+
+
+def plot_main(plot_file, description):
+    """Command line shared by the figure scripts: ``RESULTS.h5... [--out DIR]``; prints the files written.
+
+    Parameters
+    ----------
+    plot_file : callable
+        ``plot_file(path, out_dir)`` returning the list of written paths.
+    description : str
+        Help text.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("results", nargs="+", help="results files (.h5)")
+    parser.add_argument("--out", default="results/figures", help="output folder")
+    args = parser.parse_args()
+    for path in args.results:
+        for written in plot_file(path, args.out):
+            print(written)

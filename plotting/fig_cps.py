@@ -7,7 +7,6 @@ d_k = mean over runs of the run's densities, on the cell's fixed bins). Vertical
 non-private posterior mean, dashed = average non-thresholded DP estimate, dotted = average
 thresholded DP estimate. Also writes ``<name>_numbers.txt`` with the plotted numbers.
 """
-import argparse
 import os
 
 import matplotlib
@@ -16,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results  # noqa: E402
+from dpmu_h5 import Results, plot_main  # noqa: E402
 
 
 def _finite(v):
@@ -91,13 +90,7 @@ def plot_file(path, out_dir, name=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("results", nargs="+", help="results files (.h5)")
-    parser.add_argument("--out", default="results/figures", help="output folder")
-    args = parser.parse_args()
-    for path in args.results:
-        for written in plot_file(path, args.out):
-            print(written)
+    plot_main(plot_file, __doc__.split("\n")[0])
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ delta; same error bars; grey "+" and triangle = corrected critical values at 0.0
 ones = uncorrected. Facets: rows = test (Figure 2) or U (Figure 7), columns = M; one figure per
 Gaussian calibration.
 """
-import argparse
 import os
 
 import matplotlib
@@ -19,7 +18,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results  # noqa: E402
+from dpmu_h5 import Results, plot_main, save_figure  # noqa: E402
 
 
 def _rows(res, candidates):
@@ -93,10 +92,7 @@ def plot_family(res, out_base, x_name, metric, ylabel, title_stub, extra=None):
         fig.legend(handles, labels, fontsize=7, loc="upper right", ncol=4)
     fig.suptitle(title_stub, fontsize=10)
     fig.tight_layout()
-    for ext in ("png", "pdf"):
-        fig.savefig(f"{out_base}.{ext}", dpi=130)
-    plt.close(fig)
-    return [f"{out_base}.png", f"{out_base}.pdf"]
+    return save_figure(fig, os.path.dirname(out_base), os.path.basename(out_base))
 
 
 def plot_file(path, out_dir, name=None):
@@ -119,13 +115,7 @@ def plot_file(path, out_dir, name=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("results", nargs="+", help="results files (.h5)")
-    parser.add_argument("--out", default="results/figures", help="output folder")
-    args = parser.parse_args()
-    for path in args.results:
-        for written in plot_file(path, args.out):
-            print(written)
+    plot_main(plot_file, __doc__.split("\n")[0])
 
 
 if __name__ == "__main__":

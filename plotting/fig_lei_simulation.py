@@ -5,7 +5,6 @@ epsilon, as in Lei et al. (2018) Figures 1-2. Shaded bands are +-2 Monte Carlo s
 Every figure is labelled with its calibration (lcssf_delta, kappa, c), which are reconstructions
 (METHODS.md §6, A21).
 """
-import argparse
 import os
 
 import matplotlib
@@ -14,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results  # noqa: E402
+from dpmu_h5 import Results, plot_main  # noqa: E402
 
 
 def plot_file(path, out_dir, name=None):
@@ -82,13 +81,7 @@ def plot_file(path, out_dir, name=None):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("results", nargs="+")
-    parser.add_argument("--out", default="results/figures")
-    args = parser.parse_args()
-    for path in args.results:
-        for p in plot_file(path, args.out):
-            print(p)
+    plot_main(plot_file, __doc__.split("\n")[0])
 
 
 if __name__ == "__main__":

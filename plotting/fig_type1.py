@@ -4,7 +4,6 @@ Each cell of a ``type1_calibration`` results file gives two points per significa
 rejection rate with corrected (simulated) critical values and with uncorrected (chi-square) ones,
 with +-3 Monte Carlo standard errors. The band around the diagonal is +-3 binomial MC SEs.
 """
-import argparse
 import os
 
 import matplotlib
@@ -13,7 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results  # noqa: E402
+from dpmu_h5 import Results, plot_main, save_figure  # noqa: E402
 
 LEVELS = (0.05, 0.01)
 
@@ -48,21 +47,11 @@ def plot_file(path, out_dir, name=None):
         ax.legend(fontsize=7)
     fig.suptitle("Type-I error of DP tests under H0: corrected vs uncorrected critical values")
     fig.tight_layout()
-    out = [os.path.join(out_dir, f"{name}.{ext}") for ext in ("png", "pdf")]
-    for p in out:
-        fig.savefig(p, dpi=130)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out_dir, name)
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("results", nargs="+")
-    parser.add_argument("--out", default="results/figures")
-    args = parser.parse_args()
-    for path in args.results:
-        for written in plot_file(path, args.out):
-            print(written)
+    plot_main(plot_file, __doc__.split("\n")[0])
 
 
 if __name__ == "__main__":

@@ -4,11 +4,7 @@
 set -u
 DPMU="$1"
 SRC="$2"
-PY=/usr/bin/python3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-passes=0
+. "$(dirname "$0")/lib.sh"
 cd "$SRC"
 for config in fig5_cps fig5_cps_public_bounds; do
   if "$DPMU" run "configs/smoke/$config.yaml" --out "$TMP/$config.h5" --quiet 2>"$TMP/err"; then

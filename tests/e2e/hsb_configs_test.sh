@@ -4,11 +4,7 @@
 set -u
 DPMU="$1"
 SRC="$2"
-PY=/usr/bin/python3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-passes=0
+. "$(dirname "$0")/lib.sh"
 cd "$SRC"
 for config in fig1_hsb_posterior fig2_hsb_likelihood_ratio fig6_hsb_censoring fig7_hsb_lr_censoring type1_calibration; do
   if "$DPMU" run "configs/smoke/$config.yaml" --out "$TMP/$config.h5" --quiet 2>"$TMP/err"; then

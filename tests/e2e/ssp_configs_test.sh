@@ -5,11 +5,7 @@
 set -u
 DPMU="$1"
 SRC="$2"
-PY=/usr/bin/python3
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-failures=0
-passes=0
+. "$(dirname "$0")/lib.sh"
 cd "$SRC"
 for config in fig3_4_zellner_siow fig8_9_bic; do
   if "$DPMU" run "configs/smoke/$config.yaml" --out "$TMP/$config.h5" --quiet --threads 2 2>"$TMP/err"; then
