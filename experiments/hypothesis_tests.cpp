@@ -123,9 +123,7 @@ void prepare_test(TestSetup& s, const Cell& cell, std::size_t n, int p, int p0, 
   s.limits = limits_of(cell);
   const auto m = static_cast<std::size_t>(cell.get_int("num_subsets"));
   core::check_num_subsets(n, m, p, p0);
-  const auto calibration_kind = cell.get_string("gaussian_calibration") == "paper_literal"
-                                    ? core::GaussianCalibration::paper_literal
-                                    : core::GaussianCalibration::exact;
+  const auto calibration_kind = core::parse_gaussian_calibration(cell.get_string("gaussian_calibration"));
   s.mechanism = core::subsample_and_aggregate_mechanism(cell.get_double("epsilon"), cell.get_double("delta"),
                                                         s.limits, m, calibration_kind);
   s.sizes = core::subset_sizes(n, m);

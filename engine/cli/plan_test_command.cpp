@@ -62,11 +62,7 @@ void run_plan(const PlanOptions& o) {
   core::check_positive_finite("dpmu plan-test", "--epsilon", o.epsilon);
   core::check_half_open_interval("dpmu plan-test", "--delta", o.delta, 0.0, 1.0);
   if (o.r_squared) core::check_half_open_interval("dpmu plan-test", "--r-squared", *o.r_squared, 0.0, 1.0);
-  const auto calibration = o.gaussian_calibration == "paper-literal" ? core::GaussianCalibration::paper_literal
-                                                                     : core::GaussianCalibration::exact;
-  if (o.gaussian_calibration != "exact" && o.gaussian_calibration != "paper-literal") {
-    throw std::invalid_argument("--gaussian-calibration must be 'exact' or 'paper-literal'");
-  }
+  const auto calibration = core::parse_gaussian_calibration(o.gaussian_calibration);
   std::vector<core::CensoringLimits> limits;
   for (const auto& c : o.censor) limits.push_back(parse_limits(c));
   if (limits.empty()) {

@@ -201,15 +201,7 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
   if (!o.groups) throw std::invalid_argument("a private test needs --groups M (the number of subsets)");
   if (o.simulations < 100) throw std::invalid_argument("--simulations must be at least 100");
   for (double a : o.alpha) core::check_open_interval("dpmu test", "--alpha", a, 0.0, 1.0);
-  core::GaussianCalibration calibration;
-  if (o.gaussian_calibration == "exact") {
-    calibration = core::GaussianCalibration::exact;
-  } else if (o.gaussian_calibration == "paper-literal") {
-    calibration = core::GaussianCalibration::paper_literal;
-  } else {
-    throw std::invalid_argument("--gaussian-calibration must be 'exact' or 'paper-literal', not '" +
-                                o.gaussian_calibration + "'");
-  }
+  const core::GaussianCalibration calibration = core::parse_gaussian_calibration(o.gaussian_calibration);
   const auto n = static_cast<std::size_t>(d.response.size());
   const int p = static_cast<int>(d.tested.cols());
   const int p0 = static_cast<int>(d.common.cols());

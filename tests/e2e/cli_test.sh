@@ -91,7 +91,7 @@ expect_error "needs --censor L,U" test --data "$HSB" --response math --tested fe
 expect_error "smaller than the upper" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --censor-probability 0.9,0.1
 expect_error "not both" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --censor 0,1 --censor-probability 0.1,0.9
 expect_error "--alpha is 1.5" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --alpha 1.5
-expect_error "--gaussian-calibration must be" test --data "$HSB" --response math --tested female --epsilon 1 --delta 0.1 --groups 5 --gaussian-calibration fancy
+expect_error "gaussian calibration 'fancy' is not one of exact, paper-literal" test --data "$HSB" --response math --tested female --epsilon 1 --delta 0.1 --groups 5 --gaussian-calibration fancy
 expect_error "--epsilon is nan" test --data "$HSB" --response math --tested female --epsilon nan --groups 5
 expect_error "largest admissible M is 40" plan-test --n 200 --p 1 --p0 2 --epsilon 1 --groups 60
 expect_error "expected two numbers" plan-test --n 200 --epsilon 1 --censor a,b

@@ -79,6 +79,13 @@ double analytic_gaussian_sigma(double epsilon, double delta, double l2_sensitivi
   return alpha * l2_sensitivity / std::sqrt(2.0 * epsilon);
 }
 
+GaussianCalibration parse_gaussian_calibration(std::string_view name) {
+  if (name == "exact") return GaussianCalibration::exact;
+  if (name == "paper-literal" || name == "paper_literal") return GaussianCalibration::paper_literal;
+  throw_invalid("parse_gaussian_calibration",
+                "gaussian calibration '" + std::string(name) + "' is not one of exact, paper-literal");
+}
+
 ScalarMechanism ScalarMechanism::laplace(double epsilon, double l1_sensitivity) {
   const double b = laplace_scale(epsilon, l1_sensitivity);
   return ScalarMechanism(Kind::laplace, epsilon, 0.0, l1_sensitivity, b, "laplace");

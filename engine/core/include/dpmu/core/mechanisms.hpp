@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "dpmu/core/random.hpp"
 
@@ -38,6 +39,10 @@ enum class GaussianCalibration {
   exact,          ///< BW σ for the L2 sensitivity of the released average, Δ/M (default)
   paper_literal,  ///< the variance printed in paper §4, α²Δ²/(2Mε): M times the exact variance
 };
+
+/// Parse "exact" or "paper-literal" ('_' accepted for '-').
+/// @throws std::invalid_argument naming the accepted spellings.
+GaussianCalibration parse_gaussian_calibration(std::string_view name);
 
 /// A scalar additive-noise mechanism: knows its sensitivity, ε, δ and noise law; samples noise
 /// from a caller-supplied generator; gives noise quantiles; describes itself. Validates once at
