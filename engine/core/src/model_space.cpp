@@ -139,6 +139,29 @@ Integrand make_fast_integrand(const Prior& prior, double log_q, double n, int p,
   return h;
 }
 
+/// Mode of a unimodal log integrand: the root of h' in (lo, hi) by Newton's method safeguarded with
+/// bisection, from x. `derivatives(x, d1, d2)` gives h'(x) and h''(x). Stops when a step is below
+/// 1e-7 (1 + |x|) or the bracket is below 1e-10 (the trapezoid rules need the mode only roughly).
+template <class Derivatives>
+double safeguarded_newton_mode(Derivatives&& derivatives, double x, double lo, double hi) {
+  double d1 = 0.0;
+  double d2 = 0.0;
+  for (int it = 0; it < 200; ++it) {
+    derivatives(x, d1, d2);
+    if (d1 > 0.0) {
+      lo = x;
+    } else {
+      hi = x;
+    }
+    double next = (d2 < 0.0) ? x - d1 / d2 : 0.5 * (lo + hi);
+    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
+    const double step = std::abs(next - x);
+    x = next;
+    if (step < 1e-7 * (1.0 + std::abs(x)) || hi - lo < 1e-10) break;
+  }
+  return x;
+}
+
 constexpr double kStep = 0.0625;  // trapezoid step in u
 constexpr int kMaxNodes = 640;    // per side: u up to 40 (t − t* = s sinh(40) covers everything)
 
@@ -171,20 +194,8 @@ BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log
   double t = std::clamp(std::log(std::max(g_eb, 1.0)), lo + 1.0, hi - 1.0);
   double d1 = 0.0;
   double d2 = 0.0;
-  for (int it = 0; it < 200; ++it) {
-    h.derivatives(t, d1, d2);
-    if (d1 > 0.0) {
-      lo = t;
-    } else {
-      hi = t;
-    }
-    double next = (d2 < 0.0) ? t - d1 / d2 : 0.5 * (lo + hi);
-    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-    const double step = std::abs(next - t);
-    t = next;
-    if (step < 1e-7 * (1.0 + std::abs(t)) || hi - lo < 1e-10) break;
-  }
-  const double t_star = t;
+  const double t_star =
+      safeguarded_newton_mode([&](double x, double& a, double& b) { h.derivatives(x, a, b); }, t, lo, hi);
   h.derivatives(t_star, d1, d2);
   double s = (d2 < 0.0 && std::isfinite(d2)) ? 1.0 / std::sqrt(-d2) : 1.0;
   s = std::clamp(s, 1e-8, 2.0);
@@ -239,20 +250,7 @@ BayesFactorResult log_bayes_factor_robust_trapezoid(double log_q, double n, int 
   double v = 0.0;
   double d1 = 0.0;
   double d2 = 0.0;
-  for (int it = 0; it < 200; ++it) {
-    derivatives(v, d1, d2);
-    if (d1 > 0.0) {
-      lo = v;
-    } else {
-      hi = v;
-    }
-    double next = (d2 < 0.0) ? v - d1 / d2 : 0.5 * (lo + hi);
-    if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
-    const double step = std::abs(next - v);
-    v = next;
-    if (step < 1e-7 * (1.0 + std::abs(v)) || hi - lo < 1e-10) break;
-  }
-  const double v_star = v;
+  const double v_star = safeguarded_newton_mode(derivatives, v, lo, hi);
   derivatives(v_star, d1, d2);
   double s = (d2 < 0.0 && std::isfinite(d2)) ? 1.0 / std::sqrt(-d2) : 1.0;
   s = std::clamp(s, 1e-8, 2.0);
