@@ -178,6 +178,43 @@ struct SinhTable {
 };
 const SinhTable kSinhTable;
 
+/// Trapezoid rule for log ∫ exp(H(x)) dx and the weighted mean ∫ λ(x) e^H / ∫ e^H, where
+/// `eval(x, λ)` returns H(x) and sets λ (the logistic of t: the shrinkage g/(1+g)), after the change
+/// of variables x = x* + s sinh(u), s = (−H''(x*))^{-1/2} clamped to [1e-8, 2], step kStep·stride in u.
+/// Terms decay double-exponentially in |u|; a side stops when a term has fallen below e^-36
+/// (relative to the mode) and is decreasing. `derivatives(x, H', H'')` gives the curvature at x*.
+template <class Eval, class Derivatives>
+BayesFactorResult sinh_trapezoid(Eval&& eval, Derivatives&& derivatives, double x_star, int stride) {
+  double d1 = 0.0;
+  double d2 = 0.0;
+  derivatives(x_star, d1, d2);
+  double s = (d2 < 0.0 && std::isfinite(d2)) ? 1.0 / std::sqrt(-d2) : 1.0;
+  s = std::clamp(s, 1e-8, 2.0);
+  double logistic_star = 0.0;
+  const double h_star = eval(x_star, logistic_star);
+  const double drop = std::exp(-36.0);
+  double mass = 1.0;  // u = 0 term: exp(0) * cosh(0)
+  double shrink = logistic_star;
+  for (int side = -1; side <= 1; side += 2) {
+    double prev = 1.0;
+    for (int j = stride; j <= kMaxNodes; j += stride) {
+      const double xj = x_star + side * s * kSinhTable.sinh_u[j];
+      double lt = 0.0;
+      const double hv = eval(xj, lt) - h_star;
+      const double f = std::exp(hv) * kSinhTable.cosh_u[j];
+      if (!std::isfinite(f)) break;
+      mass += f;
+      shrink += lt * f;
+      if (f < drop && f < prev) break;
+      prev = f;
+    }
+  }
+  BayesFactorResult out;
+  out.log_bayes_factor = h_star + std::log(mass * s * kStep * stride);
+  out.shrinkage = std::clamp(shrink / mass, 0.0, 1.0);
+  return out;
+}
+
 }  // namespace
 
 BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log_q, double n, int p, int p0) {
@@ -192,42 +229,15 @@ BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log
   const double log_odds = std::log(std::max(-std::expm1(log_q), 1e-300)) - log_q;  // log(R²/(1-R²))
   const double g_eb = std::exp(std::log((m - p) / p) + log_odds);
   double t = std::clamp(std::log(std::max(g_eb, 1.0)), lo + 1.0, hi - 1.0);
-  double d1 = 0.0;
-  double d2 = 0.0;
   const double t_star =
       safeguarded_newton_mode([&](double x, double& a, double& b) { h.derivatives(x, a, b); }, t, lo, hi);
-  h.derivatives(t_star, d1, d2);
-  double s = (d2 < 0.0 && std::isfinite(d2)) ? 1.0 / std::sqrt(-d2) : 1.0;
-  s = std::clamp(s, 1e-8, 2.0);
-  double logistic_star = 0.0;
-  const double h_star = h.eval(t_star, logistic_star);
-  // 2. Trapezoid in u, t = t* + s sinh(u); terms decay double-exponentially in |u|. A side stops
-  //    when a term has fallen below e^-36 (relative) and is decreasing.
+  // 2. Trapezoid in u, t = t* + s sinh(u) (sinh_trapezoid).
   // Step 1/16 for small samples (the ZS prior's e^{-n/(2g)} factor narrows the strip of
   // analyticity in u), 1/8 (every other table entry) once m - k ≥ 50 except for hyper-g/n (its
   // kink near g = n needs 1/16); all verified to 1e-9 against the adaptive quadrature.
   const int stride = (m - p >= 50.0 && prior.kind != PriorKind::hyper_g_n) ? 2 : 1;
-  const double drop = std::exp(-36.0);
-  double mass = 1.0;  // u = 0 term: exp(0) * cosh(0)
-  double shrink = logistic_star;
-  for (int side = -1; side <= 1; side += 2) {
-    double prev = 1.0;
-    for (int j = stride; j <= kMaxNodes; j += stride) {
-      const double tj = t_star + side * s * kSinhTable.sinh_u[j];
-      double lt = 0.0;
-      const double hv = h.eval(tj, lt) - h_star;
-      const double f = std::exp(hv) * kSinhTable.cosh_u[j];
-      if (!std::isfinite(f)) break;
-      mass += f;
-      shrink += lt * f;
-      if (f < drop && f < prev) break;
-      prev = f;
-    }
-  }
-  BayesFactorResult out;
-  out.log_bayes_factor = h_star + std::log(mass * s * kStep * stride);
-  out.shrinkage = std::clamp(shrink / mass, 0.0, 1.0);
-  return out;
+  return sinh_trapezoid([&](double x, double& lt) { return h.eval(x, lt); },
+                        [&](double x, double& a, double& b) { h.derivatives(x, a, b); }, t_star, stride);
 }
 
 BayesFactorResult log_bayes_factor_robust_trapezoid(double log_q, double n, int p, int p0) {
@@ -248,37 +258,10 @@ BayesFactorResult log_bayes_factor_robust_trapezoid(double log_q, double n, int 
   double lo = -60.0;
   double hi = 6.0;  // e^6 ≈ 403 in t: far beyond the mass
   double v = 0.0;
-  double d1 = 0.0;
-  double d2 = 0.0;
   const double v_star = safeguarded_newton_mode(derivatives, v, lo, hi);
-  derivatives(v_star, d1, d2);
-  double s = (d2 < 0.0 && std::isfinite(d2)) ? 1.0 / std::sqrt(-d2) : 1.0;
-  s = std::clamp(s, 1e-8, 2.0);
   const auto big_h = [&](double vv, double& lt) { return h.eval(t_min + std::exp(vv), lt) + vv; };
-  double logistic_star = 0.0;
-  const double h_star = big_h(v_star, logistic_star);
   const int stride = (n - p0 - p >= 50.0) ? 2 : 1;  // as for the other priors; verified to 1e-9
-  const double drop = std::exp(-36.0);
-  double mass = 1.0;
-  double shrink = logistic_star;
-  for (int side = -1; side <= 1; side += 2) {
-    double prev = 1.0;
-    for (int j = stride; j <= kMaxNodes; j += stride) {
-      const double vj = v_star + side * s * kSinhTable.sinh_u[j];
-      double lt = 0.0;
-      const double hv = big_h(vj, lt) - h_star;
-      const double f = std::exp(hv) * kSinhTable.cosh_u[j];
-      if (!std::isfinite(f)) break;
-      mass += f;
-      shrink += lt * f;
-      if (f < drop && f < prev) break;
-      prev = f;
-    }
-  }
-  BayesFactorResult out;
-  out.log_bayes_factor = h_star + std::log(mass * s * kStep * stride);
-  out.shrinkage = std::clamp(shrink / mass, 0.0, 1.0);
-  return out;
+  return sinh_trapezoid(big_h, derivatives, v_star, stride);
 }
 
 BayesFactorResult zellner_siow_laplace(double r_squared, double n, int k) {
