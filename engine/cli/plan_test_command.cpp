@@ -65,14 +65,7 @@ void run_plan(const PlanOptions& o) {
   const auto calibration = core::parse_gaussian_calibration(o.gaussian_calibration);
   std::vector<core::CensoringLimits> limits;
   for (const auto& c : o.censor) limits.push_back(parse_limits(c));
-  if (limits.empty()) {
-    if (prior.kind == core::PriorKind::lr) {
-      const std::vector<std::size_t> one{1};
-      limits.push_back({0.0, 2.0 * core::uncorrected_critical_value(core::PriorKind::lr, one, o.p, 0.05)});
-    } else {
-      limits.push_back(core::censoring_limits_from_posterior_probabilities(0.01, 0.99, 0.5));
-    }
-  }
+  if (limits.empty()) limits.push_back(core::default_censoring_limits(prior.kind, o.p, 0.5));
   std::vector<core::TestPlanSetting> settings;
   for (std::size_t m : o.groups) {
     for (const auto& l : limits) settings.push_back({m, l});

@@ -172,13 +172,8 @@ core::CensoringLimits choose_limits(const TestOptions& o, const core::Prior& pri
     return core::censoring_limits_from_posterior_probabilities(o.censor_probability[0], o.censor_probability[1],
                                                                o.prior_h0);
   }
-  if (lr) {  // paper §4.3/§4.5: L = 0, U ≈ 2 × the non-private critical value at 0.05
-    source = "default: L = 0, U = 2 x chi-square(p) 0.95 quantile";
-    const std::vector<std::size_t> one{1};
-    return {0.0, 2.0 * core::uncorrected_critical_value(core::PriorKind::lr, one, p, 0.05)};
-  }
-  source = "default: posterior probabilities 0.01, 0.99";
-  return core::censoring_limits_from_posterior_probabilities(0.01, 0.99, o.prior_h0);
+  source = lr ? "default: L = 0, U = 2 x chi-square(p) 0.95 quantile" : "default: posterior probabilities 0.01, 0.99";
+  return core::default_censoring_limits(prior.kind, p, o.prior_h0);
 }
 
 Json interval_json(const core::Interval& iv, double level, const core::Prior& prior, double prior_h0) {

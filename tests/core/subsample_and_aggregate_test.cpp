@@ -208,3 +208,14 @@ TEST_CASE("plan_test: more noise means more variance; inadmissible M is rejected
   CHECK_THROWS_WITH(plan_test(g, 200, 1, 1, 1.0, 0.0, GaussianCalibration::exact, bad, 0.05, 100, r1),
                     Contains("largest admissible M is 50"));
 }
+
+TEST_CASE("default censoring limits follow the paper's guidelines", "[subsample]") {
+  const auto lr = default_censoring_limits(PriorKind::lr, 1, 0.5);
+  CHECK(lr.lower == 0.0);
+  CHECK(lr.upper == Approx(2 * 3.841458820694124));
+  const auto bf = default_censoring_limits(PriorKind::g_prior, 1, 0.5);
+  CHECK(bf.lower == Approx(-std::log(99.0)));
+  CHECK(bf.upper == Approx(std::log(99.0)));
+  const auto shifted = default_censoring_limits(PriorKind::bic, 2, 0.8);
+  CHECK(posterior_probability_h1(shifted.upper, 0.8) == Approx(0.99));
+}

@@ -199,6 +199,14 @@ double rejection_probability(const CriticalValue& critical_value, double release
   return 0.0;
 }
 
+CensoringLimits default_censoring_limits(PriorKind kind, int p, double prior_probability_h0) {
+  if (kind == PriorKind::lr) {
+    const std::vector<std::size_t> one{1};
+    return {0.0, 2.0 * uncorrected_critical_value(PriorKind::lr, one, p, 0.05)};
+  }
+  return censoring_limits_from_posterior_probabilities(0.01, 0.99, prior_probability_h0);
+}
+
 double uncorrected_critical_value(PriorKind kind, std::span<const std::size_t> sizes, int p, double alpha) {
   constexpr const char* fn = "uncorrected_critical_value";
   check_open_interval(fn, "alpha", alpha, 0.0, 1.0);

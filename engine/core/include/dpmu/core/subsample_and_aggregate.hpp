@@ -94,6 +94,12 @@ struct Interval {
 Interval mechanism_uncertainty_interval(double noisy_statistic, const CensoringLimits& limits,
                                         const ScalarMechanism& mechanism, double alpha);
 
+/// Default censoring limits of the paper's guidelines (§4.3, §4.5): for lr (2 log Λ scale) L = 0 and
+/// U = 2 χ²_{p, 0.95} (≈ 7.68 for p = 1; the paper used 7); otherwise the limits equivalent to censoring
+/// the posterior probability of H1 at [0.01, 0.99] given P(H0) (±log 99 when P(H0) = 1/2).
+/// @throws std::domain_error for p < 1 (lr) or P(H0) outside (0, 1).
+CensoringLimits default_censoring_limits(PriorKind kind, int p, double prior_probability_h0);
+
 /// Simulated null distribution of T* (paper §4.3): R²_i ~ Beta(p/2, (b_i − p − p0)/2) independently,
 /// T_i from subset_statistic, censor, average, add noise, censor.
 struct NullDistribution {
