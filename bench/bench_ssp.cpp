@@ -1,10 +1,11 @@
 // ssp_simulation throughput (docs/performance.md): the per-row limits and the pipeline.
-//  (a) RNG: the random numbers one row needs (p = 9: 9 uniforms at 32 bits + 1 Box–Muller normal),
-//      Philox4x64-10 words → doubles, rows/s;
-//  (b) Gram update: 10×10 symmetric rank-256 updates (Eigen selfadjointView<Lower>().rankUpdate),
-//      rows/s, on pre-generated blocks;
+//  (a) RNG: the random numbers one row needs (p 32-bit uniforms = p/2 xoshiro256++ words, and one
+//      ziggurat normal), converted to doubles, rows/s;
+//  (a') the same plus row assembly (y = x'b + sigma w, redraw check): SimulatedRows::next_block;
+//  (b) Gram update: core::accumulate_block_gram on 256-row blocks of p + 1 columns, rows/s;
+//  (b') the Eigen rank-k update it replaced (selfadjointView<Lower>().rankUpdate), for comparison;
 //  (c) pipeline: simulate_gram_matrix (generation + redraw check + Gram), rows/s;
-//  (d) analysis per replicate: every variant of one data set (BMA over 512 models × 18 variants).
+//  (d) analysis per replicate: every variant of one data set (BMA over 512 models × 9 variants).
 // Report (c) / min(a, b). Single thread; the runner parallelises over replicates.
 #include <benchmark/benchmark.h>
 
@@ -12,42 +13,70 @@
 
 #include "dpmu/core/block_random.hpp"
 #include "dpmu/core/bma.hpp"
+#include "dpmu/core/gram_matrix.hpp"
+#include "dpmu/core/random.hpp"
 #include "dpmu/experiments/simulation_ssp.hpp"
 
 namespace {
 
-constexpr int kRows = 256;
+constexpr int kRows = dpmu::experiments::SimulatedRows::block_rows;
 
 void bm_rng_row_numbers(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0));
-  dpmu::core::PhiloxBlockGenerator gen(1, 2);
-  const std::size_t uw = static_cast<std::size_t>(kRows * p + 1) / 2;
-  std::vector<std::uint64_t> w(uw + kRows);
-  std::vector<double> u(2 * uw), z(kRows);
+  dpmu::core::Xoshiro256ppX4 gen(1, 2);
+  std::vector<std::uint64_t> w(kRows / 2);
+  Eigen::MatrixXd block(kRows, p + 1);
   for (auto _ : state) {
-    gen.fill_words(w);
-    dpmu::core::words_to_uniform32(std::span<const std::uint64_t>(w.data(), uw), -2.0, 2.0, u);
-    dpmu::core::words_to_standard_normal(std::span<const std::uint64_t>(w.data() + uw, kRows), z);
-    benchmark::DoNotOptimize(u.data());
-    benchmark::DoNotOptimize(z.data());
+    for (int j = 0; j < p; ++j) {
+      gen.fill_words(w);
+      dpmu::core::words_to_uniform32(w, -2.0, 2.0, std::span<double>(&block(0, j), kRows));
+    }
+    for (int i = 0; i < kRows; ++i) block(i, p) = dpmu::core::standard_normal_ziggurat(gen);
+    benchmark::DoNotOptimize(block.data());
   }
   state.counters["rows_per_second"] = benchmark::Counter(kRows, benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(bm_rng_row_numbers)->Arg(2)->Arg(9);
+BENCHMARK(bm_rng_row_numbers)->Arg(2)->Arg(6)->Arg(9);
+
+void bm_rows(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0));
+  const auto d = dpmu::experiments::simulation_design(p, p == 9 ? 4 : 1, 7.0);
+  dpmu::experiments::SimulatedRows rows(d, 1, 2);
+  Eigen::MatrixXd block(kRows, p + 1);
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(rows.next_block(block, kRows));
+    benchmark::DoNotOptimize(block.data());
+  }
+  state.counters["rows_per_second"] = benchmark::Counter(kRows, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(bm_rows)->Arg(2)->Arg(6)->Arg(9);
 
 void bm_gram_update(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0));
-  Eigen::MatrixXd block = Eigen::MatrixXd::Random(p + 1, kRows);
+  const Eigen::MatrixXd block = Eigen::MatrixXd::Random(kRows, p + 1);
   Eigen::MatrixXd s = Eigen::MatrixXd::Zero(p + 1, p + 1);
   Eigen::VectorXd sum = Eigen::VectorXd::Zero(p + 1);
   for (auto _ : state) {
-    s.selfadjointView<Eigen::Lower>().rankUpdate(block);
-    sum += block.rowwise().sum();
+    dpmu::core::accumulate_block_gram(block.data(), kRows, p + 1, kRows, s, sum);
     benchmark::DoNotOptimize(s.data());
   }
   state.counters["rows_per_second"] = benchmark::Counter(kRows, benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(bm_gram_update)->Arg(2)->Arg(9);
+BENCHMARK(bm_gram_update)->Arg(2)->Arg(6)->Arg(9);
+
+void bm_gram_update_eigen(benchmark::State& state) {
+  const int p = static_cast<int>(state.range(0));
+  const Eigen::MatrixXd block = Eigen::MatrixXd::Random(kRows, p + 1);
+  Eigen::MatrixXd s = Eigen::MatrixXd::Zero(p + 1, p + 1);
+  Eigen::VectorXd sum = Eigen::VectorXd::Zero(p + 1);
+  for (auto _ : state) {
+    s.selfadjointView<Eigen::Lower>().rankUpdate(block.transpose());
+    sum += block.colwise().sum().transpose();
+    benchmark::DoNotOptimize(s.data());
+  }
+  state.counters["rows_per_second"] = benchmark::Counter(kRows, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(bm_gram_update_eigen)->Arg(9);
 
 void bm_pipeline(benchmark::State& state) {
   const int p = static_cast<int>(state.range(0));
@@ -62,23 +91,6 @@ void bm_pipeline(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(bm_pipeline)->Arg(2)->Arg(6)->Arg(9)->Unit(benchmark::kMillisecond);
-
-// The same pipeline with xoshiro256++ words (seeded from one Philox block): not used by the
-// experiment (its numbers are the Philox reference), measured to size the possible gain.
-void bm_pipeline_xoshiro(benchmark::State& state) {
-  const int p = static_cast<int>(state.range(0));
-  const auto d = dpmu::experiments::simulation_design(p, p == 9 ? 4 : 1, 7.0);
-  const std::uint64_t n = 1000000;
-  std::uint64_t key = 0;
-  for (auto _ : state) {
-    auto g = dpmu::experiments::simulate_gram_matrix(d, n, 5, ++key, nullptr,
-                                                     dpmu::experiments::DataGenerator::xoshiro256pp);
-    benchmark::DoNotOptimize(g.gram.data());
-  }
-  state.counters["rows_per_second"] =
-      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
-}
-BENCHMARK(bm_pipeline_xoshiro)->Arg(2)->Arg(9)->Unit(benchmark::kMillisecond);
 
 void bm_analysis_p9(benchmark::State& state) {
   // One data set (n = 10^5), 9 variants per prior: the BMA enumeration cost per replicate.

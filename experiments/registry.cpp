@@ -1,6 +1,7 @@
 #include "dpmu/experiments/registry.hpp"
 
 #include <memory>
+#include <mutex>
 
 #include "dpmu/runtime/experiment.hpp"
 
@@ -17,16 +18,20 @@ std::unique_ptr<runtime::Experiment> make_cps_bma();
 std::unique_ptr<runtime::Experiment> make_ssp_simulation();
 
 void register_builtin_experiments() {
-  // Add one line per experiment.
-  runtime::register_experiment(make_normal_mean());
-  runtime::register_experiment(make_hsb_posterior());
-  runtime::register_experiment(make_hsb_likelihood_ratio());
-  runtime::register_experiment(make_type1_calibration());
-  runtime::register_experiment(make_lei_simulation());
-  runtime::register_experiment(make_lei_real_data());
-  runtime::register_experiment(make_selection_head_to_head());
-  runtime::register_experiment(make_cps_bma());
-  runtime::register_experiment(make_ssp_simulation());
+  // Idempotent: registering again would replace the instances (and their caches) and leave
+  // references from find_experiment dangling.
+  static std::once_flag once;
+  std::call_once(once, [] {
+    runtime::register_experiment(make_normal_mean());
+    runtime::register_experiment(make_hsb_posterior());
+    runtime::register_experiment(make_hsb_likelihood_ratio());
+    runtime::register_experiment(make_type1_calibration());
+    runtime::register_experiment(make_lei_simulation());
+    runtime::register_experiment(make_lei_real_data());
+    runtime::register_experiment(make_selection_head_to_head());
+    runtime::register_experiment(make_cps_bma());
+    runtime::register_experiment(make_ssp_simulation());
+  });
 }
 
 }  // namespace dpmu::experiments

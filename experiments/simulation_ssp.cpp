@@ -20,7 +20,9 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -29,6 +31,8 @@
 #include "dpmu/core/block_random.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
+#include "dpmu/core/gram_matrix.hpp"
+#include "dpmu/core/random.hpp"
 #include "dpmu/core/model_space.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/runtime/experiment.hpp"
@@ -51,69 +55,82 @@ SimulationDesign simulation_design(int p, int true_model_size, double z) {
 }
 
 namespace {
-
-constexpr int kBlockRows = 256;      // rows per rank-k update (even: Box–Muller pairs)
 constexpr int kBlocksPerPartial = 64;  // partial sums over 16 384 rows, then added to the total
-
-// One row (p uniforms + 1 normal) for a redraw: ceil(p/2) + 2 words from the same generator.
-template <class Gen>
-void redraw_row(Gen& gen, const SimulationDesign& d, double* row) {
-  const int p = d.p;
-  std::array<std::uint64_t, 40> words{};
-  const int wu = (p + 1) / 2;
-  gen.fill_words(std::span<std::uint64_t>(words.data(), static_cast<std::size_t>(wu + 2)));
-  std::array<double, 64> u{};
-  core::words_to_uniform32(std::span<const std::uint64_t>(words.data(), static_cast<std::size_t>(wu)), d.lower,
-                           d.upper, std::span<double>(u.data(), static_cast<std::size_t>(2 * wu)));
-  std::array<double, 2> z{};
-  core::words_to_standard_normal(std::span<const std::uint64_t>(words.data() + wu, 2), z);
-  double mean = 0.0;
-  for (int j = 0; j < p; ++j) {
-    row[j] = u[static_cast<std::size_t>(j)];
-    if (j < d.true_model_size) mean += row[j];
-  }
-  row[p] = d.coefficient * mean + d.sigma * z[0];
-}
-
-template <class Gen>
-SimulatedGram simulate_gram_matrix_impl(const SimulationDesign& design, std::uint64_t n, Gen& gen,
-                                        Eigen::MatrixXd* rows);
-
 }  // namespace
 
-SimulatedGram simulate_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
-                                   std::uint64_t key1, Eigen::MatrixXd* rows, DataGenerator generator) {
-  constexpr const char* fn = "simulate_gram_matrix";
+SimulatedRows::SimulatedRows(const SimulationDesign& design, std::uint64_t key0, std::uint64_t key1)
+    : design_(design), gen_(key0, key1), words_(static_cast<std::size_t>(block_rows / 2)),
+      sums_(static_cast<std::size_t>(block_rows)) {
+  constexpr const char* fn = "SimulatedRows";
   (void)simulation_design(design.p, design.true_model_size, 1.0);  // range checks of p, |T|
-  if (n < 2) core::throw_domain(fn, "n", static_cast<double>(n), ">= 2");
   core::check_ordered_limits(fn, "lower", design.lower, "upper", design.upper);
   core::check_finite(fn, "coefficient", design.coefficient);
   core::check_finite(fn, "sigma", design.sigma);
-  if (generator == DataGenerator::xoshiro256pp) {
-    core::Xoshiro256ppBlockGenerator gen(key0, key1);
-    return simulate_gram_matrix_impl(design, n, gen, rows);
-  }
-  core::PhiloxBlockGenerator gen(key0, key1);
-  return simulate_gram_matrix_impl(design, n, gen, rows);
 }
 
-namespace {
+void SimulatedRows::redraw_row(Eigen::MatrixXd& block, int i) {
+  const int p = design_.p;
+  for (int j = 0; j < p; j += 2) {
+    const std::uint64_t word = gen_();
+    double u[2];
+    core::words_to_uniform32(std::span<const std::uint64_t>(&word, 1), design_.lower, design_.upper, u);
+    block(i, j) = u[0];
+    if (j + 1 < p) block(i, j + 1) = u[1];
+  }
+  const double w = design_.sigma * core::standard_normal_ziggurat(gen_);
+  if (design_.true_model_size == 0) {
+    block(i, p) = w;
+    return;
+  }
+  double s = block(i, 0);
+  for (int j = 1; j < design_.true_model_size; ++j) s += block(i, j);
+  block(i, p) = w + design_.coefficient * s;
+}
 
-template <class Gen>
-SimulatedGram simulate_gram_matrix_impl(const SimulationDesign& design, std::uint64_t n, Gen& gen,
-                                        Eigen::MatrixXd* rows) {
-  const int p = design.p;
-  const int d = p + 1;
-  const int t = design.true_model_size;
-  const double b = design.coefficient;
-  const double sigma = design.sigma;
-  const double lo = design.lower;
-  const double hi = design.upper;
-  const std::size_t uniform_words = static_cast<std::size_t>(kBlockRows * p + 1) / 2;
-  std::vector<std::uint64_t> words(uniform_words + kBlockRows);
-  std::vector<double> u(2 * uniform_words);
-  std::vector<double> z(kBlockRows);
-  Eigen::MatrixXd block(d, kBlockRows);  // column i = row i of D (raw)
+std::uint64_t SimulatedRows::next_block(Eigen::MatrixXd& block, int m) {
+  const int p = design_.p;
+  const int t = design_.true_model_size;
+  const double lo = design_.lower;
+  const double hi = design_.upper;
+  if (block.rows() != block_rows || block.cols() != p + 1) block.resize(block_rows, p + 1);
+  for (int j = 0; j < p; ++j) {
+    gen_.fill_words(words_);
+    core::words_to_uniform32(words_, lo, hi, std::span<double>(&block(0, j), block_rows));
+  }
+  double* y = &block(0, p);
+  for (int i = 0; i < block_rows; ++i) y[i] = design_.sigma * core::standard_normal_ziggurat(gen_);
+  if (t > 0) {
+    // s_i = ((x_i0 + x_i1) + x_i2) + …, then y_i = σ w_i + b s_i (column-wise, so it vectorises).
+    double* s = sums_.data();
+    const double* x0 = &block(0, 0);
+    for (int i = 0; i < block_rows; ++i) s[i] = x0[i];
+    for (int j = 1; j < t; ++j) {
+      const double* xj = &block(0, j);
+      for (int i = 0; i < block_rows; ++i) s[i] += xj[i];
+    }
+    const double b = design_.coefficient;
+    for (int i = 0; i < block_rows; ++i) y[i] += b * s[i];
+  }
+  // Redraw rule (METHODS.md A6): y must lie in (lower, upper); redraws use the same generator.
+  std::uint64_t redrawn = 0;
+  for (int i = 0; i < m; ++i) {
+    while (!(y[i] > lo && y[i] < hi)) {
+      redraw_row(block, i);
+      ++redrawn;
+    }
+  }
+  if (m < block_rows) block.bottomRows(block_rows - m).setZero();
+  return redrawn;
+}
+
+SimulatedGram simulate_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
+                                   std::uint64_t key1, Eigen::MatrixXd* rows) {
+  constexpr const char* fn = "simulate_gram_matrix";
+  if (n < 2) core::throw_domain(fn, "n", static_cast<double>(n), ">= 2");
+  SimulatedRows source(design, key0, key1);
+  constexpr int R = SimulatedRows::block_rows;
+  const int d = design.p + 1;
+  Eigen::MatrixXd block(R, d);
   Eigen::MatrixXd total = Eigen::MatrixXd::Zero(d, d);
   Eigen::MatrixXd partial = Eigen::MatrixXd::Zero(d, d);
   Eigen::VectorXd sum_total = Eigen::VectorXd::Zero(d);
@@ -124,37 +141,10 @@ SimulatedGram simulate_gram_matrix_impl(const SimulationDesign& design, std::uin
   std::uint64_t done = 0;
   int blocks_in_partial = 0;
   while (done < n) {
-    const int m = static_cast<int>(std::min<std::uint64_t>(kBlockRows, n - done));
-    gen.fill_words(words);
-    core::words_to_uniform32(std::span<const std::uint64_t>(words.data(), uniform_words), lo, hi, u);
-    core::words_to_standard_normal(std::span<const std::uint64_t>(words.data() + uniform_words, kBlockRows), z);
-    double* bp = block.data();
-    for (int i = 0; i < m; ++i) {
-      double* row = bp + static_cast<std::ptrdiff_t>(i) * d;
-      const double* ui = u.data() + static_cast<std::ptrdiff_t>(i) * p;
-      double s = 0.0;
-      for (int j = 0; j < p; ++j) row[j] = ui[j];
-      for (int j = 0; j < t; ++j) s += ui[j];
-      row[p] = b * s + sigma * z[static_cast<std::size_t>(i)];
-    }
-    // Redraw rule (METHODS.md A6): y must lie in (lower, upper); redraws use the same stream.
-    for (int i = 0; i < m; ++i) {
-      double* row = bp + static_cast<std::ptrdiff_t>(i) * d;
-      while (!(row[p] > lo && row[p] < hi)) {
-        redraw_row(gen, design, row);
-        ++out.redrawn_rows;
-      }
-    }
-    if (rows != nullptr) {
-      rows->middleRows(static_cast<Eigen::Index>(done), m) = block.leftCols(m).transpose();
-    }
-    if (m == kBlockRows) {
-      partial.selfadjointView<Eigen::Lower>().rankUpdate(block);
-      sum_partial += block.rowwise().sum();
-    } else {
-      partial.selfadjointView<Eigen::Lower>().rankUpdate(block.leftCols(m));
-      sum_partial += block.leftCols(m).rowwise().sum();
-    }
+    const int m = static_cast<int>(std::min<std::uint64_t>(R, n - done));
+    out.redrawn_rows += source.next_block(block, m);
+    if (rows != nullptr) rows->middleRows(static_cast<Eigen::Index>(done), m) = block.topRows(m);
+    core::accumulate_block_gram(block.data(), R, d, (m + 3) / 4 * 4, partial, sum_partial);
     done += static_cast<std::uint64_t>(m);
     if (++blocks_in_partial == kBlocksPerPartial) {
       total += partial;
@@ -170,8 +160,6 @@ SimulatedGram simulate_gram_matrix_impl(const SimulationDesign& design, std::uin
   out.gram = full - sum_total * sum_total.transpose() / static_cast<double>(n);
   return out;
 }
-
-}  // namespace
 
 double predictive_mse(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
                       const Eigen::Ref<const Eigen::VectorXd>& true_coefficients,
@@ -263,7 +251,6 @@ struct Variant {
 
 struct Prepared {
   SimulationDesign design;
-  DataGenerator generator = DataGenerator::philox;  // the reference data stream (docs/decisions.md)
   std::uint64_t n = 0;
   std::vector<double> epsilons;
   std::vector<core::SspMechanismKind> mechanisms;
@@ -376,7 +363,7 @@ class SspSimulation final : public runtime::Experiment {
     };
   }
 
-  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& calibration) const override {
+  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& /*calibration*/) const override {
     auto pr = std::make_shared<Prepared>();
     const int p = static_cast<int>(cell.get_int("p"));
     pr->n = effective_n(cell);
@@ -404,8 +391,7 @@ class SspSimulation final : public runtime::Experiment {
                              .delta = kind == core::SspMechanismKind::wishart ? delta : 0.0};
         core::check_ssp_mechanism(m);
         const bool mc = kind == core::SspMechanismKind::laplace || wishart_mc;
-        rs.push_back(mc ? core::monte_carlo_regularization(m, calibration, draws, q)
-                        : core::wishart_regularization(m, 1.0 - q));
+        rs.push_back(mc ? monte_carlo_ridge(m, draws, q) : core::wishart_regularization(m, 1.0 - q));
         ts.push_back(core::threshold_value(m, lambda, reference));
         ms.push_back(m);
       }
@@ -467,7 +453,7 @@ class SspSimulation final : public runtime::Experiment {
     const double n = static_cast<double>(pr.n);
     const std::uint64_t key0 = data();
     const std::uint64_t key1 = data();
-    const SimulatedGram sim = simulate_gram_matrix(pr.design, pr.n, key0, key1, nullptr, pr.generator);
+    const SimulatedGram sim = simulate_gram_matrix(pr.design, pr.n, key0, key1);
     Eigen::VectorXd beta = Eigen::VectorXd::Zero(p);
     beta.head(t).setConstant(pr.design.coefficient);
     const core::ModelMask truth = (core::ModelMask{1} << t) - 1;
@@ -510,6 +496,28 @@ class SspSimulation final : public runtime::Experiment {
   }
 
  private:
+  // Monte Carlo ridge (99th percentile of −eigmin(E)): a function of the public mechanism
+  // parameters only (kind, p, l, u, ε, δ, draws, quantile) — not of n, |T|, the cell or the
+  // master seed — computed once per distinct parameter set from a stream keyed by them, and
+  // cached. 72 cells of the full study need 6 computations instead of 144 (docs/decisions.md).
+  double monte_carlo_ridge(const core::SspMechanism& m, int draws, double q) const {
+    std::ostringstream os;
+    os.precision(17);
+    os << "ssp_ridge:" << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':'
+       << m.epsilon << ':' << m.delta << ':' << draws << ':' << q;
+    const std::string key = os.str();
+    const std::lock_guard<std::mutex> lock(ridge_mutex_);
+    const auto it = ridge_cache_.find(key);
+    if (it != ridge_cache_.end()) return it->second;
+    core::RngStream rng(kRidgeSeed, core::fnv1a_64(key), 0, core::StreamPurpose::calibration);
+    const double r = core::monte_carlo_regularization(m, rng, draws, q);
+    ridge_cache_.emplace(key, r);
+    return r;
+  }
+  static constexpr std::uint64_t kRidgeSeed = 20240521;
+  mutable std::mutex ridge_mutex_;
+  mutable std::map<std::string, double> ridge_cache_;
+
   static std::uint64_t effective_n(const Cell& cell) {
     const double v = std::round(static_cast<double>(cell.get_int("n")) * cell.get_double("n_scale"));
     return v < 0 ? 0 : static_cast<std::uint64_t>(v);

@@ -214,46 +214,6 @@ TEST_CASE("ssp_simulation: with epsilon -> infinity the DP variants equal the no
   }
 }
 
-TEST_CASE("block RNG: Box-Muller normals pass a chi-square goodness-of-fit test", "[statistical][ssp_simulation]") {
-  // N = 10^6 normals, 502 equiprobable bins (≈ 2 N^0.4); reject if the chi-square statistic
-  // exceeds its 1 - 1e-6 quantile (false-failure probability 1e-6). Same for 32-bit uniforms
-  // (N = 10^6, 502 equal-width bins on (-2, 2)). Also mean and variance within 5.3 SE (1e-7 each).
-  const int N = 1000000, bins = 502;
-  core::PhiloxBlockGenerator gen(20240521, 7);
-  std::vector<std::uint64_t> w(N);
-  gen.fill_words(w);
-  std::vector<double> z(N), u(2 * static_cast<std::size_t>(N) / 2);
-  core::words_to_standard_normal(w, z);
-  const boost::math::normal nd;
-  std::vector<double> count(bins, 0.0);
-  double s = 0, s2 = 0;
-  for (double x : z) {
-    const double c = boost::math::cdf(nd, x);
-    count[static_cast<std::size_t>(std::min(bins - 1, static_cast<int>(c * bins)))] += 1;
-    s += x;
-    s2 += x * x;
-  }
-  const double expct = static_cast<double>(N) / bins;
-  double chi = 0;
-  for (double c : count) chi += (c - expct) * (c - expct) / expct;
-  const double crit = boost::math::quantile(boost::math::complement(boost::math::chi_squared(bins - 1), 1e-6));
-  CHECK(chi < crit);
-  CHECK(std::abs(s / N) < 5.3 / std::sqrt(N));
-  CHECK(std::abs(s2 / N - 1.0) < 5.3 * std::sqrt(2.0 / N));
-  // uniforms
-  gen.fill_words(std::span<std::uint64_t>(w.data(), N / 2));
-  core::words_to_uniform32(std::span<const std::uint64_t>(w.data(), N / 2), -2.0, 2.0, u);
-  std::fill(count.begin(), count.end(), 0.0);
-  for (double x : u) {
-    REQUIRE(x > -2.0);
-    REQUIRE(x < 2.0);
-    count[static_cast<std::size_t>(std::min(bins - 1, static_cast<int>((x + 2.0) / 4.0 * bins)))] += 1;
-  }
-  chi = 0;
-  for (double c : count) chi += (c - expct) * (c - expct) / expct;
-  CHECK(chi < crit);
-}
-
 TEST_CASE("simulation design by simulation: Var(x'beta), Var(y) and SNR 1/2", "[statistical][ssp_simulation]") {
   // n = 10^6 rows, p = 2, |T| = 2. Sample moments from the centred G:
   //  V'V/n diagonal -> 4/3 (sd of the mean of x^2: sqrt(64/45/n));
@@ -273,32 +233,27 @@ TEST_CASE("simulation design by simulation: Var(x'beta), Var(y) and SNR 1/2", "[
   CHECK(sim.redrawn_rows == 0);  // P(|y| >= 2) < 3e-12 per row
 }
 
-TEST_CASE("simulate_gram_matrix with xoshiro256++ words: streamed G equals the materialised D'D", "[ssp_simulation]") {
-  const auto d = ex::simulation_design(9, 4, 7.0);
-  Eigen::MatrixXd rows;
-  const auto sim = ex::simulate_gram_matrix(d, 20001, 1, 2, &rows, ex::DataGenerator::xoshiro256pp);
-  const Eigen::MatrixXd c = rows.rowwise() - rows.colwise().mean();
-  const Eigen::MatrixXd brute = c.transpose() * c;
-  CHECK((sim.gram - brute).cwiseAbs().maxCoeff() <= 1e-11 * brute.cwiseAbs().maxCoeff());
-  CHECK(sim.gram != ex::simulate_gram_matrix(d, 20001, 1, 2).gram);  // a different stream than Philox
-  // deterministic in the key
-  CHECK(sim.gram == ex::simulate_gram_matrix(d, 20001, 1, 2, nullptr, ex::DataGenerator::xoshiro256pp).gram);
-}
-
-TEST_CASE("block RNG: xoshiro256++ Box-Muller normals pass a chi-square goodness-of-fit test",
-          "[statistical][ssp_simulation]") {
-  // N = 10^6, 502 equiprobable bins, reject above the 1 - 1e-6 chi-square quantile (false failure 1e-6).
-  const int N = 1000000, bins = 502;
-  core::Xoshiro256ppBlockGenerator gen(3, 4);
-  std::vector<std::uint64_t> w(N);
-  gen.fill_words(w);
-  std::vector<double> z(N);
-  core::words_to_standard_normal(w, z);
-  const boost::math::normal nd;
-  std::vector<double> count(bins, 0.0);
-  for (double x : z) count[static_cast<std::size_t>(std::min(bins - 1, static_cast<int>(boost::math::cdf(nd, x) * bins)))] += 1;
-  const double expct = static_cast<double>(N) / bins;
-  double chi = 0;
-  for (double c : count) chi += (c - expct) * (c - expct) / expct;
-  CHECK(chi < boost::math::quantile(boost::math::complement(boost::math::chi_squared(bins - 1), 1e-6)));
+TEST_CASE("ssp_simulation: the Monte Carlo ridge depends on the mechanism's public parameters only", "[ssp_simulation]") {
+  // Same (p, epsilon, l, u): equal ridge for different n, |T| and calibration streams; another
+  // epsilon gives another ridge (variant 1 = Laplace, epsilon 0.5 non-thresholded; 5 = epsilon 0.9).
+  ex::register_builtin_experiments();
+  const auto& e = rt::find_experiment("ssp_simulation");
+  const auto ridge = [&](std::int64_t n, std::int64_t t, std::uint64_t seed) {
+    const auto cell = make_cell({{"n", n}, {"p", std::int64_t{2}}, {"true_model_size", t},
+                                 {"laplace_ridge_draws", std::int64_t{300}}, {"priors", std::string("bic")}});
+    core::RngStream cal(seed, cell.cell_id(), 0, core::StreamPurpose::calibration);
+    const auto prepared = e.prepare(cell, cal);
+    const auto outputs = e.calibration_outputs(cell, prepared.get());
+    std::vector<double> r;
+    for (const auto& o : outputs) {
+      if (o.first == "regularization") r = o.second;
+    }
+    return r;
+  };
+  const auto a = ridge(5000, 1, 1), b = ridge(100000, 0, 2);
+  REQUIRE(a.size() == 9);
+  CHECK(a[1] == b[1]);
+  CHECK(a[5] == b[5]);
+  CHECK(a[1] > a[5]);  // more noise at epsilon 0.5 than 0.9
+  CHECK(a[1] > 0.0);
 }

@@ -5,6 +5,9 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <vector>
+
+#include "dpmu/core/block_random.hpp"
 
 namespace dpmu::experiments {
 
@@ -26,9 +29,33 @@ struct SimulationDesign {
 /// @throws std::domain_error for values outside these ranges.
 SimulationDesign simulation_design(int p, int true_model_size, double z);
 
-/// Word generator behind the data stream: Philox4x64-10 in counter mode (default; the reference
-/// results) or xoshiro256++ seeded from one Philox block (faster; different numbers).
-enum class DataGenerator { philox, xoshiro256pp };
+/// The simulated rows of one data set, produced a block at a time (the data stream of the
+/// experiment). Random numbers: four interleaved xoshiro256++ lanes seeded from Philox4x64-10
+/// blocks under (key0, key1) (core::Xoshiro256ppX4); per block of `block_rows` rows, first the predictors
+/// column by column (one 64-bit word gives two 32-bit uniforms, core::words_to_uniform32), then
+/// one ziggurat normal per row for the errors (core::standard_normal_ziggurat), y = x'β + σ w;
+/// then every row with y ∉ (lower, upper) is redrawn whole (new x and w) from the same
+/// generator until it is inside (METHODS.md A6). Deterministic given the design and the key.
+class SimulatedRows {
+ public:
+  static constexpr int block_rows = 256;  ///< rows per block (a multiple of 4)
+
+  /// @throws std::domain_error for an invalid design (see simulation_design) or bounds.
+  SimulatedRows(const SimulationDesign& design, std::uint64_t key0, std::uint64_t key1);
+
+  /// Fill `block` (block_rows × (p+1), column-major: columns 0..p−1 the predictors, column p the
+  /// response) with the next m ≤ block_rows rows; rows m..block_rows−1 are set to 0 so the whole
+  /// block can be folded into a Gram matrix. The matrix is resized if needed.
+  /// @return rows redrawn in this block.
+  std::uint64_t next_block(Eigen::MatrixXd& block, int m);
+
+ private:
+  void redraw_row(Eigen::MatrixXd& block, int i);
+  SimulationDesign design_;
+  core::Xoshiro256ppX4 gen_;
+  std::vector<std::uint64_t> words_;
+  std::vector<double> sums_;
+};
 
 /// Result of streaming one simulated data set into its Gram matrix.
 struct SimulatedGram {
@@ -37,17 +64,14 @@ struct SimulatedGram {
 };
 
 /// Simulate n rows of `design` and fold them into the centred Gram matrix, 256 rows at a time
-/// (memory O(p²), never n × p). Rows come from Philox4x64-10 keyed by (key0, key1):
-/// 32-bit uniforms for x, Box–Muller normals for w; a row with |y| out of range is redrawn from
-/// the same stream (METHODS.md A6), so the data set is a pure function of the key.
+/// (memory O(p²), never n × p). Rows come from SimulatedRows(design, key0, key1), so the data set
+/// is a pure function of the key; blocks are folded with core::accumulate_block_gram.
 /// Centring: G = S − s s'/n with S = Σ d_i d_i' and s = Σ d_i (raw rows, accumulated in
 /// partial sums of 16 384 rows). Deterministic given the key.
 /// @param rows if not null, receives the n × (p+1) raw (uncentred) rows (tests only).
 /// @throws std::domain_error if n < 2 or the design is invalid.
-/// @param generator the word generator (see DataGenerator).
 SimulatedGram simulate_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
-                                   std::uint64_t key1, Eigen::MatrixXd* rows = nullptr,
-                                   DataGenerator generator = DataGenerator::philox);
+                                   std::uint64_t key1, Eigen::MatrixXd* rows = nullptr);
 
 /// Predictive mean squared error n⁻¹‖V β_true − V β̂‖² = n⁻¹ (β_true − β̂)' (V'V) (β_true − β̂)
 /// (paper §5.2.1; V'V is the leading p×p block of the confidential centred G; evaluation only).

@@ -54,6 +54,22 @@ class GramAccumulator {
   Eigen::MatrixXd buffer_;
 };
 
+/// Fast kernel for simulated data (no clamping, no checks): adds the lower triangle of B'B to
+/// `gram` and the column sums of B to `sums`, where B is a rows × columns block stored
+/// variable-major (column j at block + j·stride, contiguous, like an Eigen column-major matrix
+/// with leading dimension `stride`). Each entry is a dot product over the rows in 4 interleaved
+/// lanes (i mod 4) added in the fixed order ((l0 + l1) + (l2 + l3)), two columns by two at a time,
+/// so results do not depend on the instruction set (no FMA contraction assumed; STYLE.md §3.3).
+/// @param rows a multiple of 4 (pad with zero rows); @param gram columns × columns, only the
+/// lower triangle (i ≥ j) is updated; @param sums length columns.
+/// @param allow_avx2 false forces the SSE2 path; the AVX2 path (used when the CPU has it) holds
+/// the same four lanes in one register and gives bit-identical results (tested).
+/// Precondition (unchecked, hot loop): columns ≥ 1, rows ≥ 0, rows % 4 == 0, stride ≥ rows.
+/// Source: the Gram matrix G = D'D of Peña & Barrientos (2024) §5.
+void accumulate_block_gram(const double* block, std::ptrdiff_t stride, int columns, int rows,
+                           Eigen::Ref<Eigen::MatrixXd> gram, Eigen::Ref<Eigen::VectorXd> sums,
+                           bool allow_avx2 = true);
+
 /// Convenience: G of a whole n×(p+1) matrix in blocks of 4096 rows (see GramAccumulator).
 /// @param clamped_entries if non-null, receives the number of clamped entries.
 /// @throws as GramAccumulator.
