@@ -9,41 +9,45 @@ namespace {
 
 typedef std::uint64_t u64x4 __attribute__((vector_size(32)));
 
-inline u64x4 rotl(u64x4 x, int k) { return (x << k) | (x >> (64 - k)); }
+#define DPMU_INLINE inline __attribute__((always_inline))
 
-// The four lanes' xoshiro256++ step (Blackman & Vigna 2021), written once and compiled twice.
-#define DPMU_XOSHIRO_X4_BODY                                              \
-  u64x4 s0, s1, s2, s3;                                                   \
-  __builtin_memcpy(&s0, state[0], sizeof(s0));                            \
-  __builtin_memcpy(&s1, state[1], sizeof(s1));                            \
-  __builtin_memcpy(&s2, state[2], sizeof(s2));                            \
-  __builtin_memcpy(&s3, state[3], sizeof(s3));                            \
-  for (std::size_t k = 0; k < n; k += 4) {                                \
-    const u64x4 w = rotl(s0 + s3, 23) + s0;                               \
-    const u64x4 t = s1 << 17;                                             \
-    s2 ^= s0;                                                             \
-    s3 ^= s1;                                                             \
-    s1 ^= s2;                                                             \
-    s0 ^= s3;                                                             \
-    s2 ^= t;                                                              \
-    s3 = rotl(s3, 45);                                                    \
-    __builtin_memcpy(out + k, &w, sizeof(w));                             \
-  }                                                                       \
-  __builtin_memcpy(state[0], &s0, sizeof(s0));                            \
-  __builtin_memcpy(state[1], &s1, sizeof(s1));                            \
-  __builtin_memcpy(state[2], &s2, sizeof(s2));                            \
+DPMU_INLINE u64x4 rotl(u64x4 x, int k) { return (x << k) | (x >> (64 - k)); }
+
+// The four lanes' xoshiro256++ step (Blackman & Vigna 2021). Written once and inlined into two
+// functions compiled for different instruction sets (generic x86-64 = SSE2, and AVX2).
+DPMU_INLINE void xoshiro_x4(std::uint64_t (*state)[4], std::uint64_t* out, std::size_t n) {
+  u64x4 s0, s1, s2, s3;
+  __builtin_memcpy(&s0, state[0], sizeof(s0));
+  __builtin_memcpy(&s1, state[1], sizeof(s1));
+  __builtin_memcpy(&s2, state[2], sizeof(s2));
+  __builtin_memcpy(&s3, state[3], sizeof(s3));
+  for (std::size_t k = 0; k < n; k += 4) {
+    const u64x4 w = rotl(s0 + s3, 23) + s0;
+    const u64x4 t = s1 << 17;
+    s2 ^= s0;
+    s3 ^= s1;
+    s1 ^= s2;
+    s0 ^= s3;
+    s2 ^= t;
+    s3 = rotl(s3, 45);
+    __builtin_memcpy(out + k, &w, sizeof(w));
+  }
+  __builtin_memcpy(state[0], &s0, sizeof(s0));
+  __builtin_memcpy(state[1], &s1, sizeof(s1));
+  __builtin_memcpy(state[2], &s2, sizeof(s2));
   __builtin_memcpy(state[3], &s3, sizeof(s3));
+}
 
-void fill_generic(std::uint64_t (*state)[4], std::uint64_t* out, std::size_t n) { DPMU_XOSHIRO_X4_BODY }
+void fill_generic(std::uint64_t (*state)[4], std::uint64_t* out, std::size_t n) { xoshiro_x4(state, out, n); }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2"))) void fill_avx2(std::uint64_t (*state)[4], std::uint64_t* out, std::size_t n) {
-  DPMU_XOSHIRO_X4_BODY
+  xoshiro_x4(state, out, n);
 }
 const bool kHasAvx2 = __builtin_cpu_supports("avx2");
 #endif
 
-#undef DPMU_XOSHIRO_X4_BODY
+#undef DPMU_INLINE
 
 }  // namespace
 

@@ -78,75 +78,80 @@ namespace {
 // for the whole build, CMakeLists.txt -ffp-contract=off).
 typedef double v4d __attribute__((vector_size(32)));
 
-inline v4d load4(const double* p) {
+#define DPMU_INLINE inline __attribute__((always_inline))
+
+DPMU_INLINE v4d load4(const double* p) {
   v4d v;
   __builtin_memcpy(&v, p, sizeof(v));
   return v;
 }
 
-inline double lane_sum(v4d v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+DPMU_INLINE double lane_sum(v4d v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 
-// Body of the kernel, compiled once per instruction set. out(jr + r, kc + c) for the A × B tile
-// (A, B ∈ {1, 2}) of dot products between columns jr.. and kc.., and the column sums.
-#define DPMU_BLOCK_GRAM_BODY                                                                   \
-  for (int j = 0; j < columns; ++j) {                                                          \
-    const double* x = block + j * stride;                                                      \
-    v4d acc = {};                                                                              \
-    for (int i = 0; i < rows; i += 4) acc += load4(x + i);                                     \
-    sums[j] += lane_sum(acc);                                                                  \
-  }                                                                                            \
-  for (int jr = 0; jr < columns; jr += 2) {                                                    \
-    const int a = columns - jr >= 2 ? 2 : 1;                                                   \
-    const double* x0 = block + jr * stride;                                                    \
-    const double* x1 = block + (jr + a - 1) * stride;                                          \
-    for (int kc = 0; kc <= jr; kc += 2) {                                                      \
-      const double* y0 = block + kc * stride;                                                  \
-      const double* y1 = block + (kc + 1) * stride; /* kc + 1 <= jr < columns when a tile */   \
-      v4d a00 = {}, a01 = {}, a10 = {}, a11 = {};                                              \
-      if (kc < jr) {                                                                           \
-        for (int i = 0; i < rows; i += 4) {                                                    \
-          const v4d u0 = load4(x0 + i), u1 = load4(x1 + i), w0 = load4(y0 + i), w1 = load4(y1 + i); \
-          a00 += u0 * w0;                                                                      \
-          a01 += u0 * w1;                                                                      \
-          a10 += u1 * w0;                                                                      \
-          a11 += u1 * w1;                                                                      \
-        }                                                                                      \
-        gram[kc * ld + jr] += lane_sum(a00);                                                   \
-        gram[(kc + 1) * ld + jr] += lane_sum(a01);                                             \
-        if (a == 2) {                                                                          \
-          gram[kc * ld + jr + 1] += lane_sum(a10);                                             \
-          gram[(kc + 1) * ld + jr + 1] += lane_sum(a11);                                       \
-        }                                                                                      \
-      } else { /* diagonal tile: (jr, jr), (jr + 1, jr), (jr + 1, jr + 1) */                   \
-        for (int i = 0; i < rows; i += 4) {                                                    \
-          const v4d u0 = load4(x0 + i), u1 = load4(x1 + i);                                    \
-          a00 += u0 * u0;                                                                      \
-          a10 += u1 * u0;                                                                      \
-          a11 += u1 * u1;                                                                      \
-        }                                                                                      \
-        gram[jr * ld + jr] += lane_sum(a00);                                                   \
-        if (a == 2) {                                                                          \
-          gram[jr * ld + jr + 1] += lane_sum(a10);                                             \
-          gram[(jr + 1) * ld + jr + 1] += lane_sum(a11);                                       \
-        }                                                                                      \
-      }                                                                                        \
-    }                                                                                          \
+// The kernel, written once and inlined into two functions compiled for different instruction sets
+// (generic x86-64 = SSE2, and AVX2): the lower triangle of B'B in 2 × 2 tiles of columns (jr, kc),
+// and the column sums.
+DPMU_INLINE void block_gram(const double* block, std::ptrdiff_t stride, int columns, int rows, double* gram,
+                            std::ptrdiff_t ld, double* sums) {
+  for (int j = 0; j < columns; ++j) {
+    const double* x = block + j * stride;
+    v4d acc = {};
+    for (int i = 0; i < rows; i += 4) acc += load4(x + i);
+    sums[j] += lane_sum(acc);
   }
+  for (int jr = 0; jr < columns; jr += 2) {
+    const int a = columns - jr >= 2 ? 2 : 1;
+    const double* x0 = block + jr * stride;
+    const double* x1 = block + (jr + a - 1) * stride;
+    for (int kc = 0; kc <= jr; kc += 2) {
+      const double* y0 = block + kc * stride;
+      const double* y1 = block + (kc + 1) * stride;  // kc + 1 <= jr < columns here
+      v4d a00 = {}, a01 = {}, a10 = {}, a11 = {};
+      if (kc < jr) {
+        for (int i = 0; i < rows; i += 4) {
+          const v4d u0 = load4(x0 + i), u1 = load4(x1 + i), w0 = load4(y0 + i), w1 = load4(y1 + i);
+          a00 += u0 * w0;
+          a01 += u0 * w1;
+          a10 += u1 * w0;
+          a11 += u1 * w1;
+        }
+        gram[kc * ld + jr] += lane_sum(a00);
+        gram[(kc + 1) * ld + jr] += lane_sum(a01);
+        if (a == 2) {
+          gram[kc * ld + jr + 1] += lane_sum(a10);
+          gram[(kc + 1) * ld + jr + 1] += lane_sum(a11);
+        }
+      } else {  // diagonal tile: (jr, jr), (jr + 1, jr), (jr + 1, jr + 1)
+        for (int i = 0; i < rows; i += 4) {
+          const v4d u0 = load4(x0 + i), u1 = load4(x1 + i);
+          a00 += u0 * u0;
+          a10 += u1 * u0;
+          a11 += u1 * u1;
+        }
+        gram[jr * ld + jr] += lane_sum(a00);
+        if (a == 2) {
+          gram[jr * ld + jr + 1] += lane_sum(a10);
+          gram[(jr + 1) * ld + jr + 1] += lane_sum(a11);
+        }
+      }
+    }
+  }
+}
 
 void block_gram_generic(const double* block, std::ptrdiff_t stride, int columns, int rows, double* gram,
                         std::ptrdiff_t ld, double* sums) {
-  DPMU_BLOCK_GRAM_BODY
+  block_gram(block, stride, columns, rows, gram, ld, sums);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2"))) void block_gram_avx2(const double* block, std::ptrdiff_t stride, int columns,
                                                      int rows, double* gram, std::ptrdiff_t ld, double* sums) {
-  DPMU_BLOCK_GRAM_BODY
+  block_gram(block, stride, columns, rows, gram, ld, sums);
 }
 const bool kHasAvx2 = __builtin_cpu_supports("avx2");
 #endif
 
-#undef DPMU_BLOCK_GRAM_BODY
+#undef DPMU_INLINE
 
 }  // namespace
 
