@@ -381,6 +381,28 @@ TEST_CASE("confidence set: q̂ is the empirical quantile; summaries from PD cand
   CHECK_THROWS_AS(mechanism_confidence_set(gs, m, rng2, 10, 1.0, summary), std::domain_error);
 }
 
+TEST_CASE("confidence set: no PD candidate gives an empty set, a throwing summary counts as not PD", "[ssp]") {
+  // G* = -1000 I is far from PD (Laplace scale 53): G* - E_i is never PD, so nothing is
+  // kept (the CPS experiment then reports NaN for that run); a summary throwing domain_error on a
+  // PD candidate is skipped the same way.
+  const SspMechanism m = laplace_mech(2, -2, 2, 0.9);
+  const Eigen::MatrixXd bad = -1000.0 * Eigen::MatrixXd::Identity(3, 3);
+  const auto summary = [](const Eigen::MatrixXd& c) { return Eigen::VectorXd(c.diagonal()); };
+  RngStream rng(4, 0, 0, StreamPurpose::noise);
+  const MechanismConfidenceSet empty = mechanism_confidence_set(bad, m, rng, 200, 0.9, summary);
+  CHECK(empty.accepted == 180);
+  CHECK(empty.positive_definite == 0);
+  CHECK(empty.summaries.empty());
+  const Eigen::MatrixXd good = 1e5 * Eigen::MatrixXd::Identity(3, 3);  // |E_ij| ~ 53: always PD
+  const auto throwing = [](const Eigen::MatrixXd&) -> Eigen::VectorXd { throw std::domain_error("no"); };
+  const MechanismConfidenceSet skipped = mechanism_confidence_set(good, m, rng, 200, 0.9, throwing);
+  CHECK(skipped.accepted == 180);
+  CHECK(skipped.positive_definite == 0);
+  CHECK(skipped.summaries.empty());
+  const MechanismConfidenceSet full = mechanism_confidence_set(good, m, rng, 200, 0.9, summary);
+  CHECK(full.positive_definite == 180);
+}
+
 TEST_CASE("DP outputs converge to non-private ones as epsilon grows", "[bma][ssp]") {
   const Eigen::MatrixXd d = pb_design(5000, 4, 2, 9);
   const Eigen::MatrixXd g = d.transpose() * d;
