@@ -190,12 +190,30 @@ std::vector<std::string> split_list(const std::string& text) {
     const auto e = item.find_last_not_of(" \t");
     out.push_back(b == std::string::npos ? std::string() : item.substr(b, e - b + 1));
   }
+  if (!text.empty() && text.back() == ',') out.emplace_back();  // getline drops a trailing empty item
   return out;
+}
+
+/// The items of a comma-separated list parameter; an empty item ("0.5,", "a,,b") or an item
+/// listed twice is an error naming the parameter (duplicates would silently analyse a variant twice).
+std::vector<std::string> list_items(const std::string& name, const std::string& text) {
+  const auto items = split_list(text);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (items[i].empty() && items.size() > 1) {
+      throw std::invalid_argument(name + ": \"" + text + "\" has an empty item (remove the extra comma)");
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (items[j] == items[i]) {
+        throw std::invalid_argument(name + ": '" + items[i] + "' is listed twice in \"" + text + "\"");
+      }
+    }
+  }
+  return items;
 }
 
 std::vector<double> parse_epsilons(const std::string& text) {
   std::vector<double> out;
-  for (const auto& s : split_list(text)) {
+  for (const auto& s : list_items("epsilons", text)) {
     double v = std::nan("");
     std::size_t used = 0;
     try {
@@ -215,7 +233,7 @@ std::vector<double> parse_epsilons(const std::string& text) {
 
 std::vector<core::SspMechanismKind> parse_mechanisms(const std::string& text) {
   std::vector<core::SspMechanismKind> out;
-  for (const auto& s : split_list(text)) {
+  for (const auto& s : list_items("mechanisms", text)) {
     if (s == "laplace") {
       out.push_back(core::SspMechanismKind::laplace);
     } else if (s == "wishart") {
@@ -231,7 +249,7 @@ std::vector<core::SspMechanismKind> parse_mechanisms(const std::string& text) {
 
 std::vector<core::CoefficientPrior> parse_priors(const std::string& text, double n) {
   std::vector<core::CoefficientPrior> out;
-  for (const auto& s : split_list(text)) {
+  for (const auto& s : list_items("priors", text)) {
     try {
       out.push_back(core::parse_coefficient_prior(s, n));
     } catch (const std::exception& e) {
@@ -336,7 +354,9 @@ class SspSimulation final : public runtime::Experiment {
     const bool wishart = std::find(mech.begin(), mech.end(), core::SspMechanismKind::wishart) != mech.end();
     for (double e : eps) {
       if (wishart && e >= 1.0) {
-        throw std::invalid_argument("epsilons: the Wishart mechanism needs epsilon < 1, got " + std::to_string(e));
+        std::ostringstream v;
+        v << e;
+        throw std::invalid_argument("epsilons: the Wishart mechanism needs epsilon < 1, got " + v.str());
       }
     }
     if (cell.get_string("threshold_reference") == "signed_quantile" && cell.get_double("threshold_percentile") <= 0.5) {

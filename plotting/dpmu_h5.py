@@ -82,6 +82,27 @@ def save_figure(fig, out_dir, stem, dpi=130):
     return paths
 
 
+def check_results_file(path):
+    """Open ``path`` as a dpmu results file for a command-line script: on failure print one line
+    on stderr and exit with code 2 (no traceback); warn on stderr if the run is incomplete.
+
+    Returns
+    -------
+    Results
+    """
+    import sys
+
+    try:
+        res = Results(path)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"error: {path}: not a readable dpmu results file ({e})", file=sys.stderr)
+        sys.exit(2)
+    if not res.complete:
+        print(f"warning: {path} is incomplete (a stopped run): its summaries use only the finished "
+              "replicates, and cells without any are missing; finish it with dpmu run --resume", file=sys.stderr)
+    return res
+
+
 def plot_main(plot_file, description):
     """Command line shared by the figure scripts: ``RESULTS.h5... [--out DIR]``; prints the files written.
 
@@ -99,5 +120,6 @@ def plot_main(plot_file, description):
     parser.add_argument("--out", default="results/figures", help="output folder")
     args = parser.parse_args()
     for path in args.results:
+        check_results_file(path)
         for written in plot_file(path, args.out):
             print(written)

@@ -9,6 +9,7 @@ runs with ``n_scale < 1`` are drawn where they were simulated. Error bars (P(tru
 """
 import argparse
 import os
+import sys
 
 import matplotlib
 
@@ -16,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results  # noqa: E402
+from dpmu_h5 import Results, check_results_file  # noqa: E402
 
 METHODS = [  # (mechanism code, thresholded, label, colour)
     (0, 0, "G (not DP)", "black"),
@@ -147,7 +148,10 @@ def check_claims(path, prior="zellner_siow"):
     """The qualitative claims of PB §5.2.1 checked on a results file; returns markdown lines."""
     res = Results(path)
     priors = _priors(res)
-    a = priors.index(prior)
+    if prior.replace("-", "_") not in priors:
+        print(f"error: --claims {prior}: the file has the priors {', '.join(priors)}", file=sys.stderr)
+        sys.exit(2)
+    a = priors.index(prior.replace("-", "_"))
     cal = res.calibration
     eps = sorted({float(e) for e in np.ravel(cal["variant_epsilon"]) if np.isfinite(e)})
     lo_e, hi_e = eps[0], eps[-1]
@@ -240,6 +244,8 @@ def main():
     parser.add_argument("--out", default="results/figures", help="output folder")
     parser.add_argument("--claims", default=None, help="print the §5.2.1 claim checks for this prior instead")
     args = parser.parse_args()
+    for path in args.results:
+        check_results_file(path)
     if args.claims:
         for path in args.results:
             print("\n".join(check_claims(path, args.claims)))

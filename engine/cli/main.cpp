@@ -29,8 +29,12 @@ int main(int argc, char** argv) {
   dpmu::experiments::register_builtin_experiments();
   try {
     app.parse(argc, argv);
+  } catch (const CLI::RuntimeError& e) {
+    return app.exit(e);  // a command's own exit code (1 differences/failed cells, 3 stopped early)
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help / --version exit 0; every other command-line error is bad input: exit code 2 (README).
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
   } catch (const std::exception& e) {
     std::cerr << "dpmu: error: " << e.what() << "\n";
     return 2;

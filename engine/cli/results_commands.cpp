@@ -70,16 +70,37 @@ int compare(const std::string& a, const std::string& b, double z) {
   if (!(z > 0)) throw std::invalid_argument("--z must be > 0");
   const auto ra = runtime::read_results(a);
   const auto rb = runtime::read_results(b);
+  for (const auto& [path, r] : {std::pair{a, &ra}, std::pair{b, &rb}}) {
+    if (!r->info.complete) {
+      std::cout << fmt::format("note: {} is incomplete (a stopped run): its summaries use only the finished replicates\n",
+                               path);
+    }
+  }
   const auto diffs = runtime::compare_results(ra, rb, z);
+  std::size_t by_z = 0, unjudged = 0, structural = 0;
   for (const auto& d : diffs) {
-    std::cout << fmt::format("DIFFERENT  cell {}  metric {}: mean {} (mcse {}) vs {} (mcse {}), z = {}: {}\n", d.cell_key,
-                             d.metric, num(d.mean_a), num(d.mcse_a), num(d.mean_b), num(d.mcse_b), num(d.z), d.reason);
+    if (d.metric.empty()) {
+      std::cout << fmt::format("DIFFERENT  cell {}: {}\n", d.cell_key, d.reason);
+    } else {
+      std::cout << fmt::format("DIFFERENT  cell {}  metric {}: mean {} (mcse {}) vs {} (mcse {}), z = {}: {}\n",
+                               d.cell_key, d.metric, num(d.mean_a), num(d.mcse_a), num(d.mean_b), num(d.mcse_b),
+                               num(d.z), d.reason);
+    }
+    if (d.reason.rfind("cannot judge", 0) == 0) {
+      ++unjudged;
+    } else if (std::isfinite(d.z) || d.reason.find("zero Monte Carlo") != std::string::npos) {
+      ++by_z;
+    } else {
+      ++structural;
+    }
   }
   if (diffs.empty()) {
     std::cout << fmt::format("equal: every cell and metric of {} and {} agrees within |z| <= {}\n", a, b, z);
     return 0;
   }
-  std::cout << fmt::format("{} difference(s) with |z| > {}\n", diffs.size(), z);
+  std::cout << fmt::format("{} difference(s): {} with |z| > {}, {} that cannot be judged (Monte Carlo SE unknown), "
+                           "{} in structure (cells, metrics, sizes or NaN in one file only)\n",
+                           diffs.size(), by_z, z, unjudged, structural);
   return 1;
 }
 

@@ -103,14 +103,22 @@ int run(const RunArgs& a) {
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
   if (!a.quiet) {
-    std::cerr << fmt::format("dpmu: {} tasks of {} ({} from the checkpoint), {} replicates in {:.2f} s; wrote {}{}\n",
-                             rep.tasks_run + rep.tasks_resumed, rep.tasks_total, rep.tasks_resumed, rep.replicates_run,
-                             rep.loop_seconds, a.out, rep.complete ? "" : " (incomplete)");
+    if (rep.already_complete) {
+      std::cerr << fmt::format("dpmu: {} is already complete ({} tasks); left as it is\n", a.out, rep.tasks_total);
+    } else {
+      std::cerr << fmt::format("dpmu: {} tasks of {} ({} from the checkpoint), {} replicates in {:.2f} s; wrote {}{}\n",
+                               rep.tasks_run + rep.tasks_resumed, rep.tasks_total, rep.tasks_resumed, rep.replicates_run,
+                               rep.loop_seconds, a.out, rep.complete ? "" : " (incomplete)");
+    }
   }
   if (!rep.complete) {
+    // The hint repeats every option that defines the study (the checkpoint refuses other settings).
+    std::string same;
+    if (a.replicates) same += fmt::format(" --replicates {}", *a.replicates);
+    if (shard.count > 1) same += " --shard " + a.shard;
     std::cerr << fmt::format("dpmu: stopped before the end ({}); {} of {} tasks done. Continue with: dpmu run {} --out {}{} --resume\n",
                              rep.stopped ? "--max-time or signal" : "interrupted", rep.tasks_run + rep.tasks_resumed,
-                             rep.tasks_total, a.config, a.out, shard.count > 1 ? " --shard " + a.shard : "");
+                             rep.tasks_total, a.config, a.out, same);
     return 3;
   }
   if (!rep.failed_cells.empty()) {
@@ -184,7 +192,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("config", args->config, "study config (YAML)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--out", args->out, "results file (.h5); its checkpoint is FILE.journal while running");
   cmd->add_option("--threads", args->threads, "number of threads (0: all cores)");
-  cmd->add_option("--replicates", args->replicates, "override the config's replicates (quick runs)");
+  cmd->add_option("--replicates", args->replicates, "override the config's replicates (quick runs)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000000}));
   cmd->add_option("--shard", args->shard, "run shard i of N (i/N, 0 <= i < N); merge with dpmu merge");
   cmd->add_flag("--resume", args->resume, "continue an interrupted or stopped run from its checkpoint");
   cmd->add_flag("--dry-run", args->dry_run, "validate, print the expanded cells and the amount of work, and exit");

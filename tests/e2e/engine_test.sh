@@ -165,6 +165,18 @@ expect_exit 0 "equal" compare "$TMP/t1.h5" "$TMP/merged.h5"
 sed 's/sigma: 2.0/sigma: 2.5/' "$SMOKE" > "$TMP/other.yaml"
 expect_exit 0 "" run "$TMP/other.yaml" --out "$TMP/other.h5" --quiet
 expect_exit 1 "cell only in the first file" compare "$TMP/t1.h5" "$TMP/other.h5"
+# one replicate per file: the Monte Carlo SE is unknown, not zero
+expect_exit 0 "" run "$SMOKE" --out "$TMP/one_a.h5" --replicates 1 --quiet
+sed 's/master_seed: .*/master_seed: 99/' "$SMOKE" > "$TMP/seed99.yaml"
+expect_exit 0 "" run "$TMP/seed99.yaml" --out "$TMP/one_b.h5" --replicates 1 --quiet
+expect_exit 1 "cannot judge: Monte Carlo SE unknown" compare "$TMP/one_a.h5" "$TMP/one_b.h5"
+grep -q "0 with |z| > 4" "$TMP/out" && pass || fail "compare counted unknown-SE components as z differences: $(tail -1 "$TMP/out")"
+
+# --- command-line errors are bad input: exit code 2
+expect_exit 2 "--replicates" run "$SMOKE" --out "$TMP/x.h5" --replicates abc
+expect_exit 2 "" run "$TMP/does_not_exist.yaml" --out "$TMP/x.h5"
+expect_exit 2 "" run "$SMOKE" --out "$TMP/x.h5" --replicates 99999999999999999999
+expect_exit 0 "" --help
 
 # --- kill -9 mid-run, then --resume: bit-identical to an uninterrupted run
 expect_exit 0 "" run "$SLOW" --out "$TMP/ref.h5" --quiet --threads 2
@@ -190,6 +202,10 @@ fi
 
 # --- --max-time: clean stop, incomplete file, resume completes it
 expect_exit 3 "dpmu run" run "$SLOW" --out "$TMP/mt.h5" --max-time 0.3 --threads 1
+# the resume hint repeats --replicates (the checkpoint refuses other settings)
+expect_exit 3 "--replicates 300 --resume" run "$SLOW" --out "$TMP/mt300.h5" --max-time 0.2 --threads 1 --replicates 300
+expect_exit 0 "" run "$SLOW" --out "$TMP/mt300.h5" --threads 1 --replicates 300 --resume --quiet
+expect_exit 0 "already complete" run "$SLOW" --out "$TMP/mt300.h5" --threads 1 --replicates 300 --resume
 "$PY" -c "
 import h5py; f = h5py.File('$TMP/mt.h5', 'r')
 assert f.attrs['complete'] == 0
@@ -218,7 +234,7 @@ expect_exit 0 "" run "$SLOW" --out "$TMP/term.h5" --resume --quiet
 same_arrays "$TMP/ref.h5" "$TMP/term.h5" && pass || fail "SIGTERM + resume differs from uninterrupted"
 
 # --- unwritable output: a clear message, exit 2
-expect_exit 2 "cannot create the checkpoint journal" run "$SMOKE" --out "$TMP/no/such/dir/x.h5"
+expect_exit 2 "does not exist (create it first)" run "$SMOKE" --out "$TMP/no/such/dir/x.h5"
 
 # --- the SLURM script's array-task and merge stages (without SLURM: no squeue, no sbatch)
 for i in 0 1; do

@@ -30,6 +30,19 @@ sed 's/epsilons: "0.5,0.9"/epsilons: "0.5,1.5"/' configs/smoke/fig8_9_bic.yaml >
 "$DPMU" run "$TMP/bad.yaml" --out "$TMP/bad.h5" --quiet 2>"$TMP/err"; rc=$?
 if [ $rc -eq 2 ] && grep -q "Wishart mechanism needs epsilon < 1" "$TMP/err"; then passes=$((passes + 1)); else
   echo "FAIL: bad epsilons: exit $rc, $(cat "$TMP/err")"; failures=$((failures + 1)); fi
+# list parameters: an empty item or a repeated item is an error, and a problem shared by every
+# cell is reported once (with the number of cells), not once per cell
+for case in 'epsilons: "0.5,"|has an empty item' 'epsilons: "0.5,0.5"|is listed twice' \
+            'model_prior: "beta-binomial:"|model_prior' 'lower: 3|in 27 cells'; do
+  line="${case%%|*}"; want="${case#*|}"
+  { grep -v "^  ${line%%:*}:" configs/smoke/fig8_9_bic.yaml | sed "s/^parameters:/parameters:\n  $line/"; } > "$TMP/bad2.yaml"
+  "$DPMU" run "$TMP/bad2.yaml" --out "$TMP/bad2.h5" --quiet 2>"$TMP/err"; rc=$?
+  if [ $rc -eq 2 ] && grep -qF -- "$want" "$TMP/err" && [ "$(grep -c "lower" "$TMP/err")" -le 1 ] && [ ! -e "$TMP/bad2.h5" ]; then
+    passes=$((passes + 1))
+  else
+    echo "FAIL: '$line': exit $rc, want '$want' once; $(cat "$TMP/err")"; failures=$((failures + 1))
+  fi
+done
 if "$PY" plotting/plot_all.py "$TMP" --out "$TMP/figures" > "$TMP/plots.txt"; then passes=$((passes + 1)); else
   echo "FAIL: plot_all.py"; failures=$((failures + 1)); fi
 for png in fig3_4_zellner_siow_fig3 fig3_4_zellner_siow_fig4 fig3_4_zellner_siow_fig8 fig3_4_zellner_siow_fig9 \

@@ -50,7 +50,8 @@ PriorKind parse_prior_kind(std::string_view name) {
     if (!accepted.empty()) accepted += ", ";
     accepted += entry.second;
   }
-  throw_invalid("parse_prior_kind", "unknown prior '" + std::string(name) + "'; use one of " + accepted);
+  throw_invalid("parse_prior_kind",
+                "unknown prior '" + std::string(name) + "'; use one of " + accepted + " (or with _ for -)");
 }
 
 void check_prior(const Prior& prior) {

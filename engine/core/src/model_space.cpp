@@ -391,12 +391,13 @@ ModelPrior parse_model_prior(std::string_view text) {
     if (!trim(args).empty() && trim(args) != ")") throw_invalid(fn, "uniform takes no parameters");
   } else if (name == "bernoulli") {
     prior.kind = ModelPriorKind::bernoulli;
-    const auto v = args.empty() ? std::vector<double>{0.5} : parse_numbers(fn, args);
+    // "bernoulli" alone means w = 1/2; "bernoulli:" with nothing after the colon is an error
+    const auto v = colon == std::string::npos ? std::vector<double>{0.5} : parse_numbers(fn, args);
     if (v.size() != 1) throw_invalid(fn, "bernoulli takes one parameter w, e.g. bernoulli:0.2");
     prior.w = v[0];
   } else if (name == "beta-binomial") {
     prior.kind = ModelPriorKind::beta_binomial;
-    const auto v = args.empty() ? std::vector<double>{1.0, 1.0} : parse_numbers(fn, args);
+    const auto v = colon == std::string::npos ? std::vector<double>{1.0, 1.0} : parse_numbers(fn, args);
     if (v.size() != 2) throw_invalid(fn, "beta-binomial takes two parameters a,b, e.g. beta-binomial:1,1");
     prior.a = v[0];
     prior.b = v[1];

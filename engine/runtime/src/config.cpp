@@ -643,7 +643,16 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
 
   // Cells, duplicates, experiment checks, metric layouts.
   std::map<std::string, std::size_t> seen;
-  std::size_t validate_errors = 0;
+  // The same validation message from many cells (a fixed parameter that is wrong everywhere) is
+  // reported once, with the number of cells and one example cell.
+  struct CellProblem {
+    int line = 0;
+    std::string key;
+    std::string message;
+    std::size_t cells = 0;
+    std::string example;
+  };
+  std::vector<CellProblem> problems;
   constexpr std::size_t kMaxValidateErrors = 50;
   for (const auto& plan : plans) {
     Cell cell(Assignment(plan.values.begin(), plan.values.end()), study.data_factors);
@@ -655,21 +664,33 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     try {
       study.experiment->validate(cell);
     } catch (const std::exception& e) {
-      if (++validate_errors <= kMaxValidateErrors) {
-        std::string what = e.what();
-        const auto colon = what.find(": ");
-        const std::string key = colon == std::string::npos ? "" : what.substr(0, colon);
-        auto line_it = plan.lines.find(key);
-        diag.add(line_it == plan.lines.end() ? plan.block_line : line_it->second, key.empty() || line_it == plan.lines.end() ? "" : key,
-                 fmt::format("{} (cell {})", colon == std::string::npos || line_it == plan.lines.end() ? what : what.substr(colon + 2),
-                             cell.key()));
+      const std::string what = e.what();
+      const auto colon = what.find(": ");
+      const std::string key = colon == std::string::npos ? "" : what.substr(0, colon);
+      const auto line_it = plan.lines.find(key);
+      const bool known = !key.empty() && line_it != plan.lines.end();
+      CellProblem p{known ? line_it->second : plan.block_line, known ? key : "", known ? what.substr(colon + 2) : what,
+                    1, cell.key()};
+      auto same = std::find_if(problems.begin(), problems.end(), [&](const CellProblem& q) {
+        return q.line == p.line && q.key == p.key && q.message == p.message;
+      });
+      if (same != problems.end()) {
+        ++same->cells;
+      } else {
+        problems.push_back(std::move(p));
       }
       continue;
     }
     study.cells.push_back(std::move(cell));
   }
-  if (validate_errors > kMaxValidateErrors) {
-    diag.add(0, "", fmt::format("... and {} more invalid cells", validate_errors - kMaxValidateErrors));
+  for (std::size_t i = 0; i < problems.size() && i < kMaxValidateErrors; ++i) {
+    const auto& p = problems[i];
+    diag.add(p.line, p.key,
+             p.cells == 1 ? fmt::format("{} (cell {})", p.message, p.example)
+                          : fmt::format("{} (in {} cells, e.g. cell {})", p.message, p.cells, p.example));
+  }
+  if (problems.size() > kMaxValidateErrors) {
+    diag.add(0, "", fmt::format("... and {} more distinct problems", problems.size() - kMaxValidateErrors));
   }
   if (!diag.empty()) diag.raise();
 

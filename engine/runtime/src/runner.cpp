@@ -356,6 +356,19 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   const JournalHeader header{r.info.fingerprint, opt.shard.index, opt.shard.count};
   std::set<std::pair<std::size_t, std::size_t>> blocks_done;
   std::size_t valid_end = 0;
+  {
+    // The output folder must exist and be writable: say so before any work, with the reason.
+    const fs::path dir = opt.out.has_parent_path() ? opt.out.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) {
+      throw std::invalid_argument(fmt::format("--out {}: the folder {} does not exist (create it first)",
+                                              opt.out.string(), dir.string()));
+    }
+    if (::access(dir.c_str(), W_OK) != 0) {
+      throw std::invalid_argument(fmt::format("--out {}: cannot write in the folder {}: {}", opt.out.string(),
+                                              dir.string(), std::strerror(errno)));
+    }
+  }
   if (!opt.resume) {
     if (fs::exists(jpath)) {
       throw std::invalid_argument(fmt::format("{}: a checkpoint of an unfinished run exists; pass --resume to continue it, "
@@ -382,6 +395,7 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
                                               opt.out.string(), jpath.string()));
     }
     report.complete = true;
+    report.already_complete = true;
     std::size_t t = 0;
     for (std::size_t c = 0; c < C; ++c)
       for (std::size_t b = 0; b < blocks; ++b, ++t)
@@ -424,7 +438,10 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
     {
       std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
       o << header_bytes(header);
-      if (!o) throw std::runtime_error(fmt::format("{}: cannot create the checkpoint journal", tmp.string()));
+      if (!o) {
+        throw std::runtime_error(fmt::format("{}: cannot create the checkpoint journal: {}", tmp.string(),
+                                             std::strerror(errno)));
+      }
     }
     fs::rename(tmp, jpath);
   } else {
@@ -678,7 +695,13 @@ std::vector<Difference> compare_results(const StudyResults& a, const StudyResult
           diffs.push_back({key, name, sa.mean, sb.mean, sa.mcse, sb.mcse, kNaN, "NaN in one file only"});
           continue;
         }
-        const double se = std::hypot(std::isnan(sa.mcse) ? 0.0 : sa.mcse, std::isnan(sb.mcse) ? 0.0 : sb.mcse);
+        if (std::isnan(sa.mcse) || std::isnan(sb.mcse)) {
+          // fewer than 2 finite replicates on a side: the Monte Carlo error is unknown, not zero
+          diffs.push_back({key, name, sa.mean, sb.mean, sa.mcse, sb.mcse, kNaN,
+                           "cannot judge: Monte Carlo SE unknown (fewer than 2 replicates in a file)"});
+          continue;
+        }
+        const double se = std::hypot(sa.mcse, sb.mcse);
         const double z = std::abs(sa.mean - sb.mean) / se;  // +inf if se == 0
         if (!(z <= z_threshold)) {
           diffs.push_back({key, name, sa.mean, sb.mean, sa.mcse, sb.mcse, z,

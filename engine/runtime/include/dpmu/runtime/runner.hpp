@@ -48,6 +48,7 @@ struct RunReport {
   double loop_seconds = 0.0;          ///< wall time of the parallel loop
   double loop_cpu_seconds = 0.0;      ///< CPU time of the process (all threads) during the loop
   bool complete = false;              ///< every task of this shard is done
+  bool already_complete = false;      ///< --resume found a complete FILE.h5 and left it untouched
   bool stopped = false;               ///< stopped by --max-time or a signal
   std::vector<std::size_t> failed_cells;  ///< failure fraction above max_failure_fraction
 };
@@ -83,8 +84,9 @@ struct Difference {
 
 /// Compare two results files per cell (matched by key) and metric component: flag
 /// |mean_a - mean_b| / sqrt(mcse_a² + mcse_b²) > z_threshold; identical means never differ;
-/// if both mcse are 0 (or NaN), any difference is flagged. Cells or metrics present in only
-/// one file are flagged.
+/// if both mcse are 0, any difference is flagged; if an mcse is NaN (fewer than 2 finite
+/// replicates) a difference is flagged as "cannot judge". Cells or metrics present in only one
+/// file are flagged.
 std::vector<Difference> compare_results(const StudyResults& a, const StudyResults& b, double z_threshold);
 
 }  // namespace dpmu::runtime
