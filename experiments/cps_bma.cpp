@@ -18,6 +18,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/ssp.hpp"
@@ -92,15 +93,6 @@ RescaledDesign rescale_columns(const Eigen::MatrixXd& raw, RescaleMode mode,
 }
 
 namespace {
-
-std::string resolve_data_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  if (fs::exists(path)) return path;
-  const fs::path in_source = fs::path(DPMU_SOURCE_DIR) / path;
-  if (fs::path(path).is_relative() && fs::exists(in_source)) return in_source.string();
-  throw std::invalid_argument("data_file: '" + path + "' does not exist (relative paths are tried against the "
-                              "working directory, then the dpmu source tree)");
-}
 
 /// Header names of a CSV file (first line, comma-separated, blanks and double quotes trimmed).
 std::vector<std::string> csv_header(const std::string& path) {

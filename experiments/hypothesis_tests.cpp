@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/core/information_criteria.hpp"
 #include "dpmu/core/linear_model.hpp"
 #include "dpmu/core/subsample_and_aggregate.hpp"
@@ -43,15 +44,6 @@ std::vector<std::string> split_columns(const std::string& text) {
     if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
   }
   return out;
-}
-
-std::string resolve_data_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  if (fs::exists(path)) return path;
-  const fs::path in_source = fs::path(DPMU_SOURCE_DIR) / path;
-  if (fs::path(path).is_relative() && fs::exists(in_source)) return in_source.string();
-  throw std::invalid_argument("data_file: '" + path + "' does not exist (relative paths are tried against the "
-                              "working directory, then the dpmu source tree)");
 }
 
 /// Parameters shared by every DP-test experiment.

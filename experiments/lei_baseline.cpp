@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/lcssf.hpp"
@@ -249,15 +250,6 @@ class LeiSimulation final : public runtime::Experiment {
     out[3 * ku + 1] = static_cast<double>(prep.clamped_x_entries + prep.clamped_y_entries);
   }
 };
-
-std::string resolve_data_file(const std::string& path) {
-  namespace fs = std::filesystem;
-  if (fs::exists(path)) return path;
-  const fs::path in_source = fs::path(DPMU_SOURCE_DIR) / path;
-  if (fs::path(path).is_relative() && fs::exists(in_source)) return in_source.string();
-  throw std::invalid_argument("data_file: '" + path + "' does not exist (relative paths are tried against the "
-                              "working directory, then the dpmu source tree)");
-}
 
 struct RealDataSetup {
   core::LcssfSelection prep;

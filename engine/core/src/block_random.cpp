@@ -3,6 +3,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "dpmu/core/cpu_features.hpp"
+
 namespace dpmu::core {
 
 namespace {
@@ -44,14 +46,6 @@ void fill_generic(std::uint64_t (*state)[4], std::uint64_t* out, std::size_t n) 
 __attribute__((target("avx2"))) void fill_avx2(std::uint64_t (*state)[4], std::uint64_t* out, std::size_t n) {
   xoshiro_x4(state, out, n);
 }
-// Run-time CPU check (both paths give the same bits; only speed depends on it).
-bool has_avx2() {
-  static const bool yes = [] {
-    __builtin_cpu_init();  // needed if first called before the libgcc constructor has run
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return yes;
-}
 #endif
 
 #undef DPMU_INLINE
@@ -74,7 +68,7 @@ void Xoshiro256ppX4::fill_words(std::span<std::uint64_t> out, bool allow_avx2) {
                                 ", but must be a multiple of 4");
   }
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (allow_avx2 && has_avx2()) {
+  if (allow_avx2 && cpu_has_avx2()) {
     fill_avx2(state_, out.data(), out.size());
     return;
   }

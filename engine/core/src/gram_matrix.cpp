@@ -5,6 +5,7 @@
 #include <string>
 
 #include "dpmu/core/checks.hpp"
+#include "dpmu/core/cpu_features.hpp"
 
 namespace dpmu::core {
 
@@ -148,14 +149,6 @@ __attribute__((target("avx2"))) void block_gram_avx2(const double* block, std::p
                                                      int rows, double* gram, std::ptrdiff_t ld, double* sums) {
   block_gram(block, stride, columns, rows, gram, ld, sums);
 }
-// Run-time CPU check (both paths give the same bits; only speed depends on it).
-bool has_avx2() {
-  static const bool yes = [] {
-    __builtin_cpu_init();  // needed if first called before the libgcc constructor has run
-    return __builtin_cpu_supports("avx2") != 0;
-  }();
-  return yes;
-}
 #endif
 
 #undef DPMU_INLINE
@@ -167,7 +160,7 @@ void accumulate_block_gram(const double* block, std::ptrdiff_t stride, int colum
   // gram is column-major with leading dimension outerStride(); entry (i, j) at i + j·ld.
   const std::ptrdiff_t ld = gram.outerStride();
 #if defined(__x86_64__) && defined(__GNUC__)
-  if (allow_avx2 && has_avx2()) {
+  if (allow_avx2 && cpu_has_avx2()) {
     block_gram_avx2(block, stride, columns, rows, gram.data(), ld, sums.data());
     return;
   }
