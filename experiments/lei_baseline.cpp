@@ -285,17 +285,7 @@ void load_real_data(const std::string& data_set, const std::string& file, Eigen:
       y(i) = t.column("earnings")[u];
     }
   }
-  auto standardize = [](Eigen::Ref<Eigen::VectorXd> v) {
-    v.array() -= v.mean();
-    const double sd = std::sqrt(v.squaredNorm() / static_cast<double>(v.size() - 1));
-    if (sd > 0.0) v /= sd;
-  };
-  for (Eigen::Index j = 0; j < x.cols(); ++j) {
-    Eigen::VectorXd c = x.col(j);
-    standardize(c);
-    x.col(j) = c;
-  }
-  standardize(y);
+  core::standardize_columns(x, y);
 }
 
 class LeiRealData final : public runtime::Experiment {

@@ -109,18 +109,7 @@ void run_select(const SelectOptions& o) {
   Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(ycol.data(), static_cast<Eigen::Index>(ycol.size()));
   std::vector<std::string> labels;
   if (o.standardize) {  // non-private preprocessing: column means and sds of the confidential data
-    auto standardize = [](Eigen::Ref<Eigen::VectorXd> v) {
-      const double mean = v.mean();
-      v.array() -= mean;
-      const double sd = std::sqrt(v.squaredNorm() / static_cast<double>(v.size() - 1));
-      if (sd > 0.0) v /= sd;
-    };
-    for (Eigen::Index j = 0; j < x.cols(); ++j) {
-      Eigen::VectorXd c = x.col(j);
-      standardize(c);
-      x.col(j) = c;
-    }
-    standardize(y);
+    core::standardize_columns(x, y);
     labels.push_back("--standardize: columns centred and scaled by their confidential means and sds "
                      "(non-private preprocessing, as LCSSF's 'standardized' data; not covered by the DP guarantee)");
   }

@@ -425,3 +425,17 @@ TEST_CASE("reconstruction labels name every reconstructed constant", "[lcssf]") 
   CHECK(l2.size() >= 4);
   CHECK(l2[2].find("Algorithm-2-like") != std::string::npos);
 }
+
+TEST_CASE("standardize_columns: mean 0 and sample sd 1 per column; a constant column is only centred", "[lcssf]") {
+  Eigen::MatrixXd x(5, 2);
+  x << 1, 3, 2, 3, 3, 3, 4, 3, 10, 3;
+  Eigen::VectorXd y(5);
+  y << 2, 4, 6, 8, 10;
+  dpmu::core::standardize_columns(x, y);
+  CHECK(std::abs(x.col(0).mean()) < 1e-15);
+  CHECK(std::sqrt(x.col(0).squaredNorm() / 4.0) == Approx(1.0).epsilon(1e-15));
+  CHECK(x.col(1).isZero(0.0));  // constant: centred, not scaled
+  // y = 2, 4, ..., 10: mean 6, sd sqrt(10) -> (-4, -2, 0, 2, 4)/sqrt(10)
+  CHECK(y(0) == Approx(-4.0 / std::sqrt(10.0)).epsilon(1e-15));
+  CHECK(y(4) == Approx(4.0 / std::sqrt(10.0)).epsilon(1e-15));
+}

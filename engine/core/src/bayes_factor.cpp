@@ -65,27 +65,11 @@ struct LogIntegrand {
 
 LogIntegrand make_integrand(const Prior& prior, double log_q, double n, int p, int p0) {
   LogIntegrand h{prior.kind, 0.5 * p, 0.5 * (n - p0), log_q, n, prior.a, 0.0, -kInf};
-  switch (prior.kind) {
-    case PriorKind::zellner_siow:
-      // π(g) = (n/2)^{1/2} / Γ(1/2) g^{-3/2} e^{-n/(2g)}
-      h.log_const = 0.5 * std::log(0.5 * n) - 0.5 * std::log(std::numbers::pi);
-      break;
-    case PriorKind::hyper_g:
-      h.log_const = std::log(0.5 * (prior.a - 2.0));
-      break;
-    case PriorKind::hyper_g_n:
-      h.log_const = std::log(0.5 * (prior.a - 2.0) / n);
-      break;
-    case PriorKind::robust: {
-      // a0 = 1/2, b0 = 1, ρ = 1/(p+p0): π(g) = a0 [ρ(b0+n)]^{a0} (g+b0)^{-(a0+1)}, g > ρ(b0+n) - b0
-      const double rho_n = (n + 1.0) / static_cast<double>(p + p0);
-      h.log_const = std::log(0.5) + 0.5 * std::log(rho_n);
-      const double g_min = rho_n - 1.0;
-      h.t_min = g_min > 0.0 ? std::log(g_min) : -kInf;
-      break;
-    }
-    default:
-      break;
+  h.log_const = log_mixture_prior_constant(prior, n, p, p0);
+  if (prior.kind == PriorKind::robust) {
+    // π(g) = a0 [ρ(b0+n)]^{a0} (g+b0)^{-(a0+1)} on g > ρ(b0+n) − b0 (a0 = 1/2, b0 = 1, ρ = 1/(p+p0))
+    const double g_min = (n + 1.0) / static_cast<double>(p + p0) - 1.0;
+    h.t_min = g_min > 0.0 ? std::log(g_min) : -kInf;
   }
   return h;
 }

@@ -1,5 +1,8 @@
 #include "dpmu/core/g_priors.hpp"
 
+#include <cmath>
+#include <numbers>
+
 #include <array>
 #include <utility>
 
@@ -59,6 +62,21 @@ void check_prior(const Prior& prior) {
   if (prior.g.has_value()) check_positive_finite(fn, "g", *prior.g);
   if (prior.kind == PriorKind::hyper_g || prior.kind == PriorKind::hyper_g_n) {
     if (!(std::isfinite(prior.a) && prior.a > 2.0)) throw_domain(fn, "a", prior.a, "finite and > 2");
+  }
+}
+
+double log_mixture_prior_constant(const Prior& prior, double n, int p, int p0) {
+  switch (prior.kind) {
+    case PriorKind::zellner_siow:
+      return 0.5 * std::log(0.5 * n) - 0.5 * std::log(std::numbers::pi);
+    case PriorKind::hyper_g:
+      return std::log(0.5 * (prior.a - 2.0));
+    case PriorKind::hyper_g_n:
+      return std::log(0.5 * (prior.a - 2.0) / n);
+    case PriorKind::robust:
+      return std::log(0.5) + 0.5 * std::log((n + 1.0) / static_cast<double>(p + p0));
+    default:
+      return 0.0;
   }
 }
 

@@ -525,4 +525,19 @@ std::vector<double> exponential_mechanism_log_probabilities(std::span<const doub
   return out;
 }
 
+void standardize_columns(Eigen::Ref<Eigen::MatrixXd> x, Eigen::Ref<Eigen::VectorXd> y) {
+  const auto standardize = [](Eigen::Ref<Eigen::VectorXd> v) {
+    const double mean = v.mean();
+    v.array() -= mean;
+    const double sd = std::sqrt(v.squaredNorm() / static_cast<double>(v.size() - 1));
+    if (sd > 0.0) v /= sd;
+  };
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    Eigen::VectorXd c = x.col(j);
+    standardize(c);
+    x.col(j) = c;
+  }
+  standardize(y);
+}
+
 }  // namespace dpmu::core

@@ -121,21 +121,7 @@ struct Integrand {
 
 Integrand make_fast_integrand(const Prior& prior, double log_q, double n, int p, int p0) {
   Integrand h{prior.kind, 0.5 * p, 0.5 * (n - p0), log_q, n, 0.5 * prior.a, std::log(n), 0.0};
-  switch (prior.kind) {
-    case PriorKind::zellner_siow:
-      h.log_const = 0.5 * std::log(0.5 * n) - 0.5 * std::log(std::numbers::pi);
-      break;
-    case PriorKind::hyper_g:
-      h.log_const = std::log(0.5 * (prior.a - 2.0));
-      break;
-    case PriorKind::robust:
-      // π(g) = a0 [ρ(b0+n)]^{a0} (g+b0)^{-(a0+1)}, a0 = 1/2, b0 = 1, ρ = 1/(p+p0)
-      h.log_const = std::log(0.5) + 0.5 * std::log((n + 1.0) / static_cast<double>(p + p0));
-      break;
-    default:
-      h.log_const = std::log(0.5 * (prior.a - 2.0) / n);
-      break;
-  }
+  h.log_const = log_mixture_prior_constant(prior, n, p, p0);
   return h;
 }
 

@@ -48,4 +48,11 @@ std::vector<std::string> prior_kind_names();
 /// @throws std::domain_error with the offending parameter.
 void check_prior(const Prior& prior);
 
+/// log of the normalising constant c of the mixture prior density on g, π(g) = c·k(g) (the
+/// kernels are written out in bayes_factor.cpp and model_space.cpp): Zellner–Siow
+/// (n/2)^{1/2}/Γ(1/2); hyper-g (a−2)/2; hyper-g/n (a−2)/(2n); robust a0 [ρ(b0+n)]^{a0} with
+/// a0 = 1/2, b0 = 1, ρ = 1/(p+p0) (Liang et al. 2008; Bayarri et al. 2012; paper Eq. 3).
+/// 0 for the other kinds (no mixture). @param n rows; p tested, p0 common columns (intercept counted).
+double log_mixture_prior_constant(const Prior& prior, double n, int p, int p0);
+
 }  // namespace dpmu::core

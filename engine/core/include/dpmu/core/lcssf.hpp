@@ -53,6 +53,12 @@ struct ConstrainedLeastSquaresFit {
   double kkt_violation = 0.0;    ///< max KKT residual of the returned β̂ (scaled as the gradient)
 };
 
+/// Centre every column of x and y at its mean and scale it to sample sd 1 (n − 1 divisor; a
+/// constant column is only centred). Non-private preprocessing, as LCSSF's "standardized" data
+/// (Lei et al. 2018 §5): it uses the confidential means and sds and is not covered by the DP
+/// guarantee. x: n × d, y: length n, both in place.
+void standardize_columns(Eigen::Ref<Eigen::MatrixXd> x, Eigen::Ref<Eigen::VectorXd> y);
+
 /// Exact ℓ1-constrained least squares from sufficient statistics (a lasso in constraint form).
 ///
 /// Minimises f(β) = β'Gβ − 2c'β + yty over ‖β‖₁ ≤ R. If G is positive definite and the OLS
