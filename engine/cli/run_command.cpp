@@ -6,6 +6,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "commands.hpp"
 #include "dpmu/runtime/config.hpp"
@@ -80,6 +81,11 @@ int run(const RunArgs& a) {
   overrides.replicates = a.replicates;
   const runtime::Shard shard = runtime::parse_shard(a.shard);
   if (a.threads < 0) throw std::invalid_argument("--threads must be >= 0 (0: all cores)");
+  if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0 && static_cast<unsigned>(a.threads) > cores) {
+    std::cerr << fmt::format("dpmu: note: --threads {} exceeds the {} hardware threads; the extra threads only "
+                             "share the same cores (results do not depend on the thread count)\n",
+                             a.threads, cores);
+  }
   if (a.max_time && !(*a.max_time > 0)) throw std::invalid_argument("--max-time must be > 0 seconds");
   const runtime::StudySpec study = load(a.config, overrides);
   if (a.dry_run) {
