@@ -17,7 +17,6 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
