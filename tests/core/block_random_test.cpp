@@ -90,6 +90,11 @@ TEST_CASE("words_to_uniform32 equals (k + 1/2) 2^-32 scaled, strictly inside the
     REQUIRE(u[2 * i] == hi);
     REQUIRE(u[2 * i + 1] == lo);
   }
+  std::vector<double> generic(u.size());
+  core::words_to_uniform32(w, -2.0, 2.0, generic, false);  // the SSE2 path gives the same values
+  CHECK(generic == u);
+  CHECK_THROWS_WITH(core::words_to_uniform32(w, -2.0, 2.0, std::span<double>(u.data(), 10)),
+                    Catch::Contains("2 * words.size()"));
   CHECK(u[0] == -2.0 + 4.0 * 0x1.0p-33);
   CHECK(u[2] < 2.0);
   CHECK(u[2] == -2.0 + 4.0 * ((4294967295.0 + 0.5) * 0x1.0p-32));

@@ -40,11 +40,36 @@ DPMU_INLINE void xoshiro_x4(std::uint64_t (*state)[4], std::uint64_t* out, std::
   __builtin_memcpy(state[3], &s3, sizeof(s3));
 }
 
+// 32-bit uniforms from words (see block_random.hpp), compiled for SSE2 and AVX2 like xoshiro_x4.
+DPMU_INLINE void uniform32(const std::uint64_t* words, std::size_t m, double lower, double width, double* out) {
+  constexpr double k = 0x1.0p-32;
+  constexpr std::uint64_t two52_bits = 0x4330000000000000ULL;  // the double 2^52
+  constexpr double two52 = 0x1.0p52;
+  for (std::size_t i = 0; i < m; ++i) {
+    const std::uint64_t x = words[i];
+    const std::uint64_t hi_bits = two52_bits | (x >> 32);
+    const std::uint64_t lo_bits = two52_bits | (x & 0xffffffffULL);
+    double hi, lo;
+    __builtin_memcpy(&hi, &hi_bits, sizeof(double));
+    __builtin_memcpy(&lo, &lo_bits, sizeof(double));
+    out[2 * i] = lower + width * (((hi - two52) + 0.5) * k);
+    out[2 * i + 1] = lower + width * (((lo - two52) + 0.5) * k);
+  }
+}
+
+void uniform32_generic(const std::uint64_t* words, std::size_t m, double lower, double width, double* out) {
+  uniform32(words, m, lower, width, out);
+}
+
 void fill_generic(std::uint64_t (*state)[4], std::uint64_t* out, std::size_t n) { xoshiro_x4(state, out, n); }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2"))) void fill_avx2(std::uint64_t (*state)[4], std::uint64_t* out, std::size_t n) {
   xoshiro_x4(state, out, n);
+}
+__attribute__((target("avx2"))) void uniform32_avx2(const std::uint64_t* words, std::size_t m, double lower,
+                                                    double width, double* out) {
+  uniform32(words, m, lower, width, out);
 }
 #endif
 
@@ -74,6 +99,21 @@ void Xoshiro256ppX4::fill_words(std::span<std::uint64_t> out, bool allow_avx2) {
   }
 #endif
   fill_generic(state_, out.data(), out.size());
+}
+
+void words_to_uniform32(std::span<const std::uint64_t> words, double lower, double upper, std::span<double> out,
+                        bool allow_avx2) {
+  if (out.size() != 2 * words.size()) {
+    throw std::invalid_argument("words_to_uniform32: out.size() is " + std::to_string(out.size()) +
+                                ", but must be 2 * words.size() = " + std::to_string(2 * words.size()));
+  }
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (allow_avx2 && cpu_has_avx2()) {
+    uniform32_avx2(words.data(), words.size(), lower, upper - lower, out.data());
+    return;
+  }
+#endif
+  uniform32_generic(words.data(), words.size(), lower, upper - lower, out.data());
 }
 
 }  // namespace dpmu::core

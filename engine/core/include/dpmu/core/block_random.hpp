@@ -62,24 +62,10 @@ class Xoshiro256ppX4 {
 /// u = (hi32(w) + 1/2)·2⁻³² and (lo32(w) + 1/2)·2⁻³², both in the open interval (0, 1), then
 /// lower + (upper − lower)·u. `out.size()` must be 2·words.size(). Deterministic.
 /// Resolution (upper − lower)·2⁻³² (≈ 1e-9 for (−2, 2)); the values never equal the bounds.
-/// (Integer to double by the exact 2⁵² bit trick, which vectorises with SSE2.)
-inline void words_to_uniform32(std::span<const std::uint64_t> words, double lower, double upper,
-                               std::span<double> out) {
-  constexpr double k = 0x1.0p-32;
-  constexpr std::uint64_t two52_bits = 0x4330000000000000ULL;  // the double 2^52
-  constexpr double two52 = 0x1.0p52;
-  const double w = upper - lower;
-  const std::size_t m = words.size();
-  for (std::size_t i = 0; i < m; ++i) {
-    const std::uint64_t x = words[i];
-    const std::uint64_t hi_bits = two52_bits | (x >> 32);
-    const std::uint64_t lo_bits = two52_bits | (x & 0xffffffffULL);
-    double hi, lo;
-    __builtin_memcpy(&hi, &hi_bits, sizeof(double));
-    __builtin_memcpy(&lo, &lo_bits, sizeof(double));
-    out[2 * i] = lower + w * (((hi - two52) + 0.5) * k);
-    out[2 * i + 1] = lower + w * (((lo - two52) + 0.5) * k);
-  }
-}
+/// (Integer to double by the exact 2⁵² bit trick; SSE2 or AVX2 chosen at run time, element-wise
+/// IEEE operations, so the same values on both paths — tested; allow_avx2 = false forces SSE2.)
+/// @throws std::invalid_argument if out.size() != 2·words.size().
+void words_to_uniform32(std::span<const std::uint64_t> words, double lower, double upper, std::span<double> out,
+                        bool allow_avx2 = true);
 
 }  // namespace dpmu::core
