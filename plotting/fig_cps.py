@@ -15,7 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results, plot_main  # noqa: E402
+from dpmu_h5 import Results, plot_main, save_figure  # noqa: E402
 
 
 def _finite(v):
@@ -76,12 +76,7 @@ def plot_file(path, out_dir, name=None):
     fig.suptitle("CPS: posterior expectations, Zellner-Siow prior, ε = 0.9 "
                  "(solid: non-private; dashed: non-thresholded; dotted: thresholded)", fontsize=9)
     fig.tight_layout()
-    written = []
-    for ext in ("png", "pdf"):
-        out = os.path.join(out_dir, f"{name}.{ext}")
-        fig.savefig(out, dpi=150)
-        written.append(out)
-    plt.close(fig)
+    written = save_figure(fig, out_dir, name, dpi=150)
     txt = os.path.join(out_dir, f"{name}_numbers.txt")
     with open(txt, "w") as f:
         f.write("\n".join(lines) + "\n")

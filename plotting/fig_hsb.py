@@ -43,7 +43,6 @@ def plot_family(res, out_base, x_name, metric, ylabel, title_stub, extra=None):
     extra = extra or {}
     row_name, row_values = _rows(res, ["test", "censor_lower", "censor_upper"])
     ms = res.values("num_subsets")
-    xs = res.values(x_name)
     fig, axes = plt.subplots(len(row_values), len(ms), figsize=(3.2 * len(ms), 2.6 * len(row_values)),
                              sharex=True, sharey=True, squeeze=False)
     s = res.summary[metric]

@@ -11,9 +11,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results, plot_main  # noqa: E402
+from dpmu_h5 import Results, plot_main, save_figure  # noqa: E402
 
 
 def plot_file(path, out_dir, name=None):
@@ -72,11 +71,7 @@ def plot_file(path, out_dir, name=None):
                          "(reconstructed constants, METHODS.md §6)", fontsize=9)
             fig.tight_layout()
             stem = f"{name}_{model}_{delta_kind}_k{kappa:g}_c{scale:g}"
-            for ext in ("png", "pdf"):
-                p = os.path.join(out_dir, f"{stem}.{ext}")
-                fig.savefig(p, dpi=130)
-                written.append(p)
-            plt.close(fig)
+            written += save_figure(fig, out_dir, stem)
     return written
 
 

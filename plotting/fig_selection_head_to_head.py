@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results  # noqa: E402
+from dpmu_h5 import Results, save_figure  # noqa: E402
 
 SSP = [("ssp_laplace_hpm", "SSP Laplace HPM"), ("ssp_laplace_mpm", "SSP Laplace MPM"),
        ("ssp_laplace_thresholded_hpm", "SSP Laplace thr. HPM"), ("ssp_laplace_thresholded_mpm", "SSP Laplace thr. MPM"),
@@ -83,13 +83,7 @@ def plot_file(path, out_dir, name=None):
     fig.suptitle("Selecting the true model: LCSSF (best φ, reconstructed constants) vs SSP model averaging",
                  fontsize=9)
     fig.tight_layout()
-    out = []
-    for ext in ("png", "pdf"):
-        p = os.path.join(out_dir, f"{name}.{ext}")
-        fig.savefig(p, dpi=130)
-        out.append(p)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out_dir, name)
 
 
 def main():

@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results, check_results_file  # noqa: E402
+from dpmu_h5 import Results, check_results_file, save_figure  # noqa: E402
 
 METHODS = [  # (mechanism code, thresholded, label, colour)
     (0, 0, "G (not DP)", "black"),
@@ -94,13 +94,7 @@ def plot_metric(res, metric, prior_index, ylabel, log_y, title, out_base):
     reps = int(np.nanmax(res.summary[metric]["n_ok"])) if "n_ok" in res.summary[metric] else None
     fig.suptitle(title + (f" ({reps} data sets per cell)" if reps else ""), fontsize=10)
     fig.tight_layout(rect=(0, 0.05, 1, 0.96))
-    written = []
-    for ext in ("png", "pdf"):
-        path = f"{out_base}.{ext}"
-        fig.savefig(path, dpi=130)
-        written.append(path)
-    plt.close(fig)
-    return written
+    return save_figure(fig, os.path.dirname(out_base) or ".", os.path.basename(out_base))
 
 
 def plot_file(path, out_dir, name=None):
