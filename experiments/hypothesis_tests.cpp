@@ -20,6 +20,7 @@
 #include "dpmu/experiments/data_files.hpp"
 #include "dpmu/core/information_criteria.hpp"
 #include "dpmu/core/linear_model.hpp"
+#include "dpmu/core/release.hpp"
 #include "dpmu/core/subsample_and_aggregate.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/experiment.hpp"
@@ -98,7 +99,8 @@ core::CensoringLimits limits_of(const Cell& cell) {
 struct TestSetup {
   core::Prior prior;
   core::CensoringLimits limits{0, 1};
-  core::ScalarMechanism mechanism = core::ScalarMechanism::zero_noise_for_testing();
+  std::optional<core::SubsampleAggregateRelease> release;  ///< the release layer (paper §4)
+  const core::ScalarMechanism& mechanism() const { return release->mechanism(); }
   std::vector<std::size_t> sizes;
   std::vector<double> corrected, corrected_mcse, uncorrected;  // per level
   std::vector<core::CriticalValue> critical_values;             // per level (lr, bic, aic)
@@ -115,15 +117,23 @@ void prepare_test(TestSetup& s, const Cell& cell, std::size_t n, int p, int p0, 
   s.limits = limits_of(cell);
   const auto m = static_cast<std::size_t>(cell.get_int("num_subsets"));
   core::check_num_subsets(n, m, p, p0);
-  const auto calibration_kind = core::parse_gaussian_calibration(cell.get_string("gaussian_calibration"));
-  s.mechanism = core::subsample_and_aggregate_mechanism(cell.get_double("epsilon"), cell.get_double("delta"),
-                                                        s.limits, m, calibration_kind);
+  core::SubsampleAggregateSettings rs;
+  rs.prior = s.prior;
+  rs.epsilon = cell.get_double("epsilon");
+  rs.delta = cell.get_double("delta");
+  rs.num_subsets = m;
+  rs.limits = s.limits;
+  rs.calibration = core::parse_gaussian_calibration(cell.get_string("gaussian_calibration"));
+  rs.n = n;
+  rs.p = p;
+  rs.p0 = p0;
+  s.release.emplace(rs);
   s.sizes = core::subset_sizes(n, m);
   s.corrected.assign(2, std::nan(""));
   s.corrected_mcse.assign(2, std::nan(""));
   s.uncorrected.assign(2, std::nan(""));
   if (!core::is_bayesian(s.prior.kind)) {
-    const auto null = core::simulate_null_distribution(s.prior, s.sizes, p, p0, s.limits, s.mechanism,
+    const auto null = core::simulate_null_distribution(s.prior, s.sizes, p, p0, s.limits, s.mechanism(),
                                                        static_cast<std::size_t>(cell.get_int("null_simulations")),
                                                        calibration);
     s.null_probability_at_upper = null.probability_at_upper;
@@ -160,14 +170,15 @@ std::vector<std::pair<std::string, std::vector<double>>> test_calibration_output
                                      s.critical_values[1].randomization_probability}},
           {"null_probability_at_upper", {s.null_probability_at_upper}},
           {"censoring_limits", {s.limits.lower, s.limits.upper}},
-          {"noise_sd", {s.mechanism.noise_sd()}},
+          {"noise_sd", {s.mechanism().noise_sd()}},
           {"non_private_log_statistic", {s.non_private_log_statistic}},
           {"non_private_posterior_probability_h1", {s.non_private_posterior}}};
 }
 
 void write_release(const TestSetup& s, const Cell& cell, const std::vector<double>& t, core::RngStream& noise,
                    std::span<double> out) {
-  const auto rel = core::aggregate_and_release(t, s.limits, s.mechanism, noise);
+  core::NoiseSource source = core::NoiseSource::simulation(noise);
+  const auto rel = s.release->release_statistics(t, source);
   out[0] = rel.released_statistic;
   out[1] = rel.noisy_statistic;
   out[2] = s.prior.kind == core::PriorKind::lr
@@ -256,7 +267,8 @@ class DpTestRealData final : public runtime::Experiment {
                      std::span<double> out) const override {
     const auto& s = *static_cast<const TestSetup*>(prepared);
     const auto partition = core::random_partition(static_cast<std::size_t>(s.response.size()), s.sizes.size(), noise);
-    const auto t = core::subset_statistics(s.common, s.tested, s.response, partition, s.prior);
+    const auto t = core::subset_statistics(s.common, s.tested, s.response, partition, s.prior,
+                                           s.release->failure_value());
     write_release(s, cell, t, noise, out);
   }
 
@@ -332,7 +344,7 @@ class Type1Calibration final : public runtime::Experiment {
       y(i) = mean + core::standard_normal(data);
     }
     const auto partition = core::random_partition(static_cast<std::size_t>(n), s.sizes.size(), noise);
-    const auto t = core::subset_statistics(common, tested, y, partition, s.prior);
+    const auto t = core::subset_statistics(common, tested, y, partition, s.prior, s.release->failure_value());
     write_release(s, cell, t, noise, out);
   }
 };

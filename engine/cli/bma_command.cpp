@@ -1,6 +1,9 @@
 // `dpmu bma`: differentially private Bayesian model averaging and selection by sufficient-statistic
 // perturbation (Peña & Barrientos 2024, §5). See docs/bma.md for every field of the JSON output.
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -12,6 +15,8 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "release_report.hpp"
+#include "dpmu/core/release.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/gram_matrix.hpp"
@@ -52,6 +57,7 @@ struct BmaCliOptions {
   bool non_private = false;
   bool rescale = false;
   std::string synthetic_out;
+  bool force = false;
   int top_models = 10;
   bool mcmc = false;
   double mcmc_tolerance = 0.005;
@@ -161,80 +167,140 @@ json result_json(const Analysis& a, const std::vector<std::string>& names) {
   return o;
 }
 
+/// Write the CSV to a temporary file in the same folder, then rename it into place, so that a
+/// failure never leaves a partial file under the final name.
 void write_csv(const std::string& path, const Eigen::MatrixXd& d, const std::vector<std::string>& header) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write --synthetic-out file '" + path + "'");
-  for (std::size_t j = 0; j < header.size(); ++j) out << (j ? "," : "") << header[j];
-  out << "\n" << std::setprecision(17);
-  for (Eigen::Index i = 0; i < d.rows(); ++i) {
-    for (Eigen::Index j = 0; j < d.cols(); ++j) out << (j ? "," : "") << d(i, j);
-    out << "\n";
+  const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    if (!out) throw std::runtime_error("cannot write --synthetic-out file '" + path + "'");
+    for (std::size_t j = 0; j < header.size(); ++j) out << (j ? "," : "") << header[j];
+    out << "\n" << std::setprecision(17);
+    for (Eigen::Index i = 0; i < d.rows(); ++i) {
+      for (Eigen::Index j = 0; j < d.cols(); ++j) out << (j ? "," : "") << d(i, j);
+      out << "\n";
+    }
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw std::runtime_error("error while writing '" + path + "' (disk full?); nothing was written");
+    }
   }
-  if (!out) throw std::runtime_error("error while writing '" + path + "'");
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    throw std::runtime_error("cannot move the synthetic data into '" + path + "'");
+  }
 }
 
-void run_bma(BmaCliOptions o) {
+json lower_triangle(const Eigen::MatrixXd& g) {
+  json rows = json::array();
+  for (Eigen::Index i = 0; i < g.rows(); ++i) {
+    json r = json::array();
+    for (Eigen::Index j = 0; j <= i; ++j) r.push_back(g(i, j));
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+/// Everything checked before the data are read.
+struct BmaPlan {
+  std::size_t p = 0;
+  std::vector<std::string> columns;  // predictors, then the response
+  core::BmaOptions options;
+  core::CoefficientPrior prior;
+  core::ModelPrior model_prior;
+  core::ThresholdReference threshold_reference = core::ThresholdReference::absolute;
+  std::optional<double> ridge;
+  core::MatrixNorm norm = core::MatrixNorm::frobenius;
+  std::vector<core::ColumnBounds> bounds;
+  core::SspMechanismKind mechanism = core::SspMechanismKind::laplace;
+};
+
+BmaPlan plan_bma(BmaCliOptions& o) {
   constexpr const char* fn = "dpmu bma";
+  BmaPlan plan;
   o.predictors = non_empty(o.predictors);
   o.always_include = non_empty(o.always_include);
   if (o.predictors.empty()) throw std::invalid_argument("--predictors needs at least one column");
   if (o.predictors.size() > 63) throw std::invalid_argument("--predictors: at most 63 predictors");
   if (o.predictors.size() > 24) o.mcmc = true;  // enumeration keeps 2^p weights: MCMC beyond p = 24
-  std::vector<std::string> all = o.predictors;
-  all.push_back(o.response);
-  for (std::size_t i = 0; i < all.size(); ++i) {
+  plan.columns = o.predictors;
+  plan.columns.push_back(o.response);
+  for (std::size_t i = 0; i < plan.columns.size(); ++i) {
     for (std::size_t j = 0; j < i; ++j) {
-      if (all[i] == all[j]) throw std::invalid_argument("column '" + all[i] + "' is named twice");
+      if (plan.columns[i] == plan.columns[j]) {
+        throw std::invalid_argument("column '" + plan.columns[i] + "' is named twice");
+      }
     }
   }
-  const std::size_t p = o.predictors.size();
-  core::BmaOptions opt;
-  opt.top_models = o.top_models;
+  plan.p = o.predictors.size();
+  plan.options.top_models = o.top_models;
   for (const auto& name : o.always_include) {
     std::size_t j = 0;
-    while (j < p && o.predictors[j] != name) ++j;
-    if (j == p) throw std::invalid_argument("--always-include: '" + name + "' is not one of --predictors");
-    opt.always_included |= (1ULL << j);
+    while (j < plan.p && o.predictors[j] != name) ++j;
+    if (j == plan.p) throw std::invalid_argument("--always-include: '" + name + "' is not one of --predictors");
+    plan.options.always_included |= (1ULL << j);
   }
-  const core::CoefficientPrior prior = core::parse_coefficient_prior(o.prior, o.g, o.a);
-  const core::ModelPrior mp = core::parse_model_prior(o.model_prior);
+  plan.prior = core::parse_coefficient_prior(o.prior, o.g, o.a);
+  plan.model_prior = core::parse_model_prior(o.model_prior);
   if (o.top_models < 0) core::throw_domain(fn, "--top-models", o.top_models, ">= 0");
-
-  core::SspMechanism mech;
-  mech.p = static_cast<int>(p);
-  if (!o.non_private) {
-    if (o.bounds.size() != 2)
-      throw std::invalid_argument("--bounds l,u is required (two numbers) unless --non-private");
+  if (o.mcmc) core::check_positive_finite(fn, "--mcmc-tolerance", o.mcmc_tolerance);
+  if (o.non_private) {
+    if (o.threshold || o.confidence || o.epsilon || o.delta || !o.bounds.empty() || o.rescale) {
+      throw std::invalid_argument(
+          "--threshold, --confidence, --epsilon, --delta, --bounds and --rescale need a private run (drop "
+          "--non-private)");
+    }
+  } else {
+    const std::size_t d = plan.p + 1;
+    if (o.bounds.size() != 2 && o.bounds.size() != 2 * d) {
+      throw std::invalid_argument("--bounds: give l,u (public bounds on the raw values of every column) or " +
+                                  std::to_string(2 * d) + " numbers l1,u1,...,l" + std::to_string(d) + ",u" +
+                                  std::to_string(d) + " (predictors in order, response last); " +
+                                  std::to_string(o.bounds.size()) + " given");
+    }
+    for (std::size_t j = 0; j < o.bounds.size(); j += 2) {
+      const std::string col = o.bounds.size() == 2 ? "every column" : "column '" + plan.columns[j / 2] + "'";
+      if (!(std::isfinite(o.bounds[j]) && std::isfinite(o.bounds[j + 1]) && o.bounds[j] < o.bounds[j + 1])) {
+        throw std::invalid_argument("--bounds for " + col + ": need finite l < u, got " +
+                                    core::format_value(o.bounds[j]) + "," + core::format_value(o.bounds[j + 1]));
+      }
+      plan.bounds.push_back({o.bounds[j], o.bounds[j + 1]});
+    }
     if (!o.epsilon) throw std::invalid_argument("--epsilon is required unless --non-private");
-    mech.kind = core::parse_ssp_mechanism(o.mechanism);
-    mech.lower = o.bounds[0];
-    mech.upper = o.bounds[1];
-    mech.epsilon = *o.epsilon;
-    if (mech.kind == core::SspMechanismKind::laplace && o.delta) {
+    core::check_positive_finite(fn, "--epsilon", *o.epsilon);
+    plan.mechanism = core::parse_ssp_mechanism(o.mechanism);
+    if (plan.mechanism == core::SspMechanismKind::laplace && o.delta) {
       throw std::invalid_argument("--delta applies to the wishart mechanism only (laplace is epsilon-DP)");
     }
-    if (mech.kind == core::SspMechanismKind::wishart) mech.delta = o.delta.value_or(0.5);  // placeholder; set below
-    core::check_ssp_mechanism(mech);  // checks bounds, epsilon, (Wishart) epsilon < 1 before reading data
-    if (o.delta && mech.kind == core::SspMechanismKind::wishart) {
-      if (!(*o.delta > 0.0 && *o.delta <= 1.0)) core::throw_domain(fn, "--delta", *o.delta, "in (0, 1]");
+    if (plan.mechanism == core::SspMechanismKind::wishart) {
+      core::check_open_interval(fn, "--epsilon (wishart)", *o.epsilon, 0.0, 1.0);
+      if (!o.delta) {
+        throw std::invalid_argument(
+            "--delta is required for the wishart mechanism (no default for a privacy parameter; "
+            "choose delta well below 1/n, e.g. 1e-6)");
+      }
+      core::check_open_interval(fn, "--delta", *o.delta, 0.0, 1.0);
     }
-    if (o.threshold) core::check_open_interval(fn, "--threshold", *o.threshold, 0.0, 1.0);
+    if (o.threshold) {
+      if (o.threshold_reference == "signed") {
+        core::check_open_interval(fn, "--threshold (signed)", *o.threshold, 0.5, 1.0);
+      } else {
+        core::check_open_interval(fn, "--threshold", *o.threshold, 0.0, 1.0);
+      }
+    }
     if (o.confidence) {
       core::check_open_interval(fn, "--confidence", *o.confidence, 0.0, 1.0);
       if (o.simulations < 1) core::throw_domain(fn, "--simulations", o.simulations, ">= 1");
       if (o.bins < 1) core::throw_domain(fn, "--bins", o.bins, ">= 1");
     }
     if (o.ridge_draws < 100) core::throw_domain(fn, "--ridge-draws", o.ridge_draws, ">= 100");
-  } else if (o.threshold || o.confidence || o.epsilon) {
-    throw std::invalid_argument("--threshold, --confidence and --epsilon need a private run (drop --non-private)");
   }
-  const core::ThresholdReference threshold_reference = o.threshold_reference == "signed"
-                                                           ? core::ThresholdReference::signed_quantile
-                                                           : core::ThresholdReference::absolute;
   if (o.threshold_reference != "signed" && o.threshold_reference != "absolute") {
     throw std::invalid_argument("--threshold-reference must be absolute or signed");
   }
-  std::optional<double> ridge_value;
+  plan.threshold_reference = o.threshold_reference == "signed" ? core::ThresholdReference::signed_quantile
+                                                               : core::ThresholdReference::absolute;
   if (o.ridge != "auto") {
     std::size_t used = 0;
     double v = NAN;
@@ -243,125 +309,141 @@ void run_bma(BmaCliOptions o) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (used != o.ridge.size())
+    if (used != o.ridge.size()) {
       throw std::invalid_argument("--ridge must be 'auto' or a number, not '" + o.ridge + "'");
+    }
     if (!(std::isfinite(v) && v >= 0.0)) core::throw_domain(fn, "--ridge", v, "finite and >= 0");
-    ridge_value = v;
+    plan.ridge = v;
   }
-  const core::MatrixNorm norm = core::parse_matrix_norm(o.norm);
+  plan.norm = core::parse_matrix_norm(o.norm);
+  if (!o.synthetic_out.empty()) check_new_output_file("--synthetic-out", o.synthetic_out, {o.data}, o.force);
+  return plan;
+}
 
-  // ---- data: centre (and optionally rescale), clamp into the bounds, accumulate G = D'D ----
+void run_bma(BmaCliOptions o) {
+  const BmaPlan plan = plan_bma(o);
+  const std::size_t p = plan.p;
+  const std::vector<std::string>& all = plan.columns;
+  const core::CoefficientPrior& prior = plan.prior;
+  const core::ModelPrior& mp = plan.model_prior;
+  const core::BmaOptions& opt = plan.options;
+
   const runtime::DataTable table = runtime::read_csv(o.data, all);
   const auto n_rows = static_cast<Eigen::Index>(table.rows());
   const double n = static_cast<double>(n_rows);
   if (n <= static_cast<double>(p) + 1.0) {
     throw std::invalid_argument("need more rows than predictors + 1 (n = " + std::to_string(n_rows) + ")");
   }
-  Eigen::MatrixXd d = table.matrix(all);
-  const Eigen::RowVectorXd means = d.colwise().mean();
-  d.rowwise() -= means;
-  Eigen::VectorXd scale = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(p + 1));
-  if (o.rescale) {
-    for (Eigen::Index j = 0; j <= static_cast<Eigen::Index>(p); ++j) {
-      const double m = d.col(j).cwiseAbs().maxCoeff();
-      scale(j) = m > 0.0 ? 2.0 * m : 1.0;
-      d.col(j) /= scale(j);
-    }
-  }
-  if (o.non_private) {
-    mech.lower = -std::numeric_limits<double>::max();
-    mech.upper = std::numeric_limits<double>::max();
-  }
-  if (!o.non_private && mech.kind == core::SspMechanismKind::wishart && !o.delta) mech.delta = 1.0 / n;
-  core::GramAccumulator acc(static_cast<int>(p + 1), mech.lower, mech.upper, false);
-  constexpr Eigen::Index kBlock = 4096;
-  for (Eigen::Index s = 0; s < n_rows; s += kBlock) acc.add(d.middleRows(s, std::min(kBlock, n_rows - s)));
-  const Eigen::MatrixXd gram = acc.gram_matrix();
+  const Eigen::MatrixXd raw = table.matrix(all);
 
   // Streams for public computations (ridge calibration, MCMC, confidence sets, synthetic data):
   // the given seed, or a fresh one from the kernel CSPRNG for a real release.
-  const std::uint64_t seed = o.seed ? *o.seed : runtime::SecureRng{}();
+  const bool secure = !o.seed && !o.non_private;
+  runtime::SecureRng secure_rng;
+  const std::uint64_t seed = o.seed ? *o.seed : secure_rng();
   Search search;
   search.mcmc = o.mcmc;
   search.tolerance = o.mcmc_tolerance;
   search.seed = seed;
-  if (o.mcmc) core::check_positive_finite(fn, "--mcmc-tolerance", o.mcmc_tolerance);
-  json out;
-  json settings;
-  settings["data"] = o.data;
-  settings["response"] = o.response;
-  settings["predictors"] = o.predictors;
-  settings["always_include"] = o.always_include;
-  settings["private"] = !o.non_private;
-  settings["n"] = n_rows;
-  settings["p"] = p;
-  settings["prior"] = core::to_string(prior);
-  if (prior.prior.kind == core::PriorKind::g_prior) settings["g"] = prior.prior.g.value_or(n);
+
+  ReleaseReport report(secure || o.non_private, "SSP model averaging (Pena & Barrientos 2024, Sec. 5)");
+  report.setting("data", o.data);
+  report.setting("response", o.response);
+  report.setting("predictors", o.predictors);
+  report.setting("always_include", o.always_include);
+  report.setting("n", n_rows);
+  report.setting("p", p);
+  report.setting("prior", core::to_string(prior));
+  if (prior.prior.kind == core::PriorKind::g_prior) report.setting("g", prior.prior.g.value_or(n));
   if (prior.prior.kind == core::PriorKind::hyper_g || prior.prior.kind == core::PriorKind::hyper_g_n) {
-    settings["a"] = prior.prior.a;
+    report.setting("a", prior.prior.a);
   }
-  settings["model_prior"] = core::to_string(mp);
-  settings["centring"] = "sample means (intercept always included)";
-  settings["rescale"] = o.rescale;
-  settings["column_scale"] = keyed(scale, all);
-  settings["seed"] = o.seed ? json(*o.seed) : json(nullptr);
-  settings["mode"] = o.non_private ? "non-private"
-                     : o.seed      ? "simulation: seeded, reproducible noise; NOT for releasing real data"
-                                   : "release: noise from the kernel CSPRNG, grid-snapped (floating-point-attack resistant)";
-  settings["top_models"] = o.top_models;
-  settings["search"] = o.mcmc ? "mcmc" : "enumeration";
-  out["settings"] = settings;
+  report.setting("model_prior", core::to_string(mp));
+  report.setting("centring", "sample means of the clamped data (intercept always included)");
+  report.setting("top_models", o.top_models);
+  report.setting("search", o.mcmc ? "mcmc" : "enumeration");
+  report.setting("seed", o.seed ? json(*o.seed) : json(nullptr));
   std::vector<std::string> names = o.predictors;
 
   if (o.non_private) {
-    const Analysis a = analyse(gram, n, prior, mp, opt, scale, search);
-    out["non_private"] = result_json(a, names);
-    out["posterior_inclusion_probabilities"] = out["non_private"]["posterior_inclusion_probabilities"];
-    out["posterior_means"] = out["non_private"]["posterior_means"];
+    report.not_private("--non-private: exact model averaging of the confidential data, no noise");
+    const Eigen::MatrixXd gram =
+        core::gram_matrix(raw, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), true);
+    const Analysis a = analyse(gram, n, prior, mp, opt, Eigen::VectorXd::Ones(static_cast<Eigen::Index>(p + 1)),
+                               search);
+    const json r = result_json(a, names);
+    report.released("posterior_inclusion_probabilities", r["posterior_inclusion_probabilities"]);
+    report.released("posterior_means", r["posterior_means"]);
+    report.released("non_private", r);
     if (!o.synthetic_out.empty()) {
       core::RngStream rng(seed, core::fnv1a_64("bma/synthetic"), 0, core::StreamPurpose::data);
-      Eigen::MatrixXd syn = core::synthetic_data(gram, n_rows, rng);
-      for (Eigen::Index j = 0; j < syn.cols(); ++j) syn.col(j) *= scale(j);
-      write_csv(o.synthetic_out, syn, all);
-      out["synthetic_out"] = o.synthetic_out;
+      write_csv(o.synthetic_out, core::synthetic_data(gram, n_rows, rng), all);
+      report.released("synthetic_out", o.synthetic_out);
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << report.finish().dump(2) << "\n";
     return;
   }
 
-  // ---- privacy ----
-  json priv;
-  priv["mechanism"] = core::to_string(mech.kind);
-  priv["epsilon"] = mech.epsilon;
-  if (mech.kind == core::SspMechanismKind::wishart) {
-    priv["delta"] = mech.delta;
-    priv["delta_default_one_over_n"] = !o.delta.has_value();
-    const auto w = core::ssp_wishart_parameters(mech);
-    priv["wishart_degrees_of_freedom"] = w.degrees_of_freedom;
-    priv["wishart_scale"] = w.scale;
-  } else {
-    priv["delta"] = 0.0;
-    priv["l1_sensitivity"] = core::l1_sensitivity(mech.p, mech.lower, mech.upper);
-    priv["laplace_scale"] = core::ssp_laplace_scale(mech);
+  core::SspReleaseSettings rs;
+  rs.mechanism = plan.mechanism;
+  rs.bounds = plan.bounds;
+  rs.epsilon = *o.epsilon;
+  rs.delta = o.delta.value_or(0.0);
+  rs.n = static_cast<std::size_t>(n_rows);
+  rs.p = static_cast<int>(p);
+  rs.rescale = o.rescale;
+  const core::SspRelease release(rs);
+  const core::SspMechanism& mech = release.mechanism();
+  const Eigen::VectorXd& scale = release.column_scale();
+  if (secure && plan.mechanism == core::SspMechanismKind::wishart) {
+    std::cerr << "dpmu bma: warning: the Wishart release is a floating-point Bartlett draw, not hardened against "
+                 "floating-point attacks (Mironov 2012); prefer --mechanism laplace for a real release\n";
+    if (rs.delta > std::min(1.0 / (n * n), 1e-5)) {
+      std::cerr << "dpmu bma: warning: --delta " << rs.delta << " is above min(1/n^2, 1e-5) = "
+                << std::min(1.0 / (n * n), 1e-5) << "; a large delta allows rare catastrophic disclosure\n";
+    }
   }
-  priv["bounds"] = {mech.lower, mech.upper};
-  priv["bounds_refer_to"] = o.rescale ? "centred and rescaled data (each column / (2 max |centred value|))"
-                                      : "centred data (column minus its sample mean)";
-  priv["clamped_entries"] = acc.clamped_entries();
-  out["privacy"] = priv;
 
-  Eigen::MatrixXd noisy;
-  if (o.seed) {
-    core::RngStream noise_rng(*o.seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
-    noisy = core::noisy_gram_matrix(gram, mech, noise_rng);
+  report.privacy(release.privacy());
+  if (plan.mechanism == core::SspMechanismKind::wishart) {
+    const auto w = core::ssp_wishart_parameters(mech);
+    report.privacy_detail("wishart_degrees_of_freedom", w.degrees_of_freedom);
+    report.privacy_detail("wishart_scale", w.scale);
   } else {
-    runtime::SecureRng secure;
-    noisy = core::noisy_gram_matrix_for_release(gram, mech, n, secure);
+    report.privacy_detail("laplace_scale", core::ssp_laplace_scale(mech));
   }
+  json bounds = json::object();
+  for (std::size_t j = 0; j <= p; ++j) bounds[all[j]] = {rs.bounds.size() == 1 ? rs.bounds[0].lower : rs.bounds[j].lower,
+                                                         rs.bounds.size() == 1 ? rs.bounds[0].upper : rs.bounds[j].upper};
+  report.setting("bounds", bounds);
+  report.setting("bounds_refer_to", "raw values: each value is clamped into its column's bounds before centring");
+  report.setting("rescale", o.rescale);
+  report.setting("column_scale", keyed(scale, all));
+  report.setting("column_scale_source", o.rescale ? "public bound widths u - l" : "none (1)");
+
+  core::RngStream noise_rng(seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
+  core::NoiseSource noise = secure ? core::NoiseSource::secure([&secure_rng] { return secure_rng(); })
+                                   : core::NoiseSource::simulation(noise_rng);
+  const core::SspOutput released = release.release(raw, noise);
+  const Eigen::MatrixXd& noisy = released.released_gram;
+  report.released("released_gram", lower_triangle(noisy));
+  report.released("released_gram_columns", all);
+  if (released.diagnostics) {
+    const auto clamped = released.diagnostics->clamped_entries;
+    const double fraction = static_cast<double>(clamped) / (n * static_cast<double>(p + 1));
+    report.diagnostic("clamped_entries", clamped);
+    report.diagnostic("clamped_fraction", fraction);
+    if (fraction > 0.1) {
+      std::cerr << "dpmu bma: warning (simulation mode): --bounds clamp " << clamped << " of the "
+                << n_rows * static_cast<Eigen::Index>(p + 1) << " values (" << 100.0 * fraction
+                << "%); widen the bounds or the analysis measures the bounds, not the data\n";
+    }
+  }
+
   double r = 0.0;
   std::string ridge_method;
-  if (ridge_value) {
-    r = *ridge_value;
+  if (plan.ridge) {
+    r = *plan.ridge;
     ridge_method = "user";
   } else if (mech.kind == core::SspMechanismKind::laplace) {
     core::RngStream cal(seed, core::fnv1a_64("bma/ridge"), 0, core::StreamPurpose::calibration);
@@ -378,11 +460,12 @@ void run_bma(BmaCliOptions o) {
   reg["non_thresholded"] = {{"regularization", g_r.regularization}, {"fallback", g_r.fallback}};
 
   const Analysis a = analyse(g_r.matrix, n, prior, mp, opt, scale, search);
-  out["non_thresholded"] = result_json(a, names);
-  out["posterior_inclusion_probabilities"] = out["non_thresholded"]["posterior_inclusion_probabilities"];
-  out["posterior_means"] = out["non_thresholded"]["posterior_means"];
+  const json nt = result_json(a, names);
+  report.released("posterior_inclusion_probabilities", nt["posterior_inclusion_probabilities"]);
+  report.released("posterior_means", nt["posterior_means"]);
+  report.released("non_thresholded", nt);
   if (o.threshold) {
-    const double thr = core::threshold_value(mech, *o.threshold, threshold_reference);
+    const double thr = core::threshold_value(mech, *o.threshold, plan.threshold_reference);
     const Eigen::MatrixXd gt = core::hard_threshold(noisy, thr);
     const core::RegularizedGram gt_r = core::regularize(gt, r);
     reg["thresholded"] = {{"regularization", gt_r.regularization}, {"fallback", gt_r.fallback}};
@@ -396,9 +479,9 @@ void run_bma(BmaCliOptions o) {
       for (Eigen::Index j = 0; j < i; ++j) zeroed += gt(i, j) == 0.0 && noisy(i, j) != 0.0;
     }
     t["off_diagonal_entries_zeroed"] = zeroed;
-    out["thresholded"] = t;
+    report.released("thresholded", t);
   }
-  out["regularization"] = reg;
+  report.released("regularization", reg);
 
   if (o.confidence) {
     core::BmaOptions copt = opt;
@@ -415,18 +498,23 @@ void run_bma(BmaCliOptions o) {
     };
     core::RngStream cs_rng(seed, core::fnv1a_64("bma/confidence"), 0, core::StreamPurpose::noise);
     const core::MechanismConfidenceSet cs =
-        core::mechanism_confidence_set(noisy, mech, cs_rng, o.simulations, *o.confidence, summary, norm);
+        core::mechanism_confidence_set(noisy, mech, cs_rng, o.simulations, *o.confidence, summary, plan.norm);
     json c;
     c["confidence"] = cs.confidence;
-    c["norm"] = core::to_string(norm);
+    c["norm"] = core::to_string(plan.norm);
     c["simulations"] = cs.simulations;
     c["norm_quantile"] = cs.norm_quantile;
     c["accepted"] = cs.accepted;
     c["positive_definite"] = cs.positive_definite;
     c["bins"] = o.bins;
+    c["empty"] = cs.summaries.empty();
+    if (cs.summaries.empty()) {
+      std::cerr << "dpmu bma: note: the Sec. 5.1 confidence set is empty (no candidate G* - E_i is positive "
+                   "definite); raise --simulations or --confidence\n";
+    }
+    json pips = json::object();
+    json means = json::object();
     if (!cs.summaries.empty()) {
-      json pips = json::object();
-      json means = json::object();
       for (Eigen::Index j = 0; j < pp; ++j) {
         std::vector<double> vp, vm;
         for (const auto& s : cs.summaries) {
@@ -436,10 +524,10 @@ void run_bma(BmaCliOptions o) {
         pips[names[static_cast<std::size_t>(j)]] = histogram_json(core::make_histogram(vp, o.bins));
         means[names[static_cast<std::size_t>(j)]] = histogram_json(core::make_histogram(vm, o.bins));
       }
-      c["posterior_inclusion_probabilities"] = pips;
-      c["posterior_means"] = means;
     }
-    out["confidence_sets"] = c;
+    c["posterior_inclusion_probabilities"] = pips;
+    c["posterior_means"] = means;
+    report.released("confidence_sets", c);
   }
 
   if (!o.synthetic_out.empty()) {
@@ -447,9 +535,9 @@ void run_bma(BmaCliOptions o) {
     Eigen::MatrixXd syn = core::synthetic_data(g_r.matrix, n_rows, rng);
     for (Eigen::Index j = 0; j < syn.cols(); ++j) syn.col(j) *= scale(j);
     write_csv(o.synthetic_out, syn, all);
-    out["synthetic_out"] = o.synthetic_out;
+    report.released("synthetic_out", o.synthetic_out);
   }
-  std::cout << out.dump(2) << "\n";
+  std::cout << report.finish().dump(2) << "\n";
 }
 
 }  // namespace
@@ -462,12 +550,17 @@ void add_bma_command(CLI::App& app) {
       "centred data (Pena & Barrientos 2024, Sec. 5). Prints JSON.");
   cmd->add_option("--data", o->data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
   cmd->add_option("--response", o->response, "Response column Y")->required();
-  cmd->add_option("--predictors", o->predictors, "Comma-separated candidate predictors")->required()->delimiter(',');
+  cmd->add_option("--predictors", o->predictors,
+                  "Comma-separated candidate predictors (at most 63; MCMC search beyond 24)")
+      ->required()
+      ->delimiter(',');
   cmd->add_option("--always-include", o->always_include, "Predictors forced into every model")->delimiter(',');
-  cmd->add_option("--bounds", o->bounds, "l,u: bounds (l < 0 < u) on every entry of the centred data matrix")
+  cmd->add_option("--bounds", o->bounds,
+                  "Public bounds on the raw values: l,u for every column, or l1,u1,...,l(p+1),u(p+1) (predictors in "
+                  "order, response last). Values are clamped into them before centring.")
       ->delimiter(',');
   cmd->add_option("--epsilon", o->epsilon, "Privacy parameter epsilon > 0 (wishart: < 1)");
-  cmd->add_option("--delta", o->delta, "Privacy parameter delta in (0, 1] (wishart only; default 1/n)");
+  cmd->add_option("--delta", o->delta, "Privacy parameter delta in (0, 1) (wishart only; required)");
   cmd->add_option("--mechanism", o->mechanism, "laplace | wishart")->capture_default_str();
   cmd->add_option("--threshold", o->threshold, "Also report the hard-thresholded analysis at this percentile in (0,1)");
   cmd->add_option("--threshold-reference", o->threshold_reference,
@@ -485,11 +578,15 @@ void add_bma_command(CLI::App& app) {
   cmd->add_option("--simulations", o->simulations, "Noise draws for the confidence sets")->capture_default_str();
   cmd->add_option("--bins", o->bins, "Histogram bins")->capture_default_str();
   cmd->add_option("--norm", o->norm, "frobenius | spectral | max-abs")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed: reproducible simulation noise (NOT for releasing real data); without it, secure noise");
+  cmd->add_option("--seed", o->seed,
+                  "Seed: reproducible simulation noise; the output says \"private\": false. Without it, secure noise");
   cmd->add_flag("--non-private", o->non_private, "Exact (confidential) model averaging, no noise");
   cmd->add_flag("--rescale", o->rescale,
-                "Divide each centred column by 2 max|value| (into [-0.5, 0.5]; data-dependent, not private)");
-  cmd->add_option("--synthetic-out", o->synthetic_out, "Write synthetic data with D'D = G*+rI (Prop. 3) to this CSV");
+                "Divide each column by the width u - l of its public bounds before centring (noise in proportion to "
+                "each column's range)");
+  cmd->add_option("--synthetic-out", o->synthetic_out,
+                  "Write synthetic data with D'D = G*+rI (Prop. 3) to this new CSV (never the input)");
+  cmd->add_flag("--force", o->force, "Allow --synthetic-out to replace an existing file (never the input)");
   cmd->add_option("--top-models", o->top_models, "Number of most probable models to list")->capture_default_str();
   cmd->add_flag("--mcmc", o->mcmc, "Sample models by MCMC instead of enumerating them (automatic for p > 24)");
   cmd->add_option("--mcmc-tolerance", o->mcmc_tolerance, "MCMC stopping rule: max PIP difference between halves")

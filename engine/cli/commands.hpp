@@ -4,6 +4,8 @@
 /// whose callback prints JSON on stdout; errors propagate as exceptions to main().
 
 #include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
 
 namespace dpmu::cli {
 
@@ -23,5 +25,11 @@ void add_results_commands(CLI::App& app);
 void add_bma_command(CLI::App& app);
 /// `dpmu select`: DP model selection of Lei et al. (2018), Algorithms 1 and 2 (METHODS.md §6).
 void add_select_command(CLI::App& app);
+
+/// Refuse an output file that would overwrite one of `inputs` (same file, by path equivalence) or,
+/// unless `force`, any existing file; and one whose folder does not exist. Called before any work.
+/// @throws std::invalid_argument naming the option and the file.
+void check_new_output_file(const std::string& option, const std::string& path, const std::vector<std::string>& inputs,
+                           bool force);
 
 }  // namespace dpmu::cli

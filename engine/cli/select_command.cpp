@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "release_report.hpp"
+#include "dpmu/core/release.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/lcssf.hpp"
 #include "dpmu/core/random.hpp"
@@ -113,93 +115,102 @@ void run_select(const SelectOptions& o) {
     labels.push_back("--standardize: columns centred and scaled by their confidential means and sds "
                      "(non-private preprocessing, as LCSSF's 'standardized' data; not covered by the DP guarantee)");
   }
-  Json bound_json;
+  if ((o.data_bound == "auto" || o.standardize) && !o.seed) {
+    throw std::invalid_argument(
+        "--data-bound auto and --standardize use the confidential data and are for research runs only: add --seed "
+        "(the output then says \"private\": false), or give a public --data-bound without --standardize");
+  }
   if (o.data_bound == "auto") {
     const double max_abs_y = y.cwiseAbs().maxCoeff();
     const double max_abs_x = x.cwiseAbs().maxCoeff();
     s.data_bound = s.delta_kind == core::LcssfDelta::rpR_2 ? max_abs_y : std::max(max_abs_y, max_abs_x);
-    bound_json["source"] = "auto: smallest r with nothing clamped (max |Y|, and max |X| unless rpR_2); METHODS.md A22";
-    bound_json["max_y"] = y.maxCoeff();
-    bound_json["max_abs_y"] = max_abs_y;
-    bound_json["max_abs_x"] = max_abs_x;
     labels.push_back("data-dependent data_bound (auto, as LCSSF's r = max observed Y): NOT differentially private "
-                     "(METHODS.md A22); use a public --data-bound for a private release");
+                     "(docs/lcssf.md); use a public --data-bound for a private release");
     if (!(s.data_bound > 0.0)) throw std::domain_error("dpmu select: --data-bound auto gives 0 (all data are 0)");
   } else {
     s.data_bound = parse_number("--data-bound", o.data_bound);
     core::check_positive_finite(fn, "--data-bound", s.data_bound);
-    bound_json["source"] = "--data-bound (public)";
   }
-  bound_json["data_bound"] = s.data_bound;
-  bound_json["predictor_bound"] = core::predictor_bound(s.delta_kind, s.data_bound);
 
-  core::LcssfSelection out;
-  const auto key = core::fnv1a_64("dpmu select");
-  auto run = [&](auto& rng) {
-    if (o.algorithm == 1) return core::lcssf_algorithm1(x, y, s, *o.epsilon, rng);
-    return core::lcssf_algorithm2(x, y, s, *o.epsilon, *o.delta, rng);
-  };
-  if (o.seed) {
-    core::RngStream rng(*o.seed, key, 0, core::StreamPurpose::noise);
-    out = run(rng);
-  } else {
-    runtime::SecureRng rng;
-    out = run(rng);
+  core::LcssfReleaseSettings rs;
+  rs.lcssf = s;
+  rs.algorithm = o.algorithm;
+  rs.epsilon = *o.epsilon;
+  rs.delta = o.delta.value_or(0.0);
+  rs.n = static_cast<std::size_t>(x.rows());
+  rs.d = static_cast<int>(x.cols());
+  const core::LcssfRelease release(rs);
+  const core::PrivacyGuarantee guarantee = release.privacy();
+
+  ReleaseReport report(!o.seed.has_value(),
+                       o.algorithm == 1
+                           ? "LCSSF Algorithm 1: noisy penalized constrained least squares (report-noisy-min, Laplace)"
+                           : "LCSSF Algorithm-2-like placeholder: noisy penalized profile likelihood (docs/lcssf.md)");
+  if (o.data_bound == "auto") report.not_private("--data-bound auto: the bound is computed from the confidential data");
+  if (o.standardize) report.not_private("--standardize: centred and scaled by the confidential means and sds");
+  if (!std::isfinite(guarantee.epsilon)) {
+    report.not_private("the sensitivity calibration is not a valid DP bound for these settings (see labels)");
   }
+  const auto key = core::fnv1a_64("dpmu select");
+  runtime::SecureRng secure;
+  core::RngStream rng(o.seed.value_or(0), key, 0, core::StreamPurpose::noise);
+  core::NoiseSource noise =
+      o.seed ? core::NoiseSource::simulation(rng) : core::NoiseSource::secure([&secure] { return secure(); });
+  const core::LcssfOutput out = release.release(x, y, noise);
   const auto rec = core::reconstruction_labels(s, o.algorithm);
   labels.insert(labels.begin(), rec.begin(), rec.end());
 
-  Json j;
-  j["method"] = o.algorithm == 1
-                    ? "LCSSF Algorithm 1: noisy penalized constrained least squares (report-noisy-min, Laplace)"
-                    : "LCSSF Algorithm-2-like placeholder: noisy penalized profile likelihood (METHODS.md §6.5)";
-  j["reference"] = "Lei, Charest, Slavkovic, Smith & Fienberg (2018), JRSS A 181; METHODS.md §6";
-  j["private"] = out.dp_valid && o.data_bound != "auto" && !o.standardize && (o.algorithm == 2 || s.noise_factor >= 2.0);
-  j["privacy"] = o.algorithm == 1 ? "epsilon-DP" : "(2 epsilon, delta)-DP (the placeholder is in fact 2 epsilon-DP)";
-  j["mode"] = o.seed ? "simulation: seeded, reproducible noise; NOT for releasing real data"
-                     : "release: noise from the OS CSPRNG (getrandom); floating-point Laplace, only the argmin "
-                       "is released (docs/lcssf.md)";
-  j["seed"] = o.seed ? Json(*o.seed) : Json(nullptr);
-  j["selected_model"] = model_json(out.selected, o.predictors);
-  if (o.algorithm == 2) {
-    j["released_variance"] = out.released_variance;
-    j["variance_truncation"] = out.variance_truncation;
-  }
-  Json settings;
-  settings["data"] = o.data;
-  settings["response"] = o.response;
-  settings["predictors"] = o.predictors;
-  settings["n"] = x.rows();
-  settings["d"] = x.cols();
-  settings["intercept"] = false;
-  settings["algorithm"] = o.algorithm;
-  settings["epsilon"] = *o.epsilon;
-  settings["delta"] = o.delta ? Json(*o.delta) : Json(nullptr);
-  settings["radius"] = s.radius;
-  settings["penalty"] = s.penalty;
-  settings["data_bound"] = bound_json;
-  settings["lcssf_delta"] = core::to_string(s.delta_kind);
+  report.setting("reference", "Lei, Charest, Slavkovic, Smith & Fienberg (2018), JRSS A 181; docs/lcssf.md");
+  report.setting("data", o.data);
+  report.setting("response", o.response);
+  report.setting("predictors", o.predictors);
+  report.setting("n", x.rows());
+  report.setting("d", x.cols());
+  report.setting("intercept", false);
+  report.setting("algorithm", o.algorithm);
+  report.setting("epsilon", *o.epsilon);
+  report.setting("delta", o.delta ? Json(*o.delta) : Json(nullptr));
+  report.setting("radius", s.radius);
+  report.setting("penalty", s.penalty);
+  report.setting("data_bound_source", o.data_bound == "auto" ? "auto: max |Y| (and max |X| unless rpR_2)" : "public");
+  report.setting("lcssf_delta", core::to_string(s.delta_kind));
   if (o.algorithm == 1) {
-    settings["objective_scale"] = s.objective_scale;
-    settings["noise_factor"] = s.noise_factor;
+    report.setting("objective_scale", s.objective_scale);
+    report.setting("noise_factor", s.noise_factor);
   } else {
-    settings["variance_floor"] = s.variance_floor;
-    settings["alg2_selection"] = core::to_string(s.alg2_selection);
+    report.setting("variance_floor", s.variance_floor);
+    report.setting("alg2_selection", core::to_string(s.alg2_selection));
   }
-  settings["standardize"] = o.standardize;
-  settings["candidate_models"] = out.models.size();
-  j["settings"] = settings;
-  j["clamped"] = {{"x_entries", out.clamped_x_entries}, {"y_entries", out.clamped_y_entries}};
-  j["labels"] = labels;
-  Json research;
-  research["warning"] = "computed from the confidential data: NOT private, for research only";
-  research["non_private_minimiser"] = model_json(out.non_private_minimiser, o.predictors);
-  research["rss_l1_sensitivity"] = out.rss_l1_sensitivity;
-  research["score_l1_sensitivity"] = out.score_l1_sensitivity;
-  research["laplace_scale"] = out.laplace_scale;
-  if (o.algorithm == 2) research["variance_laplace_scale"] = out.variance_laplace_scale;
-  j["research"] = research;
-  std::cout << j.dump(2) << "\n";
+  report.setting("standardize", o.standardize);
+  report.setting("candidate_models", std::size_t{1} << x.cols());
+  report.setting("seed", o.seed ? Json(*o.seed) : Json(nullptr));
+  report.setting("labels", labels);
+  if (o.data_bound == "auto") {
+    report.diagnostic("data_bound", s.data_bound);  // computed from the data (seeded runs only)
+  } else {
+    report.setting("data_bound", s.data_bound);
+  }
+  report.setting("predictor_bound", o.data_bound == "auto" ? Json(nullptr) : Json(core::predictor_bound(s.delta_kind, s.data_bound)));
+  report.privacy(guarantee);
+  report.privacy_detail("score_l1_sensitivity", o.algorithm == 1 ? s.objective_scale * release.rss_l1_sensitivity()
+                                                                 : std::nan(""));
+  if (o.algorithm == 1) {
+    report.privacy_detail("laplace_scale", s.noise_factor * s.objective_scale * release.rss_l1_sensitivity() / *o.epsilon);
+  } else {
+    report.privacy_detail("variance_laplace_scale", release.rss_l1_sensitivity() / (static_cast<double>(x.rows()) * *o.epsilon));
+  }
+  report.released("selected_model", model_json(out.selected, o.predictors));
+  if (o.algorithm == 2) {
+    report.released("released_variance", out.released_variance);
+    report.released("variance_truncation", out.variance_truncation);
+  }
+  if (out.diagnostics) {
+    report.diagnostic("non_private_minimiser", model_json(out.diagnostics->non_private_minimiser, o.predictors));
+    report.diagnostic("clamped", Json{{"x_entries", out.diagnostics->clamped_x_entries},
+                                      {"y_entries", out.diagnostics->clamped_y_entries}});
+    report.diagnostic("singular_submodels", out.diagnostics->singular_models);
+  }
+  std::cout << report.finish().dump(2) << "\n";
 }
 
 }  // namespace
@@ -236,7 +247,8 @@ void add_select_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--standardize", opts->standardize,
                 "Centre and scale every column with its confidential mean and sd (non-private preprocessing)");
-  cmd->add_option("--seed", opts->seed, "Seed: reproducible simulation noise (NOT for releasing real data)");
+  cmd->add_option("--seed", opts->seed,
+                  "Seed: reproducible simulation noise; the output says \"private\": false (not a release)");
   cmd->callback([opts] { run_select(*opts); });
 }
 

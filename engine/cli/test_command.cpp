@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "release_report.hpp"
+#include "dpmu/core/release.hpp"
 #include "dpmu/core/bayes_factor.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/g_priors.hpp"
@@ -196,100 +198,83 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
   if (!o.groups) throw std::invalid_argument("a private test needs --groups M (the number of subsets)");
   if (o.simulations < 100) throw std::invalid_argument("--simulations must be at least 100");
   for (double a : o.alpha) core::check_open_interval("dpmu test", "--alpha", a, 0.0, 1.0);
-  const core::GaussianCalibration calibration = core::parse_gaussian_calibration(o.gaussian_calibration);
-  const auto n = static_cast<std::size_t>(d.response.size());
-  const int p = static_cast<int>(d.tested.cols());
-  const int p0 = static_cast<int>(d.common.cols());
-  const std::size_t m = *o.groups;
-  core::check_num_subsets(n, m, p, p0);
+  core::SubsampleAggregateSettings rs;
+  rs.prior = prior;
+  rs.epsilon = epsilon;
+  rs.delta = o.delta;
+  rs.num_subsets = *o.groups;
+  rs.calibration = core::parse_gaussian_calibration(o.gaussian_calibration);
+  rs.n = static_cast<std::size_t>(d.response.size());
+  rs.p = static_cast<int>(d.tested.cols());
+  rs.p0 = static_cast<int>(d.common.cols());
   std::string limits_source;
-  const core::CensoringLimits limits = choose_limits(o, prior, p, limits_source);
-  const core::ScalarMechanism mechanism =
-      core::subsample_and_aggregate_mechanism(epsilon, o.delta, limits, m, calibration);
-  // Non-finite data must fail before any noise is drawn (fit_nested_models checks per subset too).
+  rs.limits = choose_limits(o, prior, rs.p, limits_source);
+  const core::SubsampleAggregateRelease release(rs);
+  const core::ScalarMechanism& mechanism = release.mechanism();
+  const core::CensoringLimits& limits = rs.limits;
+  const std::size_t n = rs.n;
+  const std::size_t m = rs.num_subsets;
+  // Non-finite data must fail before any noise is drawn (a format error, not a data-dependent outcome).
   if (!d.common.allFinite() || !d.tested.allFinite() || !d.response.allFinite()) {
     throw std::invalid_argument("the data contain a non-finite value");
   }
 
-  Json out = settings_json(o, prior, true);
-  out["private"] = true;
-  out["mode"] = o.seed ? "simulation: seeded, reproducible noise; NOT for releasing real data"
-                       : "release: noise from the kernel CSPRNG, sampled on a grid (floating-point-attack safe)";
-  out["seed"] = o.seed ? Json(*o.seed) : Json(nullptr);
-  out["n"] = n;
-  out["p"] = p;
-  out["p0"] = p0;
-  out["epsilon"] = epsilon;
-  out["delta"] = o.delta;
-  out["num_subsets"] = m;
-  out["subset_sizes"] = core::subset_sizes(n, m);
-  out["statistic"] = core::to_string(core::statistic_scale(prior.kind));
-  out["censoring_limits"] = {{"lower", limits.lower}, {"upper", limits.upper}, {"source", limits_source}};
-  Json mech;
-  mech["name"] = mechanism.name();
-  mech["calibration"] = mechanism.calibration();
-  if (mechanism.kind() == core::ScalarMechanism::Kind::laplace) {
-    mech["l1_sensitivity"] = mechanism.sensitivity();
-    mech["laplace_scale"] = mechanism.scale();
-  } else {
-    mech["l2_sensitivity"] = mechanism.sensitivity();
-    mech["gaussian_sigma"] = mechanism.scale();
-  }
+  ReleaseReport report(!o.seed.has_value(), "DP test by subsample and aggregate (Pena & Barrientos 2024, Sec. 4)");
+  Json settings = settings_json(o, prior, true);
+  for (const auto& [k, v] : settings.items()) report.setting(k, v);
+  report.setting("seed", o.seed ? Json(*o.seed) : Json(nullptr));
+  report.setting("n", n);
+  report.setting("p", rs.p);
+  report.setting("p0", rs.p0);
+  report.setting("num_subsets", m);
+  report.setting("subset_sizes", core::subset_sizes(n, m));
+  report.setting("statistic", core::to_string(core::statistic_scale(prior.kind)));
+  report.setting("censoring_limits", Json{{"lower", limits.lower}, {"upper", limits.upper}, {"source", limits_source}});
+  report.setting("failed_subset_value", release.failure_value());
+  report.privacy(release.privacy());
+  report.privacy_detail("calibration", mechanism.calibration());
+  report.privacy_detail(mechanism.kind() == core::ScalarMechanism::Kind::laplace ? "laplace_scale" : "gaussian_sigma",
+                        mechanism.scale());
 
-  // Streams: partition (data), noise, null simulation (calibration). Seeded = simulation mode.
+  // Streams: the partition and the noise come from the release's noise source; the null
+  // simulation for critical values uses public quantities only.
   const std::uint64_t key = core::fnv1a_64("dpmu test");
-  core::AggregateRelease release;
-  std::uint64_t calibration_seed = 0;
-  if (o.seed) {
-    core::RngStream partition_rng(*o.seed, key, 0, core::StreamPurpose::data);
-    core::RngStream noise_rng(*o.seed, key, 0, core::StreamPurpose::noise);
-    const auto partition = core::random_partition(n, m, partition_rng);
-    const auto t = core::subset_statistics(d.common, d.tested, d.response, partition, prior);
-    release = core::aggregate_and_release(t, limits, mechanism, noise_rng);
-    mech["sampler"] = "continuous (inverse CDF on Philox4x64-10)";
-    calibration_seed = *o.seed;
-  } else {
-    runtime::SecureRng secure;
-    core::RngStream partition_rng(secure(), key, 0, core::StreamPurpose::data);
-    const auto partition = core::random_partition(n, m, partition_rng);
-    const auto t = core::subset_statistics(d.common, d.tested, d.response, partition, prior);
-    auto zero = core::ScalarMechanism::zero_noise_for_testing();
-    release = core::aggregate_and_release(t, limits, zero, partition_rng);
-    const double bound = std::max(std::abs(limits.lower), std::abs(limits.upper));
-    const auto noisy = core::SecureNoiseSampler(mechanism, 1, bound).add(release.mean_censored, secure);
-    release.noisy_statistic = noisy.value;
-    release.released_statistic = core::censor(noisy.value, limits);
-    mech["sampler"] = noisy.sampler;
-    mech["grid"] = noisy.grid;
-    mech["noise_scale_used"] = noisy.noise_scale;
-    calibration_seed = secure();
+  runtime::SecureRng secure;
+  core::RngStream noise_rng(o.seed.value_or(0), key, 0, core::StreamPurpose::noise);
+  core::NoiseSource noise = o.seed ? core::NoiseSource::simulation(noise_rng)
+                                   : core::NoiseSource::secure([&secure] { return secure(); });
+  const core::SubsampleAggregateOutput rel = release.release(d.common, d.tested, d.response, noise);
+  const std::uint64_t calibration_seed = o.seed ? *o.seed : secure();
+  if (rel.grid > 0.0) report.privacy_detail("grid", rel.grid);
+  if (rel.diagnostics) {
+    report.diagnostic("mean_censored", rel.diagnostics->mean_censored);
+    report.diagnostic("subset_statistics", rel.diagnostics->subset_statistics);
+    report.diagnostic("failed_subsets", rel.diagnostics->failed_subsets);
   }
-  out["mechanism"] = mech;
-  // Only differentially private quantities below (never the confidential mean or subset statistics).
-  const double t_star = release.released_statistic;
-  out["log_statistic"] = t_star;
-  out["noisy_statistic"] = release.noisy_statistic;
+  const double t_star = rel.released_statistic;
+  report.released("log_statistic", t_star);
+  report.released("noisy_statistic", rel.noisy_statistic);
   if (prior.kind != core::PriorKind::lr) {
-    out[core::is_bayesian(prior.kind) ? "bayes_factor" : "information_criterion"] = std::exp(t_star);
-    out["prior_probability_h0"] = o.prior_h0;
-    out["posterior_probability_h1"] = core::posterior_probability_h1(t_star, o.prior_h0);
+    report.released(core::is_bayesian(prior.kind) ? "bayes_factor" : "information_criterion", std::exp(t_star));
+    report.setting("prior_probability_h0", o.prior_h0);
+    report.released("posterior_probability_h1", core::posterior_probability_h1(t_star, o.prior_h0));
   }
   Json intervals = Json::array();
   for (double a : o.alpha) {
-    intervals.push_back(interval_json(core::mechanism_uncertainty_interval(release.noisy_statistic, limits, mechanism, a),
+    intervals.push_back(interval_json(core::mechanism_uncertainty_interval(rel.noisy_statistic, limits, mechanism, a),
                                       1.0 - a, prior, o.prior_h0));
   }
-  out["intervals"] = intervals;
+  report.released("intervals", intervals);
 
   if (!core::is_bayesian(prior.kind)) {
     const auto sizes = core::subset_sizes(n, m);
     core::RngStream null_rng(calibration_seed, key, 0, core::StreamPurpose::calibration);
     const auto null =
-        core::simulate_null_distribution(prior, sizes, p, p0, limits, mechanism, o.simulations, null_rng);
+        core::simulate_null_distribution(prior, sizes, rs.p, rs.p0, limits, mechanism, o.simulations, null_rng);
     Json cvs = Json::array();
     for (double a : o.alpha) {
       const auto cv = core::corrected_critical_value(null, a, limits);
-      const double unc = core::uncorrected_critical_value(prior.kind, sizes, p, a);
+      const double unc = core::uncorrected_critical_value(prior.kind, sizes, rs.p, a);
       cvs.push_back({{"significance_level", a},
                      {"corrected", cv.value},
                      {"corrected_mcse", cv.mcse},
@@ -300,11 +285,11 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
                      {"reject_corrected", t_star > cv.value},
                      {"reject_uncorrected", t_star > unc}});
     }
-    out["critical_values"] = cvs;
-    out["null_simulations"] = o.simulations;
-    out["null_probability_at_upper"] = null.probability_at_upper;
+    report.released("critical_values", cvs);
+    report.setting("null_simulations", o.simulations);
+    report.released("null_probability_at_upper", null.probability_at_upper);
   }
-  std::cout << out.dump(2) << "\n";
+  std::cout << report.finish().dump(2) << "\n";
 }
 
 void run_test(TestOptions o) {
@@ -366,7 +351,9 @@ void add_test_command(CLI::App& app) {
       ->delimiter(',')
       ->capture_default_str()
       ->group(dp);
-  cmd->add_option("--seed", opts->seed, "Seed: reproducible simulation noise (NOT for releasing real data)")->group(dp);
+  cmd->add_option("--seed", opts->seed,
+                  "Seed: reproducible simulation noise; the output says \"private\": false (not a release)")
+      ->group(dp);
   cmd->add_option("--simulations", opts->simulations, "Null simulations for corrected critical values")
       ->capture_default_str()
       ->group(dp);

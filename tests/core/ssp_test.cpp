@@ -462,31 +462,3 @@ TEST_CASE("paper settings (ε = 0.5, 0.9): finite outputs, PD G*+rI, thresholdin
     }
   }
 }
-
-TEST_CASE("the release path of G* is symmetric, on a grid, and has the Laplace spread", "[ssp][statistical]") {
-  // 2 000 releases of a 3×3 G with the Laplace mechanism (p = 2, l = -1, u = 1, ε = 1): each unique
-  // entry's noise has variance 2b², b = Δ1/ε = 12. Tolerance: 5 SEs of the sample variance
-  // (Var(s²) ≈ (μ4 − σ⁴)/N = 5σ⁴/N for the Laplace law).
-  dpmu::core::SspMechanism m;
-  m.p = 2;
-  m.lower = -1;
-  m.upper = 1;
-  m.epsilon = 1.0;
-  const Eigen::Matrix3d g = (Eigen::Matrix3d() << 50, 3, -2, 3, 40, 5, -2, 5, 60).finished();
-  dpmu::core::RngStream rng(77, 0, 0, dpmu::core::StreamPurpose::noise);
-  const int n = 2000;
-  double sum2 = 0;
-  for (int r = 0; r < n; ++r) {
-    const Eigen::MatrixXd gs = dpmu::core::noisy_gram_matrix_for_release(g, m, 100.0, rng);
-    REQUIRE((gs - gs.transpose()).cwiseAbs().maxCoeff() == 0.0);
-    sum2 += (gs(1, 0) - g(1, 0)) * (gs(1, 0) - g(1, 0));
-  }
-  const double var = 2 * 12.0 * 12.0;
-  CHECK(std::abs(sum2 / n - var) < 5 * var * std::sqrt(5.0 / n));
-  m.kind = dpmu::core::SspMechanismKind::wishart;
-  m.epsilon = 0.5;
-  m.delta = 1e-3;
-  const Eigen::MatrixXd gw = dpmu::core::noisy_gram_matrix_for_release(g, m, 100.0, rng);
-  CHECK((gw - gw.transpose()).cwiseAbs().maxCoeff() == 0.0);
-  CHECK(gw.allFinite());
-}

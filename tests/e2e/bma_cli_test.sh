@@ -26,28 +26,74 @@ json_check "abs(d['non_private']['top_models'][0]['posterior_probability']-r['co
 json_check "d['non_private']['prior_inclusion_probabilities']['female']==1 and d['non_private']['prior_inclusion_probabilities']['math']==0.2 and d['posterior_inclusion_probabilities']['female']==1 and d['non_private']['models_evaluated']==128" \
   bma --data "$HSB" --response read --predictors $HP --always-include female,race --model-prior bernoulli:0.2 --non-private
 
-# --- private runs ---
-json_check "d['privacy']['mechanism']=='laplace' and d['privacy']['clamped_entries']==0 and all(math.isfinite(v) for v in d['posterior_means'].values()) and 'thresholded' in d and d['regularization']['non_thresholded']['regularization']>0 and d['confidence_sets']['accepted']==190" \
-  bma --data "$HSB" --response read --predictors female,write,math --bounds -0.5,0.5 --rescale --epsilon 0.9 --threshold 0.95 --confidence 0.95 --simulations 200 --ridge-draws 2000
-json_check "d['privacy']['mechanism']=='wishart' and d['privacy']['delta']==0.005 and d['privacy']['wishart_degrees_of_freedom']==237 and all(math.isfinite(v) for v in d['posterior_inclusion_probabilities'].values())" \
-  bma --data "$HSB" --response read --predictors female,write,math,science,socst --bounds -0.5,0.5 --rescale --epsilon 0.9 --mechanism wishart
+# --- private runs (bounds are public bounds on the raw values; HSB scores lie in [0, 100]) ---
+# A real release (no --seed): "private": true, the released Gram matrix (unique entries), no
+# diagnostic, no non-private answer, no clamp count, no data-derived scale.
+json_check "d['private'] is True and d['private_reason']==[] and 'diagnostics' not in d and 'non_private' not in d and 'clamped_entries' not in json.dumps(d) and len(d['released_gram'])==4 and [len(r) for r in d['released_gram']]==[1,2,3,4] and d['released_gram_columns']==['female','write','math','read'] and abs(d['privacy']['l1_sensitivity']-(199/200)*(1+100*3)**2)<1e-6 and d['settings']['column_scale']=={'female':1,'write':1,'math':1,'read':1} and d['privacy']['epsilon']==0.9 and 'thresholded' in d and d['regularization']['non_thresholded']['regularization']>0 and d['confidence_sets']['accepted']==190" \
+  bma --data "$HSB" --response read --predictors female,write,math --bounds 0,1,0,100,0,100,0,100 --epsilon 0.9 --threshold 0.95 --confidence 0.95 --simulations 200 --ridge-draws 2000
+# --rescale divides by the public widths only: sensitivity (n-1)/n (p+1)^2
+json_check "d['private'] is True and d['settings']['column_scale']=={'female':1,'write':100,'math':100,'read':100} and abs(d['privacy']['l1_sensitivity']-(199/200)*16)<1e-9 and all(math.isfinite(v) for v in d['posterior_means'].values())" \
+  bma --data "$HSB" --response read --predictors female,write,math --bounds 0,1,0,100,0,100,0,100 --rescale --epsilon 0.9 --ridge-draws 2000
+# Wishart: delta is required, k and B^2 follow from it; the floating-point sampler is labelled and warned about
+json_check "d['private'] is True and d['privacy']['mechanism'].startswith('Wishart') and d['privacy']['delta']==1e-06 and d['privacy']['wishart_degrees_of_freedom']==math.floor(6+28*math.log(4e6)/0.81) and abs(d['privacy']['wishart_row_norm_squared']-(199/200)*6)<1e-12 and 'NOT hardened' in d['privacy']['sampler'] and all(math.isfinite(v) for v in d['posterior_inclusion_probabilities'].values())" \
+  bma --data "$HSB" --response read --predictors female,write,math,science,socst --bounds 0,100 --rescale --epsilon 0.9 --mechanism wishart --delta 1e-6
+if grep -q "not hardened against floating-point attacks" "$TMP/err"; then pass; else fail "no floating-point warning for a Wishart release"; fi
+"$DPMU" bma --data "$HSB" --response read --predictors write --bounds 0,100 --epsilon 0.5 --mechanism wishart --delta 0.01 >/dev/null 2>"$TMP/err"
+if grep -q "above min(1/n^2, 1e-5)" "$TMP/err"; then pass; else fail "no warning for a large delta"; fi
 # confidence sets: 90% of 300 draws accepted, all PD at this ε; histograms integrate to 1, count
 # every kept candidate, and their interval contains the point estimate
 json_check "d['confidence_sets']['accepted']==270 and d['confidence_sets']['positive_definite']==270 and all(abs(sum(x*(b-a) for x,a,b in zip(h['density'],h['edges'][:-1],h['edges'][1:]))-1)<1e-9 and sum(h['counts'])==270 for h in list(d['confidence_sets']['posterior_means'].values())+list(d['confidence_sets']['posterior_inclusion_probabilities'].values()) if not h['degenerate']) and all(d['confidence_sets']['posterior_means'][k]['interval'][0]<=v<=d['confidence_sets']['posterior_means'][k]['interval'][1] for k,v in d['posterior_means'].items())" \
-  bma --data "$HSB" --response read --predictors write,math,science --bounds -0.5,0.5 --rescale --epsilon 50 --confidence 0.9 --simulations 300 --bins 8 --ridge-draws 500
-# bounds too narrow for the centred data: entries are clamped and counted
-json_check "d['privacy']['clamped_entries']>100" \
-  bma --data "$HSB" --response read --predictors write,math --bounds -1,1 --epsilon 0.5 --ridge-draws 1000
-# very large epsilon: private answers converge to the non-private ones
+  bma --data "$HSB" --response read --predictors write,math,science --bounds 0,100 --rescale --epsilon 5000 --confidence 0.9 --simulations 300 --bins 8 --ridge-draws 500
+# seeded = simulation: "private": false with the reason; clamp counts only there (bounds too narrow)
+json_check "d['private'] is False and any('seed' in x for x in d['private_reason']) and d['diagnostics']['clamped_entries']>100 and d['settings']['seed']==3" \
+  bma --data "$HSB" --response read --predictors write,math --bounds 40,60 --epsilon 0.5 --ridge-draws 1000 --seed 3
+if grep -q "clamp" "$TMP/err"; then pass; else fail "no warning when the bounds clamp most values"; fi
+# very large epsilon, bounds that clamp nothing: private answers converge to the non-private ones
 "$DPMU" bma --data "$HSB" --response read --predictors write,math,science --non-private >"$TMP/np.json" 2>/dev/null
 json_check "all(abs(d['posterior_inclusion_probabilities'][k]-v)<1e-6 for k,v in json.load(open('$TMP/np.json'))['posterior_inclusion_probabilities'].items())" \
-  bma --data "$HSB" --response read --predictors write,math,science --bounds -100,100 --epsilon 1e15 --ridge 0
+  bma --data "$HSB" --response read --predictors write,math,science --bounds 0,100 --epsilon 1e15 --ridge 0
+json_check "d['private'] is False and any('non-private' in x for x in d['private_reason'])" \
+  bma --data "$HSB" --response read --predictors write,math --non-private
 # same seed → identical output; different seed → different
-"$DPMU" bma --data "$HSB" --response read --predictors write,math --bounds -0.5,0.5 --rescale --epsilon 0.9 --seed 7 --ridge-draws 500 >"$TMP/s1" 2>&1
-"$DPMU" bma --data "$HSB" --response read --predictors write,math --bounds -0.5,0.5 --rescale --epsilon 0.9 --seed 7 --ridge-draws 500 >"$TMP/s2" 2>&1
-"$DPMU" bma --data "$HSB" --response read --predictors write,math --bounds -0.5,0.5 --rescale --epsilon 0.9 --seed 8 --ridge-draws 500 >"$TMP/s3" 2>&1
+"$DPMU" bma --data "$HSB" --response read --predictors write,math --bounds 0,100 --rescale --epsilon 0.9 --seed 7 --ridge-draws 500 >"$TMP/s1" 2>&1
+"$DPMU" bma --data "$HSB" --response read --predictors write,math --bounds 0,100 --rescale --epsilon 0.9 --seed 7 --ridge-draws 500 >"$TMP/s2" 2>&1
+"$DPMU" bma --data "$HSB" --response read --predictors write,math --bounds 0,100 --rescale --epsilon 0.9 --seed 8 --ridge-draws 500 >"$TMP/s3" 2>&1
 if cmp -s "$TMP/s1" "$TMP/s2"; then pass; else fail "same seed gave different output"; fi
 if cmp -s "$TMP/s1" "$TMP/s3"; then fail "different seeds gave identical output"; else pass; fi
+# Neighbouring data sets (one row replaced by an adversarial row: an outlier far outside the
+# bounds, the corners of the box, a row inside): with the same seed the released Gram matrices
+# differ by at most the stated L1 sensitivity, summed over the unique entries.
+"$PY" - "$HSB" "$TMP" <<'PYEOF'
+import csv, sys
+src, tmp = sys.argv[1], sys.argv[2]
+rows = list(csv.reader(open(src)))
+head, body = rows[0], rows[1:]
+cols = [head.index(c) for c in ("female", "write", "math", "read")]
+cases = {"outlier": ["1e6", "-1e6", "1e9", "-1e9"], "upper": ["1", "100", "100", "100"],
+         "lower": ["0", "0", "0", "0"], "mixed": ["1", "0", "100", "0"], "inside": ["0", "50", "50", "50"]}
+for name, vals in cases.items():
+    for k in (0, 57):
+        b = [r[:] for r in body]
+        for c, v in zip(cols, vals):
+            b[k][c] = v
+        with open("%s/nb_%s_%d.csv" % (tmp, name, k), "w", newline="") as f:
+            csv.writer(f).writerows([head] + b)
+PYEOF
+"$DPMU" bma --data "$HSB" --response read --predictors female,write,math --bounds 0,1,0,100,0,100,0,100 --epsilon 1 --seed 11 --ridge 0 >"$TMP/g0.json" 2>/dev/null
+for f in "$TMP"/nb_*.csv; do
+  json_check "(lambda a,b: (lambda s: s<=d['privacy']['l1_sensitivity']*(1+1e-9) and s>0)(sum(abs(x-y) for ra,rb in zip(a,b) for x,y in zip(ra,rb))))(d['released_gram'], json.load(open('$TMP/g0.json'))['released_gram'])" \
+    bma --data "$f" --response read --predictors female,write,math --bounds 0,1,0,100,0,100,0,100 --epsilon 1 --seed 11 --ridge 0
+done
+# the outlier case reaches a material share of the bound (17% here; the worst case needs the mean at a corner)
+json_check "(lambda a,b: sum(abs(x-y) for ra,rb in zip(a,b) for x,y in zip(ra,rb)) > 0.1*d['privacy']['l1_sensitivity'])(d['released_gram'], json.load(open('$TMP/g0.json'))['released_gram'])" \
+  bma --data "$TMP/nb_outlier_0.csv" --response read --predictors female,write,math --bounds 0,1,0,100,0,100,0,100 --epsilon 1 --seed 11 --ridge 0
+# --synthetic-out never overwrites the input and refuses an existing file without --force
+cp "$HSB" "$TMP/in.csv"
+expect_error "is the input file" bma --data "$TMP/in.csv" --response read --predictors write --non-private --synthetic-out "$TMP/in.csv"
+if cmp -s "$HSB" "$TMP/in.csv"; then pass; else fail "--synthetic-out changed the input"; fi
+echo x >"$TMP/exists.csv"
+expect_error "exists; choose a new file or add --force" bma --data "$HSB" --response read --predictors write --non-private --synthetic-out "$TMP/exists.csv"
+expect_error "does not exist" bma --data "$HSB" --response read --predictors write --non-private --synthetic-out "$TMP/nofolder/x.csv"
 # Prop. 3: synthetic data reproduce the non-private analysis
 "$DPMU" bma --data "$HSB" --response read --predictors write,math,science --non-private --synthetic-out "$TMP/syn.csv" >/dev/null 2>&1
 json_check "all(abs(d['posterior_inclusion_probabilities'][k]-v)<1e-8 for k,v in json.load(open('$TMP/np.json'))['posterior_inclusion_probabilities'].items()) and all(abs(d['posterior_means'][k]-v)<1e-8 for k,v in json.load(open('$TMP/np.json'))['posterior_means'].items())" \
@@ -71,15 +117,17 @@ json_check "d['settings']['search']=='mcmc' and d['non_private']['mcmc']['conver
 
 # --- bad input: clear message, non-zero exit ---
 expect_error "--delta applies to the wishart mechanism only" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 1 --delta 0.1
-expect_error "lower is 0, but must be < 0" bma --data "$HSB" --response read --predictors write --bounds 0,1 --epsilon 1
-expect_error "upper is -1, but must be > 0" bma --data "$HSB" --response read --predictors write --bounds -2,-1 --epsilon 1
+expect_error "--bounds for every column: need finite l < u, got 1,1" bma --data "$HSB" --response read --predictors write --bounds 1,1 --epsilon 1
+expect_error "--bounds for column 'read': need finite l < u" bma --data "$HSB" --response read --predictors write --bounds 0,1,5,-1 --epsilon 1
+expect_error "--bounds: give l,u" bma --data "$HSB" --response read --predictors write --bounds 0,1,2 --epsilon 1
 expect_error "epsilon is 0, but must be finite and > 0" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 0
 expect_error "epsilon is -1" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon -1
-expect_error "epsilon is 1, but must be in (0, 1)" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 1 --mechanism wishart
+expect_error "epsilon (wishart) is 1, but must be in (0, 1)" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 1 --mechanism wishart --delta 1e-6
+expect_error "--delta is required for the wishart mechanism" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 0.5 --mechanism wishart
 expect_error "delta is 1.5" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 0.5 --mechanism wishart --delta 1.5
 expect_error "delta is 0," bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 0.5 --mechanism wishart --delta 0
 expect_error "no column 'nosuch'" bma --data "$HSB" --response read --predictors write,nosuch --non-private
-expect_error "--bounds l,u is required" bma --data "$HSB" --response read --predictors write --epsilon 1
+expect_error "--bounds: give l,u" bma --data "$HSB" --response read --predictors write --epsilon 1
 expect_error "--epsilon is required" bma --data "$HSB" --response read --predictors write --bounds -1,1
 expect_error "unknown mechanism 'gauss'" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 1 --mechanism gauss
 expect_error "unknown model prior" bma --data "$HSB" --response read --predictors write --non-private --model-prior poisson:1
@@ -89,6 +137,7 @@ expect_error "is not one of --predictors" bma --data "$HSB" --response read --pr
 expect_error "named twice" bma --data "$HSB" --response read --predictors write,read --non-private
 expect_error "--threshold is 1.5" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 1 --threshold 1.5
 expect_error "--ridge must be" bma --data "$HSB" --response read --predictors write --bounds -1,1 --epsilon 1 --ridge lots
+expect_error "need a private run" bma --data "$HSB" --response read --predictors write --non-private --bounds 0,1
 printf 'y,x\n1,2\n3,nan\n5,1\n2,2\n' >"$TMP/nan.csv"
 expect_error "nan.csv" bma --data "$TMP/nan.csv" --response y --predictors x --non-private
 

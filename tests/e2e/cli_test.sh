@@ -56,24 +56,41 @@ expect_error "File does not exist" test --non-private --data "$TMP/none.csv" --r
 expect_error "--tested is required" test --non-private --data "$HSB" --response math
 printf 'y,x,z\n1,2,4\n2,3,6\n' > "$TMP/few.csv"
 expect_error "at least p0 + p + 1" test --non-private --data "$TMP/few.csv" --response y --common x --tested z
+# A subset whose statistic cannot be computed (here: the tested column is constant within most
+# subsets) does not stop a private release: it contributes the public value failed_subset_value and
+# the release goes on (whether an output exists must not depend on the data).
+"$PY" -c "
+import random
+random.seed(3)
+print('y,x')
+for i in range(40):
+    x = 1 if i in (5, 17) else 0
+    print('%.6f,%d' % (random.gauss(0, 1) + x, x))
+" >"$TMP/sparse.csv"
+json_check "d['private'] is True and 'diagnostics' not in d and math.isfinite(d['log_statistic'])" \
+  test --data "$TMP/sparse.csv" --response y --tested x --epsilon 1 --groups 10
+json_check "d['private'] is False and d['diagnostics']['failed_subsets'] >= 8 and d['diagnostics']['subset_statistics'].count(d['settings']['failed_subset_value']) >= 8" \
+  test --data "$TMP/sparse.csv" --response y --tested x --epsilon 1 --groups 10 --seed 1
+json_check "d['private'] is True and math.isfinite(d['log_statistic'])" \
+  test --data "$TMP/sparse.csv" --response y --tested x --prior lr --censor 0,7 --epsilon 1 --groups 10 --simulations 200
 printf 'y,x,z\n1,1,2\n2,2,4\n4,3,6\n3,4,8\n' > "$TMP/collinear.csv"
 expect_error "'z' is collinear" test --non-private --data "$TMP/collinear.csv" --response y --common x --tested z
 printf 'y,x\n1,1\n3,2\n5,3\n7,4\n' > "$TMP/exact.csv"
 expect_error "R² = 1" test --non-private --data "$TMP/exact.csv" --response y --tested x
 
 # --- differentially private tests
-json_check "d['private'] and d['seed'] == 7 and d['num_subsets'] == 10 and d['subset_sizes'] == [20]*10 and d['mechanism']['name'] == 'laplace' and abs(d['censoring_limits']['upper'] - 4.59511985013459) < 1e-9 and 0 <= d['posterior_probability_h1'] <= 1 and 'r_squared' not in d" \
+json_check "d['private'] is False and any('seed' in x for x in d['private_reason']) and d['settings']['seed'] == 7 and d['settings']['num_subsets'] == 10 and d['settings']['subset_sizes'] == [20]*10 and d['privacy']['mechanism'].startswith('Laplace') and abs(d['settings']['censoring_limits']['upper'] - 4.59511985013459) < 1e-9 and abs(d['privacy']['l1_sensitivity'] - 2*4.59511985013459/10) < 1e-12 and d['diagnostics']['failed_subsets'] == 0 and len(d['diagnostics']['subset_statistics']) == 10 and 0 <= d['posterior_probability_h1'] <= 1 and 'r_squared' not in d" \
   test --data "$HSB" --response math --tested female --epsilon 8 --groups 10 --seed 7
 "$DPMU" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --seed 11 > "$TMP/a.json"
 "$DPMU" test --data "$HSB" --response math --tested female --epsilon 1 --groups 5 --seed 11 > "$TMP/b.json"
 cmp -s "$TMP/a.json" "$TMP/b.json" && pass || fail "same seed gave different output"
-json_check "d['mechanism']['name'] == 'gaussian' and d['mechanism']['calibration'] == 'analytic-gaussian-exact' and len(d['critical_values']) == 2 and d['critical_values'][0]['uncorrected'] > 3.84 and d['statistic'] == 'two_log_likelihood_ratio' and 0 <= d['log_statistic'] <= 7" \
+json_check "d['privacy']['mechanism'].startswith('analytic Gaussian') and d['privacy']['calibration'] == 'analytic-gaussian-exact' and abs(d['privacy']['l2_sensitivity'] - 0.7) < 1e-12 and len(d['critical_values']) == 2 and d['critical_values'][0]['uncorrected'] > 3.84 and d['settings']['statistic'] == 'two_log_likelihood_ratio' and 0 <= d['log_statistic'] <= 7" \
   test --data "$HSB" --response math --common science --tested read --prior lr --epsilon 1 --delta 0.25 --groups 10 --censor 0,7 --seed 3 --simulations 2000
-json_check "d['mechanism']['calibration'] == 'analytic-gaussian-paper-literal'" \
+json_check "d['privacy']['calibration'] == 'analytic-gaussian-paper-literal'" \
   test --data "$HSB" --response math --common science --tested read --prior lr --epsilon 1 --delta 0.25 --groups 10 --censor 0,7 --seed 3 --simulations 200 --gaussian-calibration paper-literal
-json_check "d['seed'] is None and d['mode'].startswith('release') and d['mechanism']['sampler'] == 'discrete-laplace' and (d['noisy_statistic'] / d['mechanism']['grid']).is_integer()" \
+json_check "d['private'] is True and d['private_reason'] == [] and 'diagnostics' not in d and d['settings']['seed'] is None and 'discrete Laplace' in d['privacy']['sampler'] and (d['noisy_statistic'] / d['privacy']['grid']).is_integer()" \
   test --data "$HSB" --response math --tested female --epsilon 1 --groups 10
-json_check "d['mechanism']['sampler'] == 'discrete-gaussian' and d['critical_values'][0]['significance_level'] == 0.1" \
+json_check "'discrete Gaussian' in d['privacy']['sampler'] and d['private'] is True and d['critical_values'][0]['significance_level'] == 0.1" \
   test --data "$HSB" --response math --tested female --prior bic --epsilon 1 --delta 0.1 --groups 4 --alpha 0.1 --simulations 500
 json_check "d['recommended']['num_subsets'] in (2, 5, 10) and len(d['settings']) == 6" \
   plan-test --n 200 --p 1 --p0 2 --prior lr --epsilon 1 --delta 0.25 --censor 0,7 --censor 0,10 --seed 1 --simulations 300

@@ -37,7 +37,7 @@ for m in range(256):
 print(best[1])
 EOF
 )
-  json_check "d['research']['non_private_minimiser']['mask'] == $want and d['selected_model']['mask'] == $want" \
+  json_check "d['diagnostics']['non_private_minimiser']['mask'] == $want and d['selected_model']['mask'] == $want" \
     select --data "$PROS" --response lpsa --predictors $P8 --epsilon 1e12 --radius 1000 --penalty "$phi" \
     --data-bound auto --standardize --seed 3
 done
@@ -46,17 +46,29 @@ done
 "$DPMU" select --data "$PROS" --response lpsa --predictors $P8 --epsilon 1 --radius 2 --penalty 5 --data-bound 3 --standardize --seed 11 >"$TMP/a"
 "$DPMU" select --data "$PROS" --response lpsa --predictors $P8 --epsilon 1 --radius 2 --penalty 5 --data-bound 3 --standardize --seed 11 >"$TMP/b"
 cmp -s "$TMP/a" "$TMP/b" && pass || fail "same --seed gives different output"
-json_check "d['settings']['candidate_models'] == 256 and d['settings']['lcssf_delta'] == 'r2_1pR2' and any('objective_scale c=0.5' in l for l in d['labels']) and any('kappa=2' in l for l in d['labels']) and d['private'] == False and abs(d['research']['rss_l1_sensitivity'] - 81) < 1e-9 and abs(d['research']['laplace_scale'] - 81) < 1e-9" \
+json_check "d['settings']['candidate_models'] == 256 and d['settings']['lcssf_delta'] == 'r2_1pR2' and any('objective_scale c=0.5' in l for l in d['settings']['labels']) and any('kappa=2' in l for l in d['settings']['labels']) and d['private'] == False and abs(d['privacy']['l1_sensitivity'] - 81 - 1e-10*97*9*4) < 1e-9 and abs(d['privacy']['laplace_scale'] - d['privacy']['l1_sensitivity']) < 1e-9" \
   select --data "$PROS" --response lpsa --predictors $P8 --epsilon 1 --radius 2 --penalty 5 --data-bound 3 --standardize --seed 11
-json_check "d['clamped']['y_entries'] > 0 and d['clamped']['x_entries'] > 0 and d['private'] == True and d['mode'].startswith('release')" \
+json_check "d['diagnostics']['clamped']['y_entries'] > 0 and d['diagnostics']['clamped']['x_entries'] > 0 and d['private'] == False" \
+  select --data "$PROS" --response lpsa --predictors lcavol,lweight --epsilon 1 --radius 2 --penalty 5 --data-bound 2 --seed 1
+# a real release: "private": true, only the selected model (no non-private minimiser, no clamp counts)
+json_check "d['private'] is True and d['private_reason'] == [] and 'diagnostics' not in d and 'research' not in d and 'non_private' not in json.dumps(d) and 'clamped' not in json.dumps(d) and set(d['selected_model']) == {'mask', 'predictors'}" \
   select --data "$PROS" --response lpsa --predictors lcavol,lweight --epsilon 1 --radius 2 --penalty 5 --data-bound 2
-json_check "any('LCSSF-literal candidate' in l for l in d['labels']) and any('NOT DIFFERENTIALLY PRIVATE' in l for l in d['labels']) and d['private'] == False and abs(d['research']['rss_l1_sensitivity'] - 9) < 1e-12" \
+json_check "d['private'] is True and 'diagnostics' not in d and d['released_variance'] == d['released_variance'] and 'discrete Laplace' in d['privacy']['sampler'] and d['privacy']['epsilon'] == 2" \
+  select --data "$PROS" --response lpsa --predictors lcavol,lweight --epsilon 1 --radius 2 --penalty 5 --data-bound 2 --algorithm 2 --delta 1e-6
+# a singular submodel (a duplicated column) is handled without an error, in a release and seeded
+awk -F, 'BEGIN{OFS=","} NR==1{print $0",lcavol2"; next} {print $0","$2}' "$PROS" >"$TMP/dup.csv"
+json_check "d['private'] is True and 'selected_model' in d" \
+  select --data "$TMP/dup.csv" --response lpsa --predictors lcavol,lcavol2,lweight --epsilon 1 --radius 2 --penalty 5 --data-bound 3
+json_check "d['diagnostics']['singular_submodels'] == 2" \
+  select --data "$TMP/dup.csv" --response lpsa --predictors lcavol,lcavol2,lweight --epsilon 1 --radius 2 --penalty 5 --data-bound 3 --seed 1
+expect_error "for research runs only: add --seed" select --data "$PROS" --response lpsa --predictors lcavol --epsilon 1 --radius 2 --penalty 5 --data-bound auto
+json_check "any('LCSSF-literal candidate' in l for l in d['settings']['labels']) and any('NOT DIFFERENTIALLY PRIVATE' in l for l in d['settings']['labels']) and d['private'] == False and abs(d['privacy']['l1_sensitivity'] - 9 - 1e-10*97*9*4) < 1e-9 and d['privacy']['epsilon'] is None" \
   select --data "$PROS" --response lpsa --predictors lcavol,lweight --epsilon 1 --radius 2 --penalty 5 --data-bound 3 --lcssf-delta 1pR_2 --noise-factor 1 --seed 2
-json_check "abs(d['research']['rss_l1_sensitivity'] - 25) < 1e-12 and d['settings']['data_bound']['predictor_bound'] == 1" \
+json_check "abs(d['privacy']['l1_sensitivity'] - 25 - 1e-10*97*4) < 1e-9 and d['settings']['predictor_bound'] == 1" \
   select --data "$PROS" --response lpsa --predictors lcavol,lweight --epsilon 1 --radius 2 --penalty 5 --data-bound 3 --lcssf-delta rpR_2 --seed 2
-json_check "d['settings']['algorithm'] == 2 and any('Algorithm-2-like' in l for l in d['labels']) and d['variance_truncation'] >= 0.01 and 'released_variance' in d" \
+json_check "d['settings']['algorithm'] == 2 and any('Algorithm-2-like' in l for l in d['settings']['labels']) and d['variance_truncation'] >= 0.01 and 'released_variance' in d" \
   select --data "$PROS" --response lpsa --predictors lcavol,lweight,svi --algorithm 2 --delta 0.01 --epsilon 1 --radius 2 --penalty 2 --data-bound 3 --standardize --seed 4
-json_check "d['settings']['alg2_selection'] == 'noisy_min' and d['research']['laplace_scale'] > 0" \
+json_check "d['settings']['alg2_selection'] == 'noisy_min' and d['privacy']['variance_laplace_scale'] > 0" \
   select --data "$PROS" --response lpsa --predictors lcavol,lweight,svi --algorithm 2 --delta 0.01 --epsilon 1 --radius 2 --penalty 2 --data-bound 3 --alg2-selection noisy_min --seed 4
 
 # --- bad input: clear message, non-zero exit, never a crash

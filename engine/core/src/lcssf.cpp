@@ -235,8 +235,12 @@ std::vector<ModelMask> all_models(int num_predictors) {
 
 std::vector<double> constrained_rss(const Eigen::Ref<const Eigen::MatrixXd>& x,
                                    const Eigen::Ref<const Eigen::VectorXd>& y, std::span<const ModelMask> models,
-                                   double radius) {
+                                   double radius, double singular_ridge, std::size_t* singular_models) {
   static const char* fn = "constrained_rss";
+  if (!(std::isfinite(singular_ridge) && singular_ridge >= 0.0)) {
+    throw_domain(fn, "singular_ridge", singular_ridge, "finite and >= 0");
+  }
+  if (singular_models) *singular_models = 0;
   if (x.rows() != y.size()) {
     throw_invalid(fn, "x has " + std::to_string(x.rows()) + " rows and y has " + std::to_string(y.size()) +
                           " entries, but they must be equal");
@@ -262,9 +266,13 @@ std::vector<double> constrained_rss(const Eigen::Ref<const Eigen::MatrixXd>& x,
     for (int j = 0; j < d; ++j) {
       if ((m >> j) & 1U) idx.push_back(j);
     }
-    const Eigen::MatrixXd gm = sub_gram(g, idx);
     Eigen::VectorXd cm(static_cast<Eigen::Index>(idx.size()));
     for (std::size_t i = 0; i < idx.size(); ++i) cm(static_cast<Eigen::Index>(i)) = c(idx[i]);
+    Eigen::MatrixXd gm = sub_gram(g, idx);
+    if (singular_ridge > 0.0 && gm.rows() > 0 && Eigen::LLT<Eigen::MatrixXd>(gm).info() != Eigen::Success) {
+      gm.diagonal().array() += singular_ridge;  // minimises ‖y − Xβ‖² + τ‖β‖² (see the header)
+      if (singular_models) ++*singular_models;
+    }
     out.push_back(constrained_least_squares(gm, cm, yty, radius).rss);
   }
   return out;
@@ -426,12 +434,19 @@ LcssfSelection lcssf_prepare(std::string_view function, const Eigen::Ref<const E
   const ClampedData data = clamp_to_data_bound(x, y, settings.data_bound, settings.delta_kind);
   LcssfSelection out;
   out.models = all_models(static_cast<int>(x.cols()));
-  out.rss = constrained_rss(data.x, data.y, out.models, settings.radius);
-  out.rss_l1_sensitivity = rss_l1_sensitivity(settings.data_bound, settings.radius, settings.delta_kind);
+  out.rss = constrained_rss(data.x, data.y, out.models, settings.radius, settings.singular_ridge,
+                            &out.singular_models);
+  out.rss_l1_sensitivity = rss_l1_sensitivity(settings.data_bound, settings.radius, settings.delta_kind) +
+                           settings.singular_ridge * settings.radius * settings.radius;
   out.clamped_x_entries = data.clamped_x_entries;
   out.clamped_y_entries = data.clamped_y_entries;
   out.dp_valid = is_valid_dp_calibration(settings.data_bound, settings.delta_kind);
   return out;
+}
+
+double lcssf_minimum_rss(const LcssfSelection& prepared) {
+  if (prepared.rss.empty()) throw_invalid("lcssf_minimum_rss", "the selection has no models");
+  return *std::min_element(prepared.rss.begin(), prepared.rss.end());
 }
 
 void check_lcssf_settings(std::string_view function, const LcssfSettings& s, bool algorithm2) {

@@ -107,19 +107,14 @@ ScalarMechanism ScalarMechanism::gaussian_with_sigma(double epsilon, double delt
   return ScalarMechanism(Kind::gaussian, epsilon, delta, l2_sensitivity, sigma, std::move(calibration));
 }
 
-ScalarMechanism ScalarMechanism::zero_noise_for_testing() {
-  return ScalarMechanism(Kind::none, std::numeric_limits<double>::infinity(), 0.0, 0.0, 0.0, "none");
-}
-
 double ScalarMechanism::noise_sd() const {
   switch (kind_) {
     case Kind::laplace:
       return std::numbers::sqrt2 * scale_;
     case Kind::gaussian:
       return scale_;
-    default:
-      return 0.0;
   }
+  return 0.0;
 }
 
 std::string ScalarMechanism::name() const {
@@ -128,9 +123,8 @@ std::string ScalarMechanism::name() const {
       return "laplace";
     case Kind::gaussian:
       return "gaussian";
-    default:
-      return "none";
   }
+  return "";
 }
 
 double ScalarMechanism::noise_quantile(double prob) const {
@@ -140,9 +134,8 @@ double ScalarMechanism::noise_quantile(double prob) const {
       return prob < 0.5 ? scale_ * std::log(2.0 * prob) : -scale_ * std::log(2.0 * (1.0 - prob));
     case Kind::gaussian:
       return -scale_ * std::numbers::sqrt2 * boost::math::erfc_inv(2.0 * prob);
-    default:
-      return 0.0;
   }
+  return 0.0;
 }
 
 }  // namespace dpmu::core

@@ -50,7 +50,15 @@ std::string_view to_string(SspMechanismKind kind) { return kind == SspMechanismK
 void check_ssp_mechanism(const SspMechanism& m) {
   constexpr const char* fn = "check_ssp_mechanism";
   if (m.p < 1) throw_domain(fn, "p", m.p, ">= 1");
-  check_bounds(fn, m.lower, m.upper);
+  if (m.noise_l1_sensitivity || m.noise_row_norm_squared) {
+    if (m.kind == SspMechanismKind::laplace) {
+      check_positive_finite(fn, "noise_l1_sensitivity", m.noise_l1_sensitivity.value_or(std::nan("")));
+    } else {
+      check_positive_finite(fn, "noise_row_norm_squared", m.noise_row_norm_squared.value_or(std::nan("")));
+    }
+  } else {
+    check_bounds(fn, m.lower, m.upper);
+  }
   check_positive_finite(fn, "epsilon", m.epsilon);
   if (m.kind == SspMechanismKind::wishart) {
     check_open_interval(fn, "epsilon", m.epsilon, 0.0, 1.0);
@@ -64,10 +72,12 @@ double l1_sensitivity(int p, double lower, double upper) {
   return (p + 1.0) * (p + 2.0) * bound_squared(lower, upper);
 }
 
-double ssp_laplace_scale(const SspMechanism& m) {
+double ssp_l1_sensitivity(const SspMechanism& m) {
   check_ssp_mechanism(m);
-  return l1_sensitivity(m.p, m.lower, m.upper) / m.epsilon;
+  return m.noise_l1_sensitivity ? *m.noise_l1_sensitivity : l1_sensitivity(m.p, m.lower, m.upper);
 }
+
+double ssp_laplace_scale(const SspMechanism& m) { return ssp_l1_sensitivity(m) / m.epsilon; }
 
 WishartParameters ssp_wishart_parameters(const SspMechanism& m) {
   check_ssp_mechanism(m);
@@ -75,7 +85,7 @@ WishartParameters ssp_wishart_parameters(const SspMechanism& m) {
   WishartParameters w;
   w.dimension = m.p + 1;
   w.degrees_of_freedom = std::floor(m.p + 1.0 + 28.0 * std::log(4.0 / m.delta) / (m.epsilon * m.epsilon));
-  w.scale = (m.p + 1.0) * bound_squared(m.lower, m.upper);
+  w.scale = m.noise_row_norm_squared ? *m.noise_row_norm_squared : (m.p + 1.0) * bound_squared(m.lower, m.upper);
   return w;
 }
 

@@ -82,10 +82,22 @@ double subset_statistic(const Prior& prior, double log_one_minus_r_squared, doub
   return log_statistic(prior, log_one_minus_r_squared, b, p, p0);
 }
 
+double mean_censored(std::span<const double> subset_statistics, const CensoringLimits& limits) {
+  if (subset_statistics.empty()) throw std::invalid_argument("mean_censored: no subset statistics");
+  double sum = 0.0;
+  for (double t : subset_statistics) {
+    if (std::isnan(t)) throw std::invalid_argument("mean_censored: a subset statistic is NaN");
+    sum += censor(t, limits);
+  }
+  return sum / static_cast<double>(subset_statistics.size());
+}
+
 std::vector<double> subset_statistics(const Eigen::Ref<const Eigen::MatrixXd>& common,
                                       const Eigen::Ref<const Eigen::MatrixXd>& tested,
                                       const Eigen::Ref<const Eigen::VectorXd>& response,
-                                      const std::vector<std::vector<std::size_t>>& partition, const Prior& prior) {
+                                      const std::vector<std::vector<std::size_t>>& partition, const Prior& prior,
+                                      std::optional<double> failure_value, std::size_t* failed_subsets) {
+  if (failed_subsets) *failed_subsets = 0;
   std::vector<double> out;
   out.reserve(partition.size());
   for (std::size_t s = 0; s < partition.size(); ++s) {
@@ -99,16 +111,22 @@ std::vector<double> subset_statistics(const Eigen::Ref<const Eigen::MatrixXd>& c
       x.row(i) = tested.row(r);
       y(i) = response(r);
     }
-    NestedFit fit;
+    double t = 0.0;
     try {
-      fit = fit_nested_models(c, x, y);
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument("subset " + std::to_string(s + 1) + " of " + std::to_string(partition.size()) +
-                                  " (" + std::to_string(b) + " rows): " + e.what() +
-                                  "; use fewer subsets (smaller M)");
+      const NestedFit fit = fit_nested_models(c, x, y);
+      t = subset_statistic(prior, fit.log_one_minus_r_squared, static_cast<double>(b),
+                           static_cast<int>(tested.cols()), static_cast<int>(common.cols()));
+      if (std::isnan(t)) throw std::domain_error("the statistic is not a number");
+    } catch (const std::logic_error& e) {  // invalid_argument and domain_error
+      if (!failure_value) {
+        throw std::invalid_argument("subset " + std::to_string(s + 1) + " of " + std::to_string(partition.size()) +
+                                    " (" + std::to_string(b) + " rows): " + e.what() +
+                                    "; use fewer subsets (smaller M)");
+      }
+      t = *failure_value;
+      if (failed_subsets) ++*failed_subsets;
     }
-    out.push_back(subset_statistic(prior, fit.log_one_minus_r_squared, static_cast<double>(b),
-                                   static_cast<int>(tested.cols()), static_cast<int>(common.cols())));
+    out.push_back(t);
   }
   return out;
 }

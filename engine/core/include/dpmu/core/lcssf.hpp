@@ -97,9 +97,13 @@ std::vector<ModelMask> all_models(int num_predictors);
 ///   std::domain_error for R ≤ 0, non-finite data, d > 20, or a singular submodel design.
 /// Deterministic. Cost: one d×d Gram matrix, then O(k³) per model (OLS) plus O(k³) per
 /// homotopy step when the constraint is active.
+/// @param singular_ridge τ ≥ 0: if > 0, a submodel whose Gram matrix is not positive definite is
+///   not an error; its S_M is min_{‖β‖₁ ≤ R} ‖y − Xβ‖² + τ‖β‖² (G + τI is PD), which exceeds the
+///   true constrained minimum by at most τR² (a public, data-independent bound).
+/// @param singular_models if non-null, receives the number of submodels that needed τ.
 std::vector<double> constrained_rss(const Eigen::Ref<const Eigen::MatrixXd>& x,
                                    const Eigen::Ref<const Eigen::VectorXd>& y, std::span<const ModelMask> models,
-                                   double radius);
+                                   double radius, double singular_ridge = 0.0, std::size_t* singular_models = nullptr);
 
 // ---------------------------------------------------------------------------------------------
 // Data bound, clamping and sensitivity (METHODS.md §6.1, §6.3)
@@ -226,6 +230,9 @@ struct LcssfSettings {
   double noise_factor = 2.0;     ///< κ: Algorithm 1 Laplace scale κΔ/ε [U]; 2 is ε-DP for any score
   double variance_floor = 0.01;  ///< τ²_min > 0, public floor of Algorithm 2's released variance [R]
   Alg2Selection alg2_selection = Alg2Selection::exponential_mechanism;  ///< [U]
+  /// τ of constrained_rss for singular submodels (0: a singular submodel is an error). Releases set
+  /// it (LcssfRelease) and lcssf_prepare then adds τR² to Δ_S.
+  double singular_ridge = 0.0;
 };
 
 /// Validate settings for Algorithm 1 (and 2 if `algorithm2`). Names the offending field.
@@ -249,6 +256,7 @@ struct LcssfSelection {
   double laplace_scale = 0.0;            ///< noise scale of the selection step (0 for the exp. mech.)
   std::size_t clamped_x_entries = 0;
   std::size_t clamped_y_entries = 0;
+  std::size_t singular_models = 0;       ///< submodels that needed the singular ridge — NOT private
   bool dp_valid = true;                  ///< false for 1pR_2 with r > 1
   // Algorithm 2 only
   double released_variance = 0.0;        ///< ŝ (private, ε); may be negative
@@ -300,6 +308,15 @@ template <class Rng>
 LcssfSelection lcssf_release_algorithm2(LcssfSelection prepared, std::size_t n, const LcssfSettings& settings,
                                         double epsilon, double delta, Rng& rng);
 
+/// min_M S_M of a prepared selection (confidential). @throws std::invalid_argument if it has no models.
+double lcssf_minimum_rss(const LcssfSelection& prepared);
+/// Steps 1 (after the noise) to 3 of Algorithm 2: ŝ = noisy_mean_rss − b log(1/(2δ)) with
+/// noisy_mean_rss = min S/n + Laplace(b), b = Δ_S/(nε) drawn by the caller (e.g. an exact discrete
+/// sampler for a real release), τ² = max(ŝ, τ²_min), then the selection. Draws as
+/// lcssf_release_algorithm2 after its first variate. @throws std::domain_error for δ ∉ (0, 1).
+template <class Rng>
+LcssfSelection lcssf_select_algorithm2(LcssfSelection prepared, std::size_t n, const LcssfSettings& settings,
+                                       double epsilon, double delta, double noisy_mean_rss, Rng& rng);
 namespace detail {
 void check_scores(const char* function, std::span<const double> scores);
 std::size_t argmin(std::span<const double> v);
@@ -364,13 +381,20 @@ template <class Rng>
 LcssfSelection lcssf_release_algorithm2(LcssfSelection prepared, std::size_t n, const LcssfSettings& settings,
                                         double epsilon, double delta, Rng& rng) {
   if (!(delta > 0.0 && delta < 1.0)) throw_domain("lcssf_algorithm2", "delta", delta, "in (0, 1)");
-  LcssfSelection out = std::move(prepared);
   const double nd = static_cast<double>(n);
-  double min_rss = out.rss[0];
-  for (double s : out.rss) min_rss = s < min_rss ? s : min_rss;
-  const double b = out.rss_l1_sensitivity / (nd * epsilon);
+  const double b = prepared.rss_l1_sensitivity / (nd * epsilon);
+  const double noisy = lcssf_minimum_rss(prepared) / nd + laplace(rng, b);
+  return lcssf_select_algorithm2(std::move(prepared), n, settings, epsilon, delta, noisy, rng);
+}
+
+template <class Rng>
+LcssfSelection lcssf_select_algorithm2(LcssfSelection prepared, std::size_t n, const LcssfSettings& settings,
+                                       double epsilon, double delta, double noisy_mean_rss, Rng& rng) {
+  if (!(delta > 0.0 && delta < 1.0)) throw_domain("lcssf_algorithm2", "delta", delta, "in (0, 1)");
+  LcssfSelection out = std::move(prepared);
+  const double b = out.rss_l1_sensitivity / (static_cast<double>(n) * epsilon);
   out.variance_laplace_scale = b;
-  out.released_variance = min_rss / nd + laplace(rng, b) - b * std::log(1.0 / (2.0 * delta));
+  out.released_variance = noisy_mean_rss - b * std::log(1.0 / (2.0 * delta));
   out.variance_truncation = std::max(out.released_variance, settings.variance_floor);
   out.scores = profile_likelihood_scores(out.rss, out.models, n, settings.penalty, out.variance_truncation);
   out.score_l1_sensitivity = profile_likelihood_l1_sensitivity(out.rss_l1_sensitivity, out.variance_truncation);

@@ -49,7 +49,7 @@ GaussianCalibration parse_gaussian_calibration(std::string_view name);
 /// construction; sampling is unchecked.
 class ScalarMechanism {
  public:
-  enum class Kind { laplace, gaussian, none };
+  enum class Kind { laplace, gaussian };
 
   /// Laplace(0, l1_sensitivity/epsilon): ε-DP. @throws std::domain_error for invalid parameters.
   static ScalarMechanism laplace(double epsilon, double l1_sensitivity);
@@ -62,19 +62,17 @@ class ScalarMechanism {
   static ScalarMechanism gaussian_with_sigma(double epsilon, double delta, double l2_sensitivity, double sigma,
                                              std::string calibration);
 
-  /// No noise. Exists only for tests: a private pipeline with it must equal the non-private one.
-  static ScalarMechanism zero_noise_for_testing();
 
   Kind kind() const { return kind_; }
   double epsilon() const { return epsilon_; }
   double delta() const { return delta_; }
   /// L1 sensitivity for Laplace, L2 sensitivity for Gaussian (they coincide for scalars).
   double sensitivity() const { return sensitivity_; }
-  /// Laplace scale b or Gaussian σ (0 for none).
+  /// Laplace scale b or Gaussian σ.
   double scale() const { return scale_; }
   /// Standard deviation of the noise (√2 b for Laplace, σ for Gaussian).
   double noise_sd() const;
-  /// "laplace", "gaussian" or "none".
+  /// "laplace" or "gaussian".
   std::string name() const;
   /// How the scale was calibrated: "laplace", "analytic-gaussian-exact", or the label given.
   const std::string& calibration() const { return calibration_; }
@@ -91,9 +89,8 @@ class ScalarMechanism {
         return core::laplace(rng, scale_);
       case Kind::gaussian:
         return scale_ * standard_normal(rng);
-      default:
-        return 0.0;
     }
+    return 0.0;
   }
 
  private:

@@ -101,7 +101,7 @@ class SecureNoiseSampler {
   /// @param value_bound a public bound on |value| (0: none). The grid is made at least
   ///   2^(⌈log2 value_bound⌉ − 50) so that every value in range fits (|value/g| < 2^52); a coarser grid
   ///   only coarsens the noise lattice, the privacy calibration accounts for it.
-  /// @throws std::invalid_argument for the zero-noise mechanism, dimension 0, or a Gaussian with
+  /// @throws std::invalid_argument for dimension 0 or a Gaussian with
   ///   dimension > 1; std::domain_error if calibration fails.
   explicit SecureNoiseSampler(const ScalarMechanism& mechanism, std::size_t dimension = 1, double value_bound = 0.0);
 

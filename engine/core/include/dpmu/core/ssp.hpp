@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -35,19 +36,32 @@ SspMechanismKind parse_ssp_mechanism(std::string_view name);
 /// The spelling accepted by parse_ssp_mechanism. Deterministic.
 std::string_view to_string(SspMechanismKind kind);
 
-/// Public parameters of one perturbation of G. Bounds [lower, upper] hold every entry of D.
+/// Public parameters of one perturbation of G.
+///
+/// Two ways to fix the noise scale: (a) the paper's reading (PB §5), bounds [lower, upper] on every
+/// entry of the *centred* data matrix D, Δ1 = (p+1)(p+2)(l² ∨ u²) and B² = (p+1)(l² ∨ u²) — used to
+/// reproduce the paper's simulations; (b) the sensitivities derived by SspRelease from public bounds
+/// on the raw values (release.hpp), stored in noise_l1_sensitivity / noise_row_norm_squared, which
+/// then take precedence (lower/upper are ignored). Real releases always use (b).
 struct SspMechanism {
   SspMechanismKind kind = SspMechanismKind::laplace;
   int p = 1;             ///< predictors (G is (p+1)×(p+1))
-  double lower = -1.0;   ///< l < 0
-  double upper = 1.0;    ///< u > 0
+  double lower = -1.0;   ///< l < 0 (reading a)
+  double upper = 1.0;    ///< u > 0 (reading a)
   double epsilon = 1.0;  ///< > 0 (Wishart: < 1)
   double delta = 0.0;    ///< Wishart only: in (0, 1]
+  std::optional<double> noise_l1_sensitivity;    ///< Δ1 of G's unique entries (reading b)
+  std::optional<double> noise_row_norm_squared;  ///< Wishart B² (reading b)
 };
 
-/// Validate: p ≥ 1; l < 0 < u finite; ε > 0 finite; Wishart: 0 < ε < 1 and 0 < δ ≤ 1.
+/// Validate: p ≥ 1; l < 0 < u finite (reading a) or positive finite sensitivities (reading b);
+/// ε > 0 finite; Wishart: 0 < ε < 1 and 0 < δ ≤ 1.
 /// @throws std::domain_error naming the parameter (format of checks.hpp).
 void check_ssp_mechanism(const SspMechanism& m);
+
+/// The L1 sensitivity of G's unique entries that fixes the Laplace scale: noise_l1_sensitivity if
+/// set, else the paper's l1_sensitivity(p, lower, upper). @throws as check_ssp_mechanism.
+double ssp_l1_sensitivity(const SspMechanism& m);
 
 /// L1 sensitivity of the (p+1)(p+2)/2 unique entries of G (paper §5): (p+1)(p+2)(l² ∨ u²).
 /// @throws std::domain_error for p < 1 or invalid bounds. Deterministic.
@@ -60,7 +74,7 @@ double ssp_laplace_scale(const SspMechanism& m);
 struct WishartParameters {
   int dimension = 2;                ///< d = p + 1
   double degrees_of_freedom = 0.0;  ///< k = ⌊p + 1 + 28 log(4/δ)/ε²⌋
-  double scale = 0.0;               ///< B² = (p+1)(l² ∨ u²); M ~ W_d(k, B² I)
+  double scale = 0.0;               ///< B² (noise_row_norm_squared, or (p+1)(l² ∨ u²)); M ~ W_d(k, B² I)
 };
 
 /// @throws as check_ssp_mechanism (requires kind == wishart). Deterministic.
@@ -120,51 +134,6 @@ Eigen::MatrixXd noisy_gram_matrix(const Eigen::Ref<const Eigen::MatrixXd>& gram,
   }
   if (!gram.allFinite()) throw_domain("noisy_gram_matrix", "gram", std::nan(""), "finite in every entry");
   return gram + ssp_noise(m, rng);
-}
-
-/// G* for a real data release, resistant to the floating-point attack on textbook samplers
-/// (Mironov 2012). `rng` must be a cryptographically secure generator (e.g. runtime::SecureRng).
-/// Laplace: every unique entry G_jj' (j ≥ j') is rounded to a power-of-two grid and exact discrete
-/// Laplace noise is added (SecureNoiseSampler with dimension (p+1)(p+2)/2: the rounding is charged
-/// to the L1 sensitivity, so the release is exactly ε-DP); the result is mirrored.
-/// Wishart: M ~ W(k, B²I) is drawn by Bartlett from `rng` and G* is snapped to the grid
-/// 2^(⌊log2(B²√k)⌋ − 40) (Mironov's snapping idea; not an exact discrete sampler — documented in
-/// docs/decisions.md). `n` (public) bounds the entries: |G_jj'| ≤ n (l² ∨ u²).
-/// @throws as noisy_gram_matrix.
-template <class Rng>
-Eigen::MatrixXd noisy_gram_matrix_for_release(const Eigen::Ref<const Eigen::MatrixXd>& gram, const SspMechanism& m,
-                                              double n, Rng& rng) {
-  check_ssp_mechanism(m);
-  if (gram.rows() != m.p + 1 || gram.cols() != m.p + 1) {
-    throw_invalid("noisy_gram_matrix_for_release", "gram must be (p+1)x(p+1) with p = " + std::to_string(m.p));
-  }
-  if (!gram.allFinite()) throw_domain("noisy_gram_matrix_for_release", "gram", std::nan(""), "finite in every entry");
-  const int d = m.p + 1;
-  Eigen::MatrixXd out(d, d);
-  if (m.kind == SspMechanismKind::laplace) {
-    const auto mech = ScalarMechanism::laplace(m.epsilon, l1_sensitivity(m.p, m.lower, m.upper));
-    const double bound = n * std::max(m.lower * m.lower, m.upper * m.upper);
-    const SecureNoiseSampler sampler(mech, static_cast<std::size_t>(d) * static_cast<std::size_t>(d + 1) / 2, bound);
-    for (int j = 0; j < d; ++j) {
-      for (int i = j; i < d; ++i) {
-        out(i, j) = sampler.add(gram(i, j), rng).value;
-        out(j, i) = out(i, j);
-      }
-    }
-    return out;
-  }
-  const WishartParameters w = ssp_wishart_parameters(m);
-  out = gram + wishart_sample(rng, d, w.degrees_of_freedom, w.scale);
-  out.diagonal().array() -= w.degrees_of_freedom * w.scale;
-  const double grid =
-      std::ldexp(1.0, static_cast<int>(std::floor(std::log2(w.scale * std::sqrt(w.degrees_of_freedom)))) - 40);
-  for (int j = 0; j < d; ++j) {
-    for (int i = j; i < d; ++i) {
-      out(i, j) = std::nearbyint(out(i, j) / grid) * grid;
-      out(j, i) = out(i, j);
-    }
-  }
-  return out;
 }
 
 /// How the threshold e_λ refers to the off-diagonal noise E_ij.

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <stdexcept>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,11 +55,18 @@ double subset_statistic(const Prior& prior, double log_one_minus_r_squared, doub
 /// T_i for every subset of `partition`, each fitted on its own rows (the intercept and common
 /// coefficients are re-estimated within the subset, METHODS.md A16).
 /// @param common n×p0 (intercept column included), tested n×p, response n.
-/// @throws std::invalid_argument if a subset is rank-deficient (message names the subset) or as fit_nested_models.
+/// @param failure_value if set, a subset whose statistic cannot be computed (rank-deficient design,
+///   constant response, exact fit: fit_nested_models or subset_statistic throws) gets this value
+///   instead of an error (releases: SubsampleAggregateRelease::failure_value()).
+/// @param failed_subsets if non-null, receives the number of such subsets.
+/// @throws std::invalid_argument if a subset is rank-deficient and no failure_value is given (the
+///   message names the subset), or as fit_nested_models.
 std::vector<double> subset_statistics(const Eigen::Ref<const Eigen::MatrixXd>& common,
                                       const Eigen::Ref<const Eigen::MatrixXd>& tested,
                                       const Eigen::Ref<const Eigen::VectorXd>& response,
-                                      const std::vector<std::vector<std::size_t>>& partition, const Prior& prior);
+                                      const std::vector<std::vector<std::size_t>>& partition, const Prior& prior,
+                                      std::optional<double> failure_value = std::nullopt,
+                                      std::size_t* failed_subsets = nullptr);
 
 /// The mechanism of a subsample-and-aggregate release of the average of M statistics censored to
 /// [L, U] (sensitivity Δ/M, Δ = U − L): Laplace(Δ/(Mε)) when δ = 0, else the analytic Gaussian with
@@ -75,6 +83,10 @@ struct AggregateRelease {
   double noisy_statistic = 0.0;     ///< T̃ = mean_censored + η (DP; the §4.2 interval is built on it)
   double released_statistic = 0.0;  ///< T* = (T̃ ∨ L) ∧ U (DP)
 };
+
+/// (1/M) Σ (T_i ∨ L) ∧ U, the confidential average of the censored statistics (paper Eq. 1).
+/// @throws std::invalid_argument for an empty span or a NaN statistic.
+double mean_censored(std::span<const double> subset_statistics, const CensoringLimits& limits);
 
 /// Censor each T_i to [L, U], average, add one draw of the mechanism's noise, censor again.
 /// Draws once from rng. @throws std::invalid_argument for an empty span, NaN statistics.
@@ -145,15 +157,7 @@ template <class Rng>
 AggregateRelease aggregate_and_release(std::span<const double> subset_statistics, const CensoringLimits& limits,
                                        const ScalarMechanism& mechanism, Rng& rng) {
   AggregateRelease out;
-  if (subset_statistics.empty()) {
-    throw std::invalid_argument("aggregate_and_release: no subset statistics");
-  }
-  double sum = 0.0;
-  for (double t : subset_statistics) {
-    if (std::isnan(t)) throw std::invalid_argument("aggregate_and_release: a subset statistic is NaN");
-    sum += censor(t, limits);
-  }
-  out.mean_censored = sum / static_cast<double>(subset_statistics.size());
+  out.mean_censored = mean_censored(subset_statistics, limits);
   out.noise = mechanism.sample(rng);
   out.noisy_statistic = out.mean_censored + out.noise;
   out.released_statistic = censor(out.noisy_statistic, limits);
