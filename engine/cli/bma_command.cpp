@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "audit_command.hpp"
 #include "release_report.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/bma.hpp"
@@ -540,58 +541,104 @@ void run_bma(BmaCliOptions o) {
   std::cout << report.finish().dump(2) << "\n";
 }
 
+void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
+  cmd->add_option("--data", o.data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--response", o.response, "Response column Y")->required();
+  cmd->add_option("--predictors", o.predictors,
+                  "Comma-separated candidate predictors (at most 63; MCMC search beyond 24)")
+      ->required()
+      ->delimiter(',');
+  cmd->add_option("--always-include", o.always_include, "Predictors forced into every model")->delimiter(',');
+  cmd->add_option("--bounds", o.bounds,
+                  "Public bounds on the raw values: l,u for every column, or l1,u1,...,l(p+1),u(p+1) (predictors in "
+                  "order, response last). Values are clamped into them before centring.")
+      ->delimiter(',');
+  cmd->add_option("--epsilon", o.epsilon, "Privacy parameter epsilon > 0 (wishart: < 1)");
+  cmd->add_option("--delta", o.delta, "Privacy parameter delta in (0, 1) (wishart only; required)");
+  cmd->add_option("--mechanism", o.mechanism, "laplace | wishart")->capture_default_str();
+  cmd->add_option("--threshold", o.threshold, "Also report the hard-thresholded analysis at this percentile in (0,1)");
+  cmd->add_option("--threshold-reference", o.threshold_reference,
+                  "absolute (percentile of |E_ij|) | signed (percentile of E_ij)")
+      ->capture_default_str();
+  cmd->add_option("--ridge", o.ridge, "auto | VALUE: ridge r added to the diagonal of G*")->capture_default_str();
+  cmd->add_option("--ridge-draws", o.ridge_draws, "Monte Carlo draws for the Laplace ridge")->capture_default_str();
+  cmd->add_option("--prior", o.prior,
+                  "zellner-siow | zellner-siow-laplace | g-prior | hyper-g | hyper-g-n | robust | bic | aic | lr")
+      ->capture_default_str();
+  cmd->add_option("--g", o.g, "Fixed g of the g-prior (default: n)");
+  cmd->add_option("--a", o.a, "Parameter a > 2 of hyper-g and hyper-g-n")->capture_default_str();
+  cmd->add_option("--model-prior", o.model_prior, "beta-binomial:A,B | uniform | bernoulli:W")->capture_default_str();
+  cmd->add_option("--confidence", o.confidence, "Confidence level of the mechanism confidence sets (Sec. 5.1)");
+  cmd->add_option("--simulations", o.simulations, "Noise draws for the confidence sets")->capture_default_str();
+  cmd->add_option("--bins", o.bins, "Histogram bins")->capture_default_str();
+  cmd->add_option("--norm", o.norm, "frobenius | spectral | max-abs")->capture_default_str();
+  cmd->add_option("--seed", o.seed,
+                  "Seed: reproducible simulation noise; the output says \"private\": false. Without it, secure noise");
+  cmd->add_flag("--non-private", o.non_private, "Exact (confidential) model averaging, no noise");
+  cmd->add_flag("--rescale", o.rescale,
+                "Divide each column by the width u - l of its public bounds before centring (noise in proportion to "
+                "each column's range)");
+  cmd->add_option("--synthetic-out", o.synthetic_out,
+                  "Write synthetic data with D'D = G*+rI (Prop. 3) to this new CSV (never the input)");
+  cmd->add_flag("--force", o.force, "Allow --synthetic-out to replace an existing file (never the input)");
+  cmd->add_option("--top-models", o.top_models, "Number of most probable models to list")->capture_default_str();
+  cmd->add_flag("--mcmc", o.mcmc, "Sample models by MCMC instead of enumerating them (automatic for p > 24)");
+  cmd->add_option("--mcmc-tolerance", o.mcmc_tolerance, "MCMC stopping rule: max PIP difference between halves")
+      ->capture_default_str();
+}
+
+/// `dpmu audit bma`: the release path up to G* (everything after it is post-processing).
+AuditTarget bma_audit_target(BmaCliOptions o) {
+  if (o.non_private) throw std::invalid_argument("dpmu audit bma audits a private release: drop --non-private");
+  o.seed.reset();
+  o.synthetic_out.clear();
+  const BmaPlan plan = plan_bma(o);
+  const runtime::DataTable table = runtime::read_csv(o.data, plan.columns);
+  AuditTarget t;
+  t.command = "dpmu bma";
+  t.data = table.matrix(plan.columns);
+  t.columns = plan.columns;
+  core::SspReleaseSettings rs;
+  rs.mechanism = plan.mechanism;
+  rs.bounds = plan.bounds;
+  rs.epsilon = *o.epsilon;
+  rs.delta = o.delta.value_or(0.0);
+  rs.n = static_cast<std::size_t>(t.data.rows());
+  rs.p = static_cast<int>(plan.p);
+  rs.rescale = o.rescale;
+  auto release = std::make_shared<const core::SspRelease>(rs);
+  t.guarantee = release->privacy();
+  t.bounds = release->settings().bounds;
+  t.bounds_source = "--bounds (public)";
+  t.release = [release](const Eigen::MatrixXd& rows, core::NoiseSource& noise) {
+    const Eigen::MatrixXd g = release->release(rows, noise).released_gram;
+    Eigen::VectorXd v(g.rows() * (g.rows() + 1) / 2);
+    Eigen::Index u = 0;
+    for (Eigen::Index j = 0; j < g.cols(); ++j) {
+      for (Eigen::Index i = j; i < g.rows(); ++i) v(u++) = g(i, j);
+    }
+    return v;
+  };
+  return t;
+}
+
 }  // namespace
 
-void add_bma_command(CLI::App& app) {
+void add_bma_command(CLI::App& app, CLI::App& audit) {
   auto o = std::make_shared<BmaCliOptions>();
   CLI::App* cmd = app.add_subcommand(
       "bma",
       "Differentially private Bayesian model averaging and selection by perturbing the Gram matrix of the "
       "centred data (Pena & Barrientos 2024, Sec. 5). Prints JSON.");
-  cmd->add_option("--data", o->data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--response", o->response, "Response column Y")->required();
-  cmd->add_option("--predictors", o->predictors,
-                  "Comma-separated candidate predictors (at most 63; MCMC search beyond 24)")
-      ->required()
-      ->delimiter(',');
-  cmd->add_option("--always-include", o->always_include, "Predictors forced into every model")->delimiter(',');
-  cmd->add_option("--bounds", o->bounds,
-                  "Public bounds on the raw values: l,u for every column, or l1,u1,...,l(p+1),u(p+1) (predictors in "
-                  "order, response last). Values are clamped into them before centring.")
-      ->delimiter(',');
-  cmd->add_option("--epsilon", o->epsilon, "Privacy parameter epsilon > 0 (wishart: < 1)");
-  cmd->add_option("--delta", o->delta, "Privacy parameter delta in (0, 1) (wishart only; required)");
-  cmd->add_option("--mechanism", o->mechanism, "laplace | wishart")->capture_default_str();
-  cmd->add_option("--threshold", o->threshold, "Also report the hard-thresholded analysis at this percentile in (0,1)");
-  cmd->add_option("--threshold-reference", o->threshold_reference,
-                  "absolute (percentile of |E_ij|) | signed (percentile of E_ij)")
-      ->capture_default_str();
-  cmd->add_option("--ridge", o->ridge, "auto | VALUE: ridge r added to the diagonal of G*")->capture_default_str();
-  cmd->add_option("--ridge-draws", o->ridge_draws, "Monte Carlo draws for the Laplace ridge")->capture_default_str();
-  cmd->add_option("--prior", o->prior,
-                  "zellner-siow | zellner-siow-laplace | g-prior | hyper-g | hyper-g-n | robust | bic | aic | lr")
-      ->capture_default_str();
-  cmd->add_option("--g", o->g, "Fixed g of the g-prior (default: n)");
-  cmd->add_option("--a", o->a, "Parameter a > 2 of hyper-g and hyper-g-n")->capture_default_str();
-  cmd->add_option("--model-prior", o->model_prior, "beta-binomial:A,B | uniform | bernoulli:W")->capture_default_str();
-  cmd->add_option("--confidence", o->confidence, "Confidence level of the mechanism confidence sets (Sec. 5.1)");
-  cmd->add_option("--simulations", o->simulations, "Noise draws for the confidence sets")->capture_default_str();
-  cmd->add_option("--bins", o->bins, "Histogram bins")->capture_default_str();
-  cmd->add_option("--norm", o->norm, "frobenius | spectral | max-abs")->capture_default_str();
-  cmd->add_option("--seed", o->seed,
-                  "Seed: reproducible simulation noise; the output says \"private\": false. Without it, secure noise");
-  cmd->add_flag("--non-private", o->non_private, "Exact (confidential) model averaging, no noise");
-  cmd->add_flag("--rescale", o->rescale,
-                "Divide each column by the width u - l of its public bounds before centring (noise in proportion to "
-                "each column's range)");
-  cmd->add_option("--synthetic-out", o->synthetic_out,
-                  "Write synthetic data with D'D = G*+rI (Prop. 3) to this new CSV (never the input)");
-  cmd->add_flag("--force", o->force, "Allow --synthetic-out to replace an existing file (never the input)");
-  cmd->add_option("--top-models", o->top_models, "Number of most probable models to list")->capture_default_str();
-  cmd->add_flag("--mcmc", o->mcmc, "Sample models by MCMC instead of enumerating them (automatic for p > 24)");
-  cmd->add_option("--mcmc-tolerance", o->mcmc_tolerance, "MCMC stopping rule: max PIP difference between halves")
-      ->capture_default_str();
+  register_bma_options(cmd, *o);
   cmd->callback([o] { run_bma(*o); });
+  auto ao = std::make_shared<BmaCliOptions>();
+  auto audit_options = std::make_shared<AuditCliOptions>();
+  CLI::App* acmd = audit.add_subcommand(
+      "bma", "Audit the release of dpmu bma (the noisy Gram matrix) on neighbouring data sets built from --bounds");
+  register_bma_options(acmd, *ao);
+  add_audit_options(acmd, *audit_options);
+  acmd->callback([ao, audit_options] { run_audit(bma_audit_target(*ao), *audit_options); });
 }
 
 }  // namespace dpmu::cli

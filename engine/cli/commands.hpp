@@ -9,8 +9,9 @@
 
 namespace dpmu::cli {
 
+/// Each release command registers itself and its `dpmu audit <command>` twin (audit_command.hpp).
 /// `dpmu test`: non-private and DP tests of nested linear models (paper §4).
-void add_test_command(CLI::App& app);
+void add_test_command(CLI::App& app, CLI::App& audit);
 
 /// `dpmu plan-test`: choose M and censoring limits by simulated MSE (paper §4.5).
 void add_plan_test_command(CLI::App& app);
@@ -22,9 +23,9 @@ void add_run_command(CLI::App& app);
 void add_results_commands(CLI::App& app);
 
 /// `dpmu bma`: DP Bayesian model averaging by sufficient-statistic perturbation (paper §5).
-void add_bma_command(CLI::App& app);
+void add_bma_command(CLI::App& app, CLI::App& audit);
 /// `dpmu select`: DP model selection of Lei et al. (2018), Algorithms 1 and 2 (METHODS.md §6).
-void add_select_command(CLI::App& app);
+void add_select_command(CLI::App& app, CLI::App& audit);
 
 /// Refuse an output file that would overwrite one of `inputs` (same file, by path equivalence) or,
 /// unless `force`, any existing file; and one whose folder does not exist. Called before any work.

@@ -20,12 +20,15 @@ int main(int argc, char** argv) {
       "(Peña & Barrientos, JMLR 25, 2024; Lei et al., JRSS A 2018)"};
   app.set_version_flag("--version", std::string("dpmu ") + DPMU_VERSION + " (" + DPMU_GIT_SHA + ")");
   app.require_subcommand(1);
-  dpmu::cli::add_test_command(app);
+  CLI::App* audit = app.add_subcommand(
+      "audit", "Empirical privacy audit of a release command on neighbouring data sets (docs/privacy.md)");
+  audit->require_subcommand(1);
+  dpmu::cli::add_test_command(app, *audit);
   dpmu::cli::add_plan_test_command(app);
-  dpmu::cli::add_select_command(app);
+  dpmu::cli::add_select_command(app, *audit);
   dpmu::cli::add_run_command(app);
   dpmu::cli::add_results_commands(app);
-  dpmu::cli::add_bma_command(app);
+  dpmu::cli::add_bma_command(app, *audit);
   dpmu::experiments::register_builtin_experiments();
   try {
     app.parse(argc, argv);

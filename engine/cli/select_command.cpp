@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "audit_command.hpp"
 #include "release_report.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/checks.hpp"
@@ -66,8 +67,22 @@ double parse_number(const std::string& option, const std::string& text) {
   }
 }
 
-void run_select(const SelectOptions& o) {
+/// What a selection needs, checked (options first, then the data).
+struct SelectPlan {
+  core::LcssfSettings lcssf;
+  Eigen::MatrixXd x;
+  Eigen::VectorXd y;
+  std::vector<std::string> labels;
+  core::LcssfReleaseSettings release;
+};
+
+SelectPlan plan_select(const SelectOptions& o) {
   static const char* fn = "dpmu select";
+  if ((o.data_bound == "auto" || o.standardize) && !o.seed) {
+    throw std::invalid_argument(
+        "--data-bound auto and --standardize use the confidential data and are for research runs only: add --seed "
+        "(the output then says \"private\": false), or give a public --data-bound without --standardize");
+  }
   if (o.algorithm != 1 && o.algorithm != 2) {
     throw std::invalid_argument("--algorithm is " + std::to_string(o.algorithm) + ", but must be 1 or 2");
   }
@@ -115,11 +130,6 @@ void run_select(const SelectOptions& o) {
     labels.push_back("--standardize: columns centred and scaled by their confidential means and sds "
                      "(non-private preprocessing, as LCSSF's 'standardized' data; not covered by the DP guarantee)");
   }
-  if ((o.data_bound == "auto" || o.standardize) && !o.seed) {
-    throw std::invalid_argument(
-        "--data-bound auto and --standardize use the confidential data and are for research runs only: add --seed "
-        "(the output then says \"private\": false), or give a public --data-bound without --standardize");
-  }
   if (o.data_bound == "auto") {
     const double max_abs_y = y.cwiseAbs().maxCoeff();
     const double max_abs_x = x.cwiseAbs().maxCoeff();
@@ -132,14 +142,27 @@ void run_select(const SelectOptions& o) {
     core::check_positive_finite(fn, "--data-bound", s.data_bound);
   }
 
-  core::LcssfReleaseSettings rs;
-  rs.lcssf = s;
-  rs.algorithm = o.algorithm;
-  rs.epsilon = *o.epsilon;
-  rs.delta = o.delta.value_or(0.0);
-  rs.n = static_cast<std::size_t>(x.rows());
-  rs.d = static_cast<int>(x.cols());
-  const core::LcssfRelease release(rs);
+  SelectPlan plan;
+  plan.release.lcssf = s;
+  plan.release.algorithm = o.algorithm;
+  plan.release.epsilon = *o.epsilon;
+  plan.release.delta = o.delta.value_or(0.0);
+  plan.release.n = static_cast<std::size_t>(x.rows());
+  plan.release.d = static_cast<int>(x.cols());
+  plan.lcssf = s;
+  plan.x = std::move(x);
+  plan.y = std::move(y);
+  plan.labels = std::move(labels);
+  return plan;
+}
+
+void run_select(const SelectOptions& o) {
+  SelectPlan plan = plan_select(o);
+  const core::LcssfSettings& s = plan.lcssf;
+  const Eigen::MatrixXd& x = plan.x;
+  const Eigen::VectorXd& y = plan.y;
+  std::vector<std::string>& labels = plan.labels;
+  const core::LcssfRelease release(plan.release);
   const core::PrivacyGuarantee guarantee = release.privacy();
 
   ReleaseReport report(!o.seed.has_value(),
@@ -213,43 +236,83 @@ void run_select(const SelectOptions& o) {
   std::cout << report.finish().dump(2) << "\n";
 }
 
+void register_select_options(CLI::App* cmd, SelectOptions& o) {
+  cmd->add_option("--data", o.data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--response", o.response, "Response column Y")->required();
+  cmd->add_option("--predictors", o.predictors, "Comma-separated predictors (d <= 20; no intercept)")
+      ->required()
+      ->delimiter(',');
+  cmd->add_option("--algorithm", o.algorithm, "1 (epsilon-DP) or 2 ((2 epsilon, delta)-DP placeholder)")
+      ->capture_default_str();
+  cmd->add_option("--epsilon", o.epsilon, "Privacy parameter epsilon > 0")->required();
+  cmd->add_option("--delta", o.delta, "Privacy parameter delta in (0, 1) (Algorithm 2 only)");
+  cmd->add_option("--radius", o.radius, "R > 0: l1 bound on the coefficients")->required();
+  cmd->add_option("--penalty", o.penalty, "phi >= 0: penalty per included predictor")->required();
+  cmd->add_option("--data-bound", o.data_bound,
+                  "r > 0 bounding |Y| (and |X| unless rpR_2), public; or 'auto' (data-dependent, NOT private)")
+      ->required();
+  cmd->add_option("--lcssf-delta", o.lcssf_delta,
+                  "Sensitivity reading [U]: r2_1pR2 (|X|,|Y| <= r; r^2(1+R)^2) | rpR_2 (|X| <= 1; (r+R)^2) | "
+                  "1pR_2 ((1+R)^2; DP only if r <= 1)")
+      ->capture_default_str();
+  cmd->add_option("--objective-scale", o.objective_scale, "c in L* = c RSS + phi |M| [U]")->capture_default_str();
+  cmd->add_option("--noise-factor", o.noise_factor, "kappa: Laplace scale kappa c Delta/epsilon [U]")
+      ->capture_default_str();
+  cmd->add_option("--variance-floor", o.variance_floor, "Algorithm 2: public floor of the released variance [R]")
+      ->capture_default_str();
+  cmd->add_option("--alg2-selection", o.alg2_selection, "Algorithm 2: exponential_mechanism | noisy_min [U]")
+      ->capture_default_str();
+  cmd->add_flag("--standardize", o.standardize,
+                "Centre and scale every column with its confidential mean and sd (non-private preprocessing)");
+  cmd->add_option("--seed", o.seed,
+                  "Seed: reproducible simulation noise; the output says \"private\": false (not a release)");
+}
+
+/// `dpmu audit select`: the released model (and Algorithm 2's variance is audited with it).
+AuditTarget select_audit_target(SelectOptions o) {
+  if (o.data_bound == "auto" || o.standardize) {
+    throw std::invalid_argument("dpmu audit select audits a private release: give a public --data-bound and no "
+                                "--standardize");
+  }
+  o.seed.reset();
+  const SelectPlan plan = plan_select(o);
+  AuditTarget t;
+  t.command = "dpmu select";
+  t.data.resize(plan.x.rows(), plan.x.cols() + 1);
+  t.data << plan.x, plan.y;
+  t.columns = o.predictors;
+  t.columns.push_back(o.response);
+  const double bx = core::predictor_bound(plan.lcssf.delta_kind, plan.lcssf.data_bound);
+  t.bounds.assign(static_cast<std::size_t>(plan.x.cols()), core::ColumnBounds{-bx, bx});
+  t.bounds.push_back({-plan.lcssf.data_bound, plan.lcssf.data_bound});
+  t.bounds_source = "--data-bound (public)";
+  auto release = std::make_shared<const core::LcssfRelease>(plan.release);
+  t.guarantee = release->privacy();
+  t.score = core::AuditScore::categorical;
+  t.release = [release](const Eigen::MatrixXd& rows, core::NoiseSource& noise) {
+    const core::LcssfOutput r = release->release(rows.leftCols(rows.cols() - 1), rows.col(rows.cols() - 1), noise);
+    Eigen::VectorXd v(1);
+    v(0) = static_cast<double>(r.selected);
+    return v;
+  };
+  return t;
+}
+
 }  // namespace
 
-void add_select_command(CLI::App& app) {
+void add_select_command(CLI::App& app, CLI::App& audit) {
   auto opts = std::make_shared<SelectOptions>();
   auto* cmd = app.add_subcommand(
       "select", "Differentially private model selection of Lei et al. (2018): all 2^d models, l1-constrained "
                 "least squares, report-noisy-min (Algorithm 1) or exponential mechanism (Algorithm 2)");
-  cmd->add_option("--data", opts->data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--response", opts->response, "Response column Y")->required();
-  cmd->add_option("--predictors", opts->predictors, "Comma-separated predictors (d <= 20; no intercept)")
-      ->required()
-      ->delimiter(',');
-  cmd->add_option("--algorithm", opts->algorithm, "1 (epsilon-DP) or 2 ((2 epsilon, delta)-DP placeholder)")
-      ->capture_default_str();
-  cmd->add_option("--epsilon", opts->epsilon, "Privacy parameter epsilon > 0")->required();
-  cmd->add_option("--delta", opts->delta, "Privacy parameter delta in (0, 1) (Algorithm 2 only)");
-  cmd->add_option("--radius", opts->radius, "R > 0: l1 bound on the coefficients")->required();
-  cmd->add_option("--penalty", opts->penalty, "phi >= 0: penalty per included predictor")->required();
-  cmd->add_option("--data-bound", opts->data_bound,
-                  "r > 0 bounding |Y| (and |X| unless rpR_2), public; or 'auto' (data-dependent, NOT private)")
-      ->required();
-  cmd->add_option("--lcssf-delta", opts->lcssf_delta,
-                  "Sensitivity reading [U]: r2_1pR2 (|X|,|Y| <= r; r^2(1+R)^2) | rpR_2 (|X| <= 1; (r+R)^2) | "
-                  "1pR_2 ((1+R)^2; DP only if r <= 1)")
-      ->capture_default_str();
-  cmd->add_option("--objective-scale", opts->objective_scale, "c in L* = c RSS + phi |M| [U]")->capture_default_str();
-  cmd->add_option("--noise-factor", opts->noise_factor, "kappa: Laplace scale kappa c Delta/epsilon [U]")
-      ->capture_default_str();
-  cmd->add_option("--variance-floor", opts->variance_floor, "Algorithm 2: public floor of the released variance [R]")
-      ->capture_default_str();
-  cmd->add_option("--alg2-selection", opts->alg2_selection, "Algorithm 2: exponential_mechanism | noisy_min [U]")
-      ->capture_default_str();
-  cmd->add_flag("--standardize", opts->standardize,
-                "Centre and scale every column with its confidential mean and sd (non-private preprocessing)");
-  cmd->add_option("--seed", opts->seed,
-                  "Seed: reproducible simulation noise; the output says \"private\": false (not a release)");
+  register_select_options(cmd, *opts);
   cmd->callback([opts] { run_select(*opts); });
+  auto ao = std::make_shared<SelectOptions>();
+  auto audit_options = std::make_shared<AuditCliOptions>();
+  auto* acmd = audit.add_subcommand("select", "Audit the release of dpmu select (the selected model)");
+  register_select_options(acmd, *ao);
+  add_audit_options(acmd, *audit_options);
+  acmd->callback([ao, audit_options] { run_audit(select_audit_target(*ao), *audit_options); });
 }
 
 }  // namespace dpmu::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "audit_command.hpp"
 #include "release_report.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/bayes_factor.hpp"
@@ -292,17 +293,22 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
   std::cout << report.finish().dump(2) << "\n";
 }
 
-void run_test(TestOptions o) {
-  o.common = non_empty(o.common);
-  o.tested = non_empty(o.tested);
-  if (o.tested.empty()) throw std::invalid_argument("--tested needs at least one column");
-  check_distinct_columns(o);
+core::Prior parse_checked_prior(const TestOptions& o) {
   core::Prior prior;
   prior.kind = core::parse_prior_kind(o.prior);
   prior.g = o.g;
   prior.a = o.a;
   core::check_prior(prior);
   core::check_open_interval("dpmu test", "--prior-h0", o.prior_h0, 0.0, 1.0);
+  return prior;
+}
+
+void run_test(TestOptions o) {
+  o.common = non_empty(o.common);
+  o.tested = non_empty(o.tested);
+  if (o.tested.empty()) throw std::invalid_argument("--tested needs at least one column");
+  check_distinct_columns(o);
+  const core::Prior prior = parse_checked_prior(o);
   if (o.non_private == o.epsilon.has_value()) {
     throw std::invalid_argument(
         "choose one: --non-private (confidential statistic) or --epsilon E --groups M (differentially private)");
@@ -315,53 +321,108 @@ void run_test(TestOptions o) {
   }
 }
 
+void register_test_options(CLI::App* cmd, TestOptions& o) {
+  cmd->add_flag("--non-private", o.non_private, "Compute the confidential (non-private) statistic");
+  cmd->add_option("--data", o.data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--response", o.response, "Response column Y")->required();
+  cmd->add_option("--common", o.common, "Comma-separated common predictors (may be empty)")->delimiter(',');
+  cmd->add_option("--tested", o.tested, "Comma-separated tested predictors")->required()->delimiter(',');
+  cmd->add_option("--prior", o.prior, "g-prior | zellner-siow | hyper-g | hyper-g-n | robust | bic | aic | lr")
+      ->capture_default_str();
+  cmd->add_option("--g", o.g, "Fixed g of the g-prior (default: n, or b_i per subset)");
+  cmd->add_option("--a", o.a, "Parameter a > 2 of hyper-g and hyper-g-n")->capture_default_str();
+  cmd->add_option("--prior-h0", o.prior_h0, "Prior probability of H0, in (0, 1)")->capture_default_str();
+  auto* dp = "Differential privacy";
+  cmd->add_option("--epsilon", o.epsilon, "Privacy parameter epsilon > 0")->group(dp);
+  cmd->add_option("--delta", o.delta, "Privacy parameter delta in [0, 1); 0 = Laplace, > 0 = analytic Gaussian")
+      ->capture_default_str()
+      ->group(dp);
+  cmd->add_option("--groups", o.groups, "Number of subsets M for subsample and aggregate")->group(dp);
+  cmd->add_option("--censor", o.censor, "Censoring limits L,U on the statistic's log scale")
+      ->delimiter(',')
+      ->group(dp);
+  cmd->add_option("--censor-probability", o.censor_probability,
+                  "Censoring limits as posterior probabilities of H1, e.g. 0.01,0.99")
+      ->delimiter(',')
+      ->group(dp);
+  cmd->add_option("--alpha", o.alpha, "Significance levels (intervals and critical values)")
+      ->delimiter(',')
+      ->capture_default_str()
+      ->group(dp);
+  cmd->add_option("--seed", o.seed,
+                  "Seed: reproducible simulation noise; the output says \"private\": false (not a release)")
+      ->group(dp);
+  cmd->add_option("--simulations", o.simulations, "Null simulations for corrected critical values")
+      ->capture_default_str()
+      ->group(dp);
+  cmd->add_option("--gaussian-calibration", o.gaussian_calibration,
+                  "exact (Balle & Wang sigma for sensitivity (U-L)/M) | paper-literal (variance a(U-L)^2/(2M eps))")
+      ->capture_default_str()
+      ->group(dp);
+}
+
+/// `dpmu audit test`: the released noisy statistic T̃ (T* is a function of it).
+AuditTarget test_audit_target(TestOptions o) {
+  if (o.non_private || !o.epsilon) throw std::invalid_argument("dpmu audit test audits a private test: give --epsilon");
+  o.common = non_empty(o.common);
+  o.tested = non_empty(o.tested);
+  if (o.tested.empty()) throw std::invalid_argument("--tested needs at least one column");
+  check_distinct_columns(o);
+  const core::Prior prior = parse_checked_prior(o);
+  const TestData d = load_test_data(o);
+  if (!o.groups) throw std::invalid_argument("a private test needs --groups M (the number of subsets)");
+  core::SubsampleAggregateSettings rs;
+  rs.prior = prior;
+  rs.epsilon = *o.epsilon;
+  rs.delta = o.delta;
+  rs.num_subsets = *o.groups;
+  rs.calibration = core::parse_gaussian_calibration(o.gaussian_calibration);
+  rs.n = static_cast<std::size_t>(d.response.size());
+  rs.p = static_cast<int>(d.tested.cols());
+  rs.p0 = static_cast<int>(d.common.cols());
+  std::string source;
+  rs.limits = choose_limits(o, prior, rs.p, source);
+  auto release = std::make_shared<const core::SubsampleAggregateRelease>(rs);
+  AuditTarget t;
+  t.command = "dpmu test";
+  const Eigen::Index n = d.response.size(), p0 = d.common.cols(), p = d.tested.cols();
+  t.data.resize(n, p0 - 1 + p + 1);
+  t.data << d.common.rightCols(p0 - 1), d.tested, d.response;
+  t.columns = o.common;
+  t.columns.insert(t.columns.end(), o.tested.begin(), o.tested.end());
+  t.columns.push_back(o.response);
+  for (Eigen::Index j = 0; j < t.data.cols(); ++j) t.bounds.push_back({t.data.col(j).minCoeff(), t.data.col(j).maxCoeff()});
+  t.bounds_source = "the data's range (a test has no declared bounds: its sensitivity does not depend on them)";
+  t.guarantee = release->privacy();
+  t.release = [release, p0, p](const Eigen::MatrixXd& rows, core::NoiseSource& noise) {
+    Eigen::MatrixXd common(rows.rows(), p0);
+    common.col(0).setOnes();
+    common.rightCols(p0 - 1) = rows.leftCols(p0 - 1);
+    const auto r = release->release(common, rows.middleCols(p0 - 1, p), rows.col(rows.cols() - 1), noise);
+    Eigen::VectorXd v(1);
+    v(0) = r.noisy_statistic;
+    return v;
+  };
+  return t;
+}
+
 }  // namespace
 
-void add_test_command(CLI::App& app) {
+void add_test_command(CLI::App& app, CLI::App& audit) {
   auto opts = std::make_shared<TestOptions>();
   CLI::App* cmd = app.add_subcommand(
       "test",
       "Test H0: Y ~ 1 + common against H1: Y ~ 1 + common + tested with a Bayes factor (mixture of g-priors, paper "
       "Eq. 3) or an information criterion (Eq. 4), non-private or differentially private by subsample and "
-      "aggregate (paper §4). Prints JSON.");
-  cmd->add_flag("--non-private", opts->non_private, "Compute the confidential (non-private) statistic");
-  cmd->add_option("--data", opts->data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--response", opts->response, "Response column Y")->required();
-  cmd->add_option("--common", opts->common, "Comma-separated common predictors (may be empty)")->delimiter(',');
-  cmd->add_option("--tested", opts->tested, "Comma-separated tested predictors")->required()->delimiter(',');
-  cmd->add_option("--prior", opts->prior, "g-prior | zellner-siow | hyper-g | hyper-g-n | robust | bic | aic | lr")
-      ->capture_default_str();
-  cmd->add_option("--g", opts->g, "Fixed g of the g-prior (default: n, or b_i per subset)");
-  cmd->add_option("--a", opts->a, "Parameter a > 2 of hyper-g and hyper-g-n")->capture_default_str();
-  cmd->add_option("--prior-h0", opts->prior_h0, "Prior probability of H0, in (0, 1)")->capture_default_str();
-  auto* dp = "Differential privacy";
-  cmd->add_option("--epsilon", opts->epsilon, "Privacy parameter epsilon > 0")->group(dp);
-  cmd->add_option("--delta", opts->delta, "Privacy parameter delta in [0, 1); 0 = Laplace, > 0 = analytic Gaussian")
-      ->capture_default_str()
-      ->group(dp);
-  cmd->add_option("--groups", opts->groups, "Number of subsets M for subsample and aggregate")->group(dp);
-  cmd->add_option("--censor", opts->censor, "Censoring limits L,U on the statistic's log scale")
-      ->delimiter(',')
-      ->group(dp);
-  cmd->add_option("--censor-probability", opts->censor_probability,
-                  "Censoring limits as posterior probabilities of H1, e.g. 0.01,0.99")
-      ->delimiter(',')
-      ->group(dp);
-  cmd->add_option("--alpha", opts->alpha, "Significance levels (intervals and critical values)")
-      ->delimiter(',')
-      ->capture_default_str()
-      ->group(dp);
-  cmd->add_option("--seed", opts->seed,
-                  "Seed: reproducible simulation noise; the output says \"private\": false (not a release)")
-      ->group(dp);
-  cmd->add_option("--simulations", opts->simulations, "Null simulations for corrected critical values")
-      ->capture_default_str()
-      ->group(dp);
-  cmd->add_option("--gaussian-calibration", opts->gaussian_calibration,
-                  "exact (Balle & Wang sigma for sensitivity (U-L)/M) | paper-literal (variance a(U-L)^2/(2M eps))")
-      ->capture_default_str()
-      ->group(dp);
+      "aggregate (paper Sec. 4). Prints JSON.");
+  register_test_options(cmd, *opts);
   cmd->callback([opts] { run_test(*opts); });
+  auto ao = std::make_shared<TestOptions>();
+  auto audit_options = std::make_shared<AuditCliOptions>();
+  CLI::App* acmd = audit.add_subcommand("test", "Audit the release of dpmu test (the noisy statistic)");
+  register_test_options(acmd, *ao);
+  add_audit_options(acmd, *audit_options);
+  acmd->callback([ao, audit_options] { run_audit(test_audit_target(*ao), *audit_options); });
 }
 
 }  // namespace dpmu::cli

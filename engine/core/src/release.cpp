@@ -170,7 +170,7 @@ SspRelease::SspRelease(SspReleaseSettings s) : settings_(std::move(s)) {
   mechanism_.p = p;
   mechanism_.epsilon = settings_.epsilon;
   mechanism_.delta = settings_.delta;
-  mechanism_.noise_l1_sensitivity = shrink * w.sum() * w.sum();
+  mechanism_.noise_l1_sensitivity = shrink * 0.5 * (w.sum() * w.sum() + w.squaredNorm());
   mechanism_.noise_row_norm_squared = shrink * w.squaredNorm();
   check_ssp_mechanism(mechanism_);
 }
@@ -184,14 +184,16 @@ PrivacyGuarantee SspRelease::privacy() const {
     g.mechanism = "Laplace noise on the (p+1)(p+2)/2 unique entries of the centred Gram matrix (PB Sec. 5)";
     g.sensitivity_name = "l1_sensitivity";
     g.sensitivity = *mechanism_.noise_l1_sensitivity;
-    g.sampler = "exact discrete Laplace on a grid from the kernel CSPRNG (Canonne, Kamath & Steinke 2020); the "
-                "rounding to the grid is charged to the sensitivity";
+    g.sampler =
+        "exact discrete Laplace on a grid from the kernel CSPRNG (Canonne, Kamath & Steinke 2020); the "
+        "rounding to the grid is charged to the sensitivity";
   } else {
     g.mechanism = "Wishart noise W(k, B^2 I) - k B^2 I on the centred Gram matrix (Sheffet 2019, Alg. 2; PB Sec. 5)";
     g.sensitivity_name = "wishart_row_norm_squared";
     g.sensitivity = *mechanism_.noise_row_norm_squared;
-    g.sampler = "floating-point Bartlett draw from the kernel CSPRNG; NOT hardened against floating-point attacks "
-                "(Mironov 2012)";
+    g.sampler =
+        "floating-point Bartlett draw from the kernel CSPRNG; NOT hardened against floating-point attacks "
+        "(Mironov 2012)";
   }
   return g;
 }
@@ -202,8 +204,8 @@ Eigen::MatrixXd SspRelease::confidential_gram(const Eigen::Ref<const Eigen::Matr
   const Eigen::Index d = settings_.p + 1;
   if (rows.cols() != d || rows.rows() != static_cast<Eigen::Index>(settings_.n)) {
     throw_invalid(fn, "the data are " + std::to_string(rows.rows()) + "x" + std::to_string(rows.cols()) +
-                          ", but the settings say n = " + std::to_string(settings_.n) + " rows and p + 1 = " +
-                          std::to_string(d) + " columns");
+                          ", but the settings say n = " + std::to_string(settings_.n) +
+                          " rows and p + 1 = " + std::to_string(d) + " columns");
   }
   if (!rows.allFinite()) throw_domain(fn, "an entry of the data", std::nan(""), "finite");
   std::uint64_t clamped = 0;
@@ -293,8 +295,8 @@ double LcssfRelease::rss_l1_sensitivity() const {
 PrivacyGuarantee LcssfRelease::privacy() const {
   const LcssfSettings& l = settings_.lcssf;
   PrivacyGuarantee g;
-  const bool valid = is_valid_dp_calibration(l.data_bound, l.delta_kind) &&
-                     (settings_.algorithm == 2 || l.noise_factor >= 2.0);
+  const bool valid =
+      is_valid_dp_calibration(l.data_bound, l.delta_kind) && (settings_.algorithm == 2 || l.noise_factor >= 2.0);
   // Algorithm 1: report-noisy-min with Laplace(κ c Δ/ε) is ε-DP for κ ≥ 2 (any score).
   // Algorithm 2: ε for the variance, ε for the selection (docs/lcssf.md): 2ε, and δ.
   g.epsilon = valid ? (settings_.algorithm == 1 ? settings_.epsilon : 2.0 * settings_.epsilon)
@@ -314,8 +316,8 @@ PrivacyGuarantee LcssfRelease::privacy() const {
   return g;
 }
 
-LcssfOutput LcssfRelease::release(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
-                                  NoiseSource& noise) const {
+LcssfOutput LcssfRelease::release(const Eigen::Ref<const Eigen::MatrixXd>& x,
+                                  const Eigen::Ref<const Eigen::VectorXd>& y, NoiseSource& noise) const {
   constexpr const char* fn = "LcssfRelease::release";
   if (x.rows() != static_cast<Eigen::Index>(settings_.n) || y.size() != x.rows() || x.cols() != settings_.d) {
     throw_invalid(fn, "the data do not have the shape of the settings (n = " + std::to_string(settings_.n) +
@@ -334,15 +336,16 @@ LcssfOutput LcssfRelease::release(const Eigen::Ref<const Eigen::MatrixXd>& x, co
     const SecureNoiseSampler sampler(ScalarMechanism::laplace(settings_.epsilon, prepared.rss_l1_sensitivity / nd), 1,
                                      l.data_bound * l.data_bound);
     const double noisy = sampler.add(lcssf_minimum_rss(prepared) / nd, noise).value;
-    sel = lcssf_select_algorithm2(std::move(prepared), settings_.n, l, settings_.epsilon, settings_.delta, noisy, noise);
+    sel =
+        lcssf_select_algorithm2(std::move(prepared), settings_.n, l, settings_.epsilon, settings_.delta, noisy, noise);
   }
   LcssfOutput out;
   out.selected = sel.selected;
   out.released_variance = sel.released_variance;
   out.variance_truncation = sel.variance_truncation;
   if (!noise.is_secure()) {
-    out.diagnostics = LcssfDiagnostics{sel.non_private_minimiser, sel.clamped_x_entries, sel.clamped_y_entries,
-                                       sel.singular_models};
+    out.diagnostics =
+        LcssfDiagnostics{sel.non_private_minimiser, sel.clamped_x_entries, sel.clamped_y_entries, sel.singular_models};
   }
   return out;
 }

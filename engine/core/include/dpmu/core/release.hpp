@@ -66,8 +66,8 @@ class NoiseSource {
 struct PrivacyGuarantee {
   double epsilon = 0.0;
   double delta = 0.0;
-  std::string neighbouring;  ///< the neighbouring relation
-  std::string mechanism;     ///< what noise is added to what
+  std::string neighbouring;      ///< the neighbouring relation
+  std::string mechanism;         ///< what noise is added to what
   std::string sensitivity_name;  ///< "l1_sensitivity", "l2_sensitivity" or "wishart_row_norm_squared"
   double sensitivity = 0.0;
   std::string sampler;  ///< how the noise is drawn in a real release (and whether it is hardened)
@@ -79,10 +79,10 @@ struct PrivacyGuarantee {
 
 /// Public settings of a DP test (all validated by the constructor of SubsampleAggregateRelease).
 struct SubsampleAggregateSettings {
-  Prior prior;                  ///< statistic: log B10, log I10 or 2 log Λ (PB Eqs. 3–4)
-  double epsilon = 1.0;         ///< > 0
-  double delta = 0.0;           ///< [0, 1): 0 = Laplace, > 0 = analytic Gaussian
-  std::size_t num_subsets = 1;  ///< M
+  Prior prior;                   ///< statistic: log B10, log I10 or 2 log Λ (PB Eqs. 3–4)
+  double epsilon = 1.0;          ///< > 0
+  double delta = 0.0;            ///< [0, 1): 0 = Laplace, > 0 = analytic Gaussian
+  std::size_t num_subsets = 1;   ///< M
   CensoringLimits limits{0, 1};  ///< [L, U] on the statistic's log scale
   GaussianCalibration calibration = GaussianCalibration::exact;
   std::size_t n = 0;  ///< rows (public)
@@ -92,9 +92,9 @@ struct SubsampleAggregateSettings {
 
 /// Confidential by-products of a test release; only ever filled in simulation mode.
 struct SubsampleAggregateDiagnostics {
-  double mean_censored = 0.0;              ///< (1/M) Σ (T_i ∨ L) ∧ U
-  std::vector<double> subset_statistics;   ///< T_i (failed subsets hold failure_value())
-  std::size_t failed_subsets = 0;          ///< subsets whose statistic could not be computed
+  double mean_censored = 0.0;             ///< (1/M) Σ (T_i ∨ L) ∧ U
+  std::vector<double> subset_statistics;  ///< T_i (failed subsets hold failure_value())
+  std::size_t failed_subsets = 0;         ///< subsets whose statistic could not be computed
 };
 
 /// One test release.
@@ -171,7 +171,7 @@ struct SspReleaseSettings {
 
 /// Confidential by-products of an SSP release; only ever filled in simulation mode.
 struct SspDiagnostics {
-  Eigen::MatrixXd gram;              ///< G of the clamped, centred data
+  Eigen::MatrixXd gram;               ///< G of the clamped, centred data
   std::uint64_t clamped_entries = 0;  ///< raw entries moved into their bounds
 };
 
@@ -189,11 +189,15 @@ struct SspOutput {
 /// Sensitivity (replace one row; n public). Let S be the centred scatter of n rows. For any row k,
 /// S = S_{−k} + ((n−1)/n) v v' with v = x_k − m_{−k}, where S_{−k} and m_{−k} are the scatter and the
 /// mean of the other n − 1 rows (the update formula of Chan, Golub & LeVeque 1983). Replacing x_k by
-/// x̃_k changes S by ((n−1)/n)(ṽṽ' − vv'), with both v and ṽ in the box Π_j [l_j − m_j, u_j − m_j],
-/// whose side j has width w_j and contains 0. Hence |ΔS_jj| ≤ ((n−1)/n) w_j² (a difference of two
-/// numbers in [0, w_j²]) and |ΔS_jj'| ≤ 2((n−1)/n) w_j w_j' for j ≠ j'. Over the (p+1)(p+2)/2
-/// unique entries (j ≥ j'):
-///     Δ1 = ((n−1)/n) (Σ_j w_j)²      (with rescale: ((n−1)/n)(p+1)²).
+/// x̃_k changes S by ((n−1)/n)(ṽṽ' − vv'), with both v and ṽ in the box Π_j [−α_j, w_j − α_j],
+/// α_j = m_j − l_j ∈ [0, w_j] (side j has width w_j and contains 0). For one pair (j, j') both
+/// products v_j v_j' and ṽ_j ṽ_j' lie in the range of xy over that rectangle, whose length is at
+/// most max(αβ, (w−α)(w'−β)) + max(α(w'−β), (w−α)β) ≤ w_j w_j' (each of the four sums is αw', wβ,
+/// w(w'−β) or (w−α)w'). Hence |ΔS_jj'| ≤ ((n−1)/n) w_j w_j' for every j ≥ j', and over the
+/// (p+1)(p+2)/2 unique entries
+///     Δ1 = ((n−1)/n) Σ_{j ≥ j'} w_j w_j' = ((n−1)/n) ((Σ_j w_j)² + Σ_j w_j²)/2
+/// (with rescale, w_j = 1: ((n−1)/n)(p+1)(p+2)/2). The bound is attained: all other rows at the
+/// lower corner, x_k = l, x̃_k = u (tested by brute force in tests/core/release_test.cpp).
 /// The same box gives ‖v‖² ≤ Σ_j w_j², so the Wishart mechanism (Sheffet 2019, Alg. 2) runs with
 /// B² = ((n−1)/n) Σ_j w_j². Clamping before centring is what makes both bounds hold for every raw
 /// row, however far outside the box; centring first (the paper's reading) does not (docs/privacy.md).
