@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "commands.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/random.hpp"
 
@@ -99,17 +100,23 @@ void add_audit_options(CLI::App* cmd, AuditCliOptions& o) {
   const auto* g = "Audit";
   cmd->add_option("--audit-samples", o.samples, "Releases drawn on each of the two neighbouring data sets")
       ->capture_default_str()
-      ->group(g);
-  cmd->add_option("--audit-seed", o.seed, "Seed of the audit's simulation noise")->capture_default_str()->group(g);
+      ->group(g)
+      ->check(unsigned_integer());
+  cmd->add_option("--audit-seed", o.seed, "Seed of the audit's simulation noise")
+      ->capture_default_str()
+      ->group(g)
+      ->check(unsigned_integer());
   cmd->add_option("--audit-events", o.events, "Candidate events (thresholds) tried on the selection half")
       ->capture_default_str()
-      ->group(g);
+      ->group(g)
+      ->check(unsigned_integer());
   cmd->add_option("--audit-confidence", o.confidence, "Confidence of the lower bound on epsilon")
       ->capture_default_str()
       ->group(g);
   cmd->add_option("--audit-pilot", o.pilot, "Releases per candidate neighbour when choosing the neighbour")
       ->capture_default_str()
-      ->group(g);
+      ->group(g)
+      ->check(unsigned_integer());
 }
 
 void run_audit(const AuditTarget& t, const AuditCliOptions& o) {

@@ -14,18 +14,18 @@
 #include <string>
 #include <vector>
 
-#include "commands.hpp"
 #include "audit_command.hpp"
-#include "release_report.hpp"
-#include "dpmu/core/release.hpp"
+#include "commands.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/core/release.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/core/synthetic_data.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/secure_random.hpp"
+#include "release_report.hpp"
 
 namespace dpmu::cli {
 
@@ -370,8 +370,8 @@ void run_bma(BmaCliOptions o) {
     report.not_private("--non-private: exact model averaging of the confidential data, no noise");
     const Eigen::MatrixXd gram =
         core::gram_matrix(raw, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), true);
-    const Analysis a = analyse(gram, n, prior, mp, opt, Eigen::VectorXd::Ones(static_cast<Eigen::Index>(p + 1)),
-                               search);
+    const Analysis a =
+        analyse(gram, n, prior, mp, opt, Eigen::VectorXd::Ones(static_cast<Eigen::Index>(p + 1)), search);
     const json r = result_json(a, names);
     report.released("posterior_inclusion_probabilities", r["posterior_inclusion_probabilities"]);
     report.released("posterior_means", r["posterior_means"]);
@@ -400,8 +400,9 @@ void run_bma(BmaCliOptions o) {
     std::cerr << "dpmu bma: warning: the Wishart release is a floating-point Bartlett draw, not hardened against "
                  "floating-point attacks (Mironov 2012); prefer --mechanism laplace for a real release\n";
     if (rs.delta > std::min(1.0 / (n * n), 1e-5)) {
-      std::cerr << "dpmu bma: warning: --delta " << rs.delta << " is above min(1/n^2, 1e-5) = "
-                << std::min(1.0 / (n * n), 1e-5) << "; a large delta allows rare catastrophic disclosure\n";
+      std::cerr << "dpmu bma: warning: --delta " << rs.delta
+                << " is above min(1/n^2, 1e-5) = " << std::min(1.0 / (n * n), 1e-5)
+                << "; a large delta allows rare catastrophic disclosure\n";
     }
   }
 
@@ -414,8 +415,9 @@ void run_bma(BmaCliOptions o) {
     report.privacy_detail("laplace_scale", core::ssp_laplace_scale(mech));
   }
   json bounds = json::object();
-  for (std::size_t j = 0; j <= p; ++j) bounds[all[j]] = {rs.bounds.size() == 1 ? rs.bounds[0].lower : rs.bounds[j].lower,
-                                                         rs.bounds.size() == 1 ? rs.bounds[0].upper : rs.bounds[j].upper};
+  for (std::size_t j = 0; j <= p; ++j)
+    bounds[all[j]] = {rs.bounds.size() == 1 ? rs.bounds[0].lower : rs.bounds[j].lower,
+                      rs.bounds.size() == 1 ? rs.bounds[0].upper : rs.bounds[j].upper};
   report.setting("bounds", bounds);
   report.setting("bounds_refer_to", "raw values: each value is clamped into its column's bounds before centring");
   report.setting("rescale", o.rescale);
@@ -561,7 +563,9 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
                   "absolute (percentile of |E_ij|) | signed (percentile of E_ij)")
       ->capture_default_str();
   cmd->add_option("--ridge", o.ridge, "auto | VALUE: ridge r added to the diagonal of G*")->capture_default_str();
-  cmd->add_option("--ridge-draws", o.ridge_draws, "Monte Carlo draws for the Laplace ridge")->capture_default_str();
+  cmd->add_option("--ridge-draws", o.ridge_draws, "Monte Carlo draws for the Laplace ridge")
+      ->capture_default_str()
+      ->check(unsigned_integer());
   cmd->add_option("--prior", o.prior,
                   "zellner-siow | zellner-siow-laplace | g-prior | hyper-g | hyper-g-n | robust | bic | aic | lr")
       ->capture_default_str();
@@ -569,11 +573,14 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
   cmd->add_option("--a", o.a, "Parameter a > 2 of hyper-g and hyper-g-n")->capture_default_str();
   cmd->add_option("--model-prior", o.model_prior, "beta-binomial:A,B | uniform | bernoulli:W")->capture_default_str();
   cmd->add_option("--confidence", o.confidence, "Confidence level of the mechanism confidence sets (Sec. 5.1)");
-  cmd->add_option("--simulations", o.simulations, "Noise draws for the confidence sets")->capture_default_str();
-  cmd->add_option("--bins", o.bins, "Histogram bins")->capture_default_str();
+  cmd->add_option("--simulations", o.simulations, "Noise draws for the confidence sets")
+      ->capture_default_str()
+      ->check(unsigned_integer());
+  cmd->add_option("--bins", o.bins, "Histogram bins")->capture_default_str()->check(unsigned_integer());
   cmd->add_option("--norm", o.norm, "frobenius | spectral | max-abs")->capture_default_str();
   cmd->add_option("--seed", o.seed,
-                  "Seed: reproducible simulation noise; the output says \"private\": false. Without it, secure noise");
+                  "Seed: reproducible simulation noise; the output says \"private\": false. Without it, secure noise")
+      ->check(unsigned_integer());
   cmd->add_flag("--non-private", o.non_private, "Exact (confidential) model averaging, no noise");
   cmd->add_flag("--rescale", o.rescale,
                 "Divide each column by the width u - l of its public bounds before centring (noise in proportion to "
@@ -581,7 +588,9 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
   cmd->add_option("--synthetic-out", o.synthetic_out,
                   "Write synthetic data with D'D = G*+rI (Prop. 3) to this new CSV (never the input)");
   cmd->add_flag("--force", o.force, "Allow --synthetic-out to replace an existing file (never the input)");
-  cmd->add_option("--top-models", o.top_models, "Number of most probable models to list")->capture_default_str();
+  cmd->add_option("--top-models", o.top_models, "Number of most probable models to list")
+      ->capture_default_str()
+      ->check(unsigned_integer());
   cmd->add_flag("--mcmc", o.mcmc, "Sample models by MCMC instead of enumerating them (automatic for p > 24)");
   cmd->add_option("--mcmc-tolerance", o.mcmc_tolerance, "MCMC stopping rule: max PIP difference between halves")
       ->capture_default_str();

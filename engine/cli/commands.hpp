@@ -27,6 +27,10 @@ void add_bma_command(CLI::App& app, CLI::App& audit);
 /// `dpmu select`: DP model selection of Lei et al. (2018), Algorithms 1 and 2 (METHODS.md §6).
 void add_select_command(CLI::App& app, CLI::App& audit);
 
+/// CLI11 validator for an unsigned integer option (seeds, counts): only decimal digits, at most
+/// 2^64 − 1. CLI11 would otherwise wrap "-1" and saturate "2^64" silently.
+const CLI::Validator& unsigned_integer();
+
 /// Refuse an output file that would overwrite one of `inputs` (same file, by path equivalence) or,
 /// unless `force`, any existing file; and one whose folder does not exist. Called before any work.
 /// @throws std::invalid_argument naming the option and the file.

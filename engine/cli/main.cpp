@@ -14,10 +14,9 @@
 #endif
 
 int main(int argc, char** argv) {
-  CLI::App app{
-      "dpmu " DPMU_VERSION
-      ": differentially private methods for managing model uncertainty in linear regression\n"
-      "(Peña & Barrientos, JMLR 25, 2024; Lei et al., JRSS A 2018)"};
+  CLI::App app{"dpmu " DPMU_VERSION
+               ": differentially private methods for managing model uncertainty in linear regression\n"
+               "(Peña & Barrientos, JMLR 25, 2024; Lei et al., JRSS A 2018)"};
   app.set_version_flag("--version", std::string("dpmu ") + DPMU_VERSION + " (" + DPMU_GIT_SHA + ")");
   app.require_subcommand(1);
   CLI::App* audit = app.add_subcommand(

@@ -1,4 +1,5 @@
 // Checks for files the commands write (never an input, never silently replaced).
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 #include <system_error>
@@ -6,6 +7,21 @@
 #include "commands.hpp"
 
 namespace dpmu::cli {
+
+const CLI::Validator& unsigned_integer() {
+  static const CLI::Validator v(
+      [](std::string& s) -> std::string {
+        const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+        const std::string max = "18446744073709551615";
+        const std::string trimmed = s.substr(std::min(s.find_first_not_of('0'), s.size() - 1));
+        if (!digits || trimmed.size() > max.size() || (trimmed.size() == max.size() && trimmed > max)) {
+          return "'" + s + "' is not an unsigned integer in 0.." + max;
+        }
+        return std::string();
+      },
+      "UINT");
+  return v;
+}
 
 void check_new_output_file(const std::string& option, const std::string& path, const std::vector<std::string>& inputs,
                            bool force) {

@@ -129,8 +129,10 @@ void add_plan_test_command(CLI::App& app) {
   cmd->add_option("--groups", o->groups, "Candidate numbers of subsets M")->delimiter(',')->capture_default_str();
   cmd->add_option("--censor", o->censor, "Candidate censoring limits L,U (repeat the flag for several)");
   cmd->add_option("--r-squared", o->r_squared, "Scenario: full-data R² (default: the null hypothesis)");
-  cmd->add_option("--simulations", o->simulations, "Monte Carlo replicates per setting")->capture_default_str();
-  cmd->add_option("--seed", o->seed, "Seed of the simulation");
+  cmd->add_option("--simulations", o->simulations, "Monte Carlo replicates per setting")
+      ->capture_default_str()
+      ->check(unsigned_integer());
+  cmd->add_option("--seed", o->seed, "Seed of the simulation")->check(unsigned_integer());
   cmd->add_option("--gaussian-calibration", o->gaussian_calibration, "exact | paper-literal")->capture_default_str();
   cmd->callback([o] { run_plan(*o); });
 }

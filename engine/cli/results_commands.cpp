@@ -21,7 +21,7 @@ nlohmann::ordered_json value_json(const runtime::ParameterValue& v) {
 }
 
 nlohmann::ordered_json summary_json(const runtime::Summary& s) {
-  return {{"mean", s.mean}, {"sd", s.sd},     {"mcse", s.mcse}, {"q025", s.q025}, {"q25", s.q250},
+  return {{"mean", s.mean},   {"sd", s.sd},    {"mcse", s.mcse}, {"q025", s.q025}, {"q25", s.q250},
           {"median", s.q500}, {"q75", s.q750}, {"q975", s.q975}, {"n", s.n_ok},    {"n_failed", s.n - s.n_ok}};
 }
 
@@ -30,7 +30,8 @@ std::string num(double x) { return std::isnan(x) ? "nan" : fmt::format("{:.6g}",
 void summarize(const std::string& path, const std::string& format) {
   const runtime::StudyResults r = runtime::read_results(path);
   if (!r.info.complete) {
-    std::cerr << fmt::format("dpmu: note: {} is incomplete; each summary uses the replicates done so far (\"n\")\n", path);
+    std::cerr << fmt::format("dpmu: note: {} is incomplete; each summary uses the replicates done so far (\"n\")\n",
+                             path);
   }
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (std::size_t c = 0; c < r.cells.size(); ++c) {
@@ -44,16 +45,20 @@ void summarize(const std::string& path, const std::string& format) {
         metrics[name] = summary_json(runtime::summarize_component(r, c, m, k));
       }
     }
-    out.push_back({{"cell", c}, {"cell_id", fmt::format("{:016x}", r.cells[c].cell_id())}, {"parameters", params},
-                   {"replicates_done", r.n_done(c)}, {"replicates_failed", r.n_failed(c)}, {"failed", r.cell_failed(c)},
+    out.push_back({{"cell", c},
+                   {"cell_id", fmt::format("{:016x}", r.cells[c].cell_id())},
+                   {"parameters", params},
+                   {"replicates_done", r.n_done(c)},
+                   {"replicates_failed", r.n_failed(c)},
+                   {"failed", r.cell_failed(c)},
                    {"metrics", metrics}});
   }
   if (format == "json") {
     std::cout << out.dump(1) << "\n";
     return;
   }
-  std::cout << fmt::format("{:>5}  {:<40} {:<16} {:>12} {:>10} {:>10} {:>12} {:>12} {:>12} {:>8}\n", "cell", "parameters",
-                           "metric", "mean", "mcse", "sd", "q25", "median", "q75", "n");
+  std::cout << fmt::format("{:>5}  {:<40} {:<16} {:>12} {:>10} {:>10} {:>12} {:>12} {:>12} {:>8}\n", "cell",
+                           "parameters", "metric", "mean", "mcse", "sd", "q25", "median", "q75", "n");
   for (const auto& cell : out) {
     std::string params;
     for (const auto& [k, v] : cell["parameters"].items()) params += (params.empty() ? "" : " ") + k + "=" + v.dump();
@@ -72,8 +77,8 @@ int compare(const std::string& a, const std::string& b, double z) {
   const auto rb = runtime::read_results(b);
   for (const auto& [path, r] : {std::pair{a, &ra}, std::pair{b, &rb}}) {
     if (!r->info.complete) {
-      std::cout << fmt::format("note: {} is incomplete (a stopped run): its summaries use only the finished replicates\n",
-                               path);
+      std::cout << fmt::format(
+          "note: {} is incomplete (a stopped run): its summaries use only the finished replicates\n", path);
     }
   }
   const auto diffs = runtime::compare_results(ra, rb, z);
@@ -98,9 +103,10 @@ int compare(const std::string& a, const std::string& b, double z) {
     std::cout << fmt::format("equal: every cell and metric of {} and {} agrees within |z| <= {}\n", a, b, z);
     return 0;
   }
-  std::cout << fmt::format("{} difference(s): {} with |z| > {}, {} that cannot be judged (Monte Carlo SE unknown), "
-                           "{} in structure (cells, metrics, sizes or NaN in one file only)\n",
-                           diffs.size(), by_z, z, unjudged, structural);
+  std::cout << fmt::format(
+      "{} difference(s): {} with |z| > {}, {} that cannot be judged (Monte Carlo SE unknown), "
+      "{} in structure (cells, metrics, sizes or NaN in one file only)\n",
+      diffs.size(), by_z, z, unjudged, structural);
   return 1;
 }
 
@@ -114,7 +120,8 @@ void add_results_commands(CLI::App& app) {
     cmd->add_option("out", *out, "merged results file (.h5); must not exist")->required();
     cmd->add_option("shards", *shards, "every shard file, once")->required()->check(CLI::ExistingFile);
     cmd->callback([out, shards] {
-      if (std::filesystem::exists(*out)) throw std::invalid_argument(fmt::format("merge: {} exists; choose another name", *out));
+      if (std::filesystem::exists(*out))
+        throw std::invalid_argument(fmt::format("merge: {} exists; choose another name", *out));
       std::vector<std::filesystem::path> paths(shards->begin(), shards->end());
       runtime::merge_results(*out, paths);
     });
@@ -132,7 +139,8 @@ void add_results_commands(CLI::App& app) {
     auto b = std::make_shared<std::string>();
     auto z = std::make_shared<double>(4.0);
     auto* cmd = app.add_subcommand(
-        "compare", "Flag cell/metric means that differ by more than z combined Monte Carlo standard errors (exit 1 if any)");
+        "compare",
+        "Flag cell/metric means that differ by more than z combined Monte Carlo standard errors (exit 1 if any)");
     cmd->add_option("a", *a, "first results file")->required()->check(CLI::ExistingFile);
     cmd->add_option("b", *b, "second results file")->required()->check(CLI::ExistingFile);
     cmd->add_option("--z", *z, "z-score threshold (default 4)");

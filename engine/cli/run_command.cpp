@@ -2,8 +2,11 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <thread>
@@ -12,10 +15,6 @@
 #include "dpmu/runtime/config.hpp"
 #include "dpmu/runtime/runner.hpp"
 #include "dpmu/runtime/streams.hpp"
-
-#include <cmath>
-#include <limits>
-#include <nlohmann/json.hpp>
 
 #ifndef DPMU_VERSION
 #define DPMU_VERSION "unknown"
@@ -48,7 +47,8 @@ runtime::StudySpec load(const std::string& path, const runtime::StudyOverrides& 
   try {
     return runtime::load_study(path, overrides);
   } catch (const runtime::ConfigError& e) {
-    std::string msg = fmt::format("{} problem{} in the config:", e.messages().size(), e.messages().size() == 1 ? "" : "s");
+    std::string msg =
+        fmt::format("{} problem{} in the config:", e.messages().size(), e.messages().size() == 1 ? "" : "s");
     for (const auto& m : e.messages()) msg += "\n  " + m;
     throw std::invalid_argument(msg);
   }
@@ -60,8 +60,9 @@ void dry_run(const runtime::StudySpec& s, const runtime::Shard& shard) {
   for (const auto& m : s.cell_metrics) {
     for (const auto& spec : m) width_total += spec.size;
   }
-  std::cout << fmt::format("study: {}\nexperiment: {}\nmaster_seed: {}\nreplicates: {} per cell (block_size {}, {} blocks per cell)\n",
-                           s.source, s.experiment_name, s.master_seed, s.replicates, s.block_size, blocks);
+  std::cout << fmt::format(
+      "study: {}\nexperiment: {}\nmaster_seed: {}\nreplicates: {} per cell (block_size {}, {} blocks per cell)\n",
+      s.source, s.experiment_name, s.master_seed, s.replicates, s.block_size, blocks);
   std::cout << fmt::format("cells: {}\n", s.cells.size());
   for (std::size_t c = 0; c < s.cells.size(); ++c) {
     std::cout << fmt::format("  {:>5}  {:016x}  {}\n", c, s.cells[c].cell_id(), s.cells[c].key());
@@ -81,10 +82,12 @@ int run(const RunArgs& a) {
   overrides.replicates = a.replicates;
   const runtime::Shard shard = runtime::parse_shard(a.shard);
   if (a.threads < 0) throw std::invalid_argument("--threads must be >= 0 (0: all cores)");
-  if (const unsigned cores = std::thread::hardware_concurrency(); cores > 0 && static_cast<unsigned>(a.threads) > cores) {
-    std::cerr << fmt::format("dpmu: note: --threads {} exceeds the {} hardware threads; the extra threads only "
-                             "share the same cores (results do not depend on the thread count)\n",
-                             a.threads, cores);
+  if (const unsigned cores = std::thread::hardware_concurrency();
+      cores > 0 && static_cast<unsigned>(a.threads) > cores) {
+    std::cerr << fmt::format(
+        "dpmu: note: --threads {} exceeds the {} hardware threads; the extra threads only "
+        "share the same cores (results do not depend on the thread count)\n",
+        a.threads, cores);
   }
   if (a.max_time && !(*a.max_time > 0)) throw std::invalid_argument("--max-time must be > 0 seconds");
   const runtime::StudySpec study = load(a.config, overrides);
@@ -113,8 +116,8 @@ int run(const RunArgs& a) {
       std::cerr << fmt::format("dpmu: {} is already complete ({} tasks); left as it is\n", a.out, rep.tasks_total);
     } else {
       std::cerr << fmt::format("dpmu: {} tasks of {} ({} from the checkpoint), {} replicates in {:.2f} s; wrote {}{}\n",
-                               rep.tasks_run + rep.tasks_resumed, rep.tasks_total, rep.tasks_resumed, rep.replicates_run,
-                               rep.loop_seconds, a.out, rep.complete ? "" : " (incomplete)");
+                               rep.tasks_run + rep.tasks_resumed, rep.tasks_total, rep.tasks_resumed,
+                               rep.replicates_run, rep.loop_seconds, a.out, rep.complete ? "" : " (incomplete)");
     }
   }
   if (!rep.complete) {
@@ -122,9 +125,10 @@ int run(const RunArgs& a) {
     std::string same;
     if (a.replicates) same += fmt::format(" --replicates {}", *a.replicates);
     if (shard.count > 1) same += " --shard " + a.shard;
-    std::cerr << fmt::format("dpmu: stopped before the end ({}); {} of {} tasks done. Continue with: dpmu run {} --out {}{} --resume\n",
-                             rep.stopped ? "--max-time or signal" : "interrupted", rep.tasks_run + rep.tasks_resumed,
-                             rep.tasks_total, a.config, a.out, same);
+    std::cerr << fmt::format(
+        "dpmu: stopped before the end ({}); {} of {} tasks done. Continue with: dpmu run {} --out {}{} --resume\n",
+        rep.stopped ? "--max-time or signal" : "interrupted", rep.tasks_run + rep.tasks_resumed, rep.tasks_total,
+        a.config, a.out, same);
     return 3;
   }
   if (!rep.failed_cells.empty()) {
@@ -150,8 +154,9 @@ std::size_t find_cell(const runtime::StudySpec& s, const std::string& which) {
     pos = 0;
   }
   if (pos != which.size() || which.empty() || c >= s.cells.size()) {
-    throw std::invalid_argument(fmt::format("--cell: '{}' is neither a cell index in [0, {}) nor a cell_id (dpmu run --dry-run lists them)",
-                                            which, s.cells.size()));
+    throw std::invalid_argument(
+        fmt::format("--cell: '{}' is neither a cell index in [0, {}) nor a cell_id (dpmu run --dry-run lists them)",
+                    which, s.cells.size()));
   }
   return c;
 }
@@ -213,8 +218,9 @@ void add_run_command(CLI::App& app) {
     auto config = std::make_shared<std::string>();
     auto cell = std::make_shared<std::string>();
     auto replicate = std::make_shared<std::int64_t>(0);
-    auto* cmd = app.add_subcommand("replay", "Recompute one replicate of one cell and print its metrics (JSON); "
-                                             "exceptions are reported, not caught");
+    auto* cmd = app.add_subcommand("replay",
+                                   "Recompute one replicate of one cell and print its metrics (JSON); "
+                                   "exceptions are reported, not caught");
     cmd->add_option("config", *config, "study config (YAML)")->required()->check(CLI::ExistingFile);
     cmd->add_option("--cell", *cell, "cell index or cell_id (hex), as listed by dpmu run --dry-run")->required();
     cmd->add_option("--replicate", *replicate, "replicate index (from 0)")->required();

@@ -10,15 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "commands.hpp"
 #include "audit_command.hpp"
-#include "release_report.hpp"
-#include "dpmu/core/release.hpp"
+#include "commands.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/lcssf.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/core/release.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/secure_random.hpp"
+#include "release_report.hpp"
 
 namespace dpmu::cli {
 
@@ -107,9 +107,9 @@ SelectPlan plan_select(const SelectOptions& o) {
   s.alg2_selection = core::alg2_selection_from_string(o.alg2_selection);
   if (o.predictors.empty()) throw std::invalid_argument("--predictors names no column");
   if (static_cast<int>(o.predictors.size()) > core::kMaxEnumeratedPredictors) {
-    throw std::invalid_argument("--predictors names " + std::to_string(o.predictors.size()) +
-                                " columns, but all 2^d models are enumerated only for d <= " +
-                                std::to_string(core::kMaxEnumeratedPredictors));
+    throw std::invalid_argument(
+        "--predictors names " + std::to_string(o.predictors.size()) +
+        " columns, but all 2^d models are enumerated only for d <= " + std::to_string(core::kMaxEnumeratedPredictors));
   }
   std::vector<std::string> wanted = o.predictors;
   wanted.push_back(o.response);
@@ -127,15 +127,17 @@ SelectPlan plan_select(const SelectOptions& o) {
   std::vector<std::string> labels;
   if (o.standardize) {  // non-private preprocessing: column means and sds of the confidential data
     core::standardize_columns(x, y);
-    labels.push_back("--standardize: columns centred and scaled by their confidential means and sds "
-                     "(non-private preprocessing, as LCSSF's 'standardized' data; not covered by the DP guarantee)");
+    labels.push_back(
+        "--standardize: columns centred and scaled by their confidential means and sds "
+        "(non-private preprocessing, as LCSSF's 'standardized' data; not covered by the DP guarantee)");
   }
   if (o.data_bound == "auto") {
     const double max_abs_y = y.cwiseAbs().maxCoeff();
     const double max_abs_x = x.cwiseAbs().maxCoeff();
     s.data_bound = s.delta_kind == core::LcssfDelta::rpR_2 ? max_abs_y : std::max(max_abs_y, max_abs_x);
-    labels.push_back("data-dependent data_bound (auto, as LCSSF's r = max observed Y): NOT differentially private "
-                     "(docs/lcssf.md); use a public --data-bound for a private release");
+    labels.push_back(
+        "data-dependent data_bound (auto, as LCSSF's r = max observed Y): NOT differentially private "
+        "(docs/lcssf.md); use a public --data-bound for a private release");
     if (!(s.data_bound > 0.0)) throw std::domain_error("dpmu select: --data-bound auto gives 0 (all data are 0)");
   } else {
     s.data_bound = parse_number("--data-bound", o.data_bound);
@@ -213,14 +215,17 @@ void run_select(const SelectOptions& o) {
   } else {
     report.setting("data_bound", s.data_bound);
   }
-  report.setting("predictor_bound", o.data_bound == "auto" ? Json(nullptr) : Json(core::predictor_bound(s.delta_kind, s.data_bound)));
+  report.setting("predictor_bound",
+                 o.data_bound == "auto" ? Json(nullptr) : Json(core::predictor_bound(s.delta_kind, s.data_bound)));
   report.privacy(guarantee);
-  report.privacy_detail("score_l1_sensitivity", o.algorithm == 1 ? s.objective_scale * release.rss_l1_sensitivity()
-                                                                 : std::nan(""));
+  report.privacy_detail("score_l1_sensitivity",
+                        o.algorithm == 1 ? s.objective_scale * release.rss_l1_sensitivity() : std::nan(""));
   if (o.algorithm == 1) {
-    report.privacy_detail("laplace_scale", s.noise_factor * s.objective_scale * release.rss_l1_sensitivity() / *o.epsilon);
+    report.privacy_detail("laplace_scale",
+                          s.noise_factor * s.objective_scale * release.rss_l1_sensitivity() / *o.epsilon);
   } else {
-    report.privacy_detail("variance_laplace_scale", release.rss_l1_sensitivity() / (static_cast<double>(x.rows()) * *o.epsilon));
+    report.privacy_detail("variance_laplace_scale",
+                          release.rss_l1_sensitivity() / (static_cast<double>(x.rows()) * *o.epsilon));
   }
   report.released("selected_model", model_json(out.selected, o.predictors));
   if (o.algorithm == 2) {
@@ -265,14 +270,16 @@ void register_select_options(CLI::App* cmd, SelectOptions& o) {
   cmd->add_flag("--standardize", o.standardize,
                 "Centre and scale every column with its confidential mean and sd (non-private preprocessing)");
   cmd->add_option("--seed", o.seed,
-                  "Seed: reproducible simulation noise; the output says \"private\": false (not a release)");
+                  "Seed: reproducible simulation noise; the output says \"private\": false (not a release)")
+      ->check(unsigned_integer());
 }
 
 /// `dpmu audit select`: the released model (and Algorithm 2's variance is audited with it).
 AuditTarget select_audit_target(SelectOptions o) {
   if (o.data_bound == "auto" || o.standardize) {
-    throw std::invalid_argument("dpmu audit select audits a private release: give a public --data-bound and no "
-                                "--standardize");
+    throw std::invalid_argument(
+        "dpmu audit select audits a private release: give a public --data-bound and no "
+        "--standardize");
   }
   o.seed.reset();
   const SelectPlan plan = plan_select(o);
@@ -302,9 +309,10 @@ AuditTarget select_audit_target(SelectOptions o) {
 
 void add_select_command(CLI::App& app, CLI::App& audit) {
   auto opts = std::make_shared<SelectOptions>();
-  auto* cmd = app.add_subcommand(
-      "select", "Differentially private model selection of Lei et al. (2018): all 2^d models, l1-constrained "
-                "least squares, report-noisy-min (Algorithm 1) or exponential mechanism (Algorithm 2)");
+  auto* cmd =
+      app.add_subcommand("select",
+                         "Differentially private model selection of Lei et al. (2018): all 2^d models, l1-constrained "
+                         "least squares, report-noisy-min (Algorithm 1) or exponential mechanism (Algorithm 2)");
   register_select_options(cmd, *opts);
   cmd->callback([opts] { run_select(*opts); });
   auto ao = std::make_shared<SelectOptions>();

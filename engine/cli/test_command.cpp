@@ -8,20 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "commands.hpp"
 #include "audit_command.hpp"
-#include "release_report.hpp"
-#include "dpmu/core/release.hpp"
+#include "commands.hpp"
 #include "dpmu/core/bayes_factor.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/g_priors.hpp"
 #include "dpmu/core/information_criteria.hpp"
 #include "dpmu/core/linear_model.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/core/release.hpp"
 #include "dpmu/core/secure_noise.hpp"
 #include "dpmu/core/subsample_and_aggregate.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/secure_random.hpp"
+#include "release_report.hpp"
 
 namespace dpmu::cli {
 
@@ -242,8 +242,8 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
   const std::uint64_t key = core::fnv1a_64("dpmu test");
   runtime::SecureRng secure;
   core::RngStream noise_rng(o.seed.value_or(0), key, 0, core::StreamPurpose::noise);
-  core::NoiseSource noise = o.seed ? core::NoiseSource::simulation(noise_rng)
-                                   : core::NoiseSource::secure([&secure] { return secure(); });
+  core::NoiseSource noise =
+      o.seed ? core::NoiseSource::simulation(noise_rng) : core::NoiseSource::secure([&secure] { return secure(); });
   const core::SubsampleAggregateOutput rel = release.release(d.common, d.tested, d.response, noise);
   const std::uint64_t calibration_seed = o.seed ? *o.seed : secure();
   if (rel.grid > 0.0) report.privacy_detail("grid", rel.grid);
@@ -337,10 +337,10 @@ void register_test_options(CLI::App* cmd, TestOptions& o) {
   cmd->add_option("--delta", o.delta, "Privacy parameter delta in [0, 1); 0 = Laplace, > 0 = analytic Gaussian")
       ->capture_default_str()
       ->group(dp);
-  cmd->add_option("--groups", o.groups, "Number of subsets M for subsample and aggregate")->group(dp);
-  cmd->add_option("--censor", o.censor, "Censoring limits L,U on the statistic's log scale")
-      ->delimiter(',')
-      ->group(dp);
+  cmd->add_option("--groups", o.groups, "Number of subsets M for subsample and aggregate")
+      ->group(dp)
+      ->check(unsigned_integer());
+  cmd->add_option("--censor", o.censor, "Censoring limits L,U on the statistic's log scale")->delimiter(',')->group(dp);
   cmd->add_option("--censor-probability", o.censor_probability,
                   "Censoring limits as posterior probabilities of H1, e.g. 0.01,0.99")
       ->delimiter(',')
@@ -351,10 +351,12 @@ void register_test_options(CLI::App* cmd, TestOptions& o) {
       ->group(dp);
   cmd->add_option("--seed", o.seed,
                   "Seed: reproducible simulation noise; the output says \"private\": false (not a release)")
+      ->check(unsigned_integer())
       ->group(dp);
   cmd->add_option("--simulations", o.simulations, "Null simulations for corrected critical values")
       ->capture_default_str()
-      ->group(dp);
+      ->group(dp)
+      ->check(unsigned_integer());
   cmd->add_option("--gaussian-calibration", o.gaussian_calibration,
                   "exact (Balle & Wang sigma for sensitivity (U-L)/M) | paper-literal (variance a(U-L)^2/(2M eps))")
       ->capture_default_str()
@@ -391,7 +393,8 @@ AuditTarget test_audit_target(TestOptions o) {
   t.columns = o.common;
   t.columns.insert(t.columns.end(), o.tested.begin(), o.tested.end());
   t.columns.push_back(o.response);
-  for (Eigen::Index j = 0; j < t.data.cols(); ++j) t.bounds.push_back({t.data.col(j).minCoeff(), t.data.col(j).maxCoeff()});
+  for (Eigen::Index j = 0; j < t.data.cols(); ++j)
+    t.bounds.push_back({t.data.col(j).minCoeff(), t.data.col(j).maxCoeff()});
   t.bounds_source = "the data's range (a test has no declared bounds: its sensitivity does not depend on them)";
   t.guarantee = release->privacy();
   t.release = [release, p0, p](const Eigen::MatrixXd& rows, core::NoiseSource& noise) {

@@ -73,6 +73,12 @@ json_check "d['private'] is False and d['diagnostics']['failed_subsets'] >= 8 an
   test --data "$TMP/sparse.csv" --response y --tested x --epsilon 1 --groups 10 --seed 1
 json_check "d['private'] is True and math.isfinite(d['log_statistic'])" \
   test --data "$TMP/sparse.csv" --response y --tested x --prior lr --censor 0,7 --epsilon 1 --groups 10 --simulations 200
+# Unsigned options refuse negative and out-of-range values (no silent wrap to 2^64 - 1)
+expect_error "--seed: '-1' is not an unsigned integer" test --data "$HSB" --response math --tested female --epsilon 1 --groups 10 --seed -1
+expect_error "--seed: '18446744073709551616' is not an unsigned integer" test --data "$HSB" --response math --tested female --epsilon 1 --groups 10 --seed 18446744073709551616
+expect_error "--groups: '-3' is not an unsigned integer" test --data "$HSB" --response math --tested female --epsilon 1 --groups -3
+expect_error "--simulations: '-1' is not an unsigned integer" bma --data "$HSB" --response read --predictors write --bounds 0,100 --epsilon 1 --confidence 0.9 --simulations -1
+expect_error "--seed: '-5' is not an unsigned integer" select --data "$SRC/experiments/data/prostate.csv" --response lpsa --predictors lcavol --epsilon 1 --radius 1 --penalty 1 --data-bound 3 --seed -5
 printf 'y,x,z\n1,1,2\n2,2,4\n4,3,6\n3,4,8\n' > "$TMP/collinear.csv"
 expect_error "'z' is collinear" test --non-private --data "$TMP/collinear.csv" --response y --common x --tested z
 printf 'y,x\n1,1\n3,2\n5,3\n7,4\n' > "$TMP/exact.csv"
