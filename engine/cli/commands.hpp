@@ -24,4 +24,7 @@ void add_bma_command(CLI::App& app);
 /// `dpmu select`: DP model selection of Lei et al. (2018), Algorithms 1 and 2 (METHODS.md §6).
 void add_select_command(CLI::App& app);
 
+/// `dpmu ledger FILE`: privacy loss recorded in a privacy-budget ledger, per data set (basic composition).
+void add_ledger_command(CLI::App& app);
+
 }  // namespace dpmu::cli
