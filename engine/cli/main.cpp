@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   dpmu::cli::add_run_command(app);
   dpmu::cli::add_results_commands(app);
   dpmu::cli::add_bma_command(app, *audit);
+  dpmu::cli::add_ledger_command(app);
   dpmu::experiments::register_builtin_experiments();
   try {
     app.parse(argc, argv);
