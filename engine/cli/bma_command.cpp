@@ -25,6 +25,7 @@
 #include "dpmu/core/synthetic_data.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/secure_random.hpp"
+#include "release_ledger.hpp"
 #include "release_report.hpp"
 
 namespace dpmu::cli {
@@ -59,6 +60,7 @@ struct BmaCliOptions {
   bool rescale = false;
   std::string synthetic_out;
   bool force = false;
+  LedgerOptions ledger;
   int top_models = 10;
   bool mcmc = false;
   double mcmc_tolerance = 0.005;
@@ -367,6 +369,7 @@ void run_bma(BmaCliOptions o) {
   std::vector<std::string> names = o.predictors;
 
   if (o.non_private) {
+    ReleaseLedger(o.ledger, "dpmu bma", o.data, core::PrivacyGuarantee{}, false);  // refuses --ledger
     report.not_private("--non-private: exact model averaging of the confidential data, no noise");
     const Eigen::MatrixXd gram =
         core::gram_matrix(raw, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), true);
@@ -424,6 +427,7 @@ void run_bma(BmaCliOptions o) {
   report.setting("column_scale", keyed(scale, all));
   report.setting("column_scale_source", o.rescale ? "public bound widths u - l" : "none (1)");
 
+  ReleaseLedger ledger(o.ledger, "dpmu bma", o.data, release.privacy(), secure);  // before any noise
   core::RngStream noise_rng(seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
   core::NoiseSource noise = secure ? core::NoiseSource::secure([&secure_rng] { return secure_rng(); })
                                    : core::NoiseSource::simulation(noise_rng);
@@ -540,6 +544,7 @@ void run_bma(BmaCliOptions o) {
     write_csv(o.synthetic_out, syn, all);
     report.released("synthetic_out", o.synthetic_out);
   }
+  ledger.record(report);
   std::cout << report.finish().dump(2) << "\n";
 }
 
@@ -594,11 +599,13 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
   cmd->add_flag("--mcmc", o.mcmc, "Sample models by MCMC instead of enumerating them (automatic for p > 24)");
   cmd->add_option("--mcmc-tolerance", o.mcmc_tolerance, "MCMC stopping rule: max PIP difference between halves")
       ->capture_default_str();
+  add_ledger_options(cmd, o.ledger);
 }
 
 /// `dpmu audit bma`: the release path up to G* (everything after it is post-processing).
 AuditTarget bma_audit_target(BmaCliOptions o) {
   if (o.non_private) throw std::invalid_argument("dpmu audit bma audits a private release: drop --non-private");
+  if (!o.ledger.ledger.empty()) throw std::invalid_argument("dpmu audit is not a release: drop --ledger");
   o.seed.reset();
   o.synthetic_out.clear();
   const BmaPlan plan = plan_bma(o);

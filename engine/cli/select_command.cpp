@@ -18,6 +18,7 @@
 #include "dpmu/core/release.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/secure_random.hpp"
+#include "release_ledger.hpp"
 #include "release_report.hpp"
 
 namespace dpmu::cli {
@@ -43,6 +44,7 @@ struct SelectOptions {
   std::string alg2_selection = "exponential_mechanism";
   bool standardize = false;
   std::optional<std::uint64_t> seed;
+  LedgerOptions ledger;
 };
 
 Json model_json(core::ModelMask m, const std::vector<std::string>& names) {
@@ -166,6 +168,7 @@ void run_select(const SelectOptions& o) {
   std::vector<std::string>& labels = plan.labels;
   const core::LcssfRelease release(plan.release);
   const core::PrivacyGuarantee guarantee = release.privacy();
+  ReleaseLedger ledger(o.ledger, "dpmu select", o.data, guarantee, !o.seed.has_value());  // before any noise
 
   ReleaseReport report(!o.seed.has_value(),
                        o.algorithm == 1
@@ -238,6 +241,7 @@ void run_select(const SelectOptions& o) {
                                       {"y_entries", out.diagnostics->clamped_y_entries}});
     report.diagnostic("singular_submodels", out.diagnostics->singular_models);
   }
+  ledger.record(report);
   std::cout << report.finish().dump(2) << "\n";
 }
 
@@ -272,6 +276,7 @@ void register_select_options(CLI::App* cmd, SelectOptions& o) {
   cmd->add_option("--seed", o.seed,
                   "Seed: reproducible simulation noise; the output says \"private\": false (not a release)")
       ->check(unsigned_integer());
+  add_ledger_options(cmd, o.ledger);
 }
 
 /// `dpmu audit select`: the released model (and Algorithm 2's variance is audited with it).
@@ -281,6 +286,7 @@ AuditTarget select_audit_target(SelectOptions o) {
         "dpmu audit select audits a private release: give a public --data-bound and no "
         "--standardize");
   }
+  if (!o.ledger.ledger.empty()) throw std::invalid_argument("dpmu audit is not a release: drop --ledger");
   o.seed.reset();
   const SelectPlan plan = plan_select(o);
   AuditTarget t;

@@ -21,6 +21,7 @@
 #include "dpmu/core/subsample_and_aggregate.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/secure_random.hpp"
+#include "release_ledger.hpp"
 #include "release_report.hpp"
 
 namespace dpmu::cli {
@@ -49,6 +50,7 @@ struct TestOptions {
   std::optional<std::uint64_t> seed;
   std::size_t simulations = 10000;
   std::string gaussian_calibration = "exact";
+  LedgerOptions ledger;
 };
 
 std::vector<std::string> non_empty(const std::vector<std::string>& v) {
@@ -123,6 +125,7 @@ void run_non_private(const TestOptions& o, const core::Prior& prior, const TestD
   const double nd = static_cast<double>(fit.n);
   const int p = static_cast<int>(fit.p);
   const int p0 = static_cast<int>(fit.p0);
+  ReleaseLedger(o.ledger, "dpmu test", o.data, core::PrivacyGuarantee{}, false);  // refuses --ledger
   Json out = settings_json(o, prior, false);
   if (prior.kind == core::PriorKind::g_prior) out["prior_parameters"]["g"] = prior.g.value_or(nd);
   out["private"] = false;
@@ -220,6 +223,7 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
     throw std::invalid_argument("the data contain a non-finite value");
   }
 
+  ReleaseLedger ledger(o.ledger, "dpmu test", o.data, release.privacy(), !o.seed.has_value());  // before any noise
   ReleaseReport report(!o.seed.has_value(), "DP test by subsample and aggregate (Pena & Barrientos 2024, Sec. 4)");
   Json settings = settings_json(o, prior, true);
   for (const auto& [k, v] : settings.items()) report.setting(k, v);
@@ -290,6 +294,7 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
     report.setting("null_simulations", o.simulations);
     report.released("null_probability_at_upper", null.probability_at_upper);
   }
+  ledger.record(report);
   std::cout << report.finish().dump(2) << "\n";
 }
 
@@ -361,11 +366,13 @@ void register_test_options(CLI::App* cmd, TestOptions& o) {
                   "exact (Balle & Wang sigma for sensitivity (U-L)/M) | paper-literal (variance a(U-L)^2/(2M eps))")
       ->capture_default_str()
       ->group(dp);
+  add_ledger_options(cmd, o.ledger);
 }
 
 /// `dpmu audit test`: the released noisy statistic T̃ (T* is a function of it).
 AuditTarget test_audit_target(TestOptions o) {
   if (o.non_private || !o.epsilon) throw std::invalid_argument("dpmu audit test audits a private test: give --epsilon");
+  if (!o.ledger.ledger.empty()) throw std::invalid_argument("dpmu audit is not a release: drop --ledger");
   o.common = non_empty(o.common);
   o.tested = non_empty(o.tested);
   if (o.tested.empty()) throw std::invalid_argument("--tested needs at least one column");

@@ -66,4 +66,42 @@ expect_exit2 "ledger $D line 2: not valid JSON" ledger "$D"
 expect_exit2 "nosuch.jsonl" ledger "$TMP/nosuch.jsonl"
 expect_exit2 "--format" ledger "$L" --format csv
 
+# --- the release commands charge the ledger and refuse a release past the budget
+HSB="$SRC/experiments/data/hsb2.csv"
+PROS="$SRC/experiments/data/prostate.csv"
+R="$TMP/releases.jsonl"
+BMA=(bma --data "$HSB" --response read --predictors write,math --bounds 0,100 --epsilon 0.75 --ridge-draws 200)
+"$DPMU" "${BMA[@]}" --ledger "$R" --budget 2 >"$TMP/r1" 2>"$TMP/e1" && pass || fail "first release refused: $(cat "$TMP/e1")"
+"$DPMU" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --ledger "$R" --budget 2 >"$TMP/r2" 2>"$TMP/e2" && pass || fail "second release refused: $(cat "$TMP/e2")"
+# 0.75 + 0.5 + 0.75 = 2.0 fits; a fourth release would exceed 2: refused, exit 2, nothing printed
+"$DPMU" "${BMA[@]}" --ledger "$R" --budget 2 >"$TMP/r3" 2>"$TMP/e3" && pass || fail "third release refused: $(cat "$TMP/e3")"
+"$DPMU" "${BMA[@]}" --ledger "$R" --budget 2 >"$TMP/r4" 2>"$TMP/e4"
+rc=$?
+if [ $rc -eq 2 ] && [ ! -s "$TMP/r4" ] && grep -q "budget" "$TMP/e4"; then pass; else fail "over-budget release: rc=$rc, stdout $(head -c 200 "$TMP/r4"), stderr $(cat "$TMP/e4")"; fi
+# the ledger shows the three earlier releases on the same fingerprint, totals by basic composition
+"$DPMU" ledger "$R" >"$TMP/l.json" 2>/dev/null
+FP=$(sha256sum "$HSB" | cut -d' ' -f1)
+"$PY" -c "
+import json,sys
+d=json.load(open('$TMP/l.json'))['data_sets']['$FP']
+ok = d['releases']==3 and abs(d['epsilon']-2.0)<1e-12 and d['delta']==0 and [r['command'] for r in d['release_list']]==['dpmu bma','dpmu test','dpmu bma']
+sys.exit(0 if ok else 1)" && pass || fail "ledger totals: $(cat "$TMP/l.json")"
+# another data set has its own total; Algorithm 2 is charged 2 epsilon and delta
+"$DPMU" select --data "$PROS" --response lpsa --predictors lcavol,lweight --epsilon 0.5 --radius 2 --penalty 1 --data-bound 3 --algorithm 2 --delta 1e-6 --ledger "$R" --budget 2,1e-5 >/dev/null 2>"$TMP/e5" && pass || fail "select release refused: $(cat "$TMP/e5")"
+"$DPMU" ledger "$R" >"$TMP/l.json" 2>/dev/null
+FP2=$(sha256sum "$PROS" | cut -d' ' -f1)
+"$PY" -c "
+import json,sys
+d=json.load(open('$TMP/l.json'))['data_sets']['$FP2']
+sys.exit(0 if d['releases']==1 and d['epsilon']==1.0 and d['delta']==1e-6 else 1)" && pass || fail "select charged wrongly: $(cat "$TMP/l.json")"
+# a seeded run or a non-private run is not a release; --budget needs --ledger; a damaged ledger refuses
+expect_exit2 "--ledger records real releases only" "${BMA[@]}" --seed 1 --ledger "$R"
+expect_exit2 "--ledger records real releases only" test --data "$HSB" --response math --tested female --non-private --ledger "$R"
+expect_exit2 "--budget needs --ledger" "${BMA[@]}" --budget 1
+expect_exit2 "--budget" "${BMA[@]}" --ledger "$R" --budget -1
+expect_exit2 "not a release: drop --ledger" audit bma --data "$HSB" --response read --predictors write --bounds 0,100 --epsilon 1 --ledger "$R"
+cp "$R" "$TMP/bad.jsonl"
+printf '{"time":"x",' >>"$TMP/bad.jsonl"
+expect_exit2 "damaged" "${BMA[@]}" --ledger "$TMP/bad.jsonl"
+
 finish ledger_cli_test
