@@ -395,12 +395,10 @@ class CpsBma final : public runtime::Experiment {
     if (m.kind == core::SspMechanismKind::laplace || cell.get_string("wishart_ridge") == "mc99") {
       s->regularization = core::monte_carlo_regularization(m, calibration, static_cast<int>(cell.get_int("ridge_draws")));
     } else {
-      s->regularization = core::wishart_regularization(m, 0.01);
+      s->regularization = core::wishart_regularization(m);
     }
     s->threshold = core::threshold_value(m, cell.get_double("threshold_percentile"),
-                                         cell.get_string("threshold_reference") == "signed"
-                                             ? core::ThresholdReference::signed_quantile
-                                             : core::ThresholdReference::absolute);
+                                         core::parse_threshold_reference(cell.get_string("threshold_reference")));
     s->coefficients = coefficient_indices(cell, s->p);
     s->simulations = static_cast<int>(cell.get_int("simulations"));
     s->confidence = cell.get_double("confidence");
@@ -474,7 +472,7 @@ class CpsBma final : public runtime::Experiment {
         {"regularization", {s.regularization}},
         {"threshold", {s.threshold}},
         {"delta", {s.mechanism.delta}},
-        {"l1_sensitivity", {core::l1_sensitivity(s.p, -0.5, 0.5)}},
+        {"l1_sensitivity", {core::ssp_l1_sensitivity(s.mechanism)}},
         {"laplace_scale", {wishart ? std::nan("") : core::ssp_laplace_scale(s.mechanism)}},
         {"wishart_degrees_of_freedom", {wishart ? core::ssp_wishart_parameters(s.mechanism).degrees_of_freedom : std::nan("")}},
         {"column_centre", vec(s.design.centre)},

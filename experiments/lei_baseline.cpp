@@ -437,12 +437,12 @@ class SelectionHeadToHead final : public runtime::Experiment {
     const double lambda = cell.get_double("threshold_percentile");
     s->laplace = {core::SspMechanismKind::laplace, 6, -r, r, epsilon, 0.0};
     s->laplace_ridge = core::monte_carlo_regularization(s->laplace, calibration,
-                                                        static_cast<int>(cell.get_int("ridge_draws")), 0.99);
+                                                        static_cast<int>(cell.get_int("ridge_draws")));
     s->laplace_threshold = core::threshold_value(s->laplace, lambda);
     s->wishart_valid = epsilon < 1.0;
     if (s->wishart_valid) {
       s->wishart = {core::SspMechanismKind::wishart, 6, -r, r, epsilon, 1.0 / n};
-      s->wishart_ridge = core::wishart_regularization(s->wishart, 0.01);
+      s->wishart_ridge = core::wishart_regularization(s->wishart);
       s->wishart_threshold = core::threshold_value(s->wishart, lambda);
     }
     return s;

@@ -316,9 +316,9 @@ class SspSimulation final : public runtime::Experiment {
          .min_inclusive = false, .max_inclusive = false,
          .description = "lambda of hard thresholding (METHODS.md A9)"},
         {.name = "threshold_reference", .type = ParameterType::string, .default_value = std::string("absolute"),
-         .allowed = {"absolute", "signed_quantile"},
-         .description = "threshold = lambda-quantile of |E_ij| (absolute) or of E_ij (signed_quantile)"},
-        {.name = "ridge_quantile", .type = ParameterType::real, .default_value = 0.99, .min = 0.0, .max = 1.0,
+         .allowed = {"absolute", "signed"},
+         .description = "threshold = lambda-quantile of |E_ij| (absolute) or of E_ij (signed)"},
+        {.name = "ridge_quantile", .type = ParameterType::real, .default_value = core::kRidgeConfidence, .min = 0.0, .max = 1.0,
          .min_inclusive = false, .max_inclusive = false,
          .description = "ridge r = this quantile of -eigmin(E) (Laplace, and Wishart with mc99)"},
         {.name = "laplace_ridge_draws", .type = ParameterType::integer, .default_value = std::int64_t{100000},
@@ -358,8 +358,10 @@ class SspSimulation final : public runtime::Experiment {
         throw std::invalid_argument("epsilons: the Wishart mechanism needs epsilon < 1, got " + v.str());
       }
     }
-    if (cell.get_string("threshold_reference") == "signed_quantile" && cell.get_double("threshold_percentile") <= 0.5) {
-      throw std::invalid_argument("threshold_percentile: must be > 0.5 with threshold_reference signed_quantile");
+    if (core::parse_threshold_reference(cell.get_string("threshold_reference")) ==
+            core::ThresholdReference::signed_quantile &&
+        cell.get_double("threshold_percentile") <= 0.5) {
+      throw std::invalid_argument("threshold_percentile: must be > 0.5 with threshold_reference signed");
     }
   }
 
@@ -396,9 +398,7 @@ class SspSimulation final : public runtime::Experiment {
     const double upper = cell.get_double("upper");
     const double delta = cell.get_double("wishart_delta") > 0.0 ? cell.get_double("wishart_delta") : 1.0 / n;
     const double lambda = cell.get_double("threshold_percentile");
-    const auto reference = cell.get_string("threshold_reference") == "absolute"
-                               ? core::ThresholdReference::absolute
-                               : core::ThresholdReference::signed_quantile;
+    const auto reference = core::parse_threshold_reference(cell.get_string("threshold_reference"));
     const double q = cell.get_double("ridge_quantile");
     const int draws = static_cast<int>(cell.get_int("laplace_ridge_draws"));
     const bool wishart_mc = cell.get_string("wishart_ridge") == "mc99";

@@ -286,7 +286,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
       core::check_open_interval(fn, "--delta", *o.delta, 0.0, 1.0);
     }
     if (o.threshold) {
-      if (o.threshold_reference == "signed") {
+      if (core::parse_threshold_reference(o.threshold_reference) == core::ThresholdReference::signed_quantile) {
         core::check_open_interval(fn, "--threshold (signed)", *o.threshold, 0.5, 1.0);
       } else {
         core::check_open_interval(fn, "--threshold", *o.threshold, 0.0, 1.0);
@@ -299,11 +299,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
     }
     if (o.ridge_draws < 100) core::throw_domain(fn, "--ridge-draws", o.ridge_draws, ">= 100");
   }
-  if (o.threshold_reference != "signed" && o.threshold_reference != "absolute") {
-    throw std::invalid_argument("--threshold-reference must be absolute or signed");
-  }
-  plan.threshold_reference = o.threshold_reference == "signed" ? core::ThresholdReference::signed_quantile
-                                                               : core::ThresholdReference::absolute;
+  plan.threshold_reference = core::parse_threshold_reference(o.threshold_reference);
   if (o.ridge != "auto") {
     std::size_t used = 0;
     double v = NAN;
@@ -454,10 +450,10 @@ void run_bma(BmaCliOptions o) {
     ridge_method = "user";
   } else if (mech.kind == core::SspMechanismKind::laplace) {
     core::RngStream cal(seed, core::fnv1a_64("bma/ridge"), 0, core::StreamPurpose::calibration);
-    r = core::monte_carlo_regularization(mech, cal, o.ridge_draws, 0.99);
+    r = core::monte_carlo_regularization(mech, cal, o.ridge_draws);
     ridge_method = "monte-carlo 99th percentile of -eigmin(E), " + std::to_string(o.ridge_draws) + " draws";
   } else {
-    r = core::wishart_regularization(mech, 0.01);
+    r = core::wishart_regularization(mech);
     ridge_method = "analytic (Gaussian singular-value bound, nu = 0.01)";
   }
   const core::RegularizedGram g_r = core::regularize(noisy, r);

@@ -462,3 +462,15 @@ TEST_CASE("paper settings (ε = 0.5, 0.9): finite outputs, PD G*+rI, thresholdin
     }
   }
 }
+
+TEST_CASE("threshold references have one spelling", "[ssp]") {
+  CHECK(parse_threshold_reference("absolute") == ThresholdReference::absolute);
+  CHECK(parse_threshold_reference("signed") == ThresholdReference::signed_quantile);
+  CHECK(to_string(parse_threshold_reference("signed")) == "signed");
+  CHECK_THROWS_WITH(parse_threshold_reference("signed_quantile"), Catch::Contains("use absolute or signed"));
+  // the default ridges share one confidence: ν = 1 − the Monte Carlo quantile
+  SspMechanism w = laplace_mech(2, -1, 1, 0.5);
+  w.kind = SspMechanismKind::wishart;
+  w.delta = 1e-3;
+  CHECK(wishart_regularization(w) == wishart_regularization(w, 1.0 - kRidgeConfidence));
+}

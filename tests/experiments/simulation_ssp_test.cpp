@@ -144,7 +144,7 @@ TEST_CASE("ssp_simulation: bad config values give clear errors", "[ssp_simulatio
   CHECK_THAT(validation_error(base({{"priors", std::string("zellner_siow,foo")}})), Catch::Contains("priors: 'foo'"));
   CHECK_THAT(validation_error(base({{"model_prior", std::string("dirichlet")}})), Catch::Contains("model_prior:"));
   CHECK_THAT(validation_error(base({{"lower", 1.0}})), Catch::Contains("lower < 0 < upper"));
-  CHECK_THAT(validation_error(base({{"threshold_reference", std::string("signed_quantile")}, {"threshold_percentile", 0.3}})),
+  CHECK_THAT(validation_error(base({{"threshold_reference", std::string("signed")}, {"threshold_percentile", 0.3}})),
              Catch::Contains("threshold_percentile"));
 }
 

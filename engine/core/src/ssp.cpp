@@ -89,6 +89,17 @@ WishartParameters ssp_wishart_parameters(const SspMechanism& m) {
   return w;
 }
 
+ThresholdReference parse_threshold_reference(std::string_view name) {
+  if (name == "absolute") return ThresholdReference::absolute;
+  if (name == "signed") return ThresholdReference::signed_quantile;
+  throw_invalid("parse_threshold_reference",
+                "unknown threshold reference '" + std::string(name) + "'; use absolute or signed");
+}
+
+std::string_view to_string(ThresholdReference reference) {
+  return reference == ThresholdReference::absolute ? "absolute" : "signed";
+}
+
 double threshold_value(const SspMechanism& m, double percentile, ThresholdReference reference) {
   constexpr const char* fn = "threshold_value";
   check_ssp_mechanism(m);

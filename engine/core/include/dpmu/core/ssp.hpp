@@ -138,9 +138,20 @@ Eigen::MatrixXd noisy_gram_matrix(const Eigen::Ref<const Eigen::MatrixXd>& gram,
 
 /// How the threshold e_λ refers to the off-diagonal noise E_ij.
 enum class ThresholdReference {
-  absolute,         ///< λ-quantile of |E_ij| (the issue's reading; default)
+  absolute,         ///< λ-quantile of |E_ij| (default; docs/decisions.md)
   signed_quantile,  ///< λ-quantile of E_ij, λ ≥ 1/2 (METHODS.md A9)
 };
+
+/// "absolute" | "signed" (the one spelling of a ThresholdReference in options and configs).
+/// @throws std::invalid_argument naming the accepted spellings.
+ThresholdReference parse_threshold_reference(std::string_view name);
+/// The spelling accepted by parse_threshold_reference.
+std::string_view to_string(ThresholdReference reference);
+
+/// Probability with which the default ridges make G* + rI positive definite: the Monte Carlo ridge
+/// is the kRidgeConfidence quantile of −eigmin(E) and the Wishart bound uses ν = 1 − kRidgeConfidence
+/// (paper §5.2 with the 99th percentile).
+inline constexpr double kRidgeConfidence = 0.99;
 
 /// The threshold e_λ, a public constant (paper §5.3; METHODS.md §5.4 step 1).
 /// Laplace: −b log(1 − λ) (absolute) or −b log(2(1 − λ)) (signed). Wishart: E_ij =d B²√W·Z with
@@ -157,13 +168,13 @@ Eigen::MatrixXd hard_threshold(const Eigen::Ref<const Eigen::MatrixXd>& noisy_gr
 /// Sheffet's analytic ridge for the Wishart perturbation, as reconstructed in METHODS.md §5.4
 /// (A10): r_W = B²[k − (max(0, √k − √(p+1) − √(2 log(1/ν))))²], so that G*+r_W I is PD with
 /// probability ≥ 1 − ν (Gaussian singular-value bound). @throws std::domain_error (ν ∉ (0,1)).
-double wishart_regularization(const SspMechanism& m, double nu = 0.01);
+double wishart_regularization(const SspMechanism& m, double nu = 1.0 - kRidgeConfidence);
 
 /// Monte Carlo ridge: the `quantile` (default 0.99) empirical quantile of −eigmin(E) over `draws`
 /// noise matrices (paper §5.2 with METHODS.md A8). Depends only on public parameters.
 /// @throws std::domain_error for draws < 1 or quantile ∉ (0,1). Draws from `rng`.
 template <class Rng>
-double monte_carlo_regularization(const SspMechanism& m, Rng& rng, int draws, double quantile = 0.99) {
+double monte_carlo_regularization(const SspMechanism& m, Rng& rng, int draws, double quantile = kRidgeConfidence) {
   check_ssp_mechanism(m);
   if (draws < 1) throw_domain("monte_carlo_regularization", "draws", draws, ">= 1");
   check_open_interval("monte_carlo_regularization", "quantile", quantile, 0.0, 1.0);
