@@ -87,8 +87,10 @@ std::vector<Eigen::VectorXd> draw(const AuditTarget& t, const Eigen::MatrixXd& r
   std::vector<Eigen::VectorXd> out;
   out.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
+    // The release's secure path (grids, exact discrete samplers, Algorithm 2's discrete variance),
+    // fed by a seeded Philox stream instead of the kernel CSPRNG so the audit is reproducible.
     core::RngStream stream(seed, key, i, core::StreamPurpose::noise);
-    core::NoiseSource noise = core::NoiseSource::simulation(stream);
+    core::NoiseSource noise = core::NoiseSource::secure([&stream] { return stream(); });
     out.push_back(t.release(rows, noise));
   }
   return out;

@@ -3,7 +3,8 @@
 /// `dpmu audit test|bma|select [the command's options]`: an empirical privacy audit of a release
 /// path (docs/privacy.md). Each release command describes itself as an AuditTarget; the auditor
 /// builds neighbouring data sets adversarially from the declared bounds, draws releases on both
-/// through the real release code (simulation noise), and reports a lower bound on ε
+/// through the real release code (its secure path, fed by a seeded stream so the audit is
+/// reproducible), and reports a lower bound on ε
 /// (core::audit_releases) next to the claimed ε.
 
 #include <CLI/CLI.hpp>

@@ -316,6 +316,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   }
   plan.norm = core::parse_matrix_norm(o.norm);
   if (!o.synthetic_out.empty()) check_new_output_file("--synthetic-out", o.synthetic_out, {o.data}, o.force);
+  ReleaseLedger::check_options(o.ledger, o.data, !o.seed && !o.non_private);
   return plan;
 }
 
@@ -423,7 +424,8 @@ void run_bma(BmaCliOptions o) {
   report.setting("column_scale", keyed(scale, all));
   report.setting("column_scale_source", o.rescale ? "public bound widths u - l" : "none (1)");
 
-  ReleaseLedger ledger(o.ledger, "dpmu bma", o.data, release.privacy(), secure);  // before any noise
+  ReleaseLedger ledger(o.ledger, "dpmu bma", o.data, release.privacy(), secure,
+                             {"released_gram", "and post-processing of it"});  // before any noise
   core::RngStream noise_rng(seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
   core::NoiseSource noise = secure ? core::NoiseSource::secure([&secure_rng] { return secure_rng(); })
                                    : core::NoiseSource::simulation(noise_rng);
@@ -540,7 +542,7 @@ void run_bma(BmaCliOptions o) {
     write_csv(o.synthetic_out, syn, all);
     report.released("synthetic_out", o.synthetic_out);
   }
-  ledger.record(report);
+  ledger.verify_unchanged();
   std::cout << report.finish().dump(2) << "\n";
 }
 

@@ -63,12 +63,6 @@ class ReleaseReport {
   /// The output is not private (a data-dependent option, a seed, a non-private analysis).
   void not_private(const std::string& reason) { reasons_.push_back(reason); }
   bool is_private() const { return reasons_.empty(); }
-  /// The names of the released fields (for the ledger).
-  json released_fields() const {
-    json names = json::array();
-    for (const auto& [k, v] : released_.items()) names.push_back(k);
-    return names;
-  }
 
   /// The whole report: method, private, private_reason, settings, privacy, released fields,
   /// diagnostics (only if any).

@@ -80,6 +80,7 @@ struct SelectPlan {
 
 SelectPlan plan_select(const SelectOptions& o) {
   static const char* fn = "dpmu select";
+  ReleaseLedger::check_options(o.ledger, o.data, !o.seed);
   if ((o.data_bound == "auto" || o.standardize) && !o.seed) {
     throw std::invalid_argument(
         "--data-bound auto and --standardize use the confidential data and are for research runs only: add --seed "
@@ -168,7 +169,8 @@ void run_select(const SelectOptions& o) {
   std::vector<std::string>& labels = plan.labels;
   const core::LcssfRelease release(plan.release);
   const core::PrivacyGuarantee guarantee = release.privacy();
-  ReleaseLedger ledger(o.ledger, "dpmu select", o.data, guarantee, !o.seed.has_value());  // before any noise
+  ReleaseLedger ledger(o.ledger, "dpmu select", o.data, guarantee, !o.seed.has_value(),
+                             {"selected_model", o.algorithm == 2 ? "released_variance" : "(no value)"});  // before any noise
 
   ReleaseReport report(!o.seed.has_value(),
                        o.algorithm == 1
@@ -241,7 +243,7 @@ void run_select(const SelectOptions& o) {
                                       {"y_entries", out.diagnostics->clamped_y_entries}});
     report.diagnostic("singular_submodels", out.diagnostics->singular_models);
   }
-  ledger.record(report);
+  ledger.verify_unchanged();
   std::cout << report.finish().dump(2) << "\n";
 }
 
@@ -279,7 +281,8 @@ void register_select_options(CLI::App* cmd, SelectOptions& o) {
   add_ledger_options(cmd, o.ledger);
 }
 
-/// `dpmu audit select`: the released model (and Algorithm 2's variance is audited with it).
+/// `dpmu audit select`: the released model (Algorithm 2's released variance is not part of the
+/// audited vector; its discrete Laplace release is audited through `dpmu audit test`'s sampler).
 AuditTarget select_audit_target(SelectOptions o) {
   if (o.data_bound == "auto" || o.standardize) {
     throw std::invalid_argument(

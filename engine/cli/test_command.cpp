@@ -223,7 +223,8 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
     throw std::invalid_argument("the data contain a non-finite value");
   }
 
-  ReleaseLedger ledger(o.ledger, "dpmu test", o.data, release.privacy(), !o.seed.has_value());  // before any noise
+  ReleaseLedger ledger(o.ledger, "dpmu test", o.data, release.privacy(), !o.seed.has_value(),
+                             {"noisy_statistic", "and post-processing of it"});  // before any noise
   ReleaseReport report(!o.seed.has_value(), "DP test by subsample and aggregate (Pena & Barrientos 2024, Sec. 4)");
   Json settings = settings_json(o, prior, true);
   for (const auto& [k, v] : settings.items()) report.setting(k, v);
@@ -294,7 +295,7 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
     report.setting("null_simulations", o.simulations);
     report.released("null_probability_at_upper", null.probability_at_upper);
   }
-  ledger.record(report);
+  ledger.verify_unchanged();
   std::cout << report.finish().dump(2) << "\n";
 }
 
@@ -318,6 +319,7 @@ void run_test(TestOptions o) {
     throw std::invalid_argument(
         "choose one: --non-private (confidential statistic) or --epsilon E --groups M (differentially private)");
   }
+  ReleaseLedger::check_options(o.ledger, o.data, !o.seed && !o.non_private);
   const TestData d = load_test_data(o);
   if (o.non_private) {
     run_non_private(o, prior, d);

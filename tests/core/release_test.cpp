@@ -81,10 +81,12 @@ TEST_CASE("SSP release: the L1 sensitivity of clamp-then-centre holds and is att
     s.bounds = {{0.0, 1.0}, {-2.0, 3.0}};
     const SspRelease release(s);
     const double want = (2.0 / 3.0) * 0.5 * ((1.0 + 5.0) * (1.0 + 5.0) + 1.0 + 25.0);
-    CHECK(release.l1_sensitivity() == Approx(want).epsilon(1e-15));
+    const double exact = release.l1_sensitivity() - release.rounding_allowance();
+    CHECK(exact == Approx(want).epsilon(1e-15));
+    CHECK(release.rounding_allowance() < 1e-12 * exact);
     const double got = brute_force_ssp_sensitivity(release, {{-4, 0, 0.3, 1, 9}, {-50, -2, 0.5, 3, 70}}, 3);
-    CHECK(got <= release.l1_sensitivity() * (1 + 1e-12));
-    CHECK(got >= release.l1_sensitivity() * (1 - 1e-12));  // attained at the corners
+    CHECK(got <= release.l1_sensitivity());
+    CHECK(got >= exact * (1 - 1e-12));  // attained at the corners
   }
   SECTION("p = 2, n = 4, rescaled") {
     SspReleaseSettings s;
@@ -93,10 +95,11 @@ TEST_CASE("SSP release: the L1 sensitivity of clamp-then-centre holds and is att
     s.bounds = {{-1.0, 1.0}, {10.0, 20.0}, {-5.0, 0.0}};
     s.rescale = true;
     const SspRelease release(s);
-    CHECK(release.l1_sensitivity() == Approx((3.0 / 4.0) * 6.0).epsilon(1e-15));
+    const double exact = release.l1_sensitivity() - release.rounding_allowance();
+    CHECK(exact == Approx((3.0 / 4.0) * 6.0).epsilon(1e-15));
     const double got = brute_force_ssp_sensitivity(release, {{-9, 1}, {10, 13, 1e6}, {-1e9, 0}}, 4);
-    CHECK(got <= release.l1_sensitivity() * (1 + 1e-12));
-    CHECK(got >= release.l1_sensitivity() * (1 - 1e-12));
+    CHECK(got <= release.l1_sensitivity());
+    CHECK(got >= exact * (1 - 1e-12));
   }
 }
 
@@ -134,7 +137,8 @@ TEST_CASE("SSP release: guarantee, diagnostics only in simulation, secure Laplac
   CHECK(g.epsilon == 0.7);
   CHECK(g.delta == 0.0);
   CHECK(g.sensitivity_name == "l1_sensitivity");
-  CHECK(g.sensitivity == Approx((49.0 / 50.0) * 0.5 * (36.0 + 12.0)).epsilon(1e-15));
+  CHECK(g.sensitivity == Approx((49.0 / 50.0) * 0.5 * (36.0 + 12.0)).epsilon(1e-9));
+  CHECK(g.sensitivity - release.rounding_allowance() == Approx((49.0 / 50.0) * 0.5 * (36.0 + 12.0)).epsilon(1e-15));
   CHECK(ssp_laplace_scale(release.mechanism()) == Approx(g.sensitivity / 0.7).epsilon(1e-15));
   RngStream data_rng(3, 1, 0, StreamPurpose::data);
   Eigen::MatrixXd x(50, 3);
@@ -297,4 +301,34 @@ TEST_CASE("selection release: singular submodels are handled, the guarantee foll
   s.delta = 0.0;
   s.lcssf.delta_kind = LcssfDelta::one_pR_2;
   CHECK(std::isinf(LcssfRelease(s).privacy().epsilon));  // not a valid DP calibration for r = 3 > 1
+}
+
+TEST_CASE("SSP release: bounds with a large offset do not break the sensitivity in floating point", "[release]") {
+  // Found by an audit: bounds [1e16, 1e16 + 2] (a large offset against the width), 1000 rows at the
+  // upper corner vs the same with one row at the lower corner. Centring the raw values lost every
+  // digit and the computed Gram matrices differed by ~4000 against a bound of 12; with the shift by
+  // the public lower bound the difference is the exact one.
+  const int n = 1000;
+  SspReleaseSettings s;
+  s.p = 1;
+  s.n = n;
+  s.bounds = {{1e16, 1e16 + 2.0}};
+  const SspRelease release(s);
+  Eigen::MatrixXd up = Eigen::MatrixXd::Constant(n, 2, 1e16 + 2.0), down = up;
+  down.row(0) << 1e16, 1e16;
+  const double d = unique_l1(release.confidential_gram(up), release.confidential_gram(down));
+  CHECK(d <= release.l1_sensitivity());
+  CHECK(d >= 0.99 * (release.l1_sensitivity() - release.rounding_allowance()));
+  // n = 10^5 rows in several blocks at a realistic offset: the change stays within the bound.
+  const int m = 100000;
+  SspReleaseSettings t = s;
+  t.n = m;
+  t.bounds = {{1e9, 1e9 + 1.0}, {-3.0, 5.0}};
+  const SspRelease big(t);
+  RngStream rng(2, 0, 0, StreamPurpose::data);
+  Eigen::MatrixXd x(m, 2);
+  for (int i = 0; i < m; ++i) x.row(i) << 1e9 + uniform_open01(rng), 8.0 * uniform_open01(rng) - 3.0;
+  Eigen::MatrixXd y = x;
+  y.row(m / 2) << 1e9 + 1.0, -3.0;
+  CHECK(unique_l1(big.confidential_gram(x), big.confidential_gram(y)) <= big.l1_sensitivity());
 }

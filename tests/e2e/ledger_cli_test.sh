@@ -103,5 +103,13 @@ expect_exit2 "not a release: drop --ledger" audit bma --data "$HSB" --response r
 cp "$R" "$TMP/bad.jsonl"
 printf '{"time":"x",' >>"$TMP/bad.jsonl"
 expect_exit2 "damaged" "${BMA[@]}" --ledger "$TMP/bad.jsonl"
+# the data must be a regular file (a FIFO or process substitution would be fingerprinted empty)
+mkfifo "$TMP/fifo"
+expect_exit2 "must be a regular file" "${BMA[@]/$HSB/$TMP/fifo}" --ledger "$R"
+# a refused release (bad input found before the data are read) is not charged
+R2="$TMP/charged.jsonl"
+"$DPMU" bma --data "$HSB" --response read --predictors write --bounds 0,100 --epsilon 1 --ridge-draws 200 \
+  --synthetic-out "$TMP/nofolder/syn.csv" --ledger "$R2" >/dev/null 2>&1
+if [ ! -s "$R2" ]; then pass; else fail "a release refused on its options was charged: $(cat "$R2")"; fi
 
 finish ledger_cli_test

@@ -170,7 +170,14 @@ SspRelease::SspRelease(SspReleaseSettings s) : settings_(std::move(s)) {
   mechanism_.p = p;
   mechanism_.epsilon = settings_.epsilon;
   mechanism_.delta = settings_.delta;
-  mechanism_.noise_l1_sensitivity = shrink * 0.5 * (w.sum() * w.sum() + w.squaredNorm());
+  const double sum_products = 0.5 * (w.sum() * w.sum() + w.squaredNorm());  // Σ_{j≥j'} w_j w_j'
+  // Rounding: the accumulation (blocks of kGramBlock rows, merged in sequence) computes each entry
+  // within about (b + n/b)·n·u·w_j w_j' of the exact value (u = 2^-53; first order, the mean's
+  // error enters only at second order because the centred values sum to zero). Both neighbours may
+  // be off, so 2·4·(b + n/b + 4)·n·u·Σ w_j w_j' is added (a factor 4 of slack).
+  const double b = static_cast<double>(kGramBlock);
+  rounding_allowance_ = 8.0 * (std::min(b, nd) + nd / b + 4.0) * nd * 0x1.0p-53 * sum_products;
+  mechanism_.noise_l1_sensitivity = shrink * sum_products + rounding_allowance_;
   mechanism_.noise_row_norm_squared = shrink * w.squaredNorm();
   check_ssp_mechanism(mechanism_);
 }
@@ -209,18 +216,22 @@ Eigen::MatrixXd SspRelease::confidential_gram(const Eigen::Ref<const Eigen::Matr
   }
   if (!rows.allFinite()) throw_domain(fn, "an entry of the data", std::nan(""), "finite");
   std::uint64_t clamped = 0;
-  constexpr Eigen::Index kBlock = 4096;
   constexpr double kHuge = std::numeric_limits<double>::max();
   GramAccumulator acc(static_cast<int>(d), -kHuge, kHuge, true);
   Eigen::MatrixXd block;
-  for (Eigen::Index s = 0; s < rows.rows(); s += kBlock) {
-    block = rows.middleRows(s, std::min(kBlock, rows.rows() - s));
+  const auto step = static_cast<Eigen::Index>(kGramBlock);
+  for (Eigen::Index s = 0; s < rows.rows(); s += step) {
+    block = rows.middleRows(s, std::min(step, rows.rows() - s));
     for (Eigen::Index j = 0; j < d; ++j) {
+      const double width = (upper_(j) - lower_(j)) / scale_(j);
       for (Eigen::Index i = 0; i < block.rows(); ++i) {
         const double v = block(i, j);
         const double c = std::clamp(v, lower_(j), upper_(j));
         clamped += c != v ? 1 : 0;
-        block(i, j) = c / scale_(j);  // clamp raw values first, then rescale; centring is the accumulator's
+        // Clamp raw values first, then shift by the public lower bound and rescale, clamping again
+        // so that every value lies in [0, width] whatever the rounding (a large offset of the bounds
+        // would otherwise cost digits in the centring); centring is the accumulator's.
+        block(i, j) = std::clamp((c - lower_(j)) / scale_(j), 0.0, width);
       }
     }
     acc.add(block);

@@ -198,6 +198,11 @@ struct SspOutput {
 ///     Δ1 = ((n−1)/n) Σ_{j ≥ j'} w_j w_j' = ((n−1)/n) ((Σ_j w_j)² + Σ_j w_j²)/2
 /// (with rescale, w_j = 1: ((n−1)/n)(p+1)(p+2)/2). The bound is attained: all other rows at the
 /// lower corner, x_k = l, x̃_k = u (tested by brute force in tests/core/release_test.cpp).
+/// In floating point the values are shifted by the public lower bound (into [0, w_j]) before
+/// centring, and a conservative bound on the rounding error of the accumulation is added to Δ1
+/// (rounding_allowance(); relative size 8(min(b, n) + n/b + 4)·n·2^-53: 9e-10 at n = 1000,
+/// 6e-5 at n = 10^7).
+/// The Wishart guarantee does not account for rounding (its sampler is floating point anyway).
 /// The same box gives ‖v‖² ≤ Σ_j w_j², so the Wishart mechanism (Sheffet 2019, Alg. 2) runs with
 /// B² = ((n−1)/n) Σ_j w_j². Clamping before centring is what makes both bounds hold for every raw
 /// row, however far outside the box; centring first (the paper's reading) does not (docs/privacy.md).
@@ -211,8 +216,13 @@ class SspRelease {
   int p() const { return settings_.p; }
   /// Divisor of each column (w_j with rescale, else 1); length p + 1.
   const Eigen::VectorXd& column_scale() const { return scale_; }
-  /// Δ1 of the unique entries of G (see the class comment).
+  /// Δ1 of the unique entries of G (see the class comment), rounding allowance included.
   double l1_sensitivity() const { return mechanism_.noise_l1_sensitivity.value(); }
+  /// The part of l1_sensitivity() that covers floating-point rounding of the accumulation:
+  /// 8·(min(b, n) + n/b + 4)·n·2^-53·Σ_{j≥j'} w_j w_j' with b = kGramBlock rows per block.
+  double rounding_allowance() const { return rounding_allowance_; }
+  /// Rows per accumulation block of confidential_gram.
+  static constexpr std::size_t kGramBlock = 4096;
   /// The noise law of G* − G in analysis units, for post-processing (thresholds, ridge, §5.1 sets).
   const SspMechanism& mechanism() const { return mechanism_; }
   PrivacyGuarantee privacy() const;
@@ -230,6 +240,7 @@ class SspRelease {
  private:
   SspReleaseSettings settings_;
   Eigen::VectorXd lower_, upper_, scale_;
+  double rounding_allowance_ = 0.0;
   SspMechanism mechanism_;
 };
 
