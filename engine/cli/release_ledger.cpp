@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <filesystem>
-#include <system_error>
 #include <stdexcept>
+#include <system_error>
 
 namespace dpmu::cli {
 
@@ -45,8 +45,9 @@ void ReleaseLedger::check_options(const LedgerOptions& o, const std::string& dat
   if (!o.budget.empty() && o.ledger.empty()) throw std::invalid_argument("--budget needs --ledger FILE");
   if (o.ledger.empty()) return;
   if (!secure_release) {
-    throw std::invalid_argument("--ledger records real releases only: drop --seed / --non-private (a simulation "
-                                "is not charged to a budget)");
+    throw std::invalid_argument(
+        "--ledger records real releases only: drop --seed / --non-private (a simulation "
+        "is not charged to a budget)");
   }
   if (!o.budget.empty()) runtime::parse_budget(o.budget);
   std::error_code ec;

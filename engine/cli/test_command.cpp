@@ -195,24 +195,30 @@ Json interval_json(const core::Interval& iv, double level, const core::Prior& pr
   return j;
 }
 
-void run_private(const TestOptions& o, const core::Prior& prior, const TestData& d) {
-  const double epsilon = *o.epsilon;
-  core::check_positive_finite("dpmu test", "--epsilon", epsilon);
+/// The public settings of a private test from the options and the data's shape (checked).
+core::SubsampleAggregateSettings release_settings(const TestOptions& o, const core::Prior& prior, const TestData& d,
+                                                  std::string& limits_source) {
+  core::check_positive_finite("dpmu test", "--epsilon", *o.epsilon);
   core::check_half_open_interval("dpmu test", "--delta", o.delta, 0.0, 1.0);
   if (!o.groups) throw std::invalid_argument("a private test needs --groups M (the number of subsets)");
-  if (o.simulations < 100) throw std::invalid_argument("--simulations must be at least 100");
-  for (double a : o.alpha) core::check_open_interval("dpmu test", "--alpha", a, 0.0, 1.0);
   core::SubsampleAggregateSettings rs;
   rs.prior = prior;
-  rs.epsilon = epsilon;
+  rs.epsilon = *o.epsilon;
   rs.delta = o.delta;
   rs.num_subsets = *o.groups;
   rs.calibration = core::parse_gaussian_calibration(o.gaussian_calibration);
   rs.n = static_cast<std::size_t>(d.response.size());
   rs.p = static_cast<int>(d.tested.cols());
   rs.p0 = static_cast<int>(d.common.cols());
-  std::string limits_source;
   rs.limits = choose_limits(o, prior, rs.p, limits_source);
+  return rs;
+}
+
+void run_private(const TestOptions& o, const core::Prior& prior, const TestData& d) {
+  if (o.simulations < 100) throw std::invalid_argument("--simulations must be at least 100");
+  for (double a : o.alpha) core::check_open_interval("dpmu test", "--alpha", a, 0.0, 1.0);
+  std::string limits_source;
+  const core::SubsampleAggregateSettings rs = release_settings(o, prior, d, limits_source);
   const core::SubsampleAggregateRelease release(rs);
   const core::ScalarMechanism& mechanism = release.mechanism();
   const core::CensoringLimits& limits = rs.limits;
@@ -224,7 +230,7 @@ void run_private(const TestOptions& o, const core::Prior& prior, const TestData&
   }
 
   ReleaseLedger ledger(o.ledger, "dpmu test", o.data, release.privacy(), !o.seed.has_value(),
-                             {"noisy_statistic", "and post-processing of it"});  // before any noise
+                       {"noisy_statistic", "and post-processing of it"});  // before any noise
   ReleaseReport report(!o.seed.has_value(), "DP test by subsample and aggregate (Pena & Barrientos 2024, Sec. 4)");
   Json settings = settings_json(o, prior, true);
   for (const auto& [k, v] : settings.items()) report.setting(k, v);
@@ -381,19 +387,8 @@ AuditTarget test_audit_target(TestOptions o) {
   check_distinct_columns(o);
   const core::Prior prior = parse_checked_prior(o);
   const TestData d = load_test_data(o);
-  if (!o.groups) throw std::invalid_argument("a private test needs --groups M (the number of subsets)");
-  core::SubsampleAggregateSettings rs;
-  rs.prior = prior;
-  rs.epsilon = *o.epsilon;
-  rs.delta = o.delta;
-  rs.num_subsets = *o.groups;
-  rs.calibration = core::parse_gaussian_calibration(o.gaussian_calibration);
-  rs.n = static_cast<std::size_t>(d.response.size());
-  rs.p = static_cast<int>(d.tested.cols());
-  rs.p0 = static_cast<int>(d.common.cols());
   std::string source;
-  rs.limits = choose_limits(o, prior, rs.p, source);
-  auto release = std::make_shared<const core::SubsampleAggregateRelease>(rs);
+  auto release = std::make_shared<const core::SubsampleAggregateRelease>(release_settings(o, prior, d, source));
   AuditTarget t;
   t.command = "dpmu test";
   const Eigen::Index n = d.response.size(), p0 = d.common.cols(), p = d.tested.cols();
