@@ -12,6 +12,7 @@
 
 #include "audit_command.hpp"
 #include "commands.hpp"
+#include "data_options.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/lcssf.hpp"
 #include "dpmu/core/random.hpp"
@@ -29,6 +30,7 @@ using Json = nlohmann::ordered_json;
 
 struct SelectOptions {
   std::string data;
+  std::string sep = "auto";
   std::string response;
   std::vector<std::string> predictors;
   int algorithm = 1;
@@ -89,6 +91,7 @@ SelectPlan plan_select(const SelectOptions& o) {
     throw std::invalid_argument("--algorithm is " + std::to_string(o.algorithm) + ", but must be 1 or 2");
   }
   core::check_positive_finite(fn, "--epsilon", *o.epsilon);
+  check_epsilon_floor(fn, "--epsilon", *o.epsilon);
   if (o.algorithm == 2) {
     if (!o.delta) throw std::invalid_argument("--algorithm 2 needs --delta in (0, 1)");
     core::check_open_interval(fn, "--delta", *o.delta, 0.0, 1.0);
@@ -122,7 +125,7 @@ SelectPlan plan_select(const SelectOptions& o) {
       }
     }
   }
-  const runtime::DataTable table = runtime::read_csv(o.data, wanted);
+  const runtime::DataTable table = read_data_file("dpmu select", o.data, wanted, o.sep);
   Eigen::MatrixXd x = table.matrix(o.predictors);
   const auto& ycol = table.column(o.response);
   Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(ycol.data(), static_cast<Eigen::Index>(ycol.size()));
@@ -247,6 +250,7 @@ void run_select(const SelectOptions& o) {
 
 void register_select_options(CLI::App* cmd, SelectOptions& o) {
   cmd->add_option("--data", o.data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
+  add_separator_option(cmd, o.sep);
   cmd->add_option("--response", o.response, "Response column Y")->required();
   cmd->add_option("--predictors", o.predictors, "Comma-separated predictors (d <= 20; no intercept)")
       ->required()
