@@ -234,7 +234,7 @@ NonPrivateGram non_private_gram(const Eigen::MatrixXd& raw, const std::vector<st
       int e = 0;
       std::frexp(m, &e);
       out.scale(j) = std::ldexp(1.0, e);
-      scaled.col(j) *= std::ldexp(1.0, -e);
+      scaled.col(j) = scaled.col(j).unaryExpr([e](double v) { return std::ldexp(v, -e); });  // 2^-e may overflow
     }
   }
   if (constant.back()) {

@@ -163,6 +163,23 @@ SelectPlan plan_select(const SelectOptions& o) {
   return plan;
 }
 
+/// --data-bound and --radius must keep the objectives S_M (sums of n squared residuals), their
+/// sensitivity (with the singular-submodel ridge τR², τ = 1e-10·n·b²) and the noise within the range
+/// of a double ("constrained_rss: singular_ridge is inf" before). Public quantities only.
+/// @throws std::invalid_argument naming the options.
+void check_select_magnitudes(const core::LcssfRelease& release, const SelectPlan& plan) {
+  const core::LcssfSettings& s = plan.lcssf;
+  const double n = static_cast<double>(plan.release.n);
+  const double sensitivity = release.rss_l1_sensitivity();
+  const double noise = s.noise_factor * s.objective_scale * sensitivity / plan.release.epsilon;
+  if (!std::isfinite(sensitivity * n) || !std::isfinite(64.0 * noise)) {
+    throw std::invalid_argument("--data-bound " + core::format_value(s.data_bound) + " with --radius " +
+                                core::format_value(s.radius) + " and n = " + std::to_string(plan.release.n) +
+                                " rows makes the objectives, their sensitivity (" + core::format_value(sensitivity) +
+                                ") or the noise overflow a double; rescale the data to smaller public bounds");
+  }
+}
+
 void run_select(const SelectOptions& o) {
   SelectPlan plan = plan_select(o);
   const core::LcssfSettings& s = plan.lcssf;
@@ -170,6 +187,7 @@ void run_select(const SelectOptions& o) {
   const Eigen::VectorXd& y = plan.y;
   std::vector<std::string>& labels = plan.labels;
   const core::LcssfRelease release(plan.release);
+  check_select_magnitudes(release, plan);
   const core::PrivacyGuarantee guarantee = release.privacy();
   ReleaseLedger ledger(o.ledger, "dpmu select", o.data, guarantee, !o.seed.has_value());  // before any noise
 
@@ -304,6 +322,7 @@ AuditTarget select_audit_target(SelectOptions o) {
   t.bounds.push_back({-plan.lcssf.data_bound, plan.lcssf.data_bound});
   t.bounds_source = "--data-bound (public)";
   auto release = std::make_shared<const core::LcssfRelease>(plan.release);
+  check_select_magnitudes(*release, plan);
   t.guarantee = release->privacy();
   t.score = core::AuditScore::categorical;
   t.release = [release](const Eigen::MatrixXd& rows, core::NoiseSource& noise) {

@@ -129,6 +129,7 @@ TEST_CASE("R² does not depend on the scale of any column (1e-300 to 1e300), and
   }
   const auto ref = dpmu::core::fit_nested_models(common, tested, y);
   for (const double s : {1e-300, 1e-160, 1e-20, 3.0, 1e20, 1e160, 1e300}) {
+    // (subnormal columns, 1e-310, are covered below: 2^-e overflows for them, so scaling is per entry)
     INFO("scale " << s);
     MatrixXd c = common, t = tested;
     t.col(0) *= s;
@@ -151,6 +152,12 @@ TEST_CASE("R² does not depend on the scale of any column (1e-300 to 1e300), and
                       Contains("'x2' is collinear") && !Contains("nan"));
     CHECK_THROWS_WITH(dpmu::core::fit_nested_models(common, tested * s, VectorXd::Constant(n, 7.0 * s)),
                       Contains("response is constant"));
+  }
+  {
+    MatrixXd t = tested;
+    t.col(0) *= 1e-310;  // subnormal: 3-4 significant digits are left
+    const auto sub = dpmu::core::fit_nested_models(common, t, y);
+    CHECK(sub.r_squared == Approx(ref.r_squared).epsilon(1e-3));
   }
   const std::string names[] = {"(intercept)", "c", "x1", "x2"};
   MatrixXd constant = tested;

@@ -169,6 +169,9 @@ expect_error "but must be at least 1e-12" test --data "$HSB" --response math --t
 expect_error "but must be at least 1e-12" test --data "$HSB" --response math --tested female --epsilon 1e-100 --groups 5
 expect_error "but must be at least 1e-12" plan-test --n 200 --epsilon 1e-320
 expect_error "but must be at least 1e-12" select --data "$SRC/experiments/data/prostate.csv" --response lpsa --predictors lcavol --epsilon 1e-320 --radius 1 --penalty 1 --data-bound 3
+# public bounds whose objectives or noise overflow a double ("constrained_rss: singular_ridge is inf")
+expect_error "--data-bound 9.9999999999999997e+199 with --radius 1 and n = 97 rows makes the objectives" select --data "$SRC/experiments/data/prostate.csv" --response lpsa --predictors lcavol --epsilon 1 --radius 1 --penalty 1 --data-bound 1e200
+expect_error "with --radius 9.9999999999999997e+199" select --data "$SRC/experiments/data/prostate.csv" --response lpsa --predictors lcavol --epsilon 1 --radius 1e200 --penalty 1 --data-bound 3 --seed 1
 # CSV: semicolon and tab files are detected from the header (and said so); --sep chooses
 tr ',' ';' <"$HSB" >"$TMP/semi.csv"
 tr ',' '\t' <"$HSB" >"$TMP/tab.csv"

@@ -76,7 +76,10 @@ NestedFit fit_nested_models(const Eigen::Ref<const Eigen::MatrixXd>& common,
   std::vector<int> exponent(q, 0);
   for (std::size_t j = 0; j < q; ++j) {
     exponent[j] = column_exponent(a.col(static_cast<Eigen::Index>(j)));
-    if (exponent[j] != 0) a.col(static_cast<Eigen::Index>(j)) *= std::ldexp(1.0, -exponent[j]);
+    const int e = exponent[j];  // ldexp per entry: 2^-e itself overflows for subnormal columns (e < -1023)
+    if (e != 0)
+      a.col(static_cast<Eigen::Index>(j)) =
+          a.col(static_cast<Eigen::Index>(j)).unaryExpr([e](double v) { return std::ldexp(v, -e); });
   }
   const Eigen::VectorXd col_norms = a.colwise().norm();
   Eigen::HouseholderQR<Eigen::MatrixXd> qr(a);
