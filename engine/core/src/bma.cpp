@@ -115,33 +115,58 @@ ModelFit fit_model_from_gram(const Eigen::Ref<const Eigen::MatrixXd>& gram, Mode
   return fit;
 }
 
-GramModelFit classify_model_fit(const Eigen::Ref<const Eigen::MatrixXd>& gram, ModelMask model, double tol) {
-  constexpr const char* fn = "classify_model_fit";
-  check_gram(fn, gram);
-  const Eigen::Index d = gram.rows();
-  const int p = static_cast<int>(d - 1);
-  if (p < 64 && (model >> p) != 0) throw_invalid(fn, "model has bits beyond p = " + std::to_string(p));
+namespace {
+
+std::vector<Eigen::Index> model_indices(ModelMask model, int p) {
   std::vector<Eigen::Index> idx;
   for (int j = 0; j < p; ++j) {
     if ((model >> j) & 1U) idx.push_back(j);
   }
+  return idx;
+}
+
+/// Cholesky L of G[γ,γ] in index order with the pivot test of the enumeration: false (rank
+/// deficient) if a pivot is ≤ tol·G_jj or not positive.
+bool factor_predictors(const Eigen::Ref<const Eigen::MatrixXd>& gram, const std::vector<Eigen::Index>& idx, double tol,
+                       Eigen::MatrixXd& l) {
   const auto k = static_cast<Eigen::Index>(idx.size());
-  const Eigen::Index y = d - 1;
-  GramModelFit out;
-  Eigen::MatrixXd l = Eigen::MatrixXd::Zero(k, k);
+  l = Eigen::MatrixXd::Zero(k, k);
   for (Eigen::Index i = 0; i < k; ++i) {
     for (Eigen::Index j = 0; j <= i; ++j) {
       double v = 0.5 * (gram(idx[i], idx[j]) + gram(idx[j], idx[i]));
       for (Eigen::Index m = 0; m < j; ++m) v -= l(i, m) * l(j, m);
       if (i == j) {
         const double gjj = gram(idx[i], idx[i]);
-        if (!(v > tol * gjj && v > 0.0)) return out;  // rank deficient
+        if (!(v > tol * gjj && v > 0.0)) return false;
         l(i, i) = std::sqrt(v);
       } else {
         l(i, j) = v / l(j, j);
       }
     }
   }
+  return true;
+}
+
+/// The predictors of `model` pass the pivot test (G[γ,γ] numerically PD).
+bool predictors_full_rank(const Eigen::Ref<const Eigen::MatrixXd>& gram, ModelMask model, double tol) {
+  Eigen::MatrixXd l;
+  return factor_predictors(gram, model_indices(model, static_cast<int>(gram.rows() - 1)), tol, l);
+}
+
+}  // namespace
+
+GramModelFit classify_model_fit(const Eigen::Ref<const Eigen::MatrixXd>& gram, ModelMask model, double tol) {
+  constexpr const char* fn = "classify_model_fit";
+  check_gram(fn, gram);
+  const Eigen::Index d = gram.rows();
+  const int p = static_cast<int>(d - 1);
+  if (p < 64 && (model >> p) != 0) throw_invalid(fn, "model has bits beyond p = " + std::to_string(p));
+  const std::vector<Eigen::Index> idx = model_indices(model, p);
+  const auto k = static_cast<Eigen::Index>(idx.size());
+  const Eigen::Index y = d - 1;
+  GramModelFit out;
+  Eigen::MatrixXd l;
+  if (!factor_predictors(gram, idx, tol, l)) return out;  // rank deficient
   Eigen::VectorXd z(k);
   for (Eigen::Index i = 0; i < k; ++i) {
     double v = 0.5 * (gram(idx[i], y) + gram(y, idx[i]));
@@ -175,7 +200,7 @@ std::optional<ModelMask> find_exact_fit_model(const Eigen::Ref<const Eigen::Matr
       const bool forced = (always_included >> j) & 1U;
       if (forced != (pass == 0)) continue;
       const ModelMask trial = set | (1ULL << j);
-      if (classify_model_fit(gram, trial, tol).kind == GramFitKind::rank_deficient) {
+      if (!predictors_full_rank(gram, trial, tol)) {
         if (forced) return std::nullopt;  // every admissible model is rank deficient
         continue;
       }
@@ -211,7 +236,7 @@ std::vector<RankDeficientColumn> rank_deficient_columns(const Eigen::Ref<const E
       out.push_back({j, true, 0});
       continue;
     }
-    if (classify_model_fit(gram, set | (1ULL << j), tol).kind != GramFitKind::rank_deficient) {
+    if (predictors_full_rank(gram, set | (1ULL << j), tol)) {
       set |= 1ULL << j;
       members.push_back(j);
       continue;

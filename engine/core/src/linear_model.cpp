@@ -112,7 +112,9 @@ NestedFit fit_nested_models(const Eigen::Ref<const Eigen::MatrixXd>& common,
     throw_invalid(fn, "the response is constant given the common predictors (SSE under H0 is 0); R² is undefined");
   }
   if (std::sqrt(sse_full) <= 64.0 * std::numeric_limits<double>::epsilon() * col_norms(q - 1)) {
-    throw_invalid(fn, "the tested predictors fit the response exactly (R² = 1); the Bayes factor is infinite");
+    throw_invalid(fn,
+                  "the tested predictors fit the response exactly (R² = 1); the Bayes factor is infinite (under a "
+                  "fixed g-prior only its limit is finite) and the test is not computed");
   }
   NestedFit fit;
   fit.n = n;
