@@ -16,6 +16,7 @@
 
 #include "audit_command.hpp"
 #include "commands.hpp"
+#include "data_options.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/gram_matrix.hpp"
@@ -36,6 +37,7 @@ using json = nlohmann::ordered_json;
 
 struct BmaCliOptions {
   std::string data;
+  std::string sep = "auto";
   std::string response;
   std::vector<std::string> predictors;
   std::vector<std::string> always_include;
@@ -160,6 +162,7 @@ json result_json(const Analysis& a, const std::vector<std::string>& names) {
   o["top_models"] = top;
   o["models_evaluated"] = r.models_evaluated;
   o["models_rank_deficient"] = r.models_rank_deficient;
+  o["models_exact_fit"] = r.models_exact_fit;
   if (a.mcmc) {
     o["mcmc"] = {{"iterations", a.mcmc->iterations},
                  {"models_visited", a.mcmc->models_visited},
@@ -203,6 +206,170 @@ json lower_triangle(const Eigen::MatrixXd& g) {
     rows.push_back(r);
   }
   return rows;
+}
+
+/// The centred Gram matrix of the confidential data for --non-private, and the column scales.
+struct NonPrivateGram {
+  Eigen::MatrixXd gram;   ///< of the scaled columns
+  Eigen::VectorXd scale;  ///< column j of the data = scale(j) × column j of the scaled data
+};
+
+/// Scale invariance: PIPs, Bayes factors and R² do not depend on the scale of any column, so each
+/// column is divided by the power of two 2^e with max |x_j| in [2^(e−1), 2^e) before the Gram matrix
+/// (exact: no rounding), and the slopes are multiplied back (Analysis::coefficients_original_scale).
+/// Columns of magnitude 1e-300 or 1e300 then give the answers of unit-scale ones instead of
+/// overflowing or underflowing in G. A constant column is centred to exactly 0 (the rounding of its
+/// mean would otherwise leave ±1-ulp residues that look like a tiny non-constant predictor). The
+/// response must vary. Non-private mode only: a release never uses a data-dependent scale.
+NonPrivateGram non_private_gram(const Eigen::MatrixXd& raw, const std::vector<std::string>& columns) {
+  NonPrivateGram out;
+  const Eigen::Index d = raw.cols();
+  out.scale = Eigen::VectorXd::Ones(d);
+  Eigen::MatrixXd scaled = raw;
+  std::vector<bool> constant(static_cast<std::size_t>(d));
+  for (Eigen::Index j = 0; j < d; ++j) {
+    const double m = raw.col(j).cwiseAbs().maxCoeff();
+    constant[static_cast<std::size_t>(j)] = raw.col(j).maxCoeff() == raw.col(j).minCoeff();
+    if (m > 0.0) {
+      int e = 0;
+      std::frexp(m, &e);
+      out.scale(j) = std::ldexp(1.0, e);
+      scaled.col(j) = scaled.col(j).unaryExpr([e](double v) { return std::ldexp(v, -e); });  // 2^-e may overflow
+    }
+  }
+  if (constant.back()) {
+    throw std::invalid_argument("the response '" + columns.back() + "' is constant (every value is " +
+                                core::format_value(raw(0, d - 1)) + "): there is nothing for a model to explain");
+  }
+  out.gram = core::gram_matrix(scaled, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), true);
+  for (Eigen::Index j = 0; j < d; ++j) {
+    if (constant[static_cast<std::size_t>(j)]) {
+      out.gram.row(j).setZero();
+      out.gram.col(j).setZero();
+    }
+  }
+  return out;
+}
+
+std::string quoted_list(core::ModelMask m, const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& s : model_names(m, names)) out += (out.empty() ? "'" : ", '") + s + "'";
+  return out.empty() ? "(none)" : out;
+}
+
+/// Name the constant and collinear predictors of the confidential data on stderr (non-private mode
+/// only: in a release the collinearity of the columns is confidential).
+void warn_rank_deficient_columns(const std::vector<core::RankDeficientColumn>& deficient,
+                                 const std::vector<std::string>& names) {
+  for (const auto& c : deficient) {
+    const std::string& name = names[static_cast<std::size_t>(c.column)];
+    if (c.constant) {
+      std::cerr << "dpmu bma: warning: predictor '" << name
+                << "' is constant; every model that contains it is rank-deficient and excluded (its inclusion "
+                   "probability is 0)\n";
+    } else {
+      std::cerr << "dpmu bma: warning: predictor '" << name << "' is collinear with "
+                << quoted_list(c.collinear_with, names)
+                << "; every model that contains it together with all of them is rank-deficient and excluded\n";
+    }
+  }
+}
+
+/// The count of excluded models, on stderr. In a release it is said in terms of the released matrix
+/// (post-processing of G*, no disclosure).
+void warn_excluded_models(const core::BmaResult& r, bool release) {
+  if (r.models_rank_deficient > 0) {
+    const std::uint64_t total = r.models_rank_deficient + r.models_evaluated;
+    if (release) {
+      std::cerr << "dpmu bma: note: " << r.models_rank_deficient << " of " << total
+                << " models are numerically singular in the regularised released matrix G* + rI and were excluded "
+                   "(models_rank_deficient)\n";
+    } else {
+      std::cerr << "dpmu bma: warning: " << r.models_rank_deficient << " of " << total
+                << " models are rank-deficient and were excluded (models_rank_deficient), as BAS does; drop the "
+                   "predictors named above to average over full-rank models only\n";
+    }
+  }
+  if (r.models_exact_fit > 0) {
+    std::cerr << "dpmu bma: note: " << r.models_exact_fit << " model(s) fit the response exactly (R^2 = 1"
+              << (release ? " in the regularised released matrix" : "")
+              << "); the g-prior's finite limit log B = ((n-1-k)/2) log(1+g) is used for them (docs/bma.md)\n";
+  }
+}
+
+/// analyse(), with an exact fit under a prior that gives it infinite evidence explained in terms of
+/// the predictors (docs/decisions.md: what R² = 1 means per prior).
+Analysis analyse_or_explain(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior,
+                            const core::ModelPrior& mp, const core::BmaOptions& opt, const Eigen::VectorXd& scale,
+                            const Search& search, const std::vector<std::string>& names, const std::string& response,
+                            bool release) {
+  try {
+    return analyse(gram, n, prior, mp, opt, scale, search);
+  } catch (const core::ExactFitError& e) {
+    throw std::domain_error(
+        std::string(release ? "in the regularised released matrix G* + rI, " : "") + "the model with predictors " +
+        quoted_list(e.model(), names) + " fits the response '" + response + "' exactly (R^2 = 1). Under --prior " +
+        core::to_string(prior) +
+        " an exact fit has infinite evidence, so model averaging has no answer; --prior g-prior gives it the finite "
+        "limit log B = ((n-1-k)/2) log(1+g) (docs/bma.md), or drop predictors so that none fits exactly");
+  }
+}
+
+/// --ridge is never raised silently: when G* + rI is not positive definite and regularize() raises r
+/// (regularization.<version>.fallback = true in the output), say so on stderr (a property of the
+/// released matrix: no disclosure).
+void warn_ridge_fallback(const core::RegularizedGram& g, double requested, const std::string& method,
+                         const char* version) {
+  if (!g.fallback) return;
+  std::cerr << "dpmu bma: warning: " << (method == "user" ? "--ridge " : "the automatic ridge ")
+            << core::format_value(requested) << " leaves the " << version
+            << " released matrix G* + rI not positive definite; the ridge was raised to "
+            << core::format_value(g.regularization) << " (regularization." << version << ".fallback = true)\n";
+}
+
+/// The widths w_j of the public bounds (1 with --rescale) must keep the Gram matrix, its
+/// sensitivity ((n−1)/n)((Σw)² + Σw²)/2 and the noise within the range of a double; beyond it the
+/// release would be inf/NaN ("l1_sensitivity is inf", "regularize: matrix is nan"). Public inputs
+/// only. @throws std::invalid_argument naming --bounds.
+void check_release_magnitudes(const core::SspReleaseSettings& rs, double epsilon) {
+  double sum = 0.0;
+  double sum_sq = 0.0;
+  double widest = 0.0;
+  for (std::size_t j = 0; j < static_cast<std::size_t>(rs.p + 1); ++j) {
+    const core::ColumnBounds& b = rs.bounds.size() == 1 ? rs.bounds[0] : rs.bounds[j];
+    const double w = rs.rescale ? 1.0 : b.upper - b.lower;
+    widest = std::max(widest, b.upper - b.lower);
+    sum += w;
+    sum_sq += w * w;
+  }
+  const double s = 0.5 * (sum * sum + sum_sq);
+  const double n = static_cast<double>(rs.n);
+  if (!std::isfinite(widest) || !std::isfinite(s * n) || !std::isfinite(64.0 * s / epsilon)) {
+    throw std::invalid_argument(
+        "--bounds: widths u - l up to " + core::format_value(widest) +
+        " make the Gram matrix (up to n w^2), its sensitivity ((n-1)/n)((sum w)^2 + sum w^2)/2 = " +
+        core::format_value(s) + " or the noise (sensitivity / epsilon) overflow a double" +
+        (rs.rescale ? "" : "; choose narrower public bounds, or add --rescale (each column divided by its width)"));
+  }
+}
+
+/// The noise the release will add must be finite: Laplace scale, or the Wishart k·B² (its mean
+/// shift). Public quantities only. @throws std::invalid_argument naming --epsilon and --bounds.
+void check_noise_magnitude(const core::SspRelease& release, const core::SspReleaseSettings& rs, double n) {
+  const core::SspMechanism& mech = release.mechanism();
+  double noise = 0.0;
+  if (mech.kind == core::SspMechanismKind::laplace) {
+    noise = 64.0 * core::ssp_laplace_scale(mech);
+  } else {
+    const auto w = core::ssp_wishart_parameters(mech);
+    noise = 64.0 * w.degrees_of_freedom * w.scale;
+  }
+  const double g = release.privacy().sensitivity * n;
+  if (!std::isfinite(noise + g)) {
+    throw std::invalid_argument("--epsilon " + core::format_value(rs.epsilon) + " with these --bounds gives noise of " +
+                                "magnitude " + core::format_value(noise) +
+                                ", beyond the range of a double; choose a larger --epsilon or narrower --bounds");
+  }
 }
 
 /// Everything checked before the data are read.
@@ -272,6 +439,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
     }
     if (!o.epsilon) throw std::invalid_argument("--epsilon is required unless --non-private");
     core::check_positive_finite(fn, "--epsilon", *o.epsilon);
+    check_epsilon_floor(fn, "--epsilon", *o.epsilon);
     plan.mechanism = core::parse_ssp_mechanism(o.mechanism);
     if (plan.mechanism == core::SspMechanismKind::laplace && o.delta) {
       throw std::invalid_argument("--delta applies to the wishart mechanism only (laplace is epsilon-DP)");
@@ -328,7 +496,7 @@ void run_bma(BmaCliOptions o) {
   const core::ModelPrior& mp = plan.model_prior;
   const core::BmaOptions& opt = plan.options;
 
-  const runtime::DataTable table = runtime::read_csv(o.data, all);
+  const runtime::DataTable table = read_data_file("dpmu bma", o.data, all, o.sep);
   const auto n_rows = static_cast<Eigen::Index>(table.rows());
   const double n = static_cast<double>(n_rows);
   if (n <= static_cast<double>(p) + 1.0) {
@@ -368,17 +536,27 @@ void run_bma(BmaCliOptions o) {
   if (o.non_private) {
     ReleaseLedger(o.ledger, "dpmu bma", o.data, core::PrivacyGuarantee{}, false);  // refuses --ledger
     report.not_private("--non-private: exact model averaging of the confidential data, no noise");
-    const Eigen::MatrixXd gram =
-        core::gram_matrix(raw, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), true);
-    const Analysis a =
-        analyse(gram, n, prior, mp, opt, Eigen::VectorXd::Ones(static_cast<Eigen::Index>(p + 1)), search);
+    const NonPrivateGram np = non_private_gram(raw, all);
+    const Eigen::MatrixXd& gram = np.gram;
+    const auto deficient = core::rank_deficient_columns(gram, opt.collinearity_tolerance);
+    warn_rank_deficient_columns(deficient, names);
+    if (!o.synthetic_out.empty() && !deficient.empty()) {
+      throw std::invalid_argument(
+          "--synthetic-out needs a full-rank Gram matrix (synthetic data with D'D = G, Prop. 3), but predictor '" +
+          names[static_cast<std::size_t>(deficient.front().column)] + "' is " +
+          (deficient.front().constant ? "constant" : "collinear with earlier predictors") + "; drop it");
+    }
+    const Analysis a = analyse_or_explain(gram, n, prior, mp, opt, np.scale, search, names, o.response, false);
+    warn_excluded_models(a.result, false);
     const json r = result_json(a, names);
     report.released("posterior_inclusion_probabilities", r["posterior_inclusion_probabilities"]);
     report.released("posterior_means", r["posterior_means"]);
     report.released("non_private", r);
     if (!o.synthetic_out.empty()) {
       core::RngStream rng(seed, core::fnv1a_64("bma/synthetic"), 0, core::StreamPurpose::data);
-      write_csv(o.synthetic_out, core::synthetic_data(gram, n_rows, rng), all);
+      Eigen::MatrixXd syn = core::synthetic_data(gram, n_rows, rng);
+      for (Eigen::Index j = 0; j < syn.cols(); ++j) syn.col(j) *= np.scale(j);
+      write_csv(o.synthetic_out, syn, all);
       report.released("synthetic_out", o.synthetic_out);
     }
     std::cout << report.finish().dump(2) << "\n";
@@ -393,8 +571,10 @@ void run_bma(BmaCliOptions o) {
   rs.n = static_cast<std::size_t>(n_rows);
   rs.p = static_cast<int>(p);
   rs.rescale = o.rescale;
+  check_release_magnitudes(rs, o.epsilon.value());
   const core::SspRelease release(rs);
   const core::SspMechanism& mech = release.mechanism();
+  check_noise_magnitude(release, rs, n);
   const Eigen::VectorXd& scale = release.column_scale();
   if (secure && plan.mechanism == core::SspMechanismKind::wishart) {
     std::cerr << "dpmu bma: warning: the Wishart release is a floating-point Bartlett draw, not hardened against "
@@ -463,8 +643,10 @@ void run_bma(BmaCliOptions o) {
   reg["method"] = ridge_method;
   reg["requested"] = r;
   reg["non_thresholded"] = {{"regularization", g_r.regularization}, {"fallback", g_r.fallback}};
+  warn_ridge_fallback(g_r, r, ridge_method, "non_thresholded");
 
-  const Analysis a = analyse(g_r.matrix, n, prior, mp, opt, scale, search);
+  const Analysis a = analyse_or_explain(g_r.matrix, n, prior, mp, opt, scale, search, names, o.response, true);
+  warn_excluded_models(a.result, true);
   const json nt = result_json(a, names);
   report.released("posterior_inclusion_probabilities", nt["posterior_inclusion_probabilities"]);
   report.released("posterior_means", nt["posterior_means"]);
@@ -474,7 +656,9 @@ void run_bma(BmaCliOptions o) {
     const Eigen::MatrixXd gt = core::hard_threshold(noisy, thr);
     const core::RegularizedGram gt_r = core::regularize(gt, r);
     reg["thresholded"] = {{"regularization", gt_r.regularization}, {"fallback", gt_r.fallback}};
-    const Analysis b = analyse(gt_r.matrix, n, prior, mp, opt, scale, search);
+    warn_ridge_fallback(gt_r, r, ridge_method, "thresholded");
+    const Analysis b = analyse_or_explain(gt_r.matrix, n, prior, mp, opt, scale, search, names, o.response, true);
+    warn_excluded_models(b.result, true);
     json t = result_json(b, names);
     t["threshold_percentile"] = *o.threshold;
     t["threshold_reference"] = o.threshold_reference;
@@ -548,6 +732,7 @@ void run_bma(BmaCliOptions o) {
 
 void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
   cmd->add_option("--data", o.data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
+  add_separator_option(cmd, o.sep);
   cmd->add_option("--response", o.response, "Response column Y")->required();
   cmd->add_option("--predictors", o.predictors,
                   "Comma-separated candidate predictors (at most 63; MCMC search beyond 24)")
@@ -607,7 +792,7 @@ AuditTarget bma_audit_target(BmaCliOptions o) {
   o.seed.reset();
   o.synthetic_out.clear();
   const BmaPlan plan = plan_bma(o);
-  const runtime::DataTable table = runtime::read_csv(o.data, plan.columns);
+  const runtime::DataTable table = read_data_file("dpmu audit bma", o.data, plan.columns, o.sep);
   AuditTarget t;
   t.command = "dpmu bma";
   t.data = table.matrix(plan.columns);

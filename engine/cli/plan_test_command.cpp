@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "data_options.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/subsample_and_aggregate.hpp"
 #include "dpmu/runtime/secure_random.hpp"
@@ -58,8 +59,19 @@ void run_plan(const PlanOptions& o) {
   prior.a = o.a;
   core::check_prior(prior);
   if (o.p < 1) throw std::invalid_argument("--p must be at least 1");
-  if (o.p0 < 0) throw std::invalid_argument("--p0 must be at least 0");
+  if (o.p0 < 1) {
+    throw std::invalid_argument("--p0 is " + std::to_string(o.p0) +
+                                ", but must be at least 1: p0 counts the common columns including the intercept "
+                                "(--p0 1 = intercept only; dpmu test always fits one)");
+  }
+  if (o.n <= static_cast<std::size_t>(o.p + o.p0 + 1)) {
+    throw std::invalid_argument("--n is " + std::to_string(o.n) + ", but a test of p = " + std::to_string(o.p) +
+                                " predictors with p0 = " + std::to_string(o.p0) +
+                                " common columns needs more than p + p0 + 1 = " + std::to_string(o.p + o.p0 + 1) +
+                                " rows (and more than that in each of the M subsets)");
+  }
   core::check_positive_finite("dpmu plan-test", "--epsilon", o.epsilon);
+  check_epsilon_floor("dpmu plan-test", "--epsilon", o.epsilon);
   core::check_half_open_interval("dpmu plan-test", "--delta", o.delta, 0.0, 1.0);
   if (o.r_squared) core::check_half_open_interval("dpmu plan-test", "--r-squared", *o.r_squared, 0.0, 1.0);
   const auto calibration = core::parse_gaussian_calibration(o.gaussian_calibration);
@@ -117,7 +129,7 @@ void add_plan_test_command(CLI::App& app) {
       "Before a private test: simulate the bias, variance and MSE of the DP statistic for candidate numbers of "
       "subsets M and censoring limits, under H0 or at a given R², and recommend M (paper §4.5). Uses public "
       "quantities only. Prints JSON.");
-  cmd->add_option("--n", o->n, "Number of rows")->required();
+  cmd->add_option("--n", o->n, "Number of rows")->required()->check(unsigned_integer());
   cmd->add_option("--p", o->p, "Number of tested predictors")->capture_default_str();
   cmd->add_option("--p0", o->p0, "Number of common columns, intercept included")->capture_default_str();
   cmd->add_option("--prior", o->prior, "g-prior | zellner-siow | hyper-g | hyper-g-n | robust | bic | aic | lr")

@@ -12,6 +12,7 @@
 
 #include "audit_command.hpp"
 #include "commands.hpp"
+#include "data_options.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/lcssf.hpp"
 #include "dpmu/core/random.hpp"
@@ -29,6 +30,7 @@ using Json = nlohmann::ordered_json;
 
 struct SelectOptions {
   std::string data;
+  std::string sep = "auto";
   std::string response;
   std::vector<std::string> predictors;
   int algorithm = 1;
@@ -90,6 +92,7 @@ SelectPlan plan_select(const SelectOptions& o) {
     throw std::invalid_argument("--algorithm is " + std::to_string(o.algorithm) + ", but must be 1 or 2");
   }
   core::check_positive_finite(fn, "--epsilon", *o.epsilon);
+  check_epsilon_floor(fn, "--epsilon", *o.epsilon);
   if (o.algorithm == 2) {
     if (!o.delta) throw std::invalid_argument("--algorithm 2 needs --delta in (0, 1)");
     core::check_open_interval(fn, "--delta", *o.delta, 0.0, 1.0);
@@ -123,7 +126,7 @@ SelectPlan plan_select(const SelectOptions& o) {
       }
     }
   }
-  const runtime::DataTable table = runtime::read_csv(o.data, wanted);
+  const runtime::DataTable table = read_data_file("dpmu select", o.data, wanted, o.sep);
   Eigen::MatrixXd x = table.matrix(o.predictors);
   const auto& ycol = table.column(o.response);
   Eigen::VectorXd y = Eigen::Map<const Eigen::VectorXd>(ycol.data(), static_cast<Eigen::Index>(ycol.size()));
@@ -161,6 +164,23 @@ SelectPlan plan_select(const SelectOptions& o) {
   return plan;
 }
 
+/// --data-bound and --radius must keep the objectives S_M (sums of n squared residuals), their
+/// sensitivity (with the singular-submodel ridge τR², τ = 1e-10·n·b²) and the noise within the range
+/// of a double ("constrained_rss: singular_ridge is inf" before). Public quantities only.
+/// @throws std::invalid_argument naming the options.
+void check_select_magnitudes(const core::LcssfRelease& release, const SelectPlan& plan) {
+  const core::LcssfSettings& s = plan.lcssf;
+  const double n = static_cast<double>(plan.release.n);
+  const double sensitivity = release.rss_l1_sensitivity();
+  const double noise = s.noise_factor * s.objective_scale * sensitivity / plan.release.epsilon;
+  if (!std::isfinite(sensitivity * n) || !std::isfinite(64.0 * noise)) {
+    throw std::invalid_argument("--data-bound " + core::format_value(s.data_bound) + " with --radius " +
+                                core::format_value(s.radius) + " and n = " + std::to_string(plan.release.n) +
+                                " rows makes the objectives, their sensitivity (" + core::format_value(sensitivity) +
+                                ") or the noise overflow a double; rescale the data to smaller public bounds");
+  }
+}
+
 void run_select(const SelectOptions& o) {
   SelectPlan plan = plan_select(o);
   const core::LcssfSettings& s = plan.lcssf;
@@ -168,6 +188,7 @@ void run_select(const SelectOptions& o) {
   const Eigen::VectorXd& y = plan.y;
   std::vector<std::string>& labels = plan.labels;
   const core::LcssfRelease release(plan.release);
+  check_select_magnitudes(release, plan);
   const core::PrivacyGuarantee guarantee = release.privacy();
   ReleaseLedger ledger(o.ledger, "dpmu select", o.data, guarantee, !o.seed.has_value(),
                              {"selected_model", o.algorithm == 2 ? "released_variance" : "(no value)"});  // before any noise
@@ -249,6 +270,7 @@ void run_select(const SelectOptions& o) {
 
 void register_select_options(CLI::App* cmd, SelectOptions& o) {
   cmd->add_option("--data", o.data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
+  add_separator_option(cmd, o.sep);
   cmd->add_option("--response", o.response, "Response column Y")->required();
   cmd->add_option("--predictors", o.predictors, "Comma-separated predictors (d <= 20; no intercept)")
       ->required()
@@ -303,6 +325,7 @@ AuditTarget select_audit_target(SelectOptions o) {
   t.bounds.push_back({-plan.lcssf.data_bound, plan.lcssf.data_bound});
   t.bounds_source = "--data-bound (public)";
   auto release = std::make_shared<const core::LcssfRelease>(plan.release);
+  check_select_magnitudes(*release, plan);
   t.guarantee = release->privacy();
   t.score = core::AuditScore::categorical;
   t.release = [release](const Eigen::MatrixXd& rows, core::NoiseSource& noise) {

@@ -10,6 +10,7 @@
 
 #include "audit_command.hpp"
 #include "commands.hpp"
+#include "data_options.hpp"
 #include "dpmu/core/bayes_factor.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/g_priors.hpp"
@@ -33,6 +34,7 @@ using Json = nlohmann::ordered_json;
 struct TestOptions {
   bool non_private = false;
   std::string data;
+  std::string sep = "auto";
   std::string response;
   std::vector<std::string> common;
   std::vector<std::string> tested;
@@ -85,7 +87,7 @@ TestData load_test_data(const TestOptions& o) {
   std::vector<std::string> wanted = o.common;
   wanted.insert(wanted.end(), o.tested.begin(), o.tested.end());
   wanted.push_back(o.response);
-  const runtime::DataTable table = runtime::read_csv(o.data, wanted);
+  const runtime::DataTable table = read_data_file("dpmu test", o.data, wanted, o.sep);
   const auto n = static_cast<Eigen::Index>(table.rows());
   TestData d;
   d.common.resize(n, static_cast<Eigen::Index>(o.common.size() + 1));
@@ -147,6 +149,13 @@ void run_non_private(const TestOptions& o, const core::Prior& prior, const TestD
     out["statistic"] = "log_information_criterion";
     out["log_statistic"] = log_stat;
   }
+  // Never a NaN or infinite statistic next to a definite probability.
+  if (!std::isfinite(log_stat)) {
+    throw std::domain_error("the " + std::string(core::is_bayesian(prior.kind) ? "log Bayes factor" : "statistic") +
+                            " under --prior " + std::string(core::to_string(prior.kind)) + " came out as " +
+                            core::format_value(log_stat) + " for R^2 = " + core::format_value(fit.r_squared) +
+                            " and n = " + std::to_string(fit.n) + "; no answer is printed");
+  }
   if (prior.kind != core::PriorKind::lr) {
     out["prior_probability_h0"] = o.prior_h0;
     out["posterior_probability_h1"] = core::posterior_probability_h1(log_stat, o.prior_h0);
@@ -199,6 +208,7 @@ Json interval_json(const core::Interval& iv, double level, const core::Prior& pr
 core::SubsampleAggregateSettings release_settings(const TestOptions& o, const core::Prior& prior, const TestData& d,
                                                   std::string& limits_source) {
   core::check_positive_finite("dpmu test", "--epsilon", *o.epsilon);
+  check_epsilon_floor("dpmu test", "--epsilon", *o.epsilon);
   core::check_half_open_interval("dpmu test", "--delta", o.delta, 0.0, 1.0);
   if (!o.groups) throw std::invalid_argument("a private test needs --groups M (the number of subsets)");
   core::SubsampleAggregateSettings rs;
@@ -337,6 +347,7 @@ void run_test(TestOptions o) {
 void register_test_options(CLI::App* cmd, TestOptions& o) {
   cmd->add_flag("--non-private", o.non_private, "Compute the confidential (non-private) statistic");
   cmd->add_option("--data", o.data, "CSV file with a header row")->required()->check(CLI::ExistingFile);
+  add_separator_option(cmd, o.sep);
   cmd->add_option("--response", o.response, "Response column Y")->required();
   cmd->add_option("--common", o.common, "Comma-separated common predictors (may be empty)")->delimiter(',');
   cmd->add_option("--tested", o.tested, "Comma-separated tested predictors")->required()->delimiter(',');
@@ -386,6 +397,8 @@ AuditTarget test_audit_target(TestOptions o) {
   if (o.tested.empty()) throw std::invalid_argument("--tested needs at least one column");
   check_distinct_columns(o);
   const core::Prior prior = parse_checked_prior(o);
+  core::check_positive_finite("dpmu audit test", "--epsilon", *o.epsilon);
+  check_epsilon_floor("dpmu audit test", "--epsilon", *o.epsilon);
   const TestData d = load_test_data(o);
   std::string source;
   auto release = std::make_shared<const core::SubsampleAggregateRelease>(release_settings(o, prior, d, source));

@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "dpmu/core/bayes_factor.hpp"
@@ -236,9 +237,13 @@ TEST_CASE("a non-positive-definite (noisy) Gram matrix gives finite outputs with
 
 TEST_CASE("R² near 1 and near 0 keep finite probabilities and shrinkage in [0,1]", "[bma]") {
   Eigen::MatrixXd d = simulate(30, 3, 4, {});
-  Eigen::MatrixXd exact = d;
-  exact.col(3) = 2.0 * d.col(0) - d.col(1) + 1e-9 * d.col(2);  // R² = 1 - O(1e-18)
-  for (const auto& data : {d, exact}) {
+  Eigen::MatrixXd near = d;
+  // R² = 1 - O(1e-11): the residual 1e-5·e is orthogonal-ish to every predictor. (This test used
+  // y = 2 x0 - x1 + 1e-9 x2, which lies in the span of the predictors: the full model is an exact
+  // fit, which has infinite evidence under these priors and is now an error; see the next test.)
+  const Eigen::MatrixXd e = simulate(30, 0, 99, {});
+  near.col(3) = 2.0 * d.col(0) - d.col(1) + 1e-5 * e.col(0);
+  for (const auto& data : {d, near}) {
     const Eigen::MatrixXd g = centred_gram(data);
     for (const char* name : {"zellner-siow", "zellner-siow-laplace", "hyper-g", "robust", "bic"}) {
       const BmaResult r = bayesian_model_averaging(g, 30, parse_coefficient_prior(name), parse_model_prior("uniform"));
@@ -249,6 +254,108 @@ TEST_CASE("R² near 1 and near 0 keep finite probabilities and shrinkage in [0,1
         CHECK(t.shrinkage >= 0.0);
         CHECK(t.shrinkage <= 1.0);
       }
+    }
+  }
+}
+
+TEST_CASE("an exact fit (R² = 1) wins under the g-prior and is an error naming it under the other priors",
+          "[bma][exact_fit]") {
+  // y = x1 exactly, x2 and x3 noise; and y = 2 x1 + 3 (centring leaves rounding residues). Issue 14,
+  // item 1: both gave PIP(x1) = 0 or depended on rounding; the exact-fit model must win.
+  const int n = 100;
+  Eigen::MatrixXd base = simulate(n, 3, 17, {});
+  for (int variant = 0; variant < 2; ++variant) {
+    Eigen::MatrixXd d = base;
+    d.col(3) = variant == 0 ? Eigen::VectorXd(d.col(0)) : Eigen::VectorXd((2.0 * d.col(0)).array() + 3.0);
+    const Eigen::MatrixXd g = centred_gram(d);
+    INFO("variant " << variant);
+    const GramModelFit fit = classify_model_fit(g, 0b001);
+    CHECK(fit.kind == GramFitKind::exact_fit);
+    CHECK(fit.r_squared == 1.0);
+    CHECK(fit.coefficients(0) == Approx(variant == 0 ? 1.0 : 2.0).epsilon(1e-12));
+    CHECK(classify_model_fit(g, 0b110).kind == GramFitKind::full_rank);
+    CHECK(find_exact_fit_model(g) == std::optional<ModelMask>(0b001));
+    const auto gp = parse_coefficient_prior("g-prior");
+    const BmaResult r = bayesian_model_averaging(g, n, gp, parse_model_prior("beta-binomial:1,1"));
+    CHECK(r.posterior_inclusion_probability(0) == 1.0);
+    CHECK(r.highest_posterior_model == 0b001);
+    CHECK(r.models_exact_fit == 4);  // every model with x1
+    CHECK(r.models_rank_deficient == 0);
+    CHECK(r.model_averaged_coefficients(0) == Approx((variant == 0 ? 1.0 : 2.0) * n / (n + 1.0)).epsilon(1e-9));
+    REQUIRE(!r.top_models.empty());
+    CHECK(r.top_models[0].model == 0b001);
+    CHECK(r.top_models[0].r_squared == 1.0);
+    CHECK(r.top_models[0].log_marginal == Approx(0.5 * (n - 1 - 1) * std::log1p(n)).epsilon(1e-14));
+    // the larger exact fits lose by the g-prior's (1 + g)^{-1/2} per extra predictor
+    CHECK(std::exp(r.log_posterior_probability(0b011) - r.log_posterior_probability(0b001)) ==
+          Approx(std::exp(log_prior_model_probability(parse_model_prior("beta-binomial:1,1"), 2, 3) -
+                          log_prior_model_probability(parse_model_prior("beta-binomial:1,1"), 1, 3)) /
+                 std::sqrt(1.0 + n))
+              .epsilon(1e-9));
+    RngStream rng(3, 0, 0, StreamPurpose::noise);
+    McmcOptions mo;
+    mo.min_iterations = 2000;
+    const BmaResult m = bayesian_model_averaging_mcmc(g, n, gp, parse_model_prior("uniform"), rng, mo);
+    CHECK(m.posterior_inclusion_probability(0) > 0.99);  // the chain starts at the null model
+    CHECK(m.highest_posterior_model == 0b001);
+    for (const char* name : {"zellner-siow", "zellner-siow-laplace", "hyper-g", "hyper-g-n", "robust", "bic", "aic"}) {
+      INFO(name);
+      try {
+        bayesian_model_averaging(g, n, parse_coefficient_prior(name), parse_model_prior("uniform"));
+        FAIL("no ExactFitError");
+      } catch (const ExactFitError& err) {
+        CHECK(err.model() == 0b001);
+        CHECK_THAT(err.what(), Catch::Contains("fits the response exactly") && Catch::Contains("{1}"));
+      }
+      RngStream rng2(3, 0, 0, StreamPurpose::noise);
+      CHECK_THROWS_AS(
+          bayesian_model_averaging_mcmc(g, n, parse_coefficient_prior(name), parse_model_prior("uniform"), rng2, mo),
+          ExactFitError);
+    }
+  }
+  // forced predictors: the exact-fit model named contains them
+  Eigen::MatrixXd d = base;
+  d.col(3) = d.col(0) - d.col(2);
+  const Eigen::MatrixXd g = centred_gram(d);
+  CHECK(find_exact_fit_model(g, 0b010) == std::optional<ModelMask>(0b111));
+  CHECK(find_exact_fit_model(g) == std::optional<ModelMask>(0b101));
+  CHECK(!find_exact_fit_model(centred_gram(base)).has_value());
+}
+
+TEST_CASE("rank_deficient_columns names constant and collinear predictors", "[bma]") {
+  Eigen::MatrixXd d = simulate(50, 5, 8, {0.7, 0.3});
+  d.col(3) = d.col(1);                   // duplicate of 1
+  d.col(4) = d.col(0) + 2.0 * d.col(2);  // combination of 0 and 2
+  Eigen::MatrixXd g = centred_gram(d);
+  const auto none = rank_deficient_columns(g);
+  REQUIRE(none.size() == 2);
+  CHECK(none[0].column == 3);
+  CHECK(!none[0].constant);
+  CHECK(none[0].collinear_with == 0b00010);
+  CHECK(none[1].column == 4);
+  CHECK(none[1].collinear_with == 0b00101);
+  g.row(2).setZero();
+  g.col(2).setZero();  // as if x2 were constant (centred to 0); x4 then is no combination of the rest
+  const auto c = rank_deficient_columns(g);
+  REQUIRE(c.size() == 2);
+  CHECK(c[0].column == 2);
+  CHECK(c[0].constant);
+  CHECK(c[1].column == 3);
+  CHECK(c[1].collinear_with == 0b00010);
+  CHECK(rank_deficient_columns(centred_gram(simulate(50, 5, 8, {0.7}))).empty());
+}
+
+TEST_CASE("a NaN log marginal is an error, never a dropped model", "[bma]") {
+  // hyper-g with a huge a used to give NaN/inf log B: the model was dropped silently (PIP 0).
+  const Eigen::MatrixXd g = centred_gram(simulate(60, 3, 5, {0.5}));
+  for (const double a : {1e20, 1e50, 1e300}) {
+    INFO(a);
+    for (const char* name : {"hyper-g", "hyper-g-n"}) {
+      const BmaResult r =
+          bayesian_model_averaging(g, 60, parse_coefficient_prior(name, std::nullopt, a), parse_model_prior("uniform"));
+      // a → ∞: g → 0 a priori, every B = 1, the posterior is the prior
+      for (int j = 0; j < 3; ++j) CHECK(r.posterior_inclusion_probability(j) == Approx(0.5).margin(1e-6));
+      CHECK(r.models_evaluated == 8);
     }
   }
 }

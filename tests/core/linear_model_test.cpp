@@ -105,7 +105,63 @@ TEST_CASE("fit_nested_models rejects bad designs with actionable messages", "[li
                     Contains("only 2 rows") && Contains("at least p0 + p + 1 = 3"));
   VectorXd ynan = y;
   ynan(4) = std::nan("");
-  CHECK_THROWS_WITH(dpmu::core::fit_nested_models(ones(n), x1, ynan), Contains("response has a non-finite value") && Contains("row 5"));
+  CHECK_THROWS_WITH(dpmu::core::fit_nested_models(ones(n), x1, ynan),
+                    Contains("response has a non-finite value") && Contains("row 5"));
   CHECK_THROWS_WITH(dpmu::core::fit_nested_models(ones(n), MatrixXd(n, 0), y), Contains("tested block is empty"));
   CHECK_THROWS_AS(dpmu::core::fit_nested_models(ones(n), x1, y.head(5)), std::invalid_argument);
+}
+
+TEST_CASE("R² does not depend on the scale of any column (1e-300 to 1e300), and diagnoses stay right",
+          "[linear_model]") {
+  // Issue 14, item 2: a predictor times 1e-160 changed R² (0.1269628 -> 0.1269127); columns times
+  // 1e300/1e160 were "collinear (residual norm -nan)" and a response times 1e300 "constant".
+  std::mt19937_64 rng(21);
+  std::normal_distribution<double> z;
+  const int n = 60;
+  MatrixXd common(n, 2), tested(n, 2);
+  VectorXd y(n);
+  for (int i = 0; i < n; ++i) {
+    common(i, 0) = 1.0;
+    common(i, 1) = z(rng);
+    tested(i, 0) = z(rng);
+    tested(i, 1) = z(rng) + 0.3 * common(i, 1);
+    y(i) = 0.4 * tested(i, 0) + 0.2 * common(i, 1) + z(rng);
+  }
+  const auto ref = dpmu::core::fit_nested_models(common, tested, y);
+  for (const double s : {1e-300, 1e-160, 1e-20, 3.0, 1e20, 1e160, 1e300}) {
+    // (subnormal columns, 1e-310, are covered below: 2^-e overflows for them, so scaling is per entry)
+    INFO("scale " << s);
+    MatrixXd c = common, t = tested;
+    t.col(0) *= s;
+    const auto a = dpmu::core::fit_nested_models(c, t, y);
+    CHECK(a.r_squared == Approx(ref.r_squared).epsilon(1e-13));
+    c.col(1) *= s;
+    t.col(1) *= s;
+    const auto b = dpmu::core::fit_nested_models(c, t, y * s);
+    CHECK(b.r_squared == Approx(ref.r_squared).epsilon(1e-13));
+    CHECK(b.log_one_minus_r_squared == Approx(ref.log_one_minus_r_squared).epsilon(1e-12));
+    // a power of two is exact: the same bits
+    const double two = std::ldexp(1.0, static_cast<int>(std::log2(s)));
+    const auto e = dpmu::core::fit_nested_models(common, tested * two, y * two);
+    CHECK(e.r_squared == ref.r_squared);
+    // collinearity is still found at any scale, and reported with a finite residual norm
+    MatrixXd dup = tested * s;
+    dup.col(1) = dup.col(0);
+    const std::string names[] = {"(intercept)", "c", "x1", "x2"};
+    CHECK_THROWS_WITH(dpmu::core::fit_nested_models(common, dup, y * s, names),
+                      Contains("'x2' is collinear") && !Contains("nan"));
+    CHECK_THROWS_WITH(dpmu::core::fit_nested_models(common, tested * s, VectorXd::Constant(n, 7.0 * s)),
+                      Contains("response is constant"));
+  }
+  {
+    MatrixXd t = tested;
+    t.col(0) *= 1e-310;  // subnormal: 3-4 significant digits are left
+    const auto sub = dpmu::core::fit_nested_models(common, t, y);
+    CHECK(sub.r_squared == Approx(ref.r_squared).epsilon(1e-3));
+  }
+  const std::string names[] = {"(intercept)", "c", "x1", "x2"};
+  MatrixXd constant = tested;
+  constant.col(1).setConstant(4.5);
+  CHECK_THROWS_WITH(dpmu::core::fit_nested_models(common, constant, y, names),
+                    Contains("'x2' is constant (every value is 4.5)"));
 }

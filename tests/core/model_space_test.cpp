@@ -169,3 +169,52 @@ TEST_CASE("ZS Laplace approximation (BAS ZS-null) is close to, but not equal to,
     CHECK(std::abs(diff) < 2.0);
   }
 }
+
+TEST_CASE("hyper-g and hyper-g/n with a huge a tend to log B = 0, never NaN (both quadratures)",
+          "[bma][model_space][bayes_factor]") {
+  // Issue 14, item 3: a >= 1e50 gave log B = +-inf/NaN and a definite P(H1) of 1 or 0.
+  for (const double a : {1e20, 1e30, 1e50, 1e100, 1e300, 1.7e308}) {
+    for (const PriorKind kind : {PriorKind::hyper_g, PriorKind::hyper_g_n}) {
+      for (const double r2 : {0.0, 0.3, 0.999999}) {
+        for (const double n : {20.0, 200.0, 1e6}) {
+          INFO("a=" << a << " kind=" << to_string(kind) << " R2=" << r2 << " n=" << n);
+          Prior prior;
+          prior.kind = kind;
+          prior.a = a;
+          const double log_q = std::log1p(-r2);
+          const auto fast = log_model_marginal(CoefficientPrior{prior, false}, log_q, n, 2, 1);
+          const auto slow = log_bayes_factor_and_shrinkage(prior, log_q, n, 2, 1);
+          // log B = log E_g[(1+g)^{(m-k)/2} (1+gQ)^{-m/2}] with g ~ 2/a (hyper-g) or 2n/a: O(n^2/a) at most
+          const double bound = 1e-10 + 10.0 * n * n * (kind == PriorKind::hyper_g_n ? n : 1.0) / a;
+          CHECK(std::isfinite(fast.log_bayes_factor));
+          CHECK(std::isfinite(slow.log_bayes_factor));
+          CHECK(std::abs(fast.log_bayes_factor) <= bound);
+          CHECK(std::abs(slow.log_bayes_factor) <= bound);
+          CHECK(fast.shrinkage >= 0.0);
+          CHECK(fast.shrinkage <= std::min(1.0, bound));
+          CHECK(slow.shrinkage <= std::min(1.0, bound));
+          CHECK(fast.log_bayes_factor == Approx(slow.log_bayes_factor).margin(1e-9));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the g-prior has a finite exact-fit limit; the other priors have none", "[bma][model_space]") {
+  const auto gp = parse_coefficient_prior("g-prior");
+  const auto lim = log_model_marginal_exact_fit(gp, 100.0, 2, 1);
+  REQUIRE(lim.has_value());
+  CHECK(lim->log_bayes_factor == Approx(0.5 * (100 - 1 - 2) * std::log(101.0)).epsilon(1e-15));
+  CHECK(lim->shrinkage == Approx(100.0 / 101.0));
+  // the limit of the closed form as R² -> 1
+  const auto near = log_model_marginal(gp, std::log(1e-300), 100.0, 2, 1);
+  CHECK(near.log_bayes_factor == Approx(lim->log_bayes_factor).epsilon(1e-12));
+  const auto g5 = parse_coefficient_prior("g-prior", 5.0);
+  CHECK(log_model_marginal_exact_fit(g5, 100.0, 2, 1)->log_bayes_factor == Approx(0.5 * 97 * std::log(6.0)));
+  for (const char* name :
+       {"zellner-siow", "zellner-siow-laplace", "hyper-g", "hyper-g-n", "robust", "bic", "aic", "lr"}) {
+    INFO(name);
+    CHECK(!log_model_marginal_exact_fit(parse_coefficient_prior(name), 100.0, 2, 1).has_value());
+    CHECK(!exact_fit_has_finite_evidence(parse_coefficient_prior(name)));
+  }
+}

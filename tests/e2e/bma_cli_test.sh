@@ -29,7 +29,7 @@ json_check "d['non_private']['prior_inclusion_probabilities']['female']==1 and d
 # --- private runs (bounds are public bounds on the raw values; HSB scores lie in [0, 100]) ---
 # A real release (no --seed): "private": true, the released Gram matrix (unique entries), no
 # diagnostic, no non-private answer, no clamp count, no data-derived scale.
-json_check "d['private'] is True and d['private_reason']==[] and 'diagnostics' not in d and 'non_private' not in d and 'clamped_entries' not in json.dumps(d) and len(d['released_gram'])==4 and [len(r) for r in d['released_gram']]==[1,2,3,4] and d['released_gram_columns']==['female','write','math','read'] and abs(d['privacy']['l1_sensitivity']-(199/200)*((1+100*3)**2+1+3*100**2)/2)<1e-6 and d['settings']['column_scale']=={'female':1,'write':1,'math':1,'read':1} and d['privacy']['epsilon']==0.9 and 'thresholded' in d and d['regularization']['non_thresholded']['regularization']>0 and d['confidence_sets']['accepted']==190" \
+json_check "d['private'] is True and d['private_reason']==[] and 'diagnostics' not in d and 'non_private' not in d and 'clamped_entries' not in json.dumps(d) and len(d['released_gram'])==4 and [len(r) for r in d['released_gram']]==[1,2,3,4] and d['released_gram_columns']==['female','write','math','read'] and abs(d['privacy']['l1_sensitivity']/((199/200)*((1+100*3)**2+1+3*100**2)/2)-1)<1e-8 and d['settings']['column_scale']=={'female':1,'write':1,'math':1,'read':1} and d['privacy']['epsilon']==0.9 and 'thresholded' in d and d['regularization']['non_thresholded']['regularization']>0 and d['confidence_sets']['accepted']==190" \
   bma --data "$HSB" --response read --predictors female,write,math --bounds 0,1,0,100,0,100,0,100 --epsilon 0.9 --threshold 0.95 --confidence 0.95 --simulations 200 --ridge-draws 2000
 # --rescale divides by the public widths only: sensitivity (n-1)/n (p+1)^2
 json_check "d['private'] is True and d['settings']['column_scale']=={'female':1,'write':100,'math':100,'read':100} and abs(d['privacy']['l1_sensitivity']-(199/200)*10)<1e-9 and all(math.isfinite(v) for v in d['posterior_means'].values())" \
@@ -140,6 +140,98 @@ expect_error "--ridge must be" bma --data "$HSB" --response read --predictors wr
 expect_error "need a private run" bma --data "$HSB" --response read --predictors write --non-private --bounds 0,1
 printf 'y,x\n1,2\n3,nan\n5,1\n2,2\n' >"$TMP/nan.csv"
 expect_error "nan.csv" bma --data "$TMP/nan.csv" --response y --predictors x --non-private
+
+# --- issue 14 (numerics): exact fits, scale, rank deficiency, settings that ruin an analysis ---
+"$PY" - "$TMP" <<'PYEOF'
+import random, sys
+random.seed(1)
+t = sys.argv[1]
+def write(name, f):
+    with open("%s/%s.csv" % (t, name), "w") as out:
+        out.write("y,x1,x2,x3\n")
+        for i in range(100):
+            x1, x2, x3 = random.gauss(0, 1), random.gauss(0, 1), random.gauss(0, 1)
+            out.write("%r,%r,%r,%r\n" % (f(x1), x1, x2, x3))
+write("exact", lambda x: x)
+write("exact2", lambda x: 2 * x + 3)
+with open("%s/rd.csv" % t, "w") as out:
+    out.write("y,a,b,c,k,d\n")
+    for i in range(80):
+        a, b, c = random.gauss(0, 1), random.gauss(0, 1), random.gauss(0, 1)
+        out.write("%r,%r,%r,%r,0.1,%r\n" % (0.5 * a + random.gauss(0, 1), a, b, c, a + 2 * b))
+with open("%s/yconst.csv" % t, "w") as out:
+    out.write("y,a\n")
+    for i in range(20):
+        out.write("3.5,%r\n" % random.gauss(0, 1))
+PYEOF
+# y = x1 exactly (and y = 2 x1 + 3): the g-prior's finite limit makes the exact fit win (it used to
+# give PIP(x1) = 0 and the intercept-only model); the other priors have infinite evidence: an error naming x1.
+for f in exact exact2; do
+  json_check "d['posterior_inclusion_probabilities']['x1'] == 1 and d['non_private']['highest_posterior_model'] == ['x1'] and d['non_private']['median_probability_model'] == ['x1'] and d['non_private']['models_exact_fit'] == 4 and d['non_private']['models_rank_deficient'] == 0 and abs(d['non_private']['top_models'][0]['log_marginal'] - 49*math.log(101)) < 1e-9 and d['non_private']['top_models'][0]['r_squared'] == 1" \
+    bma --data "$TMP/$f.csv" --response y --predictors x1,x2,x3 --non-private --prior g-prior
+  grep -q "fit the response exactly (R^2 = 1); the g-prior's finite limit" "$TMP/err" && pass || fail "no note on the exact fit"
+  json_check "d['posterior_inclusion_probabilities']['x1'] > 0.99 and d['non_private']['highest_posterior_model'] == ['x1']" \
+    bma --data "$TMP/$f.csv" --response y --predictors x1,x2,x3 --non-private --prior g-prior --mcmc
+  for pr in zellner-siow zellner-siow-laplace hyper-g hyper-g-n robust bic aic; do
+    expect_error "the model with predictors 'x1' fits the response 'y' exactly (R^2 = 1). Under --prior $pr an exact fit has infinite evidence" \
+      bma --data "$TMP/$f.csv" --response y --predictors x1,x2,x3 --non-private --prior $pr
+  done
+  expect_error "predictors 'x1' fits the response 'y' exactly" bma --data "$TMP/$f.csv" --response y --predictors x2,x3,x1 --non-private --mcmc
+done
+# scale invariance: the PIPs of a predictor times 1e-160, of columns times 1e300 / 1e-300
+"$PY" - "$HSB" "$TMP" <<'PYEOF'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+h = rows[0]
+for name, scales in (("s160", {"write": 1e-160}), ("big", {"write": 1e300, "math": 1e300, "science": 1e-300})):
+    with open("%s/%s.csv" % (sys.argv[2], name), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(h)
+        for r in rows[1:]:
+            r = list(r)
+            for c, s in scales.items():
+                r[h.index(c)] = repr(float(r[h.index(c)]) * s)
+            w.writerow(r)
+PYEOF
+"$DPMU" bma --non-private --data "$HSB" --response math --predictors read,write,science,female >"$TMP/np4.json" 2>/dev/null
+for f in s160 big; do
+  json_check "all(abs(d['posterior_inclusion_probabilities'][k]-v) < 1e-12 for k,v in json.load(open('$TMP/np4.json'))['posterior_inclusion_probabilities'].items())" \
+    bma --non-private --data "$TMP/$f.csv" --response math --predictors read,write,science,female
+done
+json_check "abs(d['posterior_means']['write'] * 1e-160 - json.load(open('$TMP/np4.json'))['posterior_means']['write']) < 1e-9 * abs(json.load(open('$TMP/np4.json'))['posterior_means']['write'])" \
+  bma --non-private --data "$TMP/s160.csv" --response math --predictors read,write,science,female
+# constant and collinear predictors: still excluded (as BAS), now named on stderr
+json_check "d['posterior_inclusion_probabilities']['k'] == 0 and d['non_private']['models_rank_deficient'] == 18" \
+  bma --non-private --data "$TMP/rd.csv" --response y --predictors a,b,c,k,d
+grep -q "predictor 'k' is constant; every model that contains it is rank-deficient" "$TMP/err" && pass || fail "constant predictor not named: $(cat "$TMP/err")"
+grep -q "predictor 'd' is collinear with 'a', 'b'" "$TMP/err" && pass || fail "collinear predictor not named: $(cat "$TMP/err")"
+grep -q "18 of 32 models are rank-deficient" "$TMP/err" && pass || fail "excluded models not counted on stderr"
+# ... but never in a release: the collinearity of the confidential columns is not disclosed
+json_check "d['private'] is True" bma --data "$TMP/rd.csv" --response y --predictors a,b,c,k,d --bounds -5,5 --epsilon 1 --ridge-draws 300
+if grep -q "collinear\|constant" "$TMP/err"; then fail "a release talked about the confidential columns: $(cat "$TMP/err")"; else pass; fi
+expect_error "the response 'y' is constant (every value is 3.5)" bma --non-private --data "$TMP/yconst.csv" --response y --predictors a
+expect_error "--synthetic-out needs a full-rank Gram matrix" bma --non-private --data "$TMP/rd.csv" --response y --predictors a,b,c,k,d --synthetic-out "$TMP/syn_rd.csv"
+# hyper-g with a huge a: the posterior is the prior (log B -> 0), not NaN dropped silently
+json_check "all(abs(v - 0.5) < 1e-6 for v in d['posterior_inclusion_probabilities'].values())" \
+  bma --non-private --data "$HSB" --response read --predictors write,math --prior hyper-g --a 1e50 --model-prior uniform
+# --ridge 0 raised by the positive-definiteness fallback: said on stderr and in the output
+json_check "d['regularization']['requested'] == 0 and d['regularization']['non_thresholded']['fallback'] is True and d['regularization']['non_thresholded']['regularization'] > 0" \
+  bma --data "$HSB" --response read --predictors write,math --bounds 0,100 --epsilon 0.01 --ridge 0 --seed 1
+grep -q -- "--ridge 0 leaves the non_thresholded released matrix G\* + rI not positive definite; the ridge was raised to" "$TMP/err" && pass || fail "--ridge 0 overridden silently: $(cat "$TMP/err")"
+# an empty Sec. 5.1 confidence set is said on stderr and in the output
+json_check "d['confidence_sets']['empty'] is True and d['confidence_sets']['posterior_inclusion_probabilities'] == {}" \
+  bma --data "$HSB" --response read --predictors write,math,science --bounds 0,100 --epsilon 0.001 --confidence 0.9 --simulations 50 --ridge-draws 300 --seed 2
+grep -q "confidence set is empty" "$TMP/err" && pass || fail "empty confidence set not noted"
+# magnitudes no double can hold: refused up front, in terms of the options ("l1_sensitivity is inf", "regularize: matrix is nan")
+expect_error "--bounds: widths u - l up to 1.9999999999999999e+200 make the Gram matrix" bma --data "$HSB" --response read --predictors write --bounds -1e200,1e200 --epsilon 1
+expect_error "--epsilon is 9.9998886718268301e-321, but must be at least 1e-12" bma --data "$HSB" --response read --predictors write --bounds 0,100 --epsilon 1e-320 --seed 1
+expect_error "with these --bounds gives noise of magnitude inf" bma --data "$HSB" --response read --predictors write --bounds 0,1e140 --epsilon 1e-12 --mechanism wishart --delta 1e-6 --seed 1
+# CSV separators
+tr ',' ';' <"$HSB" >"$TMP/semi.csv"
+json_check "all(abs(d['posterior_inclusion_probabilities'][k]-v)<1e-15 for k,v in json.load(open('$TMP/np.json'))['posterior_inclusion_probabilities'].items())" \
+  bma --data "$TMP/semi.csv" --response read --predictors write,math,science --non-private
+json_check "d['private'] is True" bma --data "$TMP/semi.csv" --sep semicolon --response read --predictors write --bounds 0,100 --epsilon 1 --ridge-draws 300
+expect_error "no column 'write'; columns are id;female" bma --data "$TMP/semi.csv" --sep comma --response read --predictors write --non-private
 
 echo "bma e2e: $passes passed, $failures failed"
 [ $failures -eq 0 ]

@@ -119,5 +119,90 @@ expect_error "--epsilon is nan" test --data "$HSB" --response math --tested fema
 expect_error "largest admissible M is 40" plan-test --n 200 --p 1 --p0 2 --epsilon 1 --groups 60
 expect_error "expected two numbers" plan-test --n 200 --epsilon 1 --censor a,b
 
+# --- issue 14 (numerics, CSV input, statistics commands): each case a clear message naming the
+# input and a non-zero exit, or a documented answer
+# Scale invariance: a predictor times 1e-160, columns times 1e300/1e160, the response times 1e300
+# (R² changed in the 4th digit; "collinear (residual norm -nan)"; "constant").
+"$PY" - "$HSB" "$TMP" <<'PYEOF'
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+h = rows[0]
+def write(name, scales, const=None):
+    with open("%s/%s.csv" % (sys.argv[2], name), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(h)
+        for r in rows[1:]:
+            r = list(r)
+            for c, s in scales.items():
+                r[h.index(c)] = repr(float(r[h.index(c)]) * s)
+            if const:
+                r[h.index(const)] = "4.5"
+            w.writerow(r)
+write("s160", {"write": 1e-160})
+write("s300", {"write": 1e300, "read": 1e160})
+write("y300", {"math": 1e300})
+write("tiny", {"write": 1e-300, "read": 1e-300, "math": 1e-300})
+write("constcol", {}, const="write")
+PYEOF
+R2=$("$DPMU" test --non-private --data "$HSB" --response math --common read --tested write | "$PY" -c "import json,sys; print(json.load(sys.stdin)['r_squared'])")
+for f in s160 s300 y300 tiny; do
+  json_check "abs(d['r_squared'] - $R2) < 1e-13 * $R2 and math.isfinite(d['log_statistic'])" \
+    test --non-private --data "$TMP/$f.csv" --response math --common read --tested write
+done
+expect_error "'write' is constant (every value is 4.5)" test --non-private --data "$TMP/constcol.csv" --response math --common read --tested write
+# hyper-g / hyper-g-n with a huge a: the limit log B = 0, P = 0.5 (was null with P = 1 or 0)
+for a in 1e50 1e300; do
+  for pr in hyper-g hyper-g-n; do
+    json_check "abs(d['log_statistic']) < 1e-10 and abs(d['posterior_probability_h1'] - 0.5) < 1e-10 and 0 <= d['shrinkage'] < 1e-40" \
+      test --non-private --data "$HSB" --response math --tested female --prior $pr --a $a
+  done
+done
+json_check "math.isfinite(d['log_statistic']) and 0 <= d['posterior_probability_h1'] <= 1" \
+  test --data "$HSB" --response math --tested female --prior hyper-g --a 1e300 --epsilon 1 --groups 5 --seed 1
+# plan-test: p0 counts the intercept; n must leave room for a model
+expect_error "--p0 is 0, but must be at least 1" plan-test --n 200 --p0 0 --epsilon 1 --simulations 20
+expect_error "--n is 0, but a test of p = 1 predictors" plan-test --n 0 --epsilon 1
+expect_error "--n: '-5' is not an unsigned integer" plan-test --n -5 --epsilon 1
+# an epsilon so small that no noise can be drawn ("log_statistic is -nan" for 1e-320)
+expect_error "--epsilon is 9.9998886718268301e-321, but must be at least 1e-12" test --data "$HSB" --response math --tested female --epsilon 1e-320 --groups 5
+expect_error "but must be at least 1e-12" test --data "$HSB" --response math --tested female --epsilon 1e-320 --groups 5 --seed 1
+expect_error "but must be at least 1e-12" test --data "$HSB" --response math --tested female --epsilon 1e-100 --groups 5
+expect_error "but must be at least 1e-12" plan-test --n 200 --epsilon 1e-320
+expect_error "but must be at least 1e-12" select --data "$SRC/experiments/data/prostate.csv" --response lpsa --predictors lcavol --epsilon 1e-320 --radius 1 --penalty 1 --data-bound 3
+# public bounds whose objectives or noise overflow a double ("constrained_rss: singular_ridge is inf")
+expect_error "--data-bound 9.9999999999999997e+199 with --radius 1 and n = 97 rows makes the objectives" select --data "$SRC/experiments/data/prostate.csv" --response lpsa --predictors lcavol --epsilon 1 --radius 1 --penalty 1 --data-bound 1e200
+expect_error "with --radius 9.9999999999999997e+199" select --data "$SRC/experiments/data/prostate.csv" --response lpsa --predictors lcavol --epsilon 1 --radius 1e200 --penalty 1 --data-bound 3 --seed 1
+# CSV: semicolon and tab files are detected from the header (and said so); --sep chooses
+tr ',' ';' <"$HSB" >"$TMP/semi.csv"
+tr ',' '\t' <"$HSB" >"$TMP/tab.csv"
+R2F=$("$DPMU" test --non-private --data "$HSB" --response math --tested female | "$PY" -c "import json,sys; print(json.load(sys.stdin)['r_squared'])")
+for f in semi tab; do
+  json_check "d['r_squared'] == $R2F" test --non-private --data "$TMP/$f.csv" --response math --tested female
+  grep -q "fields separated by .* (detected from the header" "$TMP/err" && pass || fail "no note on the detected separator of $f.csv"
+done
+json_check "d['r_squared'] == $R2F" test --non-private --data "$TMP/semi.csv" --sep ';' --response math --tested female
+json_check "d['r_squared'] == $R2F" test --non-private --data "$TMP/tab.csv" --sep tab --response math --tested female
+expect_error "no column 'female'; columns are id;female;race" test --non-private --data "$TMP/semi.csv" --sep , --response math --tested female
+expect_error "(fields separated by ',' (comma); choose another with --sep" test --non-private --data "$TMP/semi.csv" --sep , --response math --tested female
+expect_error "'|' is not a separator" test --non-private --data "$TMP/semi.csv" --sep '|' --response math --tested female
+printf 'y;x\tz\n1;2\t3\n' >"$TMP/both.csv"
+expect_error "both ';' and tabs" test --non-private --data "$TMP/both.csv" --response y --tested x
+printf 'y;x\n1;2,5\n2;3\n4;5,5\n' >"$TMP/decimal_comma.csv"
+expect_error "'2,5' is not a number (decimal commas are not read" test --non-private --data "$TMP/decimal_comma.csv" --response y --tested x
+tr ',' ';' <"$SRC/experiments/data/prostate.csv" >"$TMP/prostate_semi.csv"
+json_check "d['private'] is False and 'selected_model' in d" \
+  select --data "$TMP/prostate_semi.csv" --response lpsa --predictors lcavol,lweight --epsilon 1 --radius 1 --penalty 1 --data-bound 3 --seed 5
+# a NUL byte no longer cuts the message short; control characters are escaped
+printf 'y,x\n1,2\0003\n2,3\n4,5\n' >"$TMP/nul.csv"
+expect_error "line 2, column 'x': '2\\03' is not a number (it contains a NUL byte: is this a text CSV file?)" test --non-private --data "$TMP/nul.csv" --response y --tested x
+printf 'y,x\033[31m\n1,2\n2,3\n4,5\n' >"$TMP/ctrl.csv"
+expect_error "columns are y, x\\x1b[31m" test --non-private --data "$TMP/ctrl.csv" --response y --tested x
+if grep -q $'\x1b' "$TMP/err"; then fail "a control character of a header was echoed raw"; else pass; fi
+# /dev/zero or a file without line ends is refused at 1 MiB, not read until memory runs out
+expect_error "/dev/zero: line 1 is longer than 1 MiB" test --non-private --data /dev/zero --response y --tested x
+head -c 1100000 /dev/zero | tr '\0' 'a' >"$TMP/long.csv"
+expect_error "long.csv: line 1 is longer than 1 MiB" bma --non-private --data "$TMP/long.csv" --response y --predictors x
+expect_error "line 1 is longer than 1 MiB" select --data /dev/zero --response y --predictors x --epsilon 1 --radius 1 --penalty 1 --data-bound 3
+
 echo "cli_test: $passes passed, $failures failed"
 [ $failures -eq 0 ]

@@ -42,6 +42,7 @@ struct LogIntegrand {
   double a;          // hyper-g parameter
   double log_const;  // constant of the prior density
   double t_min;      // lower support limit (robust)
+  double t_low;      // where the mode search starts (−60, lower for hyper-g(/n) with a large a)
 
   double log_prior(double t) const {
     switch (kind) {
@@ -64,7 +65,8 @@ struct LogIntegrand {
 };
 
 LogIntegrand make_integrand(const Prior& prior, double log_q, double n, int p, int p0) {
-  LogIntegrand h{prior.kind, 0.5 * p, 0.5 * (n - p0), log_q, n, prior.a, 0.0, -kInf};
+  LogIntegrand h{prior.kind, 0.5 * p, 0.5 * (n - p0), log_q, n, prior.a, 0.0, -kInf, -60.0};
+  h.t_low = std::min(-60.0, log_prior_mode_lower_limit(prior, n));
   h.log_const = log_mixture_prior_constant(prior, n, p, p0);
   if (prior.kind == PriorKind::robust) {
     // π(g) = a0 [ρ(b0+n)]^{a0} (g+b0)^{-(a0+1)} on g > ρ(b0+n) − b0 (a0 = 1/2, b0 = 1, ρ = 1/(p+p0))
@@ -78,7 +80,7 @@ LogIntegrand make_integrand(const Prior& prior, double log_q, double n, int p, i
 /// panels of doubling width on both sides of the mode (METHODS.md §2.3).
 BayesFactorResult integrate_log_integrand(const LogIntegrand& h, bool want_shrinkage) {
   // 1. Mode: coarse scan (h is unimodal in t), then Brent refinement inside the bracket.
-  const double lo = std::isfinite(h.t_min) ? h.t_min : -60.0;
+  const double lo = std::isfinite(h.t_min) ? h.t_min : h.t_low;
   const double hi = 80.0;
   constexpr double kStep = 0.5;
   double best_t = lo;
@@ -145,8 +147,8 @@ BayesFactorResult compute(const char* fn, const Prior& prior, double log_q, doub
                           bool want_shrinkage) {
   check_arguments(fn, prior, log_q, n, p, p0);
   if (!is_bayesian(prior.kind)) {
-    throw_invalid(fn, "'" + std::string(to_string(prior.kind)) +
-                          "' is an information criterion; use log_information_criterion");
+    throw_invalid(
+        fn, "'" + std::string(to_string(prior.kind)) + "' is an information criterion; use log_information_criterion");
   }
   if (p == 0) return {0.0, 0.0};
   if (prior.kind == PriorKind::g_prior) {
@@ -162,8 +164,8 @@ BayesFactorResult compute(const char* fn, const Prior& prior, double log_q, doub
 
 }  // namespace
 
-BayesFactorResult log_bayes_factor_and_shrinkage(const Prior& prior, double log_one_minus_r_squared, double n,
-                                                 int p, int p0) {
+BayesFactorResult log_bayes_factor_and_shrinkage(const Prior& prior, double log_one_minus_r_squared, double n, int p,
+                                                 int p0) {
   return compute("log_bayes_factor_and_shrinkage", prior, log_one_minus_r_squared, n, p, p0, true);
 }
 

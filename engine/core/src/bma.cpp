@@ -51,7 +51,34 @@ void sweep(Eigen::MatrixXd& a, Eigen::Index k, bool forward, Eigen::VectorXd& co
 struct Candidate {
   double weight;
   ModelMask model;
+  double log_q;  ///< log(1 − R²) as used for the weight (−inf: exact fit)
 };
+
+std::string model_string(ModelMask m) {
+  std::string out = "{";
+  for (int j = 0; j < 64; ++j) {
+    if ((m >> j) & 1U) out += (out.size() > 1 ? ", " : "") + std::to_string(j + 1);
+  }
+  return out + "}";
+}
+
+[[noreturn]] void throw_exact_fit(const char* fn, ModelMask m, const CoefficientPrior& prior) {
+  throw ExactFitError(m, std::string(fn) + ": the model with predictors " + model_string(m) +
+                             " (1-based) fits the response exactly (R² = 1); under the " + to_string(prior) +
+                             " prior its evidence is infinite, so the posterior over models is undefined");
+}
+
+/// log B_γ0 and shrinkage of a model from its log(1 − R²) (−inf: an exact fit, finite for the
+/// g-prior only; ExactFitError otherwise).
+BayesFactorResult marginal_or_throw(const char* fn, const CoefficientPrior& prior, double log_q, double n, int k,
+                                    int p0, ModelMask m) {
+  if (log_q == -kInf) {
+    const auto lim = log_model_marginal_exact_fit(prior, n, k, p0);
+    if (!lim) throw_exact_fit(fn, m, prior);
+    return *lim;
+  }
+  return log_model_marginal(prior, log_q, n, k, p0);
+}
 
 }  // namespace
 
@@ -88,6 +115,151 @@ ModelFit fit_model_from_gram(const Eigen::Ref<const Eigen::MatrixXd>& gram, Mode
   return fit;
 }
 
+namespace {
+
+std::vector<Eigen::Index> model_indices(ModelMask model, int p) {
+  std::vector<Eigen::Index> idx;
+  for (int j = 0; j < p; ++j) {
+    if ((model >> j) & 1U) idx.push_back(j);
+  }
+  return idx;
+}
+
+/// Cholesky L of G[γ,γ] in index order with the pivot test of the enumeration: false (rank
+/// deficient) if a pivot is ≤ tol·G_jj or not positive.
+bool factor_predictors(const Eigen::Ref<const Eigen::MatrixXd>& gram, const std::vector<Eigen::Index>& idx, double tol,
+                       Eigen::MatrixXd& l) {
+  const auto k = static_cast<Eigen::Index>(idx.size());
+  l = Eigen::MatrixXd::Zero(k, k);
+  for (Eigen::Index i = 0; i < k; ++i) {
+    for (Eigen::Index j = 0; j <= i; ++j) {
+      double v = 0.5 * (gram(idx[i], idx[j]) + gram(idx[j], idx[i]));
+      for (Eigen::Index m = 0; m < j; ++m) v -= l(i, m) * l(j, m);
+      if (i == j) {
+        const double gjj = gram(idx[i], idx[i]);
+        if (!(v > tol * gjj && v > 0.0)) return false;
+        l(i, i) = std::sqrt(v);
+      } else {
+        l(i, j) = v / l(j, j);
+      }
+    }
+  }
+  return true;
+}
+
+/// The predictors of `model` pass the pivot test (G[γ,γ] numerically PD).
+bool predictors_full_rank(const Eigen::Ref<const Eigen::MatrixXd>& gram, ModelMask model, double tol) {
+  Eigen::MatrixXd l;
+  return factor_predictors(gram, model_indices(model, static_cast<int>(gram.rows() - 1)), tol, l);
+}
+
+}  // namespace
+
+GramModelFit classify_model_fit(const Eigen::Ref<const Eigen::MatrixXd>& gram, ModelMask model, double tol) {
+  constexpr const char* fn = "classify_model_fit";
+  check_gram(fn, gram);
+  const Eigen::Index d = gram.rows();
+  const int p = static_cast<int>(d - 1);
+  if (p < 64 && (model >> p) != 0) throw_invalid(fn, "model has bits beyond p = " + std::to_string(p));
+  const std::vector<Eigen::Index> idx = model_indices(model, p);
+  const auto k = static_cast<Eigen::Index>(idx.size());
+  const Eigen::Index y = d - 1;
+  GramModelFit out;
+  Eigen::MatrixXd l;
+  if (!factor_predictors(gram, idx, tol, l)) return out;  // rank deficient
+  Eigen::VectorXd z(k);
+  for (Eigen::Index i = 0; i < k; ++i) {
+    double v = 0.5 * (gram(idx[i], y) + gram(y, idx[i]));
+    for (Eigen::Index m = 0; m < i; ++m) v -= l(i, m) * z(m);
+    z(i) = v / l(i, i);
+  }
+  const double syy = gram(y, y);
+  const double rss = syy - z.squaredNorm();
+  out.coefficients = l.transpose().triangularView<Eigen::Upper>().solve(z);
+  if (rss < -kExactFitTolerance * syy || std::isnan(rss)) return out;  // G[γ∪y] indefinite (a noisy G*)
+  if (!(rss > kExactFitTolerance * syy)) {
+    out.kind = GramFitKind::exact_fit;
+    out.log_one_minus_r_squared = -kInf;
+    out.r_squared = 1.0;
+    return out;
+  }
+  out.kind = GramFitKind::full_rank;
+  out.log_one_minus_r_squared = std::min(0.0, std::log(rss) - std::log(syy));
+  out.r_squared = -std::expm1(out.log_one_minus_r_squared);
+  return out;
+}
+
+std::optional<ModelMask> find_exact_fit_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, ModelMask always_included,
+                                              double tol) {
+  check_gram("find_exact_fit_model", gram);
+  const int p = static_cast<int>(gram.rows() - 1);
+  // A maximal independent set, forced predictors first.
+  ModelMask set = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int j = 0; j < p; ++j) {
+      const bool forced = (always_included >> j) & 1U;
+      if (forced != (pass == 0)) continue;
+      const ModelMask trial = set | (1ULL << j);
+      if (!predictors_full_rank(gram, trial, tol)) {
+        if (forced) return std::nullopt;  // every admissible model is rank deficient
+        continue;
+      }
+      set = trial;
+    }
+  }
+  if (classify_model_fit(gram, set, tol).kind != GramFitKind::exact_fit) return std::nullopt;
+  // Drop free predictors (from the last) while the fit stays exact.
+  for (int j = p - 1; j >= 0; --j) {
+    if (!((set >> j) & 1U) || ((always_included >> j) & 1U)) continue;
+    const ModelMask trial = set & ~(1ULL << j);
+    if (classify_model_fit(gram, trial, tol).kind == GramFitKind::exact_fit) set = trial;
+  }
+  return set;
+}
+
+void check_finite_evidence(const Eigen::Ref<const Eigen::MatrixXd>& gram, const CoefficientPrior& prior,
+                           ModelMask always_included, double tol) {
+  constexpr const char* fn = "bayesian_model_averaging";
+  if (exact_fit_has_finite_evidence(prior)) return;
+  if (const auto m = find_exact_fit_model(gram, always_included, tol)) throw_exact_fit(fn, *m, prior);
+}
+
+std::vector<RankDeficientColumn> rank_deficient_columns(const Eigen::Ref<const Eigen::MatrixXd>& gram, double tol) {
+  check_gram("rank_deficient_columns", gram);
+  const int p = static_cast<int>(gram.rows() - 1);
+  std::vector<RankDeficientColumn> out;
+  ModelMask set = 0;
+  std::vector<int> members;
+  for (int j = 0; j < p; ++j) {
+    const double gjj = gram(j, j);
+    if (!(gjj > 0.0)) {
+      out.push_back({j, true, 0});
+      continue;
+    }
+    if (predictors_full_rank(gram, set | (1ULL << j), tol)) {
+      set |= 1ULL << j;
+      members.push_back(j);
+      continue;
+    }
+    // Coefficients of column j on the independent set: which of them it depends on.
+    const auto k = static_cast<Eigen::Index>(members.size());
+    Eigen::MatrixXd a(k, k);
+    Eigen::VectorXd b(k);
+    for (Eigen::Index r = 0; r < k; ++r) {
+      for (Eigen::Index c = 0; c < k; ++c) a(r, c) = gram(members[r], members[c]);
+      b(r) = gram(members[r], j);
+    }
+    const Eigen::VectorXd beta = a.ldlt().solve(b);
+    RankDeficientColumn rd{j, false, 0};
+    for (Eigen::Index r = 0; r < k; ++r) {
+      const double standardised = std::abs(beta(r)) * std::sqrt(gram(members[r], members[r]) / gjj);
+      if (standardised > 1e-6) rd.collinear_with |= 1ULL << members[r];
+    }
+    out.push_back(rd);
+  }
+  return out;
+}
+
 BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram_in, double n,
                                    const CoefficientPrior& prior, const ModelPrior& model_prior,
                                    const BmaOptions& options) {
@@ -113,6 +285,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
   gram = 0.5 * (gram + gram.transpose()).eval();
   const Eigen::Index y = d - 1;
   const double log_syy = std::log(gram(y, y));
+  check_finite_evidence(gram, prior, options.always_included, options.collinearity_tolerance);
 
   std::vector<int> free_idx;
   for (int j = 0; j < p; ++j) {
@@ -223,25 +396,27 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
     if (!refit) {
       log_q = std::min(0.0, std::log(rss) - log_syy);
     } else {
-      try {
-        const ModelFit fit = fit_model_from_gram(gram, mask);
-        log_q = fit.log_one_minus_r_squared;
-        beta_refit = fit.coefficients;
-      } catch (const std::domain_error&) {
+      // Small RSS: refit by Cholesky; an exact fit (G[γ,γ] PD, R² = 1) is not rank deficient.
+      const GramModelFit fit = classify_model_fit(gram, mask, tol);
+      if (fit.kind == GramFitKind::rank_deficient) {
         ++res.models_rank_deficient;
         continue;
       }
+      if (fit.kind == GramFitKind::exact_fit) ++res.models_exact_fit;
+      log_q = fit.log_one_minus_r_squared;
+      beta_refit = fit.coefficients;
     }
-    if (!std::isfinite(log_q)) {
-      ++res.models_rank_deficient;
-      continue;
-    }
-    const BayesFactorResult bf = log_model_marginal(prior, log_q, n, k, options.p0);
+    const BayesFactorResult bf = marginal_or_throw(fn, prior, log_q, n, k, options.p0, mask);
     const int free_size = k - model_size(options.always_included);
     const double w = log_model_prior[static_cast<std::size_t>(free_size)] + bf.log_bayes_factor;
+    if (!std::isfinite(w)) {
+      throw_domain(fn,
+                   "the log marginal likelihood of the model with predictors " + model_string(mask) + " (" +
+                       to_string(prior) + " prior)",
+                   bf.log_bayes_factor, "finite");
+    }
     ++res.models_evaluated;
     if (options.keep_all_models) res.log_posterior_probability(static_cast<Eigen::Index>(mask)) = w;
-    if (!std::isfinite(w)) continue;
     if (w > max_w) {
       const double scale = std::isfinite(max_w) ? std::exp(max_w - w) : 0.0;
       z *= scale;
@@ -262,7 +437,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
       }
     }
     if (keep_top > 0) {
-      top.push_back({w, mask});
+      top.push_back({w, mask, log_q});
       if (top.size() >= 4 * keep_top + 64) {
         std::nth_element(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(keep_top), top.end(),
                          [](const Candidate& l, const Candidate& r) { return l.weight > r.weight; });
@@ -270,7 +445,11 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
       }
     }
   }
-  if (!(z > 0.0)) throw_domain(fn, "number of admissible full-rank models", 0.0, "> 0");
+  if (!(z > 0.0)) {
+    throw std::domain_error(std::string(fn) +
+                            ": every model is rank deficient (the forced predictors are constant or collinear, or no "
+                            "submatrix G[γ,γ] with γ ⊇ the forced predictors is positive definite)");
+  }
   const double log_z = max_w + std::log(z);
   res.posterior_inclusion_probability = (incl / z).cwiseMin(1.0);
   for (int j = 0; j < p; ++j) {
@@ -289,9 +468,8 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
     s.model_size = model_size(c.model);
     s.log_prior_probability =
         log_model_prior[static_cast<std::size_t>(s.model_size - model_size(options.always_included))];
-    const ModelFit fit = fit_model_from_gram(gram, c.model);
-    s.r_squared = fit.r_squared;
-    const BayesFactorResult bf = log_model_marginal(prior, fit.log_one_minus_r_squared, n, s.model_size, options.p0);
+    s.r_squared = c.log_q == -kInf ? 1.0 : -std::expm1(c.log_q);
+    const BayesFactorResult bf = marginal_or_throw(fn, prior, c.log_q, n, s.model_size, options.p0, c.model);
     s.log_marginal = bf.log_bayes_factor;
     s.shrinkage = bf.shrinkage;
     s.log_posterior_probability = c.weight - log_z;
@@ -325,12 +503,8 @@ ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, do
   const int p = static_cast<int>(gram.rows() - 1);
   ModelEvaluation e;
   e.coefficients = Eigen::VectorXd::Zero(p);
-  ModelFit fit;
-  try {
-    fit = fit_model_from_gram(gram, model);
-  } catch (const std::domain_error&) {
-    return e;
-  }
+  const GramModelFit fit = classify_model_fit(gram, model);
+  if (fit.kind == GramFitKind::rank_deficient) return e;
   int free_count = 0;
   int free_size = 0;
   for (int j = 0; j < p; ++j) {
@@ -341,7 +515,8 @@ ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, do
   }
   const int k = model_size(model);
   if (!(n > k + p0)) return e;
-  const BayesFactorResult bf = log_model_marginal(prior, fit.log_one_minus_r_squared, n, k, p0);
+  const BayesFactorResult bf =
+      marginal_or_throw("bayesian_model_averaging_mcmc", prior, fit.log_one_minus_r_squared, n, k, p0, model);
   e.log_marginal = bf.log_bayes_factor;
   e.shrinkage = bf.shrinkage;
   e.r_squared = fit.r_squared;

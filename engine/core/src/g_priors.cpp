@@ -1,9 +1,9 @@
 #include "dpmu/core/g_priors.hpp"
 
-#include <cmath>
-#include <numbers>
-
 #include <array>
+#include <cmath>
+#include <limits>
+#include <numbers>
 #include <utility>
 
 #include "dpmu/core/checks.hpp"
@@ -23,9 +23,7 @@ constexpr std::array<std::pair<PriorKind, std::string_view>, 8> kNames{{
 }};
 }  // namespace
 
-bool is_bayesian(PriorKind kind) {
-  return kind != PriorKind::bic && kind != PriorKind::aic && kind != PriorKind::lr;
-}
+bool is_bayesian(PriorKind kind) { return kind != PriorKind::bic && kind != PriorKind::aic && kind != PriorKind::lr; }
 
 std::string_view to_string(PriorKind kind) {
   for (const auto& [k, name] : kNames) {
@@ -77,6 +75,17 @@ double log_mixture_prior_constant(const Prior& prior, double n, int p, int p0) {
       return std::log(0.5) + 0.5 * std::log((n + 1.0) / static_cast<double>(p + p0));
     default:
       return 0.0;
+  }
+}
+
+double log_prior_mode_lower_limit(const Prior& prior, double n) {
+  switch (prior.kind) {
+    case PriorKind::hyper_g:
+      return std::log(2.0) - std::log(prior.a - 2.0) - 40.0;
+    case PriorKind::hyper_g_n:
+      return std::log(2.0) + std::log(n) - std::log(prior.a - 2.0) - 40.0;
+    default:
+      return std::numeric_limits<double>::infinity();
   }
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "dpmu/core/checks.hpp"
 
@@ -14,6 +15,18 @@ constexpr double kCollinearTolerance = 1e-10;
 std::string column_label(std::span<const std::string> names, std::size_t j) {
   if (j < names.size()) return "'" + names[j] + "'";
   return "column " + std::to_string(j + 1);
+}
+
+/// The power-of-two exponent e with max_i |x_i| in [2^(e-1), 2^e) (0 for a zero column), so that
+/// x · 2^-e has its largest magnitude in [1/2, 1). Multiplying by a power of two is exact (no
+/// rounding) unless an entry drops below the normal range, which only happens to entries more than
+/// 2^1021 times smaller than the largest one of their column.
+int column_exponent(const Eigen::Ref<const Eigen::VectorXd>& x) {
+  const double m = x.cwiseAbs().maxCoeff();
+  if (!(m > 0.0)) return 0;
+  int e = 0;
+  std::frexp(m, &e);
+  return e;
 }
 }  // namespace
 
@@ -27,17 +40,17 @@ NestedFit fit_nested_models(const Eigen::Ref<const Eigen::MatrixXd>& common,
   const auto p = static_cast<std::size_t>(tested.cols());
   if (p == 0) throw_invalid(fn, "the tested block is empty (p = 0); name at least one tested predictor");
   if (static_cast<std::size_t>(common.rows()) != n && p0 > 0) {
-    throw_invalid(fn, "common block has " + std::to_string(common.rows()) + " rows but the response has " +
-                          std::to_string(n));
+    throw_invalid(
+        fn, "common block has " + std::to_string(common.rows()) + " rows but the response has " + std::to_string(n));
   }
   if (static_cast<std::size_t>(tested.rows()) != n) {
-    throw_invalid(fn, "tested block has " + std::to_string(tested.rows()) + " rows but the response has " +
-                          std::to_string(n));
+    throw_invalid(
+        fn, "tested block has " + std::to_string(tested.rows()) + " rows but the response has " + std::to_string(n));
   }
   if (n < p0 + p + 1) {
     throw_invalid(fn, "only " + std::to_string(n) + " rows for " + std::to_string(p0) + " common and " +
-                          std::to_string(p) + " tested columns; need at least p0 + p + 1 = " +
-                          std::to_string(p0 + p + 1));
+                          std::to_string(p) +
+                          " tested columns; need at least p0 + p + 1 = " + std::to_string(p0 + p + 1));
   }
   const std::size_t q = p0 + p + 1;
   Eigen::MatrixXd a(n, q);
@@ -48,13 +61,25 @@ NestedFit fit_nested_models(const Eigen::Ref<const Eigen::MatrixXd>& common,
     for (Eigen::Index j = 0; j < a.cols(); ++j) {
       for (Eigen::Index i = 0; i < a.rows(); ++i) {
         if (!std::isfinite(a(i, j))) {
-          const std::string what = (static_cast<std::size_t>(j) == q - 1) ? std::string("the response")
-                                                                           : column_label(column_names, j);
-          throw_invalid(fn, what + " has a non-finite value (" + format_value(a(i, j)) + ") in row " +
-                                std::to_string(i + 1));
+          const std::string what =
+              (static_cast<std::size_t>(j) == q - 1) ? std::string("the response") : column_label(column_names, j);
+          throw_invalid(
+              fn, what + " has a non-finite value (" + format_value(a(i, j)) + ") in row " + std::to_string(i + 1));
         }
       }
     }
+  }
+  // Scale invariance: R², the Bayes factors and the collinearity test do not depend on the scale of
+  // any column, so every column is multiplied by a power of two (exact) that brings its largest
+  // magnitude into [1/2, 1) before the QR. Columns of any magnitude (1e-300 or 1e300) then give the
+  // same R² as unit-scale ones, without overflow or underflow of their squares.
+  std::vector<int> exponent(q, 0);
+  for (std::size_t j = 0; j < q; ++j) {
+    exponent[j] = column_exponent(a.col(static_cast<Eigen::Index>(j)));
+    const int e = exponent[j];  // ldexp per entry: 2^-e itself overflows for subnormal columns (e < -1023)
+    if (e != 0)
+      a.col(static_cast<Eigen::Index>(j)) =
+          a.col(static_cast<Eigen::Index>(j)).unaryExpr([e](double v) { return std::ldexp(v, -e); });
   }
   const Eigen::VectorXd col_norms = a.colwise().norm();
   Eigen::HouseholderQR<Eigen::MatrixXd> qr(a);
@@ -62,6 +87,13 @@ NestedFit fit_nested_models(const Eigen::Ref<const Eigen::MatrixXd>& common,
   for (std::size_t j = 0; j + 1 < q; ++j) {
     const double rel = col_norms(j) > 0 ? std::abs(r(j, j)) / col_norms(j) : 0.0;
     if (!(rel > kCollinearTolerance)) {
+      const auto c = a.col(static_cast<Eigen::Index>(j));
+      if (c.maxCoeff() == c.minCoeff()) {
+        const double value = std::ldexp(c(0), exponent[j]);
+        throw_invalid(fn, column_label(column_names, j) + " is constant (every value is " + format_value(value) + ")" +
+                              (j > 0 ? ", so it is collinear with the intercept or the preceding columns" : "") +
+                              "; the design is rank-deficient");
+      }
       throw_invalid(fn, column_label(column_names, j) +
                             " is collinear with the preceding columns (intercept, common, then tested; "
                             "relative residual norm " +
@@ -71,19 +103,26 @@ NestedFit fit_nested_models(const Eigen::Ref<const Eigen::MatrixXd>& common,
   const double sse_full = r(q - 1, q - 1) * r(q - 1, q - 1);
   const double explained = r.col(q - 1).segment(p0, p).squaredNorm();
   const double sse_null = explained + sse_full;
-  if (!(sse_null > 0.0) ||
-      std::sqrt(sse_null) <= 64.0 * std::numeric_limits<double>::epsilon() * col_norms(q - 1)) {
+  if (!(sse_null > 0.0) || std::sqrt(sse_null) <= 64.0 * std::numeric_limits<double>::epsilon() * col_norms(q - 1)) {
+    const auto yc = a.col(static_cast<Eigen::Index>(q - 1));
+    if (yc.maxCoeff() == yc.minCoeff()) {
+      throw_invalid(fn, "the response is constant (every value is " + format_value(std::ldexp(yc(0), exponent[q - 1])) +
+                            "); R² is undefined");
+    }
     throw_invalid(fn, "the response is constant given the common predictors (SSE under H0 is 0); R² is undefined");
   }
   if (std::sqrt(sse_full) <= 64.0 * std::numeric_limits<double>::epsilon() * col_norms(q - 1)) {
-    throw_invalid(fn, "the tested predictors fit the response exactly (R² = 1); the Bayes factor is infinite");
+    throw_invalid(fn,
+                  "the tested predictors fit the response exactly (R² = 1); the Bayes factor is infinite (under a "
+                  "fixed g-prior only its limit is finite) and the test is not computed");
   }
   NestedFit fit;
   fit.n = n;
   fit.p0 = p0;
   fit.p = p;
-  fit.sse_full = sse_full;
-  fit.sse_null = sse_null;
+  // back to the units of the response (exact; inf if the sum of squares exceeds the double range)
+  fit.sse_full = std::ldexp(sse_full, 2 * exponent[q - 1]);
+  fit.sse_null = std::ldexp(sse_null, 2 * exponent[q - 1]);
   fit.r_squared = explained / sse_null;
   fit.log_one_minus_r_squared =
       fit.r_squared < 0.5 ? std::log1p(-fit.r_squared) : std::log(sse_full) - std::log(sse_null);

@@ -140,6 +140,9 @@ double safeguarded_newton_mode(Derivatives&& derivatives, double x, double lo, d
       hi = x;
     }
     double next = (d2 < 0.0) ? x - d1 / d2 : 0.5 * (lo + hi);
+    // A Newton step below the tolerance has converged, even if rounding puts it on the bracket end
+    // (|d1/d2| below an ulp of x: x + step == x == lo), where bisection would throw it away.
+    if (d2 < 0.0 && std::abs(next - x) < 1e-7 * (1.0 + std::abs(x))) return next;
     if (!(next > lo && next < hi)) next = 0.5 * (lo + hi);
     const double step = std::abs(next - x);
     x = next;
@@ -209,12 +212,15 @@ BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log
   // 1. Mode of h: the root of h' in [-60, 80] by Newton safeguarded with bisection, started at the
   //    local empirical-Bayes estimate of g. The trapezoid below is exact for any centre, so the mode
   //    only needs ~1e-6 accuracy (it sets where the nodes are dense).
-  double lo = -60.0;
+  double lo = std::min(-60.0, log_prior_mode_lower_limit(prior, n));
   double hi = 80.0;
   const double m = n - p0;
   const double log_odds = std::log(std::max(-std::expm1(log_q), 1e-300)) - log_q;  // log(R²/(1-R²))
   const double g_eb = std::exp(std::log((m - p) / p) + log_odds);
   double t = std::clamp(std::log(std::max(g_eb, 1.0)), lo + 1.0, hi - 1.0);
+  // hyper-g(/n) with a huge a (> ~1e9): the prior pins g near 2/a (2n/a), hundreds of units of t
+  // below the empirical-Bayes start, which Newton would walk down one unit per step. Start there.
+  if (lo < -60.0) t = std::min(t, lo + 40.0);
   const double t_star =
       safeguarded_newton_mode([&](double x, double& a, double& b) { h.derivatives(x, a, b); }, t, lo, hi);
   // 2. Trapezoid in u, t = t* + s sinh(u) (sinh_trapezoid).
@@ -470,6 +476,25 @@ BayesFactorResult log_model_marginal(const CoefficientPrior& cp, double log_q, d
     default:
       return log_bayes_factor_and_shrinkage(cp.prior, log_q, n, k, p0);
   }
+}
+
+bool exact_fit_has_finite_evidence(const CoefficientPrior& cp) {
+  return cp.prior.kind == PriorKind::g_prior && !cp.laplace_approximation;
+}
+
+std::optional<BayesFactorResult> log_model_marginal_exact_fit(const CoefficientPrior& cp, double n, int k, int p0) {
+  constexpr const char* fn = "log_model_marginal_exact_fit";
+  check_prior(cp.prior);
+  if (k < 0) throw_domain(fn, "model_size", k, ">= 0");
+  if (p0 < 0) throw_domain(fn, "p0", p0, ">= 0");
+  if (!(std::isfinite(n) && n > static_cast<double>(k + p0))) {
+    throw_domain(fn, "n", n, "finite and > model_size + p0 = " + std::to_string(k + p0));
+  }
+  if (!exact_fit_has_finite_evidence(cp)) return std::nullopt;
+  if (k == 0) return BayesFactorResult{0.0, 0.0};
+  const double g = cp.prior.g.value_or(n);
+  // log B = −(k/2) log(1+g) − ((n−p0)/2) log((1 + gQ)/(1 + g)) at Q = 0
+  return BayesFactorResult{0.5 * (n - p0 - k) * std::log1p(g), g / (1.0 + g)};
 }
 
 }  // namespace dpmu::core

@@ -16,6 +16,67 @@ DataTable::DataTable(std::vector<std::string> names, std::vector<std::vector<dou
   rows_ = columns_.empty() ? 0 : columns_.front().size();
 }
 
+char parse_csv_separator(std::string_view text) {
+  if (text == "auto") return 0;
+  if (text == "," || text == "comma") return ',';
+  if (text == ";" || text == "semicolon") return ';';
+  if (text == "tab" || text == "\\t" || text == "\t") return '\t';
+  std::string msg(1, '\'');
+  msg += printable(text);
+  msg += "' is not a separator; use ',', ';', tab or auto";
+  throw std::invalid_argument(msg);
+}
+
+std::string describe_csv_separator(char separator) {
+  switch (separator) {
+    case ',':
+      return "',' (comma)";
+    case ';':
+      return "';' (semicolon)";
+    case '\t':
+      return "tab";
+    default: {
+      std::string out(1, '\'');
+      out += printable(std::string_view(&separator, 1));
+      out += '\'';
+      return out;
+    }
+  }
+}
+
+std::string printable(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else if (c == 0) {
+      out += "\\0";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+namespace {
+std::string separator_note(char separator, bool detected) {
+  return " (fields separated by " + describe_csv_separator(separator) +
+         (detected && separator != ',' ? ", detected from the header" : "") +
+         "; choose another with --sep ',', ';' or tab)";
+}
+}  // namespace
+
 bool DataTable::has_column(const std::string& name) const {
   return std::find(names_.begin(), names_.end(), name) != names_.end();
 }
@@ -24,8 +85,9 @@ const std::vector<double>& DataTable::column(const std::string& name) const {
   const auto it = std::find(names_.begin(), names_.end(), name);
   if (it == names_.end()) {
     std::string list;
-    for (const auto& n : names_) list += (list.empty() ? "" : ", ") + n;
-    throw std::invalid_argument(source_ + ": no column '" + name + "'; columns are " + list);
+    for (const auto& n : names_) list += (list.empty() ? "" : ", ") + printable(n);
+    throw std::invalid_argument(printable(source_) + ": no column '" + printable(name) + "'; columns are " + list +
+                                separator_note(separator_, separator_detected_));
   }
   return columns_[static_cast<std::size_t>(it - names_.begin())];
 }
@@ -49,7 +111,9 @@ std::string trim(std::string_view s) {
 }
 
 struct ParseState {
-  std::string source;
+  std::string source;  // printable file name, for messages
+  char separator = ',';
+  bool separator_detected = false;
   std::vector<std::string> header;
   std::vector<std::string> wanted;           // names requested (all if empty at start)
   std::vector<std::size_t> wanted_index;     // header position of each wanted column
@@ -67,7 +131,9 @@ struct ParseState {
     for (std::size_t i = 0; i < row.size(); ++i) {
       header.push_back(trim(row[i]));
       for (std::size_t j = 0; j < i; ++j) {
-        if (header[j] == header[i]) fail(source + ": line 1: column '" + header[i] + "' appears twice in the header");
+        if (header[j] == header[i]) {
+          fail(source + ": line 1: column '" + printable(header[i]) + "' appears twice in the header");
+        }
       }
     }
     if (wanted.empty()) wanted = header;
@@ -75,8 +141,9 @@ struct ParseState {
       const auto it = std::find(header.begin(), header.end(), w);
       if (it == header.end()) {
         std::string list;
-        for (const auto& n : header) list += (list.empty() ? "" : ", ") + n;
-        fail(source + ": no column '" + w + "'; columns are " + list);
+        for (const auto& n : header) list += (list.empty() ? "" : ", ") + printable(n);
+        fail(source + ": no column '" + printable(w) + "'; columns are " + list +
+             separator_note(separator, separator_detected));
         return;
       }
       wanted_index.push_back(static_cast<std::size_t>(it - header.begin()));
@@ -93,13 +160,14 @@ struct ParseState {
     } else if (row.size() == 1 && trim(row[0]).empty()) {
       // blank line: ignored
     } else if (row.size() != header.size()) {
-      fail(source + ": line " + std::to_string(line) + ": " + std::to_string(row.size()) + " fields, but the header has " +
-           std::to_string(header.size()));
+      fail(source + ": line " + std::to_string(line) + ": " + std::to_string(row.size()) +
+           " fields, but the header has " + std::to_string(header.size()) +
+           separator_note(separator, separator_detected));
     } else {
       for (std::size_t j = 0; j < wanted.size(); ++j) {
         const std::string cell = trim(row[wanted_index[j]]);
         const std::string where =
-            source + ": line " + std::to_string(line) + ", column '" + wanted[j] + "': ";
+            source + ": line " + std::to_string(line) + ", column '" + printable(wanted[j]) + "': ";
         if (cell.empty()) {
           fail(where + "empty cell (missing values are not allowed; remove or impute the row)");
           return;
@@ -109,15 +177,21 @@ struct ParseState {
         if (*first == '+') ++first;
         const auto [ptr, ec] = std::from_chars(first, cell.data() + cell.size(), v);
         if (ec == std::errc::result_out_of_range) {
-          fail(where + "value '" + cell + "' is out of the range of a double");
+          fail(where + "value '" + printable(cell) + "' is out of the range of a double");
           return;
         }
         if (ec != std::errc() || ptr != cell.data() + cell.size()) {
-          fail(where + "'" + cell + "' is not a number");
+          std::string hint;
+          if (cell.find('\0') != std::string::npos) {
+            hint = " (it contains a NUL byte: is this a text CSV file?)";
+          } else if (separator != ',' && cell.find(',') != std::string::npos) {
+            hint = " (decimal commas are not read: write decimal points)";
+          }
+          fail(where + "'" + printable(cell) + "' is not a number" + hint);
           return;
         }
         if (!std::isfinite(v)) {
-          fail(where + "value '" + cell + "' is not finite (NaN and Inf are not allowed)");
+          fail(where + "value '" + printable(cell) + "' is not finite (NaN and Inf are not allowed)");
           return;
         }
         columns[j].push_back(v);
@@ -136,47 +210,143 @@ extern "C" void on_record(int, void* data) { static_cast<ParseState*>(data)->end
 
 }  // namespace
 
-DataTable read_csv(const std::filesystem::path& path, std::span<const std::string> wanted) {
+namespace {
+
+/// The fields of one CSV line split at `sep` by libcsv (quotes honoured); empty if it does not parse.
+std::vector<std::string> split_line(const std::string& line, char sep) {
+  csv_parser parser;
+  if (csv_init(&parser, CSV_STRICT | CSV_APPEND_NULL | CSV_STRICT_FINI) != 0) return {};
+  csv_set_delim(&parser, static_cast<unsigned char>(sep));
+  std::vector<std::string> fields;
+  const auto field = [](void* s, std::size_t len, void* data) {
+    static_cast<std::vector<std::string>*>(data)->emplace_back(s ? static_cast<const char*>(s) : "", len);
+  };
+  const bool ok = csv_parse(&parser, line.data(), line.size(), field, nullptr, &fields) == line.size() &&
+                  csv_fini(&parser, field, nullptr, &fields) == 0;
+  csv_free(&parser);
+  return ok ? fields : std::vector<std::string>{};
+}
+
+std::string mib(std::size_t bytes) {
+  if (bytes % (std::size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+DataTable read_csv(const std::filesystem::path& path, std::span<const std::string> wanted, const CsvOptions& options) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path.string() + ": cannot open the file for reading");
+  const std::string source = printable(path.string());
+  if (!in) throw std::runtime_error(source + ": cannot open the file for reading");
+  if (options.separator != 0 && options.separator != ',' && options.separator != ';' && options.separator != '\t') {
+    throw std::invalid_argument("read_csv: the separator must be ',', ';' or a tab");
+  }
+  const std::size_t cap = options.max_line_bytes;
+  const auto too_long = [&](std::size_t line) {
+    return std::invalid_argument(source + ": line " + std::to_string(line) + " is longer than " + mib(cap) +
+                                 "; dpmu reads CSV text files with lines (and quoted records) of at most " + mib(cap) +
+                                 " — is this a CSV file?");
+  };
+  std::vector<char> buf(1 << 16);
+
+  // 1. The first line (at most `cap` bytes), without the byte-order mark: it decides the separator.
+  std::string head;
+  bool have_newline = false;
+  while (!have_newline && in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    head.append(buf.data(), got);
+    const std::size_t nl = head.find('\n');
+    have_newline = nl != std::string::npos;
+    if ((have_newline ? nl : head.size()) > cap) throw too_long(1);
+  }
+  std::size_t offset = 0;
+  if (head.size() >= 3 && static_cast<unsigned char>(head[0]) == 0xEF && static_cast<unsigned char>(head[1]) == 0xBB &&
+      static_cast<unsigned char>(head[2]) == 0xBF) {
+    offset = 3;  // byte-order mark
+  }
   ParseState st;
-  st.source = path.string();
+  st.source = source;
   st.wanted.assign(wanted.begin(), wanted.end());
+  st.separator = options.separator == 0 ? ',' : options.separator;
+  if (options.separator == 0) {
+    std::string first =
+        head.substr(offset, head.find('\n') == std::string::npos ? std::string::npos : head.find('\n') - offset);
+    if (!first.empty() && first.back() == '\r') first.pop_back();
+    const auto fields = split_line(first, ',');
+    if (fields.size() == 1) {
+      const bool semicolon = fields[0].find(';') != std::string::npos;
+      const bool tab = fields[0].find('\t') != std::string::npos;
+      if (semicolon && tab) {
+        throw std::invalid_argument(source + ": the header has no commas but both ';' and tabs ('" +
+                                    printable(fields[0]) + "'); give the separator with --sep ';' or --sep tab");
+      }
+      if (semicolon || tab) {
+        st.separator = semicolon ? ';' : '\t';
+        st.separator_detected = true;
+      }
+    }
+  }
+
   csv_parser parser;
   if (csv_init(&parser, CSV_STRICT | CSV_APPEND_NULL | CSV_STRICT_FINI) != 0) {
     throw std::runtime_error("read_csv: cannot initialise the CSV parser");
   }
-  std::vector<char> buf(1 << 16);
-  bool first = true;
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    auto got = static_cast<std::size_t>(in.gcount());
-    if (got == 0) break;
-    std::size_t offset = 0;
-    if (first && got >= 3 && static_cast<unsigned char>(buf[0]) == 0xEF && static_cast<unsigned char>(buf[1]) == 0xBB &&
-        static_cast<unsigned char>(buf[2]) == 0xBF) {
-      offset = 3;  // byte-order mark
+  csv_set_delim(&parser, static_cast<unsigned char>(st.separator));
+  // Line lengths are checked on the raw bytes (exact, by physical line); a quoted record that spans
+  // lines is checked at chunk granularity (libcsv holds a field in memory until it ends).
+  std::size_t physical_line = 1;
+  std::size_t line_bytes = 0;
+  std::size_t fed = 0;
+  std::size_t records_seen = 0;
+  std::size_t record_start = 0;  // bytes fed before the chunk in which the current record began
+  const auto feed = [&](const char* data, std::size_t len) {
+    for (std::size_t i = 0; i < len; ++i) {
+      if (data[i] == '\n') {
+        ++physical_line;
+        line_bytes = 0;
+      } else if (++line_bytes > cap) {
+        csv_free(&parser);
+        throw too_long(physical_line);
+      }
     }
-    first = false;
-    if (csv_parse(&parser, buf.data() + offset, got - offset, on_field, on_record, &st) != got - offset) {
+    if (csv_parse(&parser, data, len, on_field, on_record, &st) != len) {
       const std::string msg = csv_strerror(csv_error(&parser));
       csv_free(&parser);
-      throw std::invalid_argument(st.source + ": malformed CSV near line " + std::to_string(st.line + 1) + ": " + msg);
+      throw std::invalid_argument(source + ": malformed CSV near line " + std::to_string(st.line + 1) + ": " + msg);
     }
-    if (!st.error.empty()) break;
+    if (st.line != records_seen) {
+      records_seen = st.line;
+      record_start = fed;
+    }
+    fed += len;
+    if (fed - record_start > cap + buf.size()) {
+      csv_free(&parser);
+      throw too_long(st.line + 1);
+    }
+  };
+  feed(head.data() + offset, head.size() - offset);
+  while (st.error.empty() && in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    feed(buf.data(), got);
   }
   if (st.error.empty() && csv_fini(&parser, on_field, on_record, &st) != 0) {
     const std::string msg = csv_strerror(csv_error(&parser));
     csv_free(&parser);
-    throw std::invalid_argument(st.source + ": malformed CSV at the end of the file: " + msg);
+    throw std::invalid_argument(source + ": malformed CSV at the end of the file: " + msg);
   }
   csv_free(&parser);
   if (!st.error.empty()) throw std::invalid_argument(st.error);
-  if (!st.header_done) throw std::invalid_argument(st.source + ": the file is empty (no header row)");
+  if (!st.header_done) throw std::invalid_argument(source + ": the file is empty (no header row)");
   if (st.columns.empty() ? true : st.columns.front().empty()) {
-    throw std::invalid_argument(st.source + ": no data rows after the header");
+    throw std::invalid_argument(source + ": no data rows after the header");
   }
-  return DataTable(st.wanted, std::move(st.columns), st.source);
+  DataTable table(st.wanted, std::move(st.columns), path.string());
+  table.set_separator(st.separator, st.separator_detected);
+  return table;
 }
 
 }  // namespace dpmu::runtime

@@ -9,6 +9,10 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -52,9 +56,81 @@ struct BmaResult {
   std::vector<ModelSummary> top_models;    ///< decreasing posterior probability
   /// log P(γ | D) indexed by the mask (size 2^p when keep_all_models; −inf for excluded models).
   Eigen::VectorXd log_posterior_probability;
-  std::uint64_t models_evaluated = 0;       ///< admissible models visited
-  std::uint64_t models_rank_deficient = 0;  ///< excluded: G[γ,γ] (numerically) singular or G[γ∪y] not PD
+  std::uint64_t models_evaluated = 0;       ///< admissible models visited (exact fits included)
+  std::uint64_t models_rank_deficient = 0;  ///< excluded: G[γ,γ] (numerically) singular
+  std::uint64_t models_exact_fit = 0;       ///< R² = 1 (g-prior only: finite limit; see ExactFitError)
 };
+
+/// 1 − R² at or below this (relative to G_yy) is an exact fit: it is below the rounding error of a
+/// Cholesky factorisation of G (about (|γ|+1)·ε_mach·G_yy), so R² = 1 cannot be told apart from it.
+inline constexpr double kExactFitTolerance = 256.0 * std::numeric_limits<double>::epsilon();
+
+/// How one model fits, from G (classify_model_fit).
+enum class GramFitKind {
+  full_rank,       ///< G[γ,γ] PD and 1 − R² > kExactFitTolerance: an ordinary model
+  exact_fit,       ///< G[γ,γ] PD, G[γ∪y] singular: |1 − R²| ≤ kExactFitTolerance, R² = 1
+  rank_deficient,  ///< a pivot of G[γ,γ] ≤ tol·G_jj (collinear or constant predictors), or G[γ∪y]
+                   ///< clearly indefinite (1 − R² < −kExactFitTolerance: a noisy G*, no data set's Gram matrix)
+};
+
+/// One model's fit from G, classified. For exact_fit, log_one_minus_r_squared = −inf, r_squared = 1
+/// and the coefficients solve G[γ,γ] β = G[γ,y]; for rank_deficient only `kind` is meaningful.
+struct GramModelFit {
+  GramFitKind kind = GramFitKind::rank_deficient;
+  double log_one_minus_r_squared = 0.0;
+  double r_squared = 0.0;
+  Eigen::VectorXd coefficients;  ///< length |γ|, predictors in increasing index order
+};
+
+/// Cholesky of G[γ,γ] in index order with the pivot test of the enumeration (pivot ≤ tol·G_jj:
+/// rank deficient), then RSS = G_yy − z'z with L z = G[γ,y]: |RSS| ≤ kExactFitTolerance·G_yy is an
+/// exact fit (a model whose G[γ∪y] is singular while G[γ,γ] is PD fits y exactly; it is not a
+/// rank-deficient model); RSS below −kExactFitTolerance·G_yy means G[γ∪y] is indefinite, which no
+/// data set gives (only a noisy G*), and the model is excluded as rank deficient.
+/// @throws as fit_model_from_gram for bad shapes. Deterministic.
+GramModelFit classify_model_fit(const Eigen::Ref<const Eigen::MatrixXd>& gram, ModelMask model,
+                                double collinearity_tolerance = 1e-10);
+
+/// A model fits the response exactly (R² = 1) and the prior on β gives it infinite evidence
+/// (every mixture of g-priors — zellner-siow, hyper-g, hyper-g-n, robust — and bic/aic/lr, whose
+/// integrands or penalised likelihoods diverge as 1 − R² → 0). The posterior over models then has
+/// no answer; the caller names the predictors of model() in its message. (The g-prior has the
+/// finite limit log B = ((n − p0 − k)/2) log(1 + g) and never throws this.)
+class ExactFitError : public std::domain_error {
+ public:
+  ExactFitError(ModelMask model, const std::string& what) : std::domain_error(what), model_(model) {}
+  ModelMask model() const { return model_; }
+
+ private:
+  ModelMask model_;
+};
+
+/// A smallest-by-elimination model containing `always_included` that fits the response exactly,
+/// if any admissible model does: a maximal set of linearly independent predictors (forced ones
+/// first, then in index order, by the pivot test) spans every predictor, so some model is an exact
+/// fit iff that set is; free predictors are then dropped while the fit stays exact. nullopt when
+/// no model is an exact fit or the forced predictors are themselves collinear.
+std::optional<ModelMask> find_exact_fit_model(const Eigen::Ref<const Eigen::MatrixXd>& gram,
+                                              ModelMask always_included = 0, double collinearity_tolerance = 1e-10);
+
+/// If the prior gives exact fits infinite evidence (see ExactFitError) and some admissible model is
+/// an exact fit (find_exact_fit_model), throw ExactFitError naming it; otherwise do nothing.
+void check_finite_evidence(const Eigen::Ref<const Eigen::MatrixXd>& gram, const CoefficientPrior& prior,
+                           ModelMask always_included = 0, double collinearity_tolerance = 1e-10);
+
+/// One predictor that makes models rank deficient (rank_deficient_columns).
+struct RankDeficientColumn {
+  int column = 0;                ///< predictor index
+  bool constant = false;         ///< G_jj = 0: the centred column is zero (a constant predictor)
+  ModelMask collinear_with = 0;  ///< earlier independent predictors it is a combination of
+};
+
+/// Predictors that are constant or a linear combination of earlier ones, in index order, by the
+/// pivot test of the enumeration (pivot ≤ tol·G_jj after the earlier independent predictors).
+/// Every model containing a constant predictor, or a collinear one together with all of
+/// `collinear_with`, is rank deficient. Deterministic.
+std::vector<RankDeficientColumn> rank_deficient_columns(const Eigen::Ref<const Eigen::MatrixXd>& gram,
+                                                        double collinearity_tolerance = 1e-10);
 
 /// R²_γ and OLS of one model from a Gram matrix, by Cholesky of G[S,S], S = γ ∪ {response}
 /// (METHODS.md §1): 1 - R² = C_{last,last}² / G_yy, β̂ = G[γ,γ]^{-1} G[γ,y].
@@ -75,13 +151,18 @@ ModelFit fit_model_from_gram(const Eigen::Ref<const Eigen::MatrixXd>& gram, Mode
 /// state rebuilt from G every `refresh_interval` models; a model whose RSS is below 1e-10·G_yy is
 /// refitted by Cholesky (full relative precision of 1 - R² near R² = 1).
 /// Weights log P(γ) + log B_γ0 (log_model_marginal) are combined with a running log-sum-exp.
-/// Rank deficiency (a pivot ≤ tol·G_jj, or a non-PD G[γ∪y]) excludes the model (counted).
+/// Rank deficiency (a pivot ≤ tol·G_jj) excludes the model (counted in models_rank_deficient).
+/// An exact fit (classify_model_fit: G[γ,γ] PD, R² = 1) is not rank deficient: under the g-prior
+/// it gets the finite limit of log B, ((n − p0 − k)/2) log(1 + g) (counted in models_exact_fit);
+/// under every other prior its evidence is infinite and ExactFitError is thrown, before the
+/// enumeration (check_finite_evidence), naming the model.
 ///
 /// @param gram (p+1)×(p+1) symmetric Gram matrix of centred data, response last (confidential G
 ///        or a regularised DP G*; paper §5). p ≤ 30 (≤ 24 with keep_all_models).
 /// @param n public number of rows (> p + p0).
 /// @throws std::invalid_argument for bad shapes or p too large; std::domain_error for non-finite
-///         entries, G_yy ≤ 0, or when every model is rank deficient. Deterministic.
+///         entries, G_yy ≤ 0, a non-finite log marginal (named), or when every model is rank
+///         deficient; ExactFitError (a std::domain_error) as above. Deterministic.
 BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
                                    const CoefficientPrior& prior, const ModelPrior& model_prior,
                                    const BmaOptions& options = {});
@@ -102,9 +183,9 @@ inline ModelMask highest_posterior_model(const BmaResult& result) { return resul
 /// The median-probability model {j : PIP_j ≥ 1/2}.
 ModelMask median_probability_model(const Eigen::Ref<const Eigen::VectorXd>& inclusion_probabilities);
 
-/// Log weight log P(γ) + log B_γ0 of one model with its shrinkage and OLS slopes, by Cholesky of
-/// G[γ∪y] (fit_model_from_gram). Used by the MCMC sampler. Rank-deficient or non-PD models get
-/// weight −inf (no throw). `free_count` = number of free predictors, `forced_count` = forced ones.
+/// Log weight log P(γ) + log B_γ0 of one model with its shrinkage and OLS slopes, by Cholesky
+/// (classify_model_fit). Used by the MCMC sampler. Rank-deficient models get weight −inf (no
+/// throw); an exact fit gets the g-prior's finite limit, or throws ExactFitError for other priors.
 struct ModelEvaluation {
   double log_weight = -INFINITY;
   double log_marginal = 0.0;
@@ -149,7 +230,8 @@ struct McmcDiagnostics {
 /// Stopping rule: every `batch` iterations after `min_iterations`, the PIPs estimated from the
 /// first and second halves of the run are compared; the run stops when they differ by less than
 /// `tolerance` in every coordinate, or at `max_iterations` (converged = false). Draws from `rng`.
-/// @throws as bayesian_model_averaging (p ≤ 63), std::domain_error for tolerance ≤ 0.
+/// @throws as bayesian_model_averaging (p ≤ 63; ExactFitError before the first step), std::domain_error
+/// for tolerance ≤ 0.
 template <class Rng>
 BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
                                         const CoefficientPrior& prior, const ModelPrior& model_prior, Rng& rng,
@@ -159,6 +241,7 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
   if (gram.cols() != d || d < 2 || d > 64) throw_invalid(fn, "gram must be square (p+1)x(p+1) with 1 <= p <= 63");
   const int p = static_cast<int>(d - 1);
   check_positive_finite(fn, "tolerance", options.tolerance);
+  check_finite_evidence(gram, prior, options.always_included);
   std::vector<int> free_idx;
   for (int j = 0; j < p; ++j) {
     if (!((options.always_included >> j) & 1U)) free_idx.push_back(j);

@@ -55,4 +55,10 @@ void check_prior(const Prior& prior);
 /// 0 for the other kinds (no mixture). @param n rows; p tested, p0 common columns (intercept counted).
 double log_mixture_prior_constant(const Prior& prior, double n, int p, int p0);
 
+/// A lower limit in t = log g below which the mixture prior has no appreciable mass: 40 below the
+/// log of its scale — hyper-g: log(2/(a−2)), hyper-g/n: log(2n/(a−2)) (the prior concentrates at
+/// g ≈ 2/a, resp. 2n/a, for large a) — and +inf for the other kinds. The quadratures integrate from
+/// min(−60, this), so a = 1e300 gives log B ≈ 0 (the limit a → ∞: g → 0, B → 1) instead of NaN.
+double log_prior_mode_lower_limit(const Prior& prior, double n);
+
 }  // namespace dpmu::core

@@ -85,6 +85,17 @@ std::string to_string(const CoefficientPrior& prior);
 BayesFactorResult log_model_marginal(const CoefficientPrior& prior, double log_one_minus_r_squared, double n,
                                      int model_size, int p0);
 
+/// The limit of log_model_marginal as R²_γ → 1 when it is finite: the g-prior's
+/// ((n − p0 − k)/2) log(1 + g) with shrinkage g/(1 + g) (k = 0: 0, 0). nullopt for every other
+/// prior: the mixtures of g-priors put mass on g → ∞, where (1 + g)^{(n−p0−k)/2} π(g) is not
+/// integrable, and bic/aic/lr are −(n/2) log(1 − R²) + penalty; their evidence is +∞.
+/// @throws as log_model_marginal for invalid n, k, p0 or prior parameters.
+std::optional<BayesFactorResult> log_model_marginal_exact_fit(const CoefficientPrior& prior, double n, int model_size,
+                                                              int p0);
+
+/// True iff log_model_marginal_exact_fit has a finite value for this prior (the g-prior).
+bool exact_fit_has_finite_evidence(const CoefficientPrior& prior);
+
 /// The fast mixture-prior rule of log_model_marginal without argument checks on the hot path
 /// (exposed for tests and benchmarks). Valid for zellner_siow, hyper_g, hyper_g_n.
 BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log_one_minus_r_squared, double n, int p,
