@@ -1,5 +1,5 @@
 /// @file cps_bma.cpp
-/// The CPS application of Peña & Barrientos (2024, JMLR 25, §5.2.2, Figure 5; METHODS.md §5.9):
+/// The CPS application of Peña & Barrientos (2024, JMLR 25, §5.2.2, Figure 5; docs/methods.md §5.9):
 /// experiment `cps_bma`. The data set is fixed (loaded, transformed and permuted once per cell
 /// in prepare(); the permutation has its own seed and is the same for every run, mechanism and
 /// master seed — the paper permutes once to build its benchmark). Each replicate ("run") draws a
@@ -292,7 +292,7 @@ class CpsBma final : public runtime::Experiment {
         {.name = "epsilon", .type = ParameterType::real, .default_value = 0.9, .min = 0.0, .min_inclusive = false,
          .description = "privacy parameter (Wishart: < 1)"},
         {.name = "delta", .type = ParameterType::real, .default_value = 0.0, .min = 0.0, .max = 1.0,
-         .max_inclusive = false, .description = "Wishart delta; 0 means 1/n (METHODS.md A14)"},
+         .max_inclusive = false, .description = "Wishart delta; 0 means 1/n (docs/methods.md A14)"},
         {.name = "prior", .type = ParameterType::string, .default_value = std::string("zellner-siow"),
          .allowed = {"zellner-siow", "zellner-siow-laplace", "g-prior", "hyper-g", "hyper-g-n", "robust", "bic"},
          .description = "prior on g (paper: Zellner-Siow)"},
@@ -404,7 +404,7 @@ class CpsBma final : public runtime::Experiment {
     s->confidence = cell.get_double("confidence");
     s->norm = core::parse_matrix_norm(cell.get_string("norm"));
 
-    // Bin range (METHODS.md A12 adapted to streaming runs): pilot runs from the calibration
+    // Bin range (docs/methods.md A12 adapted to streaming runs): pilot runs from the calibration
     // stream (the same computation as a replicate, with min(nsim, 2000) draws); range = the
     // [bin_quantile, 1 − bin_quantile] quantiles of the pooled pilot confidence-set values, extended
     // to cover the non-private value and the pilot DP estimates, widened by bin_margin of its width.

@@ -1,5 +1,5 @@
 /// @file lei_baseline.cpp
-/// Experiments of the LCSSF baseline (Lei, Charest, Slavković, Smith & Fienberg 2018; METHODS.md §6):
+/// Experiments of the LCSSF baseline (Lei, Charest, Slavković, Smith & Fienberg 2018; docs/methods.md §6):
 ///  * `lei_simulation` — their Figures 1–2 (§6.6): X n×6 iid U[−1, 1], Y = Xβ0 + N(0, 1), β0 model 1
 ///    or 2; a new data set per replicate (data stream keyed by n and beta_model only, so every R, ε
 ///    and calibration sees the same data sets). Each replicate runs Algorithm 1 (or 2) at every φ of
@@ -7,13 +7,13 @@
 ///    random numbers across φ): at each φ the selection has exactly the law of lcssf_algorithm1.
 ///    Metric: whether the selected model equals the truth {1, 2, 3}, per φ.
 ///  * `lei_real_data` — repeated releases on a fixed data set (prostate, 97 rows; cps09mar as the
-///    documented large-n stand-in, METHODS.md §6.7): selection frequency of every model.
+///    documented large-n stand-in, docs/methods.md §6.7): selection frequency of every model.
 ///  * `selection_head_to_head` — on the same simulated data sets (LCSSF design), whether each method
 ///    selects the true model: LCSSF Algorithm 1 (ε) and Algorithm-2-like (ε/2, δ = 1/n, i.e. total
 ///    (ε, δ)), SSP model averaging (Peña & Barrientos 2024 §5) with Laplace (ε) and Wishart (ε, 1/n;
 ///    only ε < 1) noise, thresholded or not, highest-posterior and median-probability models, and
 ///    non-private best subset by BIC. A public bound r is shared by both DP methods.
-/// Every reconstructed constant is a parameter with METHODS.md A21's default.
+/// Every reconstructed constant is a parameter with docs/methods.md A21's default.
 
 #include "dpmu/experiments/lei_baseline.hpp"
 
@@ -72,7 +72,7 @@ using runtime::MetricSpec;
 using runtime::ParameterSpec;
 using runtime::ParameterType;
 
-/// Parameters shared by both experiments: the constants of METHODS.md A21.
+/// Parameters shared by both experiments: the constants of docs/methods.md A21.
 std::vector<ParameterSpec> lcssf_parameters() {
   return {
       {.name = "algorithm", .type = ParameterType::integer, .default_value = std::int64_t{1}, .min = 1.0, .max = 2.0,
@@ -84,7 +84,7 @@ std::vector<ParameterSpec> lcssf_parameters() {
       {.name = "radius", .type = ParameterType::real, .min = 0.0, .min_inclusive = false,
        .description = "R > 0, l1 bound on the coefficients"},
       {.name = "lcssf_delta", .type = ParameterType::string, .default_value = std::string("r2_1pR2"),
-       .allowed = {"r2_1pR2", "rpR_2", "1pR_2"}, .description = "sensitivity reading [U] (METHODS.md §6.6)"},
+       .allowed = {"r2_1pR2", "rpR_2", "1pR_2"}, .description = "sensitivity reading [U] (docs/methods.md §6.6)"},
       {.name = "noise_factor", .type = ParameterType::real, .default_value = 2.0, .min = 0.0, .min_inclusive = false,
        .description = "kappa: Algorithm 1 Laplace scale kappa*c*Delta_S/epsilon [U]"},
       {.name = "objective_scale", .type = ParameterType::real, .default_value = 0.5, .min = 0.0,

@@ -110,7 +110,7 @@ std::uint64_t SimulatedRows::next_block(Eigen::MatrixXd& block, int m) {
     const double b = design_.coefficient;
     for (int i = 0; i < block_rows; ++i) y[i] += b * s[i];
   }
-  // Redraw rule (METHODS.md A6): y must lie in (lower, upper); redraws use the same generator.
+  // Redraw rule (docs/methods.md A6): y must lie in (lower, upper); redraws use the same generator.
   std::uint64_t redrawn = 0;
   for (int i = 0; i < m; ++i) {
     while (!(y[i] > lo && y[i] < hi)) {
@@ -294,7 +294,7 @@ class SspSimulation final : public runtime::Experiment {
          .description = "|T|: the first |T| predictors have coefficient b"},
         {.name = "signal_z", .type = ParameterType::real, .data_factor = true, .default_value = 7.0, .min = 0.0,
          .min_inclusive = false,
-         .description = "z of METHODS.md A6: b = 1/(z sqrt|T|), sigma = sqrt(8/3)/z (SNR 1/2)"},
+         .description = "z of docs/methods.md A6: b = 1/(z sqrt|T|), sigma = sqrt(8/3)/z (SNR 1/2)"},
         {.name = "n_scale", .type = ParameterType::real, .data_factor = true, .default_value = 1.0, .min = 0.0,
          .max = 1.0, .min_inclusive = false,
          .description = "quick runs: simulate round(n * n_scale) rows (1 = paper size)"},
@@ -314,7 +314,7 @@ class SspSimulation final : public runtime::Experiment {
          .description = "delta of the Wishart mechanism; 0 means 1/n (paper)"},
         {.name = "threshold_percentile", .type = ParameterType::real, .default_value = 0.95, .min = 0.0, .max = 1.0,
          .min_inclusive = false, .max_inclusive = false,
-         .description = "lambda of hard thresholding (METHODS.md A9)"},
+         .description = "lambda of hard thresholding (docs/methods.md A9)"},
         {.name = "threshold_reference", .type = ParameterType::string, .default_value = std::string("absolute"),
          .allowed = {"absolute", "signed"},
          .description = "threshold = lambda-quantile of |E_ij| (absolute) or of E_ij (signed)"},

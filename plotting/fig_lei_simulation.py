@@ -3,7 +3,7 @@
 One figure per (beta_model, calibration): panels by n (rows) and R (columns), one line per
 epsilon, as in Lei et al. (2018) Figures 1-2. Shaded bands are +-2 Monte Carlo standard errors.
 Every figure is labelled with its calibration (lcssf_delta, kappa, c), which are reconstructions
-(METHODS.md §6, A21).
+(docs/methods.md §6, A21).
 """
 import os
 
@@ -68,7 +68,7 @@ def plot_file(path, out_dir, name=None):
                         ax.set_ylabel("proportion correct")
             axes[0, 0].legend(fontsize=7)
             fig.suptitle(f"LCSSF Algorithm 1, {model}: lcssf_delta = {delta_kind}, κ = {kappa:g}, c = {scale:g} "
-                         "(reconstructed constants, METHODS.md §6)", fontsize=9)
+                         "(reconstructed constants, docs/methods.md §6)", fontsize=9)
             fig.tight_layout()
             stem = f"{name}_{model}_{delta_kind}_k{kappa:g}_c{scale:g}"
             written += save_figure(fig, out_dir, stem)

@@ -24,7 +24,7 @@ void add_results_commands(CLI::App& app);
 
 /// `dpmu bma`: DP Bayesian model averaging by sufficient-statistic perturbation (paper §5).
 void add_bma_command(CLI::App& app, CLI::App& audit);
-/// `dpmu select`: DP model selection of Lei et al. (2018), Algorithms 1 and 2 (METHODS.md §6).
+/// `dpmu select`: DP model selection of Lei et al. (2018), Algorithms 1 and 2 (docs/methods.md §6).
 void add_select_command(CLI::App& app, CLI::App& audit);
 
 /// CLI11 validator for an unsigned integer option (seeds, counts): only decimal digits, at most

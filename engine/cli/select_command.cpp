@@ -1,6 +1,6 @@
 // `dpmu select`: differentially private model selection of Lei, Charest, Slavković, Smith &
 // Fienberg (2018) — Algorithm 1 (noisy penalised constrained least squares, ε-DP) and an
-// Algorithm-2-like placeholder ((2ε, δ)-DP); METHODS.md §6. Prints JSON on stdout.
+// Algorithm-2-like placeholder ((2ε, δ)-DP); docs/methods.md §6. Prints JSON on stdout.
 #include <cmath>
 #include <iostream>
 #include <memory>

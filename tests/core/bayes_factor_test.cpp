@@ -1,5 +1,5 @@
 // log B10 of paper Eq. (3) against independent values: 30–40 digit mpmath quadrature
-// (METHODS.md §7 table), closed forms (hyper-g and robust via 2F1), and an independent
+// (docs/methods.md §7 table), closed forms (hyper-g and robust via 2F1), and an independent
 // long-double quadrature (bayes_factor_oracle.hpp) over n = 10 … 1e7, p = 1 … 50, R² ∈ [0, 1 - 1e-12].
 #include "dpmu/core/bayes_factor.hpp"
 
@@ -26,7 +26,7 @@ double log_q_of(double r2) { return std::log1p(-r2); }
 double tolerance(double log_b) { return 1e-8 + 1e-12 * std::abs(log_b); }
 }  // namespace
 
-TEST_CASE("log B10 matches high-precision reference values (METHODS.md §7)", "[bayes_factor]") {
+TEST_CASE("log B10 matches high-precision reference values (docs/methods.md §7)", "[bayes_factor]") {
   struct Case {
     double r2, n;
     int k, p0;

@@ -1,6 +1,6 @@
 // Model averaging by Gray-code sweep enumeration against brute force (one QR least-squares fit
 // of the raw data per model, the adaptive-quadrature Bayes factor, explicit normalisation), forced
-// predictors, rank deficiency, and the known failure classes listed in the issue.
+// predictors, rank deficiency, and the known failure classes (docs/bma.md).
 #include "dpmu/core/bma.hpp"
 
 #include <catch2/catch.hpp>

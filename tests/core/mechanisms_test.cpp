@@ -9,14 +9,14 @@
 using Catch::Matchers::Contains;
 using dpmu::core::ScalarMechanism;
 
-TEST_CASE("analytic Gaussian sigma matches the METHODS.md §3.3 test vectors", "[mechanisms]") {
+TEST_CASE("analytic Gaussian sigma matches the docs/methods.md §3.3 test vectors", "[mechanisms]") {
   struct V {
     double epsilon, delta, sigma;
   };
   const V vectors[] = {{1, 1e-5, 3.7306316349}, {1, 0.01, 1.8778755609}, {1, 0.25, 0.7556741992},
                        {1, 0.5, 0.5070650315},  {1, 0.75, 0.3539868770}, {0.5, 1e-6, 8.0576181627},
                        {2, 0.1, 0.7319552433}};
-  // The METHODS.md vectors come from BW's reference code, which stops at |B(v) − δ| ≤ 1e-12
+  // The docs/methods.md vectors come from BW's reference code, which stops at |B(v) − δ| ≤ 1e-12
   // (absolute): for δ ≤ 1e-5 that leaves a relative σ error up to ~1e-7, so they are compared at
   // 1e-7 there; the 40-digit mpmath roots below are compared at 1e-10.
   for (const auto& v : vectors) {

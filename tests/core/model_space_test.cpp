@@ -94,7 +94,7 @@ TEST_CASE("robust-prior trapezoid equals the adaptive quadrature to 1e-9", "[bma
       }
     }
   }
-  // and the closed form (METHODS.md §2.2) at moderate n
+  // and the closed form (docs/methods.md §2.2) at moderate n
   for (double r2 : {0.05, 0.3}) {
     CHECK(log_bayes_factor_robust_trapezoid(std::log1p(-r2), 100, 3, 1).log_bayes_factor ==
           Approx(log_bayes_factor_robust_closed_form(r2, 100, 3, 1)).epsilon(1e-10));

@@ -1,6 +1,6 @@
 // Sufficient-statistic perturbation: Gram accumulation (streaming, clamping, n = 10^7), L1
 // sensitivity by brute force, Laplace and Wishart (Bartlett) noise distributions, thresholds,
-// ridge values (METHODS.md §5.4 reference numbers), regularisation, confidence sets and
+// ridge values (docs/methods.md §5.4 reference numbers), regularisation, confidence sets and
 // histograms, Prop. 3 synthetic data, and DP → non-private convergence.
 #include "dpmu/core/ssp.hpp"
 
@@ -155,7 +155,7 @@ TEST_CASE("L1 sensitivity: PB's bound holds over brute-forced neighbouring rows"
     INFO("p=" << p);
     CHECK(l1_sensitivity(p, l, u) == (p + 1.0) * (p + 2.0) * 4.0);
     CHECK(worst <= l1_sensitivity(p, l, u));
-    CHECK(worst <= (p + 1.0) * (p + 1.0) * 4.0);  // the tighter bound of METHODS.md §5.1
+    CHECK(worst <= (p + 1.0) * (p + 1.0) * 4.0);  // the tighter bound of docs/methods.md §5.1
     CHECK(worst >= 0.5 * l1_sensitivity(p, l, u));
   }
 }
@@ -163,7 +163,7 @@ TEST_CASE("L1 sensitivity: PB's bound holds over brute-forced neighbouring rows"
 TEST_CASE("mechanism parameters and invalid privacy parameters", "[bma][ssp]") {
   const SspMechanism w = wishart_mech(2, -2, 2, 0.5, 1.0 / 5000);
   const WishartParameters wp = ssp_wishart_parameters(w);
-  CHECK(wp.degrees_of_freedom == 1112);  // METHODS.md §5.4: p = 2, ε = 0.5, n = 5000
+  CHECK(wp.degrees_of_freedom == 1112);  // docs/methods.md §5.4: p = 2, ε = 0.5, n = 5000
   CHECK(wp.scale == 12.0);
   CHECK(wishart_regularization(w) == Approx(3542).margin(0.6));
   CHECK(ssp_wishart_parameters(wishart_mech(9, -2, 2, 0.9, 1.0 / 5000)).degrees_of_freedom == 352);
@@ -272,7 +272,7 @@ TEST_CASE("hard thresholding keeps the diagonal and large entries", "[bma][ssp]"
   CHECK_THROWS_AS(hard_threshold(g, -1.0), std::domain_error);
 }
 
-TEST_CASE("Laplace ridge: Monte Carlo 99th percentile of -eigmin(E) matches METHODS.md §5.4",
+TEST_CASE("Laplace ridge: Monte Carlo 99th percentile of -eigmin(E) matches docs/methods.md §5.4",
           "[bma][ssp][statistical]") {
   // Reference values (20 000 draws, ±1%): p = 2: 7.10 b; p = 6: 10.0 b; p = 9: 11.6 b. With 40 000
   // draws the relative standard error of an empirical 99th percentile of −eigmin(E) is about 0.5%

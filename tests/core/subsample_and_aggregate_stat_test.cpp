@@ -27,7 +27,7 @@ Design make_design(int n, unsigned seed) {
 TEST_CASE("corrected DP likelihood-ratio tests hold their level under H0", "[subsample][statistical]") {
   // n = 200, p = 1, p0 = 2; data from H0: y = 1 + 0.5 z + N(0, 1). For each setting, R = 3000 data sets
   // (new errors and a new random split each), corrected c_0.05 from 40 000 null draws.
-  // Criterion (issue 3): |rejection rate − 0.05| ≤ 3 Monte Carlo SEs, SE = sqrt(0.05·0.95/R) (+ the
+  // Criterion: |rejection rate − 0.05| ≤ 3 Monte Carlo SEs, SE = sqrt(0.05·0.95/R) (+ the
   // critical value's own MC error, at most 0.002 here). Deterministic: fixed seeds.
   const int n = 200, reps = 3000;
   const Design design = make_design(n, 4);

@@ -61,7 +61,7 @@ TEST_CASE("censoring and limits from posterior probabilities", "[subsample]") {
   CHECK_THROWS_WITH(check_censoring_limits("f", CensoringLimits{1.0, 1.0}), Contains("lower censoring limit is 1"));
 }
 
-TEST_CASE("the mechanism of a release follows Δ/(Mε) and METHODS.md A2", "[subsample]") {
+TEST_CASE("the mechanism of a release follows Δ/(Mε) and docs/methods.md A2", "[subsample]") {
   const CensoringLimits lim{0.0, 7.0};
   const auto lap = subsample_and_aggregate_mechanism(1.0, 0.0, lim, 10);
   CHECK(lap.name() == "laplace");
@@ -175,7 +175,7 @@ TEST_CASE("the atom at U makes the critical value U when noise is huge", "[subsa
 
 TEST_CASE("plan_test reproduces the digamma formula for the splitting bias of 2 log Λ under H0",
           "[subsample][statistical]") {
-  // METHODS.md §4.4: E[2 log Λ] on m rows = m[ψ((m−p0)/2) − ψ((m−p−p0)/2)]; HSB (n = 200, p = 1,
+  // docs/methods.md §4.4: E[2 log Λ] on m rows = m[ψ((m−p0)/2) − ψ((m−p−p0)/2)]; HSB (n = 200, p = 1,
   // p0 = 2): 1.0178 (M = 1) and 1.2110 (M = 10). No censoring (limits far away), ε huge (noise sd 1e-8).
   // N = 40 000 draws; tolerance 5 Monte Carlo SEs of the mean (Var(2 log Λ) ≈ 2).
   Prior lr;

@@ -141,7 +141,7 @@ expect_error "need a private run" bma --data "$HSB" --response read --predictors
 printf 'y,x\n1,2\n3,nan\n5,1\n2,2\n' >"$TMP/nan.csv"
 expect_error "nan.csv" bma --data "$TMP/nan.csv" --response y --predictors x --non-private
 
-# --- issue 14 (numerics): exact fits, scale, rank deficiency, settings that ruin an analysis ---
+# --- numerics: exact fits, scale, rank deficiency, settings that ruin an analysis ---
 "$PY" - "$TMP" <<'PYEOF'
 import random, sys
 random.seed(1)

@@ -119,7 +119,7 @@ expect_error "--epsilon is nan" test --data "$HSB" --response math --tested fema
 expect_error "largest admissible M is 40" plan-test --n 200 --p 1 --p0 2 --epsilon 1 --groups 60
 expect_error "expected two numbers" plan-test --n 200 --epsilon 1 --censor a,b
 
-# --- issue 14 (numerics, CSV input, statistics commands): each case a clear message naming the
+# --- numerics, CSV input, statistics commands (docs/decisions.md): each case a clear message naming the
 # input and a non-zero exit, or a documented answer
 # Scale invariance: a predictor times 1e-160, columns times 1e300/1e160, the response times 1e300
 # (R² changed in the 4th digit; "collinear (residual norm -nan)"; "constant").

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of `dpmu select` (LCSSF Algorithms 1 and 2, METHODS.md §6): the non-private
+# End-to-end tests of `dpmu select` (LCSSF Algorithms 1 and 2, docs/methods.md §6): the non-private
 # minimiser against an independent numpy best-subset computation, reproducibility with --seed,
 # labels of reconstructed constants, clamping counts, and every bad input ending in a clear
 # message with a non-zero exit.

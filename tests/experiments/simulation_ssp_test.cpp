@@ -52,7 +52,7 @@ std::string validation_error(const rt::Cell& c) {
 
 }  // namespace
 
-TEST_CASE("simulation_design: b and sigma give SNR 1/2 (METHODS.md A6)", "[ssp_simulation]") {
+TEST_CASE("simulation_design: b and sigma give SNR 1/2 (docs/methods.md A6)", "[ssp_simulation]") {
   for (int t : {1, 3, 9}) {
     const auto d = ex::simulation_design(9, t, 7.0);
     CHECK(d.coefficient == Approx(1.0 / (7.0 * std::sqrt(t))).epsilon(1e-15));

@@ -1,6 +1,6 @@
 // Non-private model averaging against R package BAS (bas.lm with full enumeration); values in
 // bma_bas_reference.json, produced by bma_bas_reference.R (header there says how).
-// Requirement of the issue: agreement to 1e-6 on posterior inclusion probabilities, posterior
+// Requirement (docs/bma.md): agreement to 1e-6 on posterior inclusion probabilities, posterior
 // model probabilities and posterior means (relative to max(1, |mean|) for the means).
 #include <catch2/catch.hpp>
 #include <cmath>

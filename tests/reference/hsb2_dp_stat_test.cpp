@@ -1,6 +1,6 @@
 // Paper §4.4 on HSB2: g-prior with g_i = b_i, censoring at posterior probabilities 0.01/0.99,
 // Laplace noise, M = 10, ε = 8. Paper: medians of P*(H11|D) ≈ 0.25 and P*(H12|D) ≈ 0.70;
-// METHODS.md §7 (an independent implementation, 2 000 replications): 0.254 and 0.676.
+// docs/methods.md §7 (an independent implementation, 2 000 replications): 0.254 and 0.676.
 // We draw R = 2 000 replications (random split + noise). Criterion: |median − reference| ≤
 // 4·sqrt(se_ours² + se_ref²), se from the distribution-free order-statistic interval of the median
 // (the reference's se taken equal to ours, same R). Deterministic (fixed seeds).

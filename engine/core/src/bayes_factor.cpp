@@ -77,7 +77,7 @@ LogIntegrand make_integrand(const Prior& prior, double log_q, double n, int p, i
 }
 
 /// log ∫ exp(h(t)) dt and (optionally) the ratio ∫ σ(t) e^h / ∫ e^h, by Gauss–Kronrod on
-/// panels of doubling width on both sides of the mode (METHODS.md §2.3).
+/// panels of doubling width on both sides of the mode (docs/methods.md §2.3).
 BayesFactorResult integrate_log_integrand(const LogIntegrand& h, bool want_shrinkage) {
   // 1. Mode: coarse scan (h is unimodal in t), then Brent refinement inside the bracket.
   const double lo = std::isfinite(h.t_min) ? h.t_min : h.t_low;

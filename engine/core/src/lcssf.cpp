@@ -1,5 +1,5 @@
 // LCSSF (Lei et al. 2018) model selection: constrained least squares, bounds, scores,
-// exact selection probabilities. See lcssf.hpp and METHODS.md §6.
+// exact selection probabilities. See lcssf.hpp and docs/methods.md §6.
 #include "dpmu/core/lcssf.hpp"
 
 #include <boost/math/quadrature/gauss_kronrod.hpp>
@@ -461,21 +461,21 @@ void check_lcssf_settings(std::string_view function, const LcssfSettings& s, boo
 std::vector<std::string> reconstruction_labels(const LcssfSettings& s, int algorithm) {
   auto num = [](double v) { return format_value(v); };
   std::vector<std::string> out;
-  out.push_back("reconstruction of LCSSF (Lei et al. 2018) per METHODS.md §6: display formulas lost; steps [R]");
+  out.push_back("reconstruction of LCSSF (Lei et al. 2018) per docs/methods.md §6: display formulas lost; steps [R]");
   out.push_back("lcssf_delta=" + to_string(s.delta_kind) + " [U] (default r2_1pR2)");
   if (s.delta_kind == LcssfDelta::one_pR_2 && !is_valid_dp_calibration(s.data_bound, s.delta_kind)) {
     out.push_back("NOT DIFFERENTIALLY PRIVATE: lcssf_delta=1pR_2 with data_bound=" + num(s.data_bound) +
-                  " > 1 (LCSSF-accuracy calibration, METHODS.md §6.6)");
+                  " > 1 (LCSSF-accuracy calibration, docs/methods.md §6.6)");
   }
   if (algorithm == 1) {
     out.push_back("objective_scale c=" + num(s.objective_scale) + " [U] (default 0.5 = 1/(2 sigma^2), sigma=1)");
     out.push_back("noise_factor kappa=" + num(s.noise_factor) + " [U] (default 2)" +
                   (s.noise_factor == 1.0 ? "; LCSSF-literal candidate (kappa=1)" : ""));
     if (s.noise_factor < 2.0) {
-      out.push_back("kappa < 2: epsilon-DP only for monotone scores (METHODS.md §6.1)");
+      out.push_back("kappa < 2: epsilon-DP only for monotone scores (docs/methods.md §6.1)");
     }
   } else {
-    out.push_back("Algorithm-2-like placeholder (METHODS.md §6.5), not LCSSF's Algorithm 2 [R/U]");
+    out.push_back("Algorithm-2-like placeholder (docs/methods.md §6.5), not LCSSF's Algorithm 2 [R/U]");
     out.push_back("alg2_selection=" + to_string(s.alg2_selection) + " [U] (default exponential_mechanism)");
     out.push_back("variance_floor=" + num(s.variance_floor) + " [R] (default 0.01)");
   }

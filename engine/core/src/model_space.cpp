@@ -51,7 +51,7 @@ std::vector<double> parse_numbers(std::string_view fn, std::string_view text) {
 
 double log_beta_function(double a, double b) { return std::lgamma(a) + std::lgamma(b) - std::lgamma(a + b); }
 
-// ---- fast quadrature for the mixture priors (METHODS.md §2.3, with a fixed rule) ----
+// ---- fast quadrature for the mixture priors (docs/methods.md §2.3, with a fixed rule) ----
 
 struct Integrand {
   PriorKind kind;

@@ -1,7 +1,7 @@
 #pragma once
 /// @file cps_bma.hpp
 /// Data preparation of the CPS application (Peña & Barrientos 2024, JMLR 25, §5.2.2, Figure 5;
-/// METHODS.md §5.9, A7, A11): a CSV file mapped to a design by column expressions
+/// docs/methods.md §5.9, A7, A11): a CSV file mapped to a design by column expressions
 /// (column_design.hpp), selected predictors permuted to break their association with the
 /// response, and every column centred and rescaled into [−0.5, 0.5]. The experiment itself
 /// (`cps_bma`) is registered by registry.cpp; this header exposes the deterministic pieces for tests.

@@ -12,7 +12,7 @@
 
 namespace dpmu::experiments {
 
-/// A simulated LCSSF data set (METHODS.md §6.6): X n×6 iid Uniform[−1, 1], Y = Xβ0 + W, W ~ N(0, 1).
+/// A simulated LCSSF data set (docs/methods.md §6.6): X n×6 iid Uniform[−1, 1], Y = Xβ0 + W, W ~ N(0, 1).
 struct LeiData {
   Eigen::MatrixXd x;
   Eigen::VectorXd y;
@@ -26,7 +26,7 @@ Eigen::VectorXd lei_true_coefficients(const std::string& beta_model);
 /// then its normal error. Deterministic given the stream.
 LeiData lei_simulate_data(int n, const Eigen::VectorXd& beta, core::RngStream& rng);
 
-/// The φ grid: num_penalties equally spaced values on [0, n/2] (METHODS.md §6.6 [R]).
+/// The φ grid: num_penalties equally spaced values on [0, n/2] (docs/methods.md §6.6 [R]).
 std::vector<double> lei_penalty_grid(int n, int num_penalties);
 
 }  // namespace dpmu::experiments

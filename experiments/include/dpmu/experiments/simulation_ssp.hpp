@@ -1,7 +1,7 @@
 #pragma once
 /// @file simulation_ssp.hpp
 /// Building blocks of the `ssp_simulation` experiment (Peña & Barrientos 2024, JMLR 25, §5.2.1,
-/// Figures 3, 4, 8, 9; METHODS.md §5.8, A6, A7, A13), exposed for tests and benchmarks.
+/// Figures 3, 4, 8, 9; docs/methods.md §5.8, A6, A7, A13), exposed for tests and benchmarks.
 
 #include <Eigen/Dense>
 #include <cstdint>
@@ -22,7 +22,7 @@ struct SimulationDesign {
   double upper = 2.0;         ///< predictors' upper bound
 };
 
-/// The design of METHODS.md A6 for Uniform(−2, 2) predictors: SNR = Var(x'β)/σ² = 1/2 with
+/// The design of docs/methods.md A6 for Uniform(−2, 2) predictors: SNR = Var(x'β)/σ² = 1/2 with
 /// Var(x'β) = (4/3) b² |T|, b = 1/(z √|T|) (0 when |T| = 0) and σ = √(8/3)/z, so
 /// Var(y) = 4 b² |T| + σ² and P(|y| ≥ 2) ≈ 2Φ(−z·2/√(...)) (< 3e-12 at z = 7). Deterministic.
 /// @param p ≥ 1; @param true_model_size in [0, p]; @param z > 0 (the paper-default 7).
@@ -35,7 +35,7 @@ SimulationDesign simulation_design(int p, int true_model_size, double z);
 /// column by column (one 64-bit word gives two 32-bit uniforms, core::words_to_uniform32), then
 /// one ziggurat normal per row for the errors (core::standard_normal_ziggurat), y = x'β + σ w;
 /// then every row with y ∉ (lower, upper) is redrawn whole (new x and w) from the same
-/// generator until it is inside (METHODS.md A6). Deterministic given the design and the key.
+/// generator until it is inside (docs/methods.md A6). Deterministic given the design and the key.
 class SimulatedRows {
  public:
   static constexpr int block_rows = 256;  ///< rows per block (a multiple of 4)

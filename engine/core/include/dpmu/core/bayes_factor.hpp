@@ -4,7 +4,7 @@
 /// (Peña & Barrientos 2024, JMLR 25, §4.1 Eq. 3; Liang, Paulo, Molina, Clyde &
 /// Berger 2008, JASA 103; Bayarri, Berger, Forte & García-Donato 2012, Ann. Statist. 40).
 ///
-/// Notation (METHODS.md §2.2): n rows, p0 common columns (intercept counted),
+/// Notation (docs/methods.md §2.2): n rows, p0 common columns (intercept counted),
 /// k = p tested columns, m = n - p0, Q = 1 - R². Everything is on the natural-log scale.
 
 #include "dpmu/core/g_priors.hpp"
@@ -23,7 +23,7 @@ struct BayesFactorResult {
 ///
 /// g-prior: closed form. Mixture priors (zellner-siow, hyper-g, hyper-g-n, robust): adaptive
 /// Gauss–Kronrod quadrature in t = log g around the mode of the log integrand, on panels whose
-/// width doubles away from the peak (METHODS.md §2.3). The integrand is written as
+/// width doubles away from the peak (docs/methods.md §2.3). The integrand is written as
 ///   h(t) = -(k/2) log(1+e^t) - (m/2) log(σ(-t) + Q σ(t)) + log π(e^t) + t,
 /// which has no cancellation between O(n) terms, so log B10 keeps absolute accuracy ~1e-10
 /// for n up to 1e7 and R² in [0, 1 - 1e-12] (|log B10| up to ~1e8, no overflow).

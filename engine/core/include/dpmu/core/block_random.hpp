@@ -1,6 +1,6 @@
 #pragma once
 /// @file block_random.hpp
-/// Fast generator for simulation hot loops (STYLE.md §3.3: "RngStream may seed a fast sequential
+/// Fast generator for simulation hot loops (docs/architecture.md §3.3: "RngStream may seed a fast sequential
 /// generator such as xoshiro256++ from one Philox block"): xoshiro256++ (Blackman & Vigna 2021,
 /// "Scrambled linear pseudorandom number generators", ACM TOMS 47(4); period 2²⁵⁶ − 1, passes
 /// BigCrush) seeded with the four words of Philox4x64-10 block 0 under a key drawn from the

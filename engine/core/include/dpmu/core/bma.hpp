@@ -1,7 +1,7 @@
 #pragma once
 /// @file bma.hpp
 /// Bayesian model averaging and selection from a Gram matrix (Peña & Barrientos 2024, JMLR 25,
-/// §5 and §5.5 "plug-in" inference; METHODS.md §1, §2.5): full enumeration of the 2^p models by
+/// §5 and §5.5 "plug-in" inference; docs/methods.md §1, §2.5): full enumeration of the 2^p models by
 /// a Gray-code walk with sweep-operator updates, posterior model probabilities, posterior
 /// inclusion probabilities, model-averaged coefficients, highest-probability and
 /// median-probability models.
@@ -133,7 +133,7 @@ std::vector<RankDeficientColumn> rank_deficient_columns(const Eigen::Ref<const E
                                                         double collinearity_tolerance = 1e-10);
 
 /// R²_γ and OLS of one model from a Gram matrix, by Cholesky of G[S,S], S = γ ∪ {response}
-/// (METHODS.md §1): 1 - R² = C_{last,last}² / G_yy, β̂ = G[γ,γ]^{-1} G[γ,y].
+/// (docs/methods.md §1): 1 - R² = C_{last,last}² / G_yy, β̂ = G[γ,γ]^{-1} G[γ,y].
 struct ModelFit {
   double log_one_minus_r_squared = 0.0;  ///< natural log
   double r_squared = 0.0;

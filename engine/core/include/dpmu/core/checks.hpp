@@ -3,7 +3,7 @@
 /// Argument checks with one message format:
 ///   "<function>: <name> is <value>, but must be <condition>"
 /// Values outside their mathematical domain throw std::domain_error; shapes,
-/// sizes and inconsistent options throw std::invalid_argument (STYLE.md §3.7).
+/// sizes and inconsistent options throw std::invalid_argument (docs/architecture.md §3.7).
 
 #include <cmath>
 #include <cstdint>

@@ -2,7 +2,7 @@
 /// @file gram_matrix.hpp
 /// Streaming accumulation of the Gram matrix G = D'D of the data matrix D = [V ; Z]
 /// (centred predictors, then the centred response; Peña & Barrientos 2024, JMLR 25, §5;
-/// METHODS.md §1, §5.1). Every entry of D must lie in the public bounds [l, u] on which the
+/// docs/methods.md §1, §5.1). Every entry of D must lie in the public bounds [l, u] on which the
 /// privacy guarantee rests: entries outside are clamped into [l, u] and counted, never used as is.
 
 #include <Eigen/Dense>
@@ -20,7 +20,7 @@ namespace dpmu::core {
 ///    sensitivity is (p+1)(p+2)(l² ∨ u²). Use it for rows that are already centred.
 ///  - centre = true: the centred cross-product Σ (d_i − d̄)(d_i − d̄)' by merging per-block centred
 ///    cross-products (Chan, Golub & LeVeque 1983 pairwise update), which avoids the cancellation
-///    of Σ d d' − n d̄ d̄'. Bounds then refer to the raw rows (strict mode of METHODS.md A7).
+///    of Σ d d' − n d̄ d̄'. Bounds then refer to the raw rows (strict mode of docs/methods.md A7).
 class GramAccumulator {
  public:
   /// @param columns p + 1 ≥ 2. @param lower, upper bounds with lower < 0 < upper (finite).
@@ -59,7 +59,7 @@ class GramAccumulator {
 /// variable-major (column j at block + j·stride, contiguous, like an Eigen column-major matrix
 /// with leading dimension `stride`). Each entry is a dot product over the rows in 4 interleaved
 /// lanes (i mod 4) added in the fixed order ((l0 + l1) + (l2 + l3)), two columns by two at a time,
-/// so results do not depend on the instruction set (no FMA contraction assumed; STYLE.md §3.3).
+/// so results do not depend on the instruction set (no FMA contraction assumed; docs/architecture.md §3.3).
 /// @param rows a multiple of 4 (pad with zero rows); @param gram columns × columns, only the
 /// lower triangle (i ≥ j) is updated; @param sums length columns.
 /// @param allow_avx2 false forces the SSE2 path; the AVX2 path (used when the CPU has it) holds

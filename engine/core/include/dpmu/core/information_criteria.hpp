@@ -17,7 +17,7 @@ namespace dpmu::core {
 /// Deterministic; natural-log scale.
 double log_information_criterion(PriorKind kind, double log_one_minus_r_squared, double n, int p);
 
-/// 2 log Λ10 = -n log(1 - R²), the likelihood-ratio (deviance) statistic (METHODS.md §2.4).
+/// 2 log Λ10 = -n log(1 - R²), the likelihood-ratio (deviance) statistic (docs/methods.md §2.4).
 /// @throws std::domain_error for log(1 - R²) > 0 or non-finite, n ≤ 0.
 double two_log_likelihood_ratio(double log_one_minus_r_squared, double n);
 

@@ -3,17 +3,17 @@
 /// Differentially private model selection with penalised and constrained likelihood:
 /// Lei, Charest, Slavković, Smith & Fienberg (2018), "Differentially private model selection
 /// with penalized and constrained likelihood", J. R. Stat. Soc. A 181, arXiv 1607.04204
-/// ("LCSSF"). Specification: METHODS.md §6 and §8 A21–A22.
+/// ("LCSSF"). Specification: docs/methods.md §6 and §8 A21–A22.
 ///
 /// Only fragments of LCSSF are available; every display formula is lost. What is implemented
-/// here follows METHODS.md §6, whose tags are repeated in each comment:
+/// here follows docs/methods.md §6, whose tags are repeated in each comment:
 ///   [text] stated in the LCSSF fragments, [R] reconstructed by us, [U] unknown (placeholder).
 /// Every [U] constant is a named field of LcssfSettings with a documented default, and
 /// `reconstruction_labels()` lists the labels that outputs must carry.
 ///
 /// Models are bitmasks (bit j = predictor j included, ModelMask as elsewhere in dpmu);
 /// the candidate class is all 2^d subsets, enumerated in increasing mask order 0, 1, …, 2^d − 1.
-/// The linear model has no intercept (LCSSF §2 as quoted in METHODS.md §6.1).
+/// The linear model has no intercept (LCSSF §2 as quoted in docs/methods.md §6.1).
 ///
 /// Pure: no I/O, no threads; random functions take the generator explicitly.
 
@@ -40,7 +40,7 @@ namespace dpmu::core {
 inline constexpr int kMaxEnumeratedPredictors = 20;
 
 // ---------------------------------------------------------------------------------------------
-// Constrained least squares (METHODS.md §6.2 [R])
+// Constrained least squares (docs/methods.md §6.2 [R])
 // ---------------------------------------------------------------------------------------------
 
 /// Solution of min_{‖β‖₁ ≤ R} ‖y − Xβ‖² for one model.
@@ -90,7 +90,7 @@ ConstrainedLeastSquaresFit constrained_least_squares(const Eigen::Ref<const Eige
 std::vector<ModelMask> all_models(int num_predictors);
 
 /// Constrained residual sums of squares S_M(D) = min_{β ∈ Θ_M, ‖β‖₁ ≤ R} ‖y − Xβ‖² for every
-/// model in `models` (METHODS.md §6.2 [R]); the empty model has S = ‖y‖².
+/// model in `models` (docs/methods.md §6.2 [R]); the empty model has S = ‖y‖².
 /// @param x n×d design (no intercept column), @param y n-vector, @param radius R > 0.
 /// @return one S per model, in the order of `models`.
 /// @throws std::invalid_argument for size mismatches or a model using a predictor ≥ d;
@@ -106,10 +106,10 @@ std::vector<double> constrained_rss(const Eigen::Ref<const Eigen::MatrixXd>& x,
                                    double radius, double singular_ridge = 0.0, std::size_t* singular_models = nullptr);
 
 // ---------------------------------------------------------------------------------------------
-// Data bound, clamping and sensitivity (METHODS.md §6.1, §6.3)
+// Data bound, clamping and sensitivity (docs/methods.md §6.1, §6.3)
 // ---------------------------------------------------------------------------------------------
 
-/// Which data bound and which sensitivity of S_M are used (METHODS.md §6.1 readings, §6.6 switch
+/// Which data bound and which sensitivity of S_M are used (docs/methods.md §6.1 readings, §6.6 switch
 /// `lcssf_delta`, A21). LCSSF's own constant is [U].
 enum class LcssfDelta {
   r2_1pR2,  ///< reading (a): ‖X_i‖_∞ ≤ r, |Y_i| ≤ r; Δ_S = r²(1+R)² (default; a valid bound)
@@ -124,7 +124,7 @@ std::string to_string(LcssfDelta delta_kind);
 /// Parse a canonical name. @throws std::invalid_argument for an unknown name (lists the valid ones).
 LcssfDelta lcssf_delta_from_string(std::string_view name);
 
-/// Result of clamping data into the declared bound (STYLE.md §3.7: clamp and count, never drop).
+/// Result of clamping data into the declared bound (docs/architecture.md §3.7: clamp and count, never drop).
 struct ClampedData {
   Eigen::MatrixXd x;                   ///< n×d, entries clamped into [−bx, bx]
   Eigen::VectorXd y;                   ///< n, entries clamped into [−r, r]
@@ -132,7 +132,7 @@ struct ClampedData {
   std::size_t clamped_y_entries = 0;   ///< number of Y entries that were moved
 };
 
-/// Bound on |X_ij| under a calibration: r for r2_1pR2 and 1pR_2, 1 for rpR_2 (METHODS.md §6.1).
+/// Bound on |X_ij| under a calibration: r for r2_1pR2 and 1pR_2, 1 for rpR_2 (docs/methods.md §6.1).
 double predictor_bound(LcssfDelta delta_kind, double data_bound);
 
 /// Clamp Y into [−r, r] and X into [−predictor_bound, predictor_bound] and count the moves.
@@ -142,7 +142,7 @@ ClampedData clamp_to_data_bound(const Eigen::Ref<const Eigen::MatrixXd>& x,
                                 const Eigen::Ref<const Eigen::VectorXd>& y, double data_bound,
                                 LcssfDelta delta_kind);
 
-/// Global ℓ1 sensitivity of S_M(D) under replace-one-row neighbours (METHODS.md §6.3 [R]):
+/// Global ℓ1 sensitivity of S_M(D) under replace-one-row neighbours (docs/methods.md §6.3 [R]):
 /// r²(1+R)² (r2_1pR2), (r+R)² (rpR_2), (1+R)² (1pR_2; valid only if r ≤ 1). Each squared
 /// residual lies in [0, (max|Y − X'β|)²] uniformly over the ℓ1 ball, and one row changes.
 /// @throws std::domain_error for r ≤ 0 or R ≤ 0 (or non-finite). Deterministic.
@@ -156,21 +156,21 @@ bool is_valid_dp_calibration(double data_bound, LcssfDelta delta_kind);
 // Scores
 // ---------------------------------------------------------------------------------------------
 
-/// Penalised constrained least squares L*(M; D) = c·S_M(D) + φ|M| (METHODS.md §6.2 [R]; the
+/// Penalised constrained least squares L*(M; D) = c·S_M(D) + φ|M| (docs/methods.md §6.2 [R]; the
 /// scale c is [U], default 1/(2σ²) with σ = 1, i.e. 0.5). Same order as `models`.
 /// @throws std::invalid_argument for size mismatch; std::domain_error for c ≤ 0, φ < 0 or NaN.
 std::vector<double> penalized_least_squares_scores(std::span<const double> rss, std::span<const ModelMask> models,
                                                    double objective_scale, double penalty);
 
 /// Truncated penalised profile likelihood L̃(M; D) = (n/2) log(max(S_M/n, τ²)) + φ|M|
-/// (METHODS.md §6.5 step 2 [R]; untruncated when τ² = 0). Natural log.
+/// (docs/methods.md §6.5 step 2 [R]; untruncated when τ² = 0). Natural log.
 /// @throws std::invalid_argument for size mismatch; std::domain_error for n = 0, φ < 0, τ² < 0,
 ///   or τ² = 0 with some S_M = 0.
 std::vector<double> profile_likelihood_scores(std::span<const double> rss, std::span<const ModelMask> models,
                                               std::size_t n, double penalty, double variance_truncation);
 
 /// ℓ1 sensitivity of L̃ with truncation τ² > 0: r²(1+R)²/(2τ²) with the Δ_S of the calibration
-/// replacing r²(1+R)² (METHODS.md §6.5 [R]): |log max(a,τ²) − log max(b,τ²)| ≤ |a − b|/τ².
+/// replacing r²(1+R)² (docs/methods.md §6.5 [R]): |log max(a,τ²) − log max(b,τ²)| ≤ |a − b|/τ².
 /// @throws std::domain_error for non-positive or non-finite arguments.
 double profile_likelihood_l1_sensitivity(double rss_l1_sensitivity, double variance_truncation);
 
@@ -178,7 +178,7 @@ double profile_likelihood_l1_sensitivity(double rss_l1_sensitivity, double varia
 // Selection mechanisms and their exact probabilities
 // ---------------------------------------------------------------------------------------------
 
-/// Report-noisy-min: argmin_j {q_j + W_j}, W_j iid Laplace(0, b) (METHODS.md §6.1 [R]).
+/// Report-noisy-min: argmin_j {q_j + W_j}, W_j iid Laplace(0, b) (docs/methods.md §6.1 [R]).
 /// With b = 2Δ/ε it is ε-DP for any score of ℓ1 sensitivity Δ. Ties (probability 0) go to
 /// the lower index. Draws scores.size() Laplace variates from `rng` (one 64-bit word each).
 /// @throws std::invalid_argument for no scores; std::domain_error for b ≤ 0 or non-finite scores.
@@ -211,7 +211,7 @@ std::size_t sample_log_probabilities(std::span<const double> log_probabilities, 
 // Algorithms 1 and 2
 // ---------------------------------------------------------------------------------------------
 
-/// How Algorithm 2 selects once τ² is released (METHODS.md §6.5 [U]).
+/// How Algorithm 2 selects once τ² is released (docs/methods.md §6.5 [U]).
 enum class Alg2Selection {
   exponential_mechanism,  ///< P ∝ exp(−ε L̃/(2Δ_L)) (default)
   noisy_min               ///< argmin L̃ + Laplace(0, 2Δ_L/ε)
@@ -220,7 +220,7 @@ std::string to_string(Alg2Selection s);
 /// @throws std::invalid_argument for a name other than "exponential_mechanism", "noisy_min".
 Alg2Selection alg2_selection_from_string(std::string_view name);
 
-/// Tuning parameters and reconstructed constants. Defaults are METHODS.md A21's.
+/// Tuning parameters and reconstructed constants. Defaults are docs/methods.md A21's.
 struct LcssfSettings {
   double radius = 0.0;          ///< R > 0, ℓ1 bound on β [text]
   double penalty = 0.0;         ///< φ_n ≥ 0 [text]; on the scale of the score (see objective_scale)
@@ -265,7 +265,7 @@ struct LcssfSelection {
 };
 
 /// LCSSF Algorithm 1, "noisy penalized constrained least squares" (ε-DP) [text: name, ε-DP,
-/// Laplace noise]; steps [R] (METHODS.md §6.4): clamp to the bound, S_M for every M of
+/// Laplace noise]; steps [R] (docs/methods.md §6.4): clamp to the bound, S_M for every M of
 /// {0,1}^d, L* = c·S + φ|M|, release argmin_M {L*(M) + W_M}, W_M iid Laplace(0, κ·c·Δ_S/ε).
 /// @param x n×d (d ≤ 20, no intercept), @param y n. @param epsilon ε > 0.
 /// @throws as check_lcssf_settings, constrained_rss and clamp_to_data_bound; std::domain_error
@@ -276,7 +276,7 @@ LcssfSelection lcssf_algorithm1(const Eigen::Ref<const Eigen::MatrixXd>& x,
                                 double epsilon, Rng& rng);
 
 /// "Algorithm-2-like" placeholder of LCSSF Algorithm 2, "noisy penalized profile likelihood",
-/// (2ε, δ)-DP [text: name, budget]; steps are METHODS.md §6.5 [R — not LCSSF's algorithm]:
+/// (2ε, δ)-DP [text: name, budget]; steps are docs/methods.md §6.5 [R — not LCSSF's algorithm]:
 /// 1. ŝ = min_M S_M/n + Laplace(0, Δ_S/(nε)) − (Δ_S/(nε)) log(1/(2δ)) (P(ŝ > min S/n) ≤ δ);
 ///    τ² = max(ŝ, τ²_min).
 /// 2. L̃(M) = (n/2) log(max(S_M/n, τ²)) + φ|M|, Δ_L = Δ_S/(2τ²).

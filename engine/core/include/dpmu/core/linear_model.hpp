@@ -1,7 +1,7 @@
 #pragma once
 /// @file linear_model.hpp
 /// Nested normal linear models: the coefficient of determination of a tested
-/// block of predictors given a common block (paper §4.1, METHODS.md §1).
+/// block of predictors given a common block (paper §4.1, docs/methods.md §1).
 
 #include <Eigen/Dense>
 #include <cstddef>
@@ -25,7 +25,7 @@ struct NestedFit {
 /// [common | tested | response] (never by inverting normal equations).
 ///
 /// With R the triangular factor and column y last, SSE1 = R(last,last)² and
-/// SSE0 = Σ_{i ≥ p0} R(i,last)², so 1 - R² = SSE1/SSE0 (METHODS.md §1).
+/// SSE0 = Σ_{i ≥ p0} R(i,last)², so 1 - R² = SSE1/SSE0 (docs/methods.md §1).
 /// log(1 - R²) is taken as log1p(-R²) when R² < 1/2 and as log SSE1 - log SSE0
 /// otherwise, so both R² = 1e-12 and R² = 1 - 1e-12 keep full relative precision.
 ///

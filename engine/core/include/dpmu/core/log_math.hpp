@@ -1,7 +1,7 @@
 #pragma once
 /// @file log_math.hpp
 /// Log-scale arithmetic used everywhere Bayes factors and probabilities meet
-/// (Bayes factors for n = 10^7 overflow doubles; STYLE.md §3.4).
+/// (Bayes factors for n = 10^7 overflow doubles; docs/architecture.md §3.4).
 
 #include <cmath>
 #include <limits>

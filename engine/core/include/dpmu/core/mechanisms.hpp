@@ -14,7 +14,7 @@
 
 namespace dpmu::core {
 
-/// Laplace scale b = l1_sensitivity / epsilon (METHODS.md §3.2).
+/// Laplace scale b = l1_sensitivity / epsilon (docs/methods.md §3.2).
 /// @throws std::domain_error unless both are finite and > 0.
 double laplace_scale(double epsilon, double l1_sensitivity);
 
@@ -34,7 +34,7 @@ double analytic_gaussian_delta(double sigma, double epsilon, double l2_sensitivi
 /// below -30) and returning log1p(-Φ(-x)) on the right.
 double log_normal_cdf(double x);
 
-/// How the Gaussian σ of a subsample-and-aggregate release was chosen (METHODS.md A2).
+/// How the Gaussian σ of a subsample-and-aggregate release was chosen (docs/methods.md A2).
 enum class GaussianCalibration {
   exact,          ///< BW σ for the L2 sensitivity of the released average, Δ/M (default)
   paper_literal,  ///< the variance printed in paper §4, α²Δ²/(2Mε): M times the exact variance

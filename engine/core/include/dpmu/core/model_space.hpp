@@ -1,6 +1,6 @@
 #pragma once
 /// @file model_space.hpp
-/// The space of linear models γ ∈ {0,1}^p (Peña & Barrientos 2024, JMLR 25, §5; METHODS.md §2.5):
+/// The space of linear models γ ∈ {0,1}^p (Peña & Barrientos 2024, JMLR 25, §5; docs/methods.md §2.5):
 /// model bitmasks, priors over models, the per-model log marginal likelihood (log Bayes factor
 /// against the null model) under every prior on the coefficients, and a fast accurate quadrature
 /// for the mixture priors used when 2^p models are enumerated.
@@ -49,7 +49,7 @@ void check_model_prior(const ModelPrior& prior);
 
 /// log P(γ) for a model that includes `model_size` of the `p` free predictors (natural log).
 /// Priors on the size are divided by the number C(p, |γ|) of models of that size, so the
-/// probabilities sum to 1 over the 2^p models (METHODS.md §2.5; BAS `beta_binomial`).
+/// probabilities sum to 1 over the 2^p models (docs/methods.md §2.5; BAS `beta_binomial`).
 /// @throws std::domain_error for model_size ∉ [0, p] or invalid parameters.
 double log_prior_model_probability(const ModelPrior& prior, int model_size, int p);
 

@@ -1,6 +1,6 @@
 #pragma once
 /// @file random.hpp
-/// Counter-based random streams and the samplers built on them (STYLE.md §3.3).
+/// Counter-based random streams and the samplers built on them (docs/architecture.md §3.3).
 ///
 /// A stream is a pure function of (master_seed, stream_key, replicate, purpose): Random123's
 /// Philox4x64-10 (Salmon, Moraes, Dror & Shaw 2011, "Parallel random numbers: as easy as
@@ -85,7 +85,7 @@ template <class Rng>
 double standard_normal_ziggurat(Rng& rng);
 
 /// Laplace(0, scale) by inversion: u ~ U(-1/2, 1/2), x = -scale·sign(u)·log(1 - 2|u|)
-/// (METHODS.md §3.2). scale > 0 (unchecked).
+/// (docs/methods.md §3.2). scale > 0 (unchecked).
 template <class Rng>
 double laplace(Rng& rng, double scale) {
   const double u = uniform_open01(rng) - 0.5;

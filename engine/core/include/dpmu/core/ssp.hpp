@@ -1,7 +1,7 @@
 #pragma once
 /// @file ssp.hpp
 /// Sufficient-statistic perturbation of the Gram matrix G = D'D (Peña & Barrientos 2024, JMLR 25,
-/// §5, §5.1, §5.3; METHODS.md §5.1–§5.7): the Laplace (ε-DP) and Wishart ((ε, δ)-DP; Sheffet 2019,
+/// §5, §5.1, §5.3; docs/methods.md §5.1–§5.7): the Laplace (ε-DP) and Wishart ((ε, δ)-DP; Sheffet 2019,
 /// "Old techniques in differentially private linear regression", ALT, Algorithm 2) perturbations,
 /// hard thresholding (Bickel & Levina 2008), ridge regularisation, and the rejection-sampling
 /// confidence sets of §5.1 with their histograms.
@@ -139,7 +139,7 @@ Eigen::MatrixXd noisy_gram_matrix(const Eigen::Ref<const Eigen::MatrixXd>& gram,
 /// How the threshold e_λ refers to the off-diagonal noise E_ij.
 enum class ThresholdReference {
   absolute,         ///< λ-quantile of |E_ij| (default; docs/decisions.md)
-  signed_quantile,  ///< λ-quantile of E_ij, λ ≥ 1/2 (METHODS.md A9)
+  signed_quantile,  ///< λ-quantile of E_ij, λ ≥ 1/2 (docs/methods.md A9)
 };
 
 /// "absolute" | "signed" (the one spelling of a ThresholdReference in options and configs).
@@ -153,7 +153,7 @@ std::string_view to_string(ThresholdReference reference);
 /// (paper §5.2 with the 99th percentile).
 inline constexpr double kRidgeConfidence = 0.99;
 
-/// The threshold e_λ, a public constant (paper §5.3; METHODS.md §5.4 step 1).
+/// The threshold e_λ, a public constant (paper §5.3; docs/methods.md §5.4 step 1).
 /// Laplace: −b log(1 − λ) (absolute) or −b log(2(1 − λ)) (signed). Wishart: E_ij =d B²√W·Z with
 /// W ~ χ²_k, Z ~ N(0,1) independent, so P(|E_ij| ≤ x) = E_W[erf(x/(B²√(2W)))]; computed by
 /// Gauss–Kronrod over W and bisection (relative accuracy 1e-10). Deterministic.
@@ -165,13 +165,13 @@ double threshold_value(const SspMechanism& m, double percentile,
 /// @throws std::invalid_argument (non-square), std::domain_error (threshold < 0 or NaN).
 Eigen::MatrixXd hard_threshold(const Eigen::Ref<const Eigen::MatrixXd>& noisy_gram, double threshold);
 
-/// Sheffet's analytic ridge for the Wishart perturbation, as reconstructed in METHODS.md §5.4
+/// Sheffet's analytic ridge for the Wishart perturbation, as reconstructed in docs/methods.md §5.4
 /// (A10): r_W = B²[k − (max(0, √k − √(p+1) − √(2 log(1/ν))))²], so that G*+r_W I is PD with
 /// probability ≥ 1 − ν (Gaussian singular-value bound). @throws std::domain_error (ν ∉ (0,1)).
 double wishart_regularization(const SspMechanism& m, double nu = 1.0 - kRidgeConfidence);
 
 /// Monte Carlo ridge: the `quantile` (default 0.99) empirical quantile of −eigmin(E) over `draws`
-/// noise matrices (paper §5.2 with METHODS.md A8). Depends only on public parameters.
+/// noise matrices (paper §5.2 with docs/methods.md A8). Depends only on public parameters.
 /// @throws std::domain_error for draws < 1 or quantile ∉ (0,1). Draws from `rng`.
 template <class Rng>
 double monte_carlo_regularization(const SspMechanism& m, Rng& rng, int draws, double quantile = kRidgeConfidence) {
@@ -189,7 +189,7 @@ double monte_carlo_regularization(const SspMechanism& m, Rng& rng, int draws, do
   return v[idx];
 }
 
-/// A_r = A + r I with the PD fallback of METHODS.md §5.4: if A + rI is not PD (Cholesky fails),
+/// A_r = A + r I with the PD fallback of docs/methods.md §5.4: if A + rI is not PD (Cholesky fails),
 /// r_eff = max(r, −eigmin(A) + 1e-8·|tr(A)|/(p+1)) (post-processing only).
 struct RegularizedGram {
   Eigen::MatrixXd matrix;
@@ -218,7 +218,7 @@ std::string_view to_string(MatrixNorm norm);
 double matrix_norm(const Eigen::Ref<const Eigen::MatrixXd>& a, MatrixNorm norm);
 
 /// Histogram with K equal-width bins on [t0, tK] = [min, max] (last bin closed), counts and
-/// density d_k = count_k / (N (t_k − t_{k−1})) (paper §5.1; METHODS.md §5.7 step 4). If all values
+/// density d_k = count_k / (N (t_k − t_{k−1})) (paper §5.1; docs/methods.md §5.7 step 4). If all values
 /// are equal there is one zero-width bin holding every value; its density is reported as 0 and
 /// `degenerate = true`. @throws std::domain_error for bins < 1, empty or non-finite values.
 struct Histogram {
@@ -239,7 +239,7 @@ struct MechanismConfidenceSet {
   std::vector<Eigen::VectorXd> summaries;  ///< T(G_i) of the kept candidates
 };
 
-/// Paper §5.1 (METHODS.md §5.7): draw E_1..E_nsim from the mechanism, q̂ = inf{q : #(‖E_i‖ ≤ q)/nsim
+/// Paper §5.1 (docs/methods.md §5.7): draw E_1..E_nsim from the mechanism, q̂ = inf{q : #(‖E_i‖ ≤ q)/nsim
 /// ≥ confidence}, keep candidates G_i = G* − E_i with ‖E_i‖ ≤ q̂ that are PD, and return T(G_i).
 /// `summary` maps a PD (p+1)×(p+1) matrix to an Eigen::VectorXd (e.g. PIPs or posterior means);
 /// if it throws std::domain_error the candidate is counted as not PD.

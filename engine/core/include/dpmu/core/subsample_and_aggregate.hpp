@@ -2,8 +2,8 @@
 /// @file subsample_and_aggregate.hpp
 /// Differentially private tests of nested linear models by subsample and aggregate
 /// (Peña & Barrientos 2024, §4 Eqs. 1–2, §4.2 intervals, §4.3 corrected critical values,
-/// §4.5 guidelines; METHODS.md §4). Every statistic is on a log scale: log B10 (Bayesian
-/// priors), log I10 (bic, aic) or 2 log Λ10 (lr; METHODS.md A5).
+/// §4.5 guidelines; docs/methods.md §4). Every statistic is on a log scale: log B10 (Bayesian
+/// priors), log I10 (bic, aic) or 2 log Λ10 (lr; docs/methods.md A5).
 
 #include <Eigen/Dense>
 #include <cmath>
@@ -31,7 +31,7 @@ StatisticScale statistic_scale(PriorKind kind);
 std::string to_string(StatisticScale scale);
 
 /// Subset sizes b_1..b_M of a balanced partition: ⌈n/M⌉ for the first n mod M subsets, ⌊n/M⌋ after
-/// (METHODS.md A17). @throws std::domain_error for M = 0 or M > n.
+/// (docs/methods.md A17). @throws std::domain_error for M = 0 or M > n.
 std::vector<std::size_t> subset_sizes(std::size_t n, std::size_t num_subsets);
 
 /// Largest M for which every subset has b_i > p + p0 + 1 rows (0 if none).
@@ -46,14 +46,14 @@ void check_num_subsets(std::size_t n, std::size_t num_subsets, int p, int p0);
 /// @throws std::domain_error as subset_sizes.
 std::vector<std::vector<std::size_t>> random_partition(std::size_t n, std::size_t num_subsets, RngStream& rng);
 
-/// The statistic T_i of one subset with b rows (paper Eqs. 1–2 per subset, METHODS.md §4.1 step 2):
+/// The statistic T_i of one subset with b rows (paper Eqs. 1–2 per subset, docs/methods.md §4.1 step 2):
 /// log B10 with the prior's scale set to b (g-prior: g_i = b unless g is fixed; ZS rate b/2; …),
 /// log I10 = −(b/2) log(1−R²) − (ρ/2) log b, or 2 log Λ = −b log(1−R²) for lr. Natural logs.
 /// @throws as log_bayes_factor / log_information_criterion.
 double subset_statistic(const Prior& prior, double log_one_minus_r_squared, double b, int p, int p0);
 
 /// T_i for every subset of `partition`, each fitted on its own rows (the intercept and common
-/// coefficients are re-estimated within the subset, METHODS.md A16).
+/// coefficients are re-estimated within the subset, docs/methods.md A16).
 /// @param common n×p0 (intercept column included), tested n×p, response n.
 /// @param failure_value if set, a subset whose statistic cannot be computed (rank-deficient design,
 ///   constant response, exact fit: fit_nested_models or subset_statistic throws) gets this value
@@ -70,7 +70,7 @@ std::vector<double> subset_statistics(const Eigen::Ref<const Eigen::MatrixXd>& c
 
 /// The mechanism of a subsample-and-aggregate release of the average of M statistics censored to
 /// [L, U] (sensitivity Δ/M, Δ = U − L): Laplace(Δ/(Mε)) when δ = 0, else the analytic Gaussian with
-/// the exact BW σ for Δ/M, or the paper's printed variance α²Δ²/(2Mε) (√M times that σ; METHODS.md A2).
+/// the exact BW σ for Δ/M, or the paper's printed variance α²Δ²/(2Mε) (√M times that σ; docs/methods.md A2).
 /// @throws std::domain_error for ε ≤ 0, δ ∉ [0, 1), M = 0 or invalid limits.
 ScalarMechanism subsample_and_aggregate_mechanism(double epsilon, double delta, const CensoringLimits& limits,
                                                   std::size_t num_subsets,
@@ -116,7 +116,7 @@ CensoringLimits default_censoring_limits(PriorKind kind, int p, double prior_pro
 /// T_i from subset_statistic, censor, average, add noise, censor.
 struct NullDistribution {
   std::vector<double> sorted_statistics;  ///< T*_1 ≤ … ≤ T*_N
-  double probability_at_upper = 0.0;      ///< fraction with T* = U (the atom; METHODS.md A18)
+  double probability_at_upper = 0.0;      ///< fraction with T* = U (the atom; docs/methods.md A18)
 };
 
 /// Draw `num_simulations` null releases from rng (R² drawn as X/(X+Y) with gamma X, Y so that
@@ -175,7 +175,7 @@ struct TestPlanSetting {
 };
 
 /// Simulated accuracy of the noisy aggregate T̃ for one setting, relative to the unsplit, uncensored
-/// statistic 𝒯 on all n rows (METHODS.md §4.4).
+/// statistic 𝒯 on all n rows (docs/methods.md §4.4).
 struct TestPlanResult {
   TestPlanSetting setting;
   double target = 0.0;        ///< 𝒯 at the given R², or E(𝒯) under H0

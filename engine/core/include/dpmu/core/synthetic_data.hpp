@@ -1,7 +1,7 @@
 #pragma once
 /// @file synthetic_data.hpp
 /// Synthetic data with a prescribed Gram matrix (Peña & Barrientos 2024, JMLR 25, Proposition 3
-/// and Appendix A.5; METHODS.md §5.6): any standard model-averaging software run on the returned
+/// and Appendix A.5; docs/methods.md §5.6): any standard model-averaging software run on the returned
 /// D reproduces the inference computed from G (e.g. R's `bas.lm` on a DP G*).
 
 #include <Eigen/Dense>

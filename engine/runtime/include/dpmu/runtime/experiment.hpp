@@ -1,6 +1,6 @@
 #pragma once
 /// @file experiment.hpp
-/// The experiment contract of the Monte Carlo engine (STYLE.md §3.2, §3.5).
+/// The experiment contract of the Monte Carlo engine (docs/architecture.md §3.2, §3.5).
 ///
 /// An experiment is code that, given one grid cell's parameters and random streams, produces
 /// one replicate's named metrics. It knows nothing about threads, files or summaries; the engine
@@ -64,7 +64,7 @@ inline std::string format_parameter_value(const ParameterValue& v) {
 
 /// Declaration of one experiment parameter.
 struct ParameterSpec {
-  std::string name;                              ///< snake_case, STYLE.md §4 terms
+  std::string name;                              ///< snake_case, docs/architecture.md §4 terms
   ParameterType type = ParameterType::real;      ///< integer, real or string
   bool data_factor = false;                      ///< true if it changes the simulated data set
   std::optional<ParameterValue> default_value = std::nullopt;   ///< nullopt: the config must give it

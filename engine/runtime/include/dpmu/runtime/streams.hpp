@@ -1,6 +1,6 @@
 #pragma once
 /// @file streams.hpp
-/// The three random streams of a cell (STYLE.md §3.3): pure functions of
+/// The three random streams of a cell (docs/architecture.md §3.3): pure functions of
 /// (master_seed, stream key, replicate, purpose), independent of threads, order and shards.
 
 #include <cstdint>
