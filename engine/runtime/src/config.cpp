@@ -186,7 +186,8 @@ constexpr double kMaxCells = 1000000;
 /// Report values of one axis that are numerically equal after parsing (0 and -0.0, 1 and 1.0, a
 /// repeated string): each would make the same cell twice. `labels[i]` names value i in messages.
 void check_repeated_values(const std::vector<ParameterValue>& values, const std::vector<std::string>& labels,
-                           const std::vector<int>& lines, const ParameterSpec& spec, Diagnostics& diag) {
+                           const std::vector<std::string>& texts, const std::vector<int>& lines,
+                           const ParameterSpec& spec, Diagnostics& diag) {
   std::vector<std::size_t> order(values.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   auto less = [&](std::size_t a, std::size_t b) {
@@ -208,9 +209,9 @@ void check_repeated_values(const std::vector<ParameterValue>& values, const std:
     // the earlier occurrence (by position) is the first; report the later one
     const std::size_t a = std::min(first, again), b = std::max(first, again);
     diag.add(lines[b], labels[b],
-             fmt::format("value {} of {} repeats {} ({}); each value of an axis may appear once (it would make the "
-                         "same cells twice)",
-                         format_parameter_value(values[b]), spec.name, labels[a], format_parameter_value(values[a])));
+             fmt::format("'{}' repeats {} ('{}'): both are the value {} of {}; each value of an axis may appear once "
+                         "(it would make the same cells twice)",
+                         texts[b], labels[a], texts[a], format_parameter_value(values[b]), spec.name));
     ++reported;
   }
 }
@@ -219,12 +220,13 @@ void check_repeated_values(const std::vector<ParameterValue>& values, const std:
 std::vector<ParameterValue> parse_axis(const YAML::Node& node, const ParameterSpec& spec, const std::string& key,
                                        Diagnostics& diag, bool in_zip = false) {
   std::vector<ParameterValue> out;
-  std::vector<std::string> labels;
+  std::vector<std::string> labels, texts;
   std::vector<int> lines;
   auto add_checked = [&](const ParameterValue& v, const YAML::Node& at, const std::string& label) {
     if (check_value(v, spec, at, key, diag)) {
       out.push_back(v);
       labels.push_back(label);
+      texts.push_back(at.IsScalar() ? at.Scalar() : format_parameter_value(v));
       lines.push_back(at.IsDefined() ? at.Mark().line + 1 : 0);
     }
   };
@@ -236,7 +238,7 @@ std::vector<ParameterValue> parse_axis(const YAML::Node& node, const ParameterSp
       const std::string label = fmt::format("{}[{}]", key, i);
       if (auto v = parse_value(node[i], spec, label, diag)) add_checked(*v, node[i], label);
     }
-    if (!in_zip) check_repeated_values(out, labels, lines, spec, diag);  // zip: rows must differ (below)
+    if (!in_zip) check_repeated_values(out, labels, texts, lines, spec, diag);  // zip: rows must differ (below)
   } else if (node.IsMap()) {
     if (spec.type == ParameterType::string) {
       diag.add(node, key, "a range needs a numeric parameter");

@@ -127,14 +127,14 @@ FileChecksum check_file_checksum(const std::filesystem::path& path) {
   return d.hex() == stored ? FileChecksum::verified : FileChecksum::mismatch;
 }
 
-/// Put the user block in front of `image` (HDF5's file image starts at the superblock), holding
-/// the checksum header of the bytes after it.
-void stamp_file_checksum(std::vector<char>& image) {
+/// The user block that goes in front of `image` (HDF5's file image starts at the superblock):
+/// the checksum header of the image's bytes, zero-padded to kUserBlock.
+std::string file_checksum_block(const std::vector<char>& image) {
   Digest d;
   d.bytes(image.data(), image.size());
-  const std::string header = std::string(kChecksumHeader) + d.hex() + "\n";
-  image.insert(image.begin(), kUserBlock, '\0');
-  std::copy(header.begin(), header.end(), image.begin());
+  std::string block = std::string(kChecksumHeader) + d.hex() + "\n";
+  block.resize(kUserBlock, '\0');
+  return block;
 }
 
 // ---- small HDF5 helpers (C++ API) -------------------------------------------------------
@@ -441,10 +441,12 @@ void fix_superblock_checksum(std::vector<char>& image, std::size_t at) {
     image[at + length + static_cast<std::size_t>(i)] = static_cast<char>((sum >> (8 * i)) & 0xff);
 }
 
-/// Write `bytes` to `tmp` (created), fsync it and rename it over `path`. On any failure the
-/// temporary file is removed and the message names `path` and the reason (errno).
+/// Write `head` then `bytes` to `tmp` (created), fsync it, call `verify`, and rename it over
+/// `path`. On any failure the temporary file is removed and the message names `path` and the
+/// reason (errno).
 void write_file_atomically(const std::filesystem::path& path, const std::filesystem::path& tmp,
-                           const std::vector<char>& bytes, const std::function<void()>& verify) {
+                           const std::string& head, const std::vector<char>& bytes,
+                           const std::function<void()>& verify) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw std::runtime_error(fmt::format("{}: cannot write the results file: cannot create {}: {}", path.string(),
@@ -454,16 +456,18 @@ void write_file_atomically(const std::filesystem::path& path, const std::filesys
     ::close(fd);
     ::unlink(tmp.c_str());
     throw std::runtime_error(fmt::format("{}: cannot write the results file ({} {} bytes): {}", path.string(), step,
-                                         bytes.size(), std::strerror(err)));
+                                         head.size() + bytes.size(), std::strerror(err)));
   };
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail("writing", errno);
+  for (const auto& [data, size] : {std::pair{head.data(), head.size()}, std::pair{bytes.data(), bytes.size()}}) {
+    std::size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::write(fd, data + done, size - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        fail("writing", errno);
+      }
+      done += static_cast<std::size_t>(n);
     }
-    done += static_cast<std::size_t>(n);
   }
   if (::fsync(fd) != 0) fail("flushing", errno);
   if (::close(fd) != 0) {
@@ -524,7 +528,7 @@ void write_results(const std::filesystem::path& path, const StudyResults& r) {
     fapl.setCore(std::size_t{1} << 20, false);
     fapl.setLibverBounds(H5F_LIBVER_V110, H5F_LIBVER_V110);
     H5::FileCreatPropList fcpl;
-    fcpl.setUserblock(kUserBlock);  // for the whole-file checksum (stamp_file_checksum)
+    fcpl.setUserblock(kUserBlock);  // for the whole-file checksum (file_checksum_block)
     H5::H5File file(tmp.string(), H5F_ACC_TRUNC, fcpl, fapl);
     H5::Group root = file.openGroup("/");
     attr_string(root, "filetype", "dpmu-results");
@@ -728,9 +732,8 @@ void write_results(const std::filesystem::path& path, const StudyResults& r) {
     throw std::runtime_error(fmt::format("{}: cannot write the results file: {}", path.string(), hdf5_reason(e)));
   }
   fix_superblock_checksum(image, 0);
-  stamp_file_checksum(image);
   // Before it replaces anything, the file on disk is read back with every checksum verified.
-  write_file_atomically(path, tmp, image, [&] {
+  write_file_atomically(path, tmp, file_checksum_block(image), image, [&] {
     std::vector<char>().swap(image);
     (void)read_results(tmp);
   });
@@ -843,16 +846,19 @@ StudyResults read_results(const std::filesystem::path& path) {
     need(done.size(), C * R, "/replicates_done");
     H5::Group reps = file.openGroup("replicates");
     H5::Group sizes = file.openGroup("metric_sizes");
-    std::vector<std::vector<double>> raw;
+    // The layout of every metric first, then one metric's values at a time (so that reading needs
+    // the memory of the results plus one dataset, not twice the results).
     for (const auto& name : metric_names) {
       MetricLayout ml;
       ml.name = name;
-      std::vector<hsize_t> dims;
-      raw.push_back(read_dataset<double>(reps, name, &dims));
+      const auto ds = reps.openDataSet(name);
+      const auto space = ds.getSpace();
+      std::vector<hsize_t> dims(static_cast<std::size_t>(space.getSimpleExtentNdims()));
+      if (!dims.empty()) space.getSimpleExtentDims(dims.data());
       ml.is_vector = dims.size() == 3;
       ml.max_size = ml.is_vector ? dims[2] : 1;
-      need(raw.back().size(), C * R * ml.max_size, "/replicates/" + name);
-      ml.description = read_attr_string(reps.openDataSet(name), "description");
+      if (dims.size() < 2 || dims[0] != C || dims[1] != R) throw damaged("/replicates/" + name + " has the wrong shape");
+      ml.description = read_attr_string(ds, "description");
       if (ml.is_vector) {
         for (auto s : read_dataset<std::int64_t>(sizes, name)) {
           if (s < 0 || static_cast<std::size_t>(s) > ml.max_size)
@@ -871,17 +877,21 @@ StudyResults read_results(const std::filesystem::path& path) {
       cr.values.assign(R * cr.width, kNaN);
       cr.done.assign(done.begin() + c * R, done.begin() + (c + 1) * R);
       cr.wall_seconds = wall[c];
-      std::size_t off = 0;
-      for (std::size_t m = 0; m < r.metrics.size(); ++m) {
-        const auto& ml = r.metrics[m];
+      r.cell_results.push_back(std::move(cr));
+    }
+    for (std::size_t m = 0; m < r.metrics.size(); ++m) {
+      const auto& ml = r.metrics[m];
+      const std::vector<double> raw = read_dataset<double>(reps, ml.name);
+      need(raw.size(), C * R * ml.max_size, "/replicates/" + ml.name);
+      for (std::size_t c = 0; c < C; ++c) {
+        auto& cr = r.cell_results[c];
+        const std::size_t off = r.offset(c, m);
         for (std::size_t i = 0; i < R; ++i) {
           for (std::size_t k = 0; k < ml.sizes[c]; ++k) {
-            cr.values[i * cr.width + off + k] = raw[m][(c * R + i) * ml.max_size + k];
+            cr.values[i * cr.width + off + k] = raw[(c * R + i) * ml.max_size + k];
           }
         }
-        off += ml.sizes[c];
       }
-      r.cell_results.push_back(std::move(cr));
     }
     r.calibration.assign(C, {});
     if (file.nameExists("calibration")) {

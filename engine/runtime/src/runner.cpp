@@ -448,8 +448,9 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
       for (const auto& spec : m) values += static_cast<double>(spec.size) * static_cast<double>(study.replicates);
     const double bytes = 8.0 * values;
     const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-    if (ram > 0 && 2.5 * bytes > ram) {
-      throw std::invalid_argument(fmt::format("the results need about {:.1f} GB in memory (2.5x that while writing) but "
+    if (ram > 0 && 3.0 * bytes > ram) {
+      throw std::invalid_argument(fmt::format("the results need about {:.1f} GB in memory (3x that while writing and "
+                                              "verifying the file) but "
                                               "this machine has {:.1f} GB; use fewer replicates or cells per file",
                                               bytes / 1e9, ram / 1e9));
     }
