@@ -92,11 +92,13 @@ pid_t dead_pid() {
 
 TEST_CASE("config: repeated values of an axis are an error naming the parameter (0 and -0.0, 1 and 1.0)",
           "[engine][config][reliability]") {
-  CHECK_THAT(config_error(kHead + "grid:\n  lower: [0, -0.0]\n  n: [10]\n"),
-             Contains("study.yaml:5: grid.lower[1]: '-0.0' repeats grid.lower[0] ('0'): both are the value 0 of lower"));
+  CHECK_THAT(
+      config_error(kHead + "grid:\n  lower: [0, -0.0]\n  n: [10]\n"),
+      Contains("study.yaml:5: grid.lower[1]: '-0.0' repeats grid.lower[0] ('0'): both are the value 0 of lower"));
   CHECK_THAT(config_error(kHead + "grid:\n  n: [10, 10.0]\n"),
              Contains("grid.n[1]: '10.0' repeats grid.n[0] ('10'): both are the value 10 of n"));
-  CHECK_THAT(config_error(kHead + "grid:\n  epsilon: [1, 2, 1.0]\n"), Contains("grid.epsilon[2]: '1.0' repeats grid.epsilon[0] ('1')"));
+  CHECK_THAT(config_error(kHead + "grid:\n  epsilon: [1, 2, 1.0]\n"),
+             Contains("grid.epsilon[2]: '1.0' repeats grid.epsilon[0] ('1')"));
   CHECK_THAT(config_error(kHead + "grid:\n  mechanism: [laplace, laplace]\n"), Contains("grid.mechanism[1]"));
   CHECK_THAT(config_error(kHead + "grid:\n  epsilon: {from: 1, to: 1, count: 3}\n"), Contains("twice"));
   // zipped lists may repeat a value, not a whole row

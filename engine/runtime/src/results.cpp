@@ -444,9 +444,8 @@ void fix_superblock_checksum(std::vector<char>& image, std::size_t at) {
 /// Write `head` then `bytes` to `tmp` (created), fsync it, call `verify`, and rename it over
 /// `path`. On any failure the temporary file is removed and the message names `path` and the
 /// reason (errno).
-void write_file_atomically(const std::filesystem::path& path, const std::filesystem::path& tmp,
-                           const std::string& head, const std::vector<char>& bytes,
-                           const std::function<void()>& verify) {
+void write_file_atomically(const std::filesystem::path& path, const std::filesystem::path& tmp, const std::string& head,
+                           const std::vector<char>& bytes, const std::function<void()>& verify) {
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     throw std::runtime_error(fmt::format("{}: cannot write the results file: cannot create {}: {}", path.string(),
@@ -857,7 +856,8 @@ StudyResults read_results(const std::filesystem::path& path) {
       if (!dims.empty()) space.getSimpleExtentDims(dims.data());
       ml.is_vector = dims.size() == 3;
       ml.max_size = ml.is_vector ? dims[2] : 1;
-      if (dims.size() < 2 || dims[0] != C || dims[1] != R) throw damaged("/replicates/" + name + " has the wrong shape");
+      if (dims.size() < 2 || dims[0] != C || dims[1] != R)
+        throw damaged("/replicates/" + name + " has the wrong shape");
       ml.description = read_attr_string(ds, "description");
       if (ml.is_vector) {
         for (auto s : read_dataset<std::int64_t>(sizes, name)) {

@@ -449,10 +449,11 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
     const double bytes = 8.0 * values;
     const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
     if (ram > 0 && 3.0 * bytes > ram) {
-      throw std::invalid_argument(fmt::format("the results need about {:.1f} GB in memory (3x that while writing and "
-                                              "verifying the file) but "
-                                              "this machine has {:.1f} GB; use fewer replicates or cells per file",
-                                              bytes / 1e9, ram / 1e9));
+      throw std::invalid_argument(
+          fmt::format("the results need about {:.1f} GB in memory (3x that while writing and "
+                      "verifying the file) but "
+                      "this machine has {:.1f} GB; use fewer replicates or cells per file",
+                      bytes / 1e9, ram / 1e9));
     }
   }
   StudyResults r = empty_results(study);
