@@ -16,6 +16,7 @@
 #include <fstream>
 #include <limits>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "dpmu/experiments/data_files.hpp"
@@ -156,13 +157,37 @@ ParsedDesign parse_design(const DesignOptions& o) {
 
 RescaledDesign load_design(const DesignOptions& o) {
   const ParsedDesign d = parse_design(o);
-  const auto table = runtime::read_csv(o.data_file, d.raw_columns);
-  const std::size_t n = table.rows();
+  const auto table = read_csv_cached(o.data_file, d.raw_columns);
+  const std::size_t n = table->rows();
   const auto p = static_cast<Eigen::Index>(d.predictors.size());
   Eigen::MatrixXd raw(static_cast<Eigen::Index>(n), p + 1);
-  auto lookup = [&](const std::string& name) -> const std::vector<double>& { return table.column(name); };
+  auto lookup = [&](const std::string& name) -> const std::vector<double>& { return table->column(name); };
   for (Eigen::Index j = 0; j < p; ++j) raw.col(j) = d.predictors[static_cast<std::size_t>(j)].expression.evaluate(lookup, n);
   raw.col(p) = d.response.evaluate(lookup, n);
+  // Data problems that would fail every run, named by the config key that causes them.
+  auto constant = [&](Eigen::Index j) { return n > 0 && (raw.col(j).array() == raw(0, j)).all(); };
+  auto number = [](double x) {
+    std::ostringstream s;
+    s << x;
+    return s.str();
+  };
+  if (constant(p)) {
+    throw std::invalid_argument("response: '" + d.response.text() + "' is constant in " + o.data_file +
+                                " (every row is " + number(raw(0, p)) + "): there is nothing to explain");
+  }
+  for (Eigen::Index j = 0; j < p; ++j) {
+    const auto& c = d.predictors[static_cast<std::size_t>(j)];
+    if (raw.col(j) == raw.col(p)) {
+      throw std::invalid_argument("predictors: '" + c.name + "' (" + c.expression.text() + ") equals the response ('" +
+                                  d.response.text() + "') in " + o.data_file +
+                                  ": the response cannot be one of the predictors");
+    }
+    if (constant(j)) {
+      throw std::invalid_argument("predictors: '" + c.name + "' (" + c.expression.text() + ") is constant in " +
+                                  o.data_file + " (every row is " + number(raw(0, j)) +
+                                  "): a constant predictor carries no information and cannot be rescaled; remove it");
+    }
+  }
   permute_columns(raw, d.permuted, o.joint_permutation, o.permutation_seed);
   RescaledDesign out = rescale_columns(raw, o.rescale, d.bounds);
   for (const auto& c : d.predictors) out.names.push_back(c.name);
@@ -178,7 +203,7 @@ constexpr const char* kDefaultPredictors =
 
 DesignOptions design_options(const Cell& cell, bool resolve) {
   DesignOptions o;
-  o.data_file = resolve ? resolve_data_file(cell.get_string("data_file")) : cell.get_string("data_file");
+  o.data_file = resolve ? resolve_data_file(cell, cell.get_string("data_file")) : cell.get_string("data_file");
   o.response = cell.get_string("response");
   o.predictors = cell.get_string("predictors");
   o.permuted = split_list(cell.get_string("permute"));
@@ -266,7 +291,8 @@ class CpsBma final : public runtime::Experiment {
     return {
         {.name = "data_file", .type = ParameterType::string, .data_factor = true,
          .default_value = std::string("experiments/data/cps09mar.csv"),
-         .description = "CSV with a header row (relative: working directory, then source tree)"},
+         .description = "CSV with a header row (relative: the config's folder, then the source tree)",
+         .path = true},
         {.name = "response", .type = ParameterType::string, .data_factor = true,
          .default_value = std::string("earnings"), .description = "expression for the response (column_design.hpp)"},
         {.name = "predictors", .type = ParameterType::string, .data_factor = true,
@@ -347,6 +373,12 @@ class CpsBma final : public runtime::Experiment {
       throw std::invalid_argument("public_bounds: only used with rescale: public_bounds");
     }
   }
+
+  std::vector<runtime::DataFile> data_files(const Cell& cell) const override {
+    return {data_file(cell, "data_file", cell.get_string("data_file"))};
+  }
+
+  void check_data(const Cell& cell) const override { load_design(design_options(cell, true)); }
 
   std::vector<MetricSpec> metrics(const Cell& cell) const override {
     const auto p = parse_design_spec(cell.get_string("predictors")).size();

@@ -200,6 +200,75 @@ void write_release(const TestSetup& s, const Cell& cell, const std::vector<doubl
   }
 }
 
+/// The fixed data set of a DP test: [1, common] (intercept first), tested, response.
+struct RealDataSet {
+  Eigen::MatrixXd common, tested;
+  Eigen::VectorXd response;
+  std::vector<std::string> column_names;  ///< "(intercept)", common, tested
+};
+
+/// Load a cell's data set and check what would make every replicate fail, naming the config key:
+/// the response among the predictors, a column named twice, a constant column (collinear with the
+/// intercept), a constant response. Missing columns and non-numeric or NaN values are read_csv's
+/// errors (naming the file, line and column).
+RealDataSet load_real_data_set(const Cell& cell) {
+  const auto common = split_columns(cell.get_string("common"));
+  const auto tested = split_columns(cell.get_string("tested"));
+  const std::string response = cell.get_string("response");
+  std::vector<std::string> wanted = common;
+  wanted.insert(wanted.end(), tested.begin(), tested.end());
+  for (const auto& [key, names] : {std::pair{"common", &common}, std::pair{"tested", &tested}}) {
+    for (const auto& c : *names) {
+      if (c == response) {
+        throw std::invalid_argument(std::string(key) + ": '" + c +
+                                    "' is the response; the response cannot be a predictor");
+      }
+    }
+  }
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (wanted[i] == wanted[j]) {
+        throw std::invalid_argument(std::string(i < common.size() ? "common" : "tested") + ": column '" + wanted[i] +
+                                    "' is listed twice (common and tested must name distinct columns)");
+      }
+    }
+  }
+  wanted.push_back(response);
+  std::shared_ptr<const runtime::DataTable> table;
+  try {
+    table = read_csv_cached(resolve_data_file(cell, cell.get_string("data_file")), wanted);
+  } catch (const std::invalid_argument& e) {
+    // A missing column is reported at the key that names it; anything else at data_file.
+    const std::string what = e.what();
+    for (const auto& [key, names] : {std::pair{"common", &common}, std::pair{"tested", &tested}}) {
+      for (const auto& c : *names) {
+        if (what.find("no column '" + c + "'") != std::string::npos)
+          throw std::invalid_argument(std::string(key) + ": " + what);
+      }
+    }
+    if (what.find("no column '" + response + "'") != std::string::npos)
+      throw std::invalid_argument("response: " + what);
+    throw std::invalid_argument(what.rfind("data_file: ", 0) == 0 ? what : "data_file: " + what);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(std::string("data_file: ") + e.what());
+  }
+  for (const auto& c : common) check_not_constant(*table, c, "common", "it is collinear with the intercept; remove it");
+  for (const auto& c : tested) check_not_constant(*table, c, "tested", "it is collinear with the intercept; remove it");
+  check_not_constant(*table, response, "response", "there is nothing to explain");
+  RealDataSet d;
+  const auto n = static_cast<Eigen::Index>(table->rows());
+  d.common.resize(n, static_cast<Eigen::Index>(common.size() + 1));
+  d.common.col(0).setOnes();
+  d.common.rightCols(static_cast<Eigen::Index>(common.size())) = table->matrix(common);
+  d.tested = table->matrix(tested);
+  const auto& y = table->column(response);
+  d.response = Eigen::Map<const Eigen::VectorXd>(y.data(), n);
+  d.column_names.push_back("(intercept)");
+  d.column_names.insert(d.column_names.end(), common.begin(), common.end());
+  d.column_names.insert(d.column_names.end(), tested.begin(), tested.end());
+  return d;
+}
+
 /// A DP test on a fixed CSV data set.
 class DpTestRealData final : public runtime::Experiment {
  public:
@@ -215,7 +284,9 @@ class DpTestRealData final : public runtime::Experiment {
     ps.push_back({.name = "test", .type = ParameterType::string, .default_value = std::string("test"),
                   .description = "label of the test in outputs and plots (e.g. H1, H2)"});
     ps.push_back({.name = "data_file", .type = ParameterType::string, .data_factor = true,
-                  .default_value = std::string("experiments/data/hsb2.csv"), .description = "CSV with a header row"});
+                  .default_value = std::string("experiments/data/hsb2.csv"),
+                  .description = "CSV with a header row (relative: the config's folder, then the source tree)",
+                  .path = true});
     ps.push_back({.name = "response", .type = ParameterType::string, .data_factor = true,
                   .default_value = std::string("math"), .description = "response column"});
     ps.push_back({.name = "common", .type = ParameterType::string, .data_factor = true, .default_value = common_,
@@ -230,24 +301,42 @@ class DpTestRealData final : public runtime::Experiment {
     if (split_columns(cell.get_string("tested")).empty()) throw std::invalid_argument("tested: name at least one column");
   }
 
+  std::vector<runtime::DataFile> data_files(const Cell& cell) const override {
+    return {data_file(cell, "data_file", cell.get_string("data_file"))};
+  }
+
+  void check_data(const Cell& cell) const override {
+    const RealDataSet d = load_real_data_set(cell);
+    const auto n = static_cast<std::size_t>(d.response.size());
+    const int p = static_cast<int>(d.tested.cols()), p0 = static_cast<int>(d.common.cols());
+    // core messages start with the function's name; the user needs the config key and the data
+    auto without_function = [](const std::string& what, const std::string& fn) {
+      return what.rfind(fn + ": ", 0) == 0 ? what.substr(fn.size() + 2) : what;
+    };
+    try {
+      core::check_num_subsets(n, static_cast<std::size_t>(cell.get_int("num_subsets")), p, p0);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument("num_subsets: " + without_function(e.what(), "check_num_subsets") + " (" +
+                                  cell.get_string("data_file") + " has " + std::to_string(n) + " rows)");
+    }
+    try {  // rank of [1, common, tested] and a response that is not constant given the common predictors
+      core::fit_nested_models(d.common, d.tested, d.response, d.column_names);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("tested: the data in " + cell.get_string("data_file") +
+                                  " cannot be analysed: " + without_function(e.what(), "fit_nested_models"));
+    }
+  }
+
   std::vector<MetricSpec> metrics(const Cell&) const override { return test_metrics(); }
 
   std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& calibration) const override {
     auto s = std::make_shared<TestSetup>();
-    const auto common = split_columns(cell.get_string("common"));
-    const auto tested = split_columns(cell.get_string("tested"));
-    std::vector<std::string> wanted = common;
-    wanted.insert(wanted.end(), tested.begin(), tested.end());
-    wanted.push_back(cell.get_string("response"));
-    const auto table = runtime::read_csv(resolve_data_file(cell.get_string("data_file")), wanted);
-    const auto n = static_cast<Eigen::Index>(table.rows());
-    s->common.resize(n, static_cast<Eigen::Index>(common.size() + 1));
-    s->common.col(0).setOnes();
-    s->common.rightCols(static_cast<Eigen::Index>(common.size())) = table.matrix(common);
-    s->tested = table.matrix(tested);
-    const auto& y = table.column(cell.get_string("response"));
-    s->response = Eigen::Map<const Eigen::VectorXd>(y.data(), n);
-    const int p = static_cast<int>(tested.size()), p0 = static_cast<int>(common.size() + 1);
+    RealDataSet d = load_real_data_set(cell);
+    s->common = std::move(d.common);
+    s->tested = std::move(d.tested);
+    s->response = std::move(d.response);
+    const auto n = s->response.size();
+    const int p = static_cast<int>(s->tested.cols()), p0 = static_cast<int>(s->common.cols());
     prepare_test(*s, cell, static_cast<std::size_t>(n), p, p0, calibration);
     const auto fit = core::fit_nested_models(s->common, s->tested, s->response);
     s->non_private_log_statistic = core::subset_statistic(s->prior, fit.log_one_minus_r_squared,

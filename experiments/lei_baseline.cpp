@@ -257,19 +257,44 @@ struct RealDataSetup {
   int d = 0;
 };
 
-/// Predictors (names, matrix) and response of a named data set, standardised (non-private
+/// The file a cell reads: data_file, or experiments/data/<data_set>.csv when it is empty.
+std::string real_data_path(const Cell& cell) {
+  const std::string& file = cell.get_string("data_file");
+  return file.empty() ? "experiments/data/" + cell.get_string("data_set") + ".csv" : file;
+}
+
+/// The columns of a data set, read (columns missing, non-numeric or NaN values are read_csv's
+/// errors) and checked: a constant column would make its standardisation divide by zero.
+std::shared_ptr<const runtime::DataTable> read_real_data(const Cell& cell, const std::vector<std::string>& cols) {
+  std::shared_ptr<const runtime::DataTable> t;
+  try {
+    t = read_csv_cached(resolve_data_file(cell, real_data_path(cell)), cols);
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw std::invalid_argument(what.rfind("data_file: ", 0) == 0 ? what : "data_file: " + what);
+  }
+  for (const auto& c : cols) {
+    check_not_constant(*t, c, "data_file", "it cannot be standardised (data_set " + cell.get_string("data_set") + ")");
+  }
+  return t;
+}
+
+/// Predictors (names, matrix) and response of a cell's data set, standardised (non-private
 /// preprocessing, as LCSSF's "standardized" data; docs/lcssf.md).
-void load_real_data(const std::string& data_set, const std::string& file, Eigen::MatrixXd& x, Eigen::VectorXd& y) {
+void load_real_data(const Cell& cell, Eigen::MatrixXd& x, Eigen::VectorXd& y) {
+  const std::string& data_set = cell.get_string("data_set");
   if (data_set == "prostate") {
     const std::vector<std::string> cols{"lcavol", "lweight", "age", "lbph", "svi", "lcp", "gleason", "pgg45", "lpsa"};
-    const auto t = runtime::read_csv(resolve_data_file(file.empty() ? "experiments/data/prostate.csv" : file), cols);
+    const auto table = read_real_data(cell, cols);
+    const auto& t = *table;
     const std::vector<std::string> preds(cols.begin(), cols.end() - 1);
     x = t.matrix(preds);
     const auto& v = t.column("lpsa");
     y = Eigen::Map<const Eigen::VectorXd>(v.data(), static_cast<Eigen::Index>(v.size()));
   } else {  // cps09mar: PB §5.2.2 design from the 2009 stand-in (experiments/data/cps09mar.README.md)
     const std::vector<std::string> cols{"age", "female", "education", "earnings", "race", "marital"};
-    const auto t = runtime::read_csv(resolve_data_file(file.empty() ? "experiments/data/cps09mar.csv" : file), cols);
+    const auto table = read_real_data(cell, cols);
+    const auto& t = *table;
     const auto n = static_cast<Eigen::Index>(t.rows());
     x.resize(n, 6);
     y.resize(n);
@@ -297,8 +322,13 @@ class LeiRealData final : public runtime::Experiment {
     ps.push_back({.name = "data_set", .type = ParameterType::string, .data_factor = true,
                   .default_value = std::string("prostate"), .allowed = {"prostate", "cps09mar"},
                   .description = "prostate (lpsa on 8 predictors) or cps09mar (earnings on PB's 6 terms)"});
-    ps.push_back({.name = "data_file", .type = ParameterType::string, .data_factor = true,
-                  .default_value = std::string(""), .description = "CSV path (empty: experiments/data/<data_set>.csv)"});
+    ps.push_back({.name = "data_file",
+                  .type = ParameterType::string,
+                  .data_factor = true,
+                  .default_value = std::string(""),
+                  .description = "CSV path (empty: experiments/data/<data_set>.csv; relative: the config's folder, "
+                                 "then the source tree)",
+                  .path = true});
     ps.push_back({.name = "penalty", .type = ParameterType::real, .min = 0.0, .description = "phi >= 0"});
     ps.push_back({.name = "data_bound", .type = ParameterType::real, .min = 0.0, .min_inclusive = false,
                   .description = "public r on the standardised scale (values beyond are clamped and counted)"});
@@ -315,10 +345,20 @@ class LeiRealData final : public runtime::Experiment {
             {.name = "model_size", .description = "size of the selected model"}};
   }
 
+  std::vector<runtime::DataFile> data_files(const Cell& cell) const override {
+    return {data_file(cell, "data_file", real_data_path(cell))};
+  }
+
+  void check_data(const Cell& cell) const override {
+    Eigen::MatrixXd x;
+    Eigen::VectorXd y;
+    load_real_data(cell, x, y);
+  }
+
   std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream&) const override {
     Eigen::MatrixXd x;
     Eigen::VectorXd y;
-    load_real_data(cell.get_string("data_set"), cell.get_string("data_file"), x, y);
+    load_real_data(cell, x, y);
     auto s = std::make_shared<RealDataSetup>();
     const core::LcssfSettings st = settings_of(cell, cell.get_double("data_bound"), cell.get_double("penalty"));
     s->prep = core::lcssf_prepare("lei_real_data", x, y, st, cell.get_double("epsilon"),

@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results, save_figure  # noqa: E402
+from dpmu_h5 import Results, check_results_file, figure_note, save_figure  # noqa: E402
 
 SSP = [("ssp_laplace_hpm", "SSP Laplace HPM"), ("ssp_laplace_mpm", "SSP Laplace MPM"),
        ("ssp_laplace_thresholded_hpm", "SSP Laplace thr. HPM"), ("ssp_laplace_thresholded_mpm", "SSP Laplace thr. MPM"),
@@ -93,8 +93,10 @@ def main():
     parser.add_argument("--table", action="store_true", help="print the numbers as a markdown table")
     args = parser.parse_args()
     for path in args.results:
-        for p in plot_file(path, args.out):
-            print(p)
+        res = check_results_file(path)
+        with figure_note(res.incomplete_note()):
+            for p in plot_file(path, args.out):
+                print(p)
         if args.table:
             for r in table(path):
                 print(f"| {r[0]:g} | {r[1]} | {r[2]} | {r[3]:.3f} ± {r[4]:.3f} |")

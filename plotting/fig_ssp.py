@@ -17,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from dpmu_h5 import Results, check_results_file, save_figure  # noqa: E402
+from dpmu_h5 import Results, check_results_file, figure_note, save_figure  # noqa: E402
 
 METHODS = [  # (mechanism code, thresholded, label, colour)
     (0, 0, "G (not DP)", "black"),
@@ -245,8 +245,9 @@ def main():
             print("\n".join(check_claims(path, args.claims)))
         return
     for path in args.results:
-        for written in plot_file(path, args.out):
-            print(written)
+        with figure_note(Results(path).incomplete_note()):
+            for written in plot_file(path, args.out):
+                print(written)
 
 
 if __name__ == "__main__":

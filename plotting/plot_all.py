@@ -2,7 +2,10 @@
 
 Usage: /usr/bin/python3 plotting/plot_all.py [RESULTS_DIR] [--out FIGURES_DIR]
 Each ``*.h5`` in RESULTS_DIR is dispatched on its ``experiment`` attribute; files of other
-experiments are skipped with a note. Exit code 1 if a figure fails.
+experiments (or not dpmu results files) are skipped with a note. Figures of an incomplete file
+(a stopped run) are stamped "INCOMPLETE" with the number of replicates done.
+Exit codes: 0 done; 1 a figure failed or a results file is damaged; 2 RESULTS_DIR is missing or
+holds no ``*.h5`` file.
 """
 import argparse
 import glob
@@ -17,7 +20,7 @@ import fig_lei_simulation  # noqa: E402
 import fig_selection_head_to_head  # noqa: E402
 import fig_ssp  # noqa: E402
 import fig_type1  # noqa: E402
-from dpmu_h5 import Results  # noqa: E402
+from dpmu_h5 import DamagedFile, Results, figure_note  # noqa: E402
 
 PLOTTERS = {
     "hsb_posterior": fig_hsb.plot_file,
@@ -36,20 +39,35 @@ def main():
     parser.add_argument("--out", default=None, help="figures folder (default RESULTS_DIR/figures)")
     args = parser.parse_args()
     out = args.out or os.path.join(args.results_dir, "figures")
+    if not os.path.isdir(args.results_dir):
+        print(f"error: {args.results_dir}: no such folder (give the folder of the results files)", file=sys.stderr)
+        return 2
+    paths = sorted(glob.glob(os.path.join(args.results_dir, "*.h5")))
+    if not paths:
+        print(f"error: {args.results_dir}: no results files (*.h5) to plot", file=sys.stderr)
+        return 2
     failures = 0
-    for path in sorted(glob.glob(os.path.join(args.results_dir, "*.h5"))):
+    for path in paths:
         try:
-            experiment = Results(path).experiment
+            res = Results(path)
+        except DamagedFile as exc:
+            failures += 1
+            print(f"FAILED {exc}", file=sys.stderr)
+            continue
         except Exception as exc:  # not a dpmu file, or a newer schema
             print(f"skip {path}: {exc}")
             continue
-        plotter = PLOTTERS.get(experiment)
+        plotter = PLOTTERS.get(res.experiment)
         if plotter is None:
-            print(f"skip {path}: no figure for experiment {experiment}")
+            print(f"skip {path}: no figure for experiment {res.experiment}")
             continue
+        note = res.incomplete_note()
+        if note:
+            print(f"warning: {path}: {note}", file=sys.stderr)
         try:
-            for written in plotter(path, out):
-                print(written)
+            with figure_note(note):
+                for written in plotter(path, out):
+                    print(written + (" (incomplete)" if note else ""))
         except Exception as exc:
             failures += 1
             print(f"FAILED {path}: {exc}", file=sys.stderr)

@@ -19,7 +19,7 @@ void add_plan_test_command(CLI::App& app);
 /// `dpmu replay CONFIG --cell C --replicate R`: recompute one replicate.
 void add_run_command(CLI::App& app);
 
-/// `dpmu merge`, `dpmu summarize`, `dpmu compare`: results files.
+/// `dpmu merge`, `dpmu summarize`, `dpmu compare`, `dpmu errors`: results files.
 void add_results_commands(CLI::App& app);
 
 /// `dpmu bma`: DP Bayesian model averaging by sufficient-statistic perturbation (paper §5).
@@ -39,5 +39,10 @@ void check_new_output_file(const std::string& option, const std::string& path, c
 
 /// `dpmu ledger FILE`: privacy loss recorded in a privacy-budget ledger, per data set (basic composition).
 void add_ledger_command(CLI::App& app);
+
+/// What the running command is doing, e.g. "reading the results file a.h5", for main()'s
+/// "out of memory while ..." message. Set by the commands as they go; empty: the command's name.
+void set_activity(std::string what);
+const std::string& activity();
 
 }  // namespace dpmu::cli

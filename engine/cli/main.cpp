@@ -1,7 +1,11 @@
 // dpmu: differentially private methods for model uncertainty in linear regression.
 #include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <new>
 
 #include "commands.hpp"
 #include "dpmu/experiments/registry.hpp"
@@ -13,7 +17,37 @@
 #define DPMU_GIT_SHA "unknown"
 #endif
 
+namespace {
+/// std::terminate (an exception escaping a thread or a destructor) still says what happened: an
+/// allocation failure is reported like every other out-of-memory (exit 2); anything else is a bug.
+[[noreturn]] void on_terminate() {
+  std::string what = "unknown";
+  bool out_of_memory = false;
+  if (const auto e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::bad_alloc&) {
+      out_of_memory = true;
+    } catch (const std::exception& x) {
+      what = x.what();
+    } catch (...) {
+    }
+  }
+  const std::string& doing = dpmu::cli::activity();
+  if (out_of_memory) {
+    std::fprintf(stderr, "dpmu: error: out of memory while %s; free memory or raise the limit (ulimit -v)\n",
+                 doing.empty() ? "running" : doing.c_str());
+    std::_Exit(2);
+  }
+  std::fprintf(stderr, "dpmu: internal error (%s) while %s%s\n", what.c_str(),
+               doing.empty() ? "running" : doing.c_str(),
+               " (under a memory limit, ulimit -v, this can be a failed allocation)");
+  std::abort();
+}
+}  // namespace
+
 int main(int argc, char** argv) {
+  std::set_terminate(on_terminate);
   CLI::App app{"dpmu " DPMU_VERSION
                ": differentially private methods for managing model uncertainty in linear regression\n"
                "(Peña & Barrientos, JMLR 25, 2024; Lei et al., JRSS A 2018)"};
@@ -30,8 +64,21 @@ int main(int argc, char** argv) {
   dpmu::cli::add_bma_command(app, *audit);
   dpmu::cli::add_ledger_command(app);
   dpmu::experiments::register_builtin_experiments();
+  // A file-size limit (ulimit -f) must make write(2) fail with EFBIG, which every writer reports
+  // naming the file, instead of killing the process with SIGXFSZ mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   try {
     app.parse(argc, argv);
+  } catch (const std::bad_alloc&) {
+    // Every command: a clear message and exit 2, never "terminate called after throwing std::bad_alloc".
+    std::string what = dpmu::cli::activity();
+    if (what.empty()) {
+      what = "running dpmu";
+      for (const auto* sub : app.get_subcommands()) what += " " + sub->get_name();
+    }
+    std::cerr << "dpmu: error: out of memory while " << what
+              << "; free memory, raise the limit (ulimit -v) or use a machine with more memory\n";
+    return 2;
   } catch (const CLI::RuntimeError& e) {
     return app.exit(e);  // a command's own exit code (1 differences/failed cells, 3 stopped early)
   } catch (const CLI::ParseError& e) {

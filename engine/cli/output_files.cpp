@@ -8,6 +8,16 @@
 
 namespace dpmu::cli {
 
+namespace {
+std::string& activity_text() {
+  static std::string text;
+  return text;
+}
+}  // namespace
+
+void set_activity(std::string what) { activity_text() = std::move(what); }
+const std::string& activity() { return activity_text(); }
+
 const CLI::Validator& unsigned_integer() {
   static const CLI::Validator v(
       [](std::string& s) -> std::string {

@@ -1,7 +1,9 @@
 // `dpmu merge`, `dpmu summarize`, `dpmu compare`: work on results files (HDF5).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -27,8 +29,28 @@ nlohmann::ordered_json summary_json(const runtime::Summary& s) {
 
 std::string num(double x) { return std::isnan(x) ? "nan" : fmt::format("{:.6g}", x); }
 
+/// A message as one printable line: control characters become \xNN (a CSV's stray bytes or a
+/// newline in an exception message must not garble the table).
+std::string printable(const std::string& text) {
+  std::string out;
+  for (unsigned char ch : text) {
+    if (ch < 0x20 || ch == 0x7f) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned>(ch));
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out;
+}
+
+runtime::StudyResults read(const std::string& path) {
+  set_activity("reading the results file " + path);
+  return runtime::read_results(path);
+}
+
 void summarize(const std::string& path, const std::string& format) {
-  const runtime::StudyResults r = runtime::read_results(path);
+  const runtime::StudyResults r = read(path);
+  set_activity("summarizing " + path);
   if (!r.info.complete) {
     std::cerr << fmt::format("dpmu: note: {} is incomplete; each summary uses the replicates done so far (\"n\")\n",
                              path);
@@ -71,10 +93,19 @@ void summarize(const std::string& path, const std::string& format) {
   }
 }
 
-int compare(const std::string& a, const std::string& b, double z) {
+int compare(const std::string& a, const std::string& b, double z, bool allow_incomplete) {
   if (!(z > 0)) throw std::invalid_argument("--z must be > 0");
-  const auto ra = runtime::read_results(a);
-  const auto rb = runtime::read_results(b);
+  const auto ra = read(a);
+  const auto rb = read(b);
+  set_activity("comparing " + a + " and " + b);
+  if (const std::string why = runtime::comparison_obstacle(ra, a, rb, b, allow_incomplete); !why.empty()) {
+    throw std::invalid_argument("compare: cannot compare " + a + " and " + b + ": " + why);
+  }
+  if (const std::string why =
+          runtime::data_files_difference(ra.info.data_files, rb.info.data_files, "in " + a, "in " + b);
+      !why.empty()) {
+    std::cout << "note: the files were computed from different data: " << why << "\n";
+  }
   for (const auto& [path, r] : {std::pair{a, &ra}, std::pair{b, &rb}}) {
     if (!r->info.complete) {
       std::cout << fmt::format(
@@ -110,6 +141,67 @@ int compare(const std::string& a, const std::string& b, double z) {
   return 1;
 }
 
+void errors(const std::string& path, const std::string& format, std::size_t limit) {
+  const runtime::StudyResults r = read(path);
+  set_activity("listing the errors of " + path);
+  std::map<std::string, std::size_t> by_message;  // "stage: message" -> replicates
+  for (const auto& e : r.errors) ++by_message[e.stage + ": " + e.message];
+  std::int64_t done = 0;
+  for (std::size_t c = 0; c < r.cells.size(); ++c) done += r.n_done(c);
+  if (format == "json") {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& e : r.errors) {
+      list.push_back({{"cell", e.cell},
+                      {"cell_id", fmt::format("{:016x}", r.cells[e.cell].cell_id())},
+                      {"key", r.cells[e.cell].key()},
+                      {"replicate", e.replicate},
+                      {"stage", e.stage},
+                      {"message", e.message}});
+    }
+    nlohmann::ordered_json cells = nlohmann::ordered_json::array();
+    for (std::size_t c = 0; c < r.cells.size(); ++c) {
+      if (r.n_failed(c) == 0) continue;
+      cells.push_back({{"cell", c},
+                       {"key", r.cells[c].key()},
+                       {"replicates_done", r.n_done(c)},
+                       {"replicates_failed", r.n_failed(c)},
+                       {"failed", r.cell_failed(c)}});
+    }
+    nlohmann::ordered_json j = {
+        {"file", path},   {"complete", r.info.complete}, {"replicates_done", done}, {"errors", r.errors.size()},
+        {"cells", cells}, {"error_list", list}};
+    std::cout << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    return;
+  }
+  std::cout << fmt::format(
+      "{}: {} failed replicate record(s) in {} of {} cells ({} replicates done{})\n", path, r.errors.size(),
+      std::count_if(
+          r.cells.begin(), r.cells.end(),
+          [&](const runtime::Cell& cell) { return r.n_failed(static_cast<std::size_t>(&cell - r.cells.data())) > 0; }),
+      r.cells.size(), done, r.info.complete ? "" : "; the file is incomplete");
+  if (r.errors.empty()) return;
+  std::cout << "\nper cell:\n";
+  for (std::size_t c = 0; c < r.cells.size(); ++c) {
+    if (r.n_failed(c) == 0) continue;
+    std::cout << fmt::format("  cell {:>4}  {} of {} replicates failed{}  {}\n", c, r.n_failed(c), r.n_done(c),
+                             r.cell_failed(c) ? " (above max_failure_fraction: failed cell)" : "",
+                             printable(r.cells[c].key()));
+  }
+  std::cout << "\nper message:\n";
+  for (const auto& [message, n] : by_message) std::cout << fmt::format("  {:>8} x  {}\n", n, printable(message));
+  std::cout << fmt::format("\n{:>5}  {:>9}  {:<9}  {}\n", "cell", "replicate", "stage", "message");
+  std::size_t shown = 0;
+  for (const auto& e : r.errors) {
+    if (limit > 0 && shown == limit) {
+      std::cout << fmt::format("... and {} more (--limit 0 lists all, --format json gives every field)\n",
+                               r.errors.size() - shown);
+      break;
+    }
+    std::cout << fmt::format("{:>5}  {:>9}  {:<9}  {}\n", e.cell, e.replicate, e.stage, printable(e.message));
+    ++shown;
+  }
+}
+
 }  // namespace
 
 void add_results_commands(CLI::App& app) {
@@ -123,6 +215,7 @@ void add_results_commands(CLI::App& app) {
       if (std::filesystem::exists(*out))
         throw std::invalid_argument(fmt::format("merge: {} exists; choose another name", *out));
       std::vector<std::filesystem::path> paths(shards->begin(), shards->end());
+      set_activity("merging " + std::to_string(paths.size()) + " shard files into " + *out);
       runtime::merge_results(*out, paths);
     });
   }
@@ -138,16 +231,30 @@ void add_results_commands(CLI::App& app) {
     auto a = std::make_shared<std::string>();
     auto b = std::make_shared<std::string>();
     auto z = std::make_shared<double>(4.0);
+    auto allow_incomplete = std::make_shared<bool>(false);
     auto* cmd = app.add_subcommand(
         "compare",
-        "Flag cell/metric means that differ by more than z combined Monte Carlo standard errors (exit 1 if any)");
+        "Flag cell/metric means that differ by more than z combined Monte Carlo standard errors (exit 1 if any; "
+        "exit 2 if the files cannot be compared)");
     cmd->add_option("a", *a, "first results file")->required()->check(CLI::ExistingFile);
     cmd->add_option("b", *b, "second results file")->required()->check(CLI::ExistingFile);
     cmd->add_option("--z", *z, "z-score threshold (default 4)");
-    cmd->callback([a, b, z] {
-      const int code = compare(*a, *b, *z);
+    cmd->add_flag("--allow-incomplete", *allow_incomplete,
+                  "compare an incomplete file (a stopped run) on its finished replicates");
+    cmd->callback([a, b, z, allow_incomplete] {
+      const int code = compare(*a, *b, *z, *allow_incomplete);
       if (code != 0) throw CLI::RuntimeError(code);
     });
+  }
+  {
+    auto file = std::make_shared<std::string>();
+    auto format = std::make_shared<std::string>("table");
+    auto limit = std::make_shared<std::size_t>(50);
+    auto* cmd = app.add_subcommand("errors", "Print the failed replicates recorded in a results file (/errors)");
+    cmd->add_option("file", *file, "results file (.h5)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--format", *format, "table (default) or json")->check(CLI::IsMember({"json", "table"}));
+    cmd->add_option("--limit", *limit, "table: list at most N errors (default 50; 0: all)")->check(unsigned_integer());
+    cmd->callback([file, format, limit] { errors(*file, *format, *limit); });
   }
 }
 

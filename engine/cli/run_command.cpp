@@ -63,6 +63,9 @@ void dry_run(const runtime::StudySpec& s, const runtime::Shard& shard) {
   std::cout << fmt::format(
       "study: {}\nexperiment: {}\nmaster_seed: {}\nreplicates: {} per cell (block_size {}, {} blocks per cell)\n",
       s.source, s.experiment_name, s.master_seed, s.replicates, s.block_size, blocks);
+  for (const auto& f : s.data_files) {
+    std::cout << fmt::format("data file: {} ({}), sha256 {}\n", f.path, f.resolved, f.sha256);
+  }
   std::cout << fmt::format("cells: {}\n", s.cells.size());
   for (std::size_t c = 0; c < s.cells.size(); ++c) {
     std::cout << fmt::format("  {:>5}  {:016x}  {}\n", c, s.cells[c].cell_id(), s.cells[c].key());
@@ -90,6 +93,7 @@ int run(const RunArgs& a) {
         a.threads, cores);
   }
   if (a.max_time && !(*a.max_time > 0)) throw std::invalid_argument("--max-time must be > 0 seconds");
+  set_activity("reading and checking the config " + a.config + " and its data files");
   const runtime::StudySpec study = load(a.config, overrides);
   if (a.dry_run) {
     dry_run(study, shard);
@@ -106,11 +110,22 @@ int run(const RunArgs& a) {
   opt.stop_flag = &g_stop;
   opt.dpmu_version = DPMU_VERSION;
   opt.git_sha = DPMU_GIT_SHA;
+  // SIGINT (Ctrl-C), SIGTERM (SLURM before a time limit) and SIGHUP (the terminal closed) stop cleanly.
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
+  std::signal(SIGHUP, on_stop_signal);
+  set_activity("running the study " + a.config + " (the checkpoint " + runtime::journal_path(a.out).string() +
+               " keeps every finished block: continue with --resume)");
   const runtime::RunReport rep = runtime::run_study(study, opt);
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGHUP, SIG_DFL);
+  if (!a.quiet && !rep.removed_temporary_files.empty()) {
+    std::string list;
+    for (const auto& f : rep.removed_temporary_files) list += (list.empty() ? "" : ", ") + f;
+    std::cerr << fmt::format("dpmu: removed {} temporary file(s) left by killed runs: {}\n",
+                             rep.removed_temporary_files.size(), list);
+  }
   if (!a.quiet) {
     if (rep.already_complete) {
       std::cerr << fmt::format("dpmu: {} is already complete ({} tasks); left as it is\n", a.out, rep.tasks_total);
@@ -162,6 +177,7 @@ std::size_t find_cell(const runtime::StudySpec& s, const std::string& which) {
 }
 
 void replay(const std::string& config, const std::string& which, std::int64_t replicate) {
+  set_activity("replaying a replicate of " + config);
   const runtime::StudySpec s = load(config, {});
   const std::size_t c = find_cell(s, which);
   if (replicate < 0 || replicate >= s.replicates) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dpmu/core/random.hpp"
+#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/experiments/registry.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
@@ -72,10 +73,58 @@ class TestEngine final : public dpmu::runtime::Experiment {
   }
 };
 
+/// Reads one column of a CSV (`data_file`, a path parameter): for data-file identity, resolution
+/// and up-front data checks. Metric: mean of the column + a uniform from the noise stream.
+class TestData final : public dpmu::runtime::Experiment {
+ public:
+  std::string name() const override { return "test_data"; }
+  std::vector<dpmu::runtime::ParameterSpec> parameters() const override {
+    using dpmu::runtime::ParameterType;
+    return {
+        {.name = "data_file", .type = ParameterType::string, .data_factor = true, .path = true},
+        {.name = "column", .type = ParameterType::string, .data_factor = true, .default_value = std::string("x")},
+        {.name = "num_subsets", .type = ParameterType::integer, .default_value = std::int64_t{1}, .min = 1.0},
+        {.name = "scale", .type = ParameterType::real, .default_value = 1.0},
+    };
+  }
+  std::vector<dpmu::runtime::DataFile> data_files(const dpmu::runtime::Cell& c) const override {
+    return {dpmu::experiments::data_file(c, "data_file", c.get_string("data_file"))};
+  }
+  void check_data(const dpmu::runtime::Cell& c) const override {
+    const auto t = table(c);
+    dpmu::experiments::check_not_constant(*t, c.get_string("column"), "column", "nothing to average");
+    if (static_cast<std::size_t>(c.get_int("num_subsets")) * 2 > t->rows()) {
+      throw std::invalid_argument("num_subsets: too many subsets for " + std::to_string(t->rows()) + " rows");
+    }
+  }
+  std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell&) const override { return {{.name = "m"}}; }
+  std::shared_ptr<const void> prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream&) const override {
+    const auto& v = table(c)->column(c.get_string("column"));
+    double sum = 0;
+    for (double x : v) sum += x;
+    return std::make_shared<const double>(sum / static_cast<double>(v.size()));
+  }
+  void run_replicate(const dpmu::runtime::Cell& c, const void* prepared, dpmu::core::RngStream&,
+                     dpmu::core::RngStream& noise, std::span<double> out) const override {
+    out[0] = c.get_double("scale") * *static_cast<const double*>(prepared) + dpmu::core::uniform_open01(noise);
+  }
+
+ private:
+  static std::shared_ptr<const dpmu::runtime::DataTable> table(const dpmu::runtime::Cell& c) {
+    const auto path = dpmu::experiments::resolve_data_file(c, c.get_string("data_file"));
+    try {
+      return dpmu::experiments::read_csv_cached(path, {c.get_string("column")});
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("data_file: ") + e.what());
+    }
+  }
+};
+
 inline void register_test_experiments() {
   static const bool once = [] {
     dpmu::experiments::register_builtin_experiments();
     dpmu::runtime::register_experiment(std::make_unique<TestEngine>());
+    dpmu::runtime::register_experiment(std::make_unique<TestData>());
     return true;
   }();
   (void)once;

@@ -1,6 +1,7 @@
 #include "dpmu/runtime/config.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -10,6 +11,9 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unordered_map>
+
+#include "dpmu/runtime/ledger.hpp"
 
 namespace dpmu::runtime {
 
@@ -19,6 +23,16 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
   return out;
+}
+
+/// Absolute folder of the config file `source` (the working directory for a bare file name).
+std::string config_dir_of(const std::string& source) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path parent = fs::path(source).parent_path();
+  fs::path dir = parent.empty() ? fs::current_path(ec) : fs::absolute(parent, ec);
+  if (ec) dir = parent;
+  return dir.lexically_normal().string();
 }
 
 constexpr std::int64_t kDefaultBlockSize = 250;
@@ -64,13 +78,6 @@ std::optional<std::int64_t> parse_int(const std::string& s) {
   return v;
 }
 
-std::optional<std::uint64_t> parse_uint(const std::string& s) {
-  std::uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
-}
-
 std::optional<double> parse_real(const std::string& s) {
   double v = 0;
   const char* b = s.data();
@@ -78,6 +85,28 @@ std::optional<double> parse_real(const std::string& s) {
   auto [p, ec] = std::from_chars(b, s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || b == s.data() + s.size()) return std::nullopt;
   return v;
+}
+
+/// Largest magnitude below which every integer is exactly a double (2^53).
+constexpr double kExactIntegerLimit = 9007199254740992.0;
+
+/// An integer written in decimal ("250", "+3") or as a real with an exact integer value below 2^53
+/// ("1e5", "2.5e3", "100.0"): docs/configs.md promises that 1e5-style integers work everywhere.
+std::optional<std::int64_t> parse_exact_int(const std::string& s) {
+  if (auto v = parse_int(s)) return v;
+  auto r = parse_real(s);
+  if (r && std::isfinite(*r) && *r == std::trunc(*r) && std::abs(*r) <= kExactIntegerLimit) {
+    return static_cast<std::int64_t>(*r);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> parse_uint(const std::string& s) {
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc() && p == s.data() + s.size() && !s.empty()) return v;
+  if (auto i = parse_exact_int(s); i && *i >= 0) return static_cast<std::uint64_t>(*i);
+  return std::nullopt;
 }
 
 /// Parse a scalar node as a value of the given spec; on failure add a diagnostic and return nullopt.
@@ -91,11 +120,7 @@ std::optional<ParameterValue> parse_value(const YAML::Node& node, const Paramete
   ParameterValue value;
   switch (spec.type) {
     case ParameterType::integer: {
-      auto v = parse_int(s);
-      if (!v) {  // accept reals with an exact integer value, e.g. 1e5
-        auto r = parse_real(s);
-        if (r && std::isfinite(*r) && *r == std::trunc(*r) && std::abs(*r) < 9.0e15) v = static_cast<std::int64_t>(*r);
-      }
+      auto v = parse_exact_int(s);  // reals with an exact integer value are integers, e.g. 1e5
       if (!v) {
         diag.add(node, key, fmt::format("'{}' is not an integer", s));
         return std::nullopt;
@@ -109,11 +134,11 @@ std::optional<ParameterValue> parse_value(const YAML::Node& node, const Paramete
         diag.add(node, key, fmt::format("'{}' is not a finite number", s));
         return std::nullopt;
       }
-      value = *v;
+      value = *v == 0.0 ? 0.0 : *v;  // -0 and 0 are one value (and one cell key)
       break;
     }
     case ParameterType::string:
-      value = s;
+      value = spec.path ? normalize_path_value(s) : s;
       break;
   }
   return value;
@@ -153,20 +178,67 @@ bool values_equal(const ParameterValue& a, const ParameterValue& b) {
   return num(a) == num(b);
 }
 
+/// Largest number of values of one range and of cells of one study: beyond these a config is refused
+/// before anything is built (a 10^10-cell grid would otherwise exhaust memory after many seconds).
+constexpr std::int64_t kMaxRangeValues = 1000000;
+constexpr double kMaxCells = 1000000;
+
+/// Report values of one axis that are numerically equal after parsing (0 and -0.0, 1 and 1.0, a
+/// repeated string): each would make the same cell twice. `labels[i]` names value i in messages.
+void check_repeated_values(const std::vector<ParameterValue>& values, const std::vector<std::string>& labels,
+                           const std::vector<std::string>& texts, const std::vector<int>& lines,
+                           const ParameterSpec& spec, Diagnostics& diag) {
+  std::vector<std::size_t> order(values.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto less = [&](std::size_t a, std::size_t b) {
+    const auto& x = values[a];
+    const auto& y = values[b];
+    if (std::holds_alternative<std::string>(x) || std::holds_alternative<std::string>(y)) {
+      return std::tie(x, a) < std::tie(y, b);
+    }
+    auto num = [](const ParameterValue& v) {
+      return std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<std::int64_t>(v));
+    };
+    return num(x) != num(y) ? num(x) < num(y) : a < b;
+  };
+  std::sort(order.begin(), order.end(), less);
+  std::size_t reported = 0;
+  for (std::size_t k = 1; k < order.size() && reported < 5; ++k) {
+    const std::size_t first = order[k - 1], again = order[k];
+    if (!values_equal(values[first], values[again])) continue;
+    // the earlier occurrence (by position) is the first; report the later one
+    const std::size_t a = std::min(first, again), b = std::max(first, again);
+    diag.add(lines[b], labels[b],
+             fmt::format("'{}' repeats {} ('{}'): both are the value {} of {}; each value of an axis may appear once "
+                         "(it would make the same cells twice)",
+                         texts[b], labels[a], texts[a], format_parameter_value(values[b]), spec.name));
+    ++reported;
+  }
+}
+
 /// Values of one grid axis: a scalar, a list, or a range map.
 std::vector<ParameterValue> parse_axis(const YAML::Node& node, const ParameterSpec& spec, const std::string& key,
-                                       Diagnostics& diag) {
+                                       Diagnostics& diag, bool in_zip = false) {
   std::vector<ParameterValue> out;
-  auto add_checked = [&](const ParameterValue& v, const YAML::Node& at) {
-    if (check_value(v, spec, at, key, diag)) out.push_back(v);
+  std::vector<std::string> labels, texts;
+  std::vector<int> lines;
+  auto add_checked = [&](const ParameterValue& v, const YAML::Node& at, const std::string& label) {
+    if (check_value(v, spec, at, key, diag)) {
+      out.push_back(v);
+      labels.push_back(label);
+      texts.push_back(at.IsScalar() ? at.Scalar() : format_parameter_value(v));
+      lines.push_back(at.IsDefined() ? at.Mark().line + 1 : 0);
+    }
   };
   if (node.IsScalar()) {
-    if (auto v = parse_value(node, spec, key, diag)) add_checked(*v, node);
+    if (auto v = parse_value(node, spec, key, diag)) add_checked(*v, node, key);
   } else if (node.IsSequence()) {
     if (node.size() == 0) diag.add(node, key, "empty list of values");
     for (std::size_t i = 0; i < node.size(); ++i) {
-      if (auto v = parse_value(node[i], spec, fmt::format("{}[{}]", key, i), diag)) add_checked(*v, node[i]);
+      const std::string label = fmt::format("{}[{}]", key, i);
+      if (auto v = parse_value(node[i], spec, label, diag)) add_checked(*v, node[i], label);
     }
+    if (!in_zip) check_repeated_values(out, labels, texts, lines, spec, diag);  // zip: rows must differ (below)
   } else if (node.IsMap()) {
     if (spec.type == ParameterType::string) {
       diag.add(node, key, "a range needs a numeric parameter");
@@ -193,9 +265,12 @@ std::vector<ParameterValue> parse_axis(const YAML::Node& node, const ParameterSp
       else if (k == "to") real(to);
       else if (k == "step") real(step);
       else if (k == "count") {
-        auto c = v.IsScalar() ? parse_int(v.Scalar()) : std::nullopt;
+        auto c = v.IsScalar() ? parse_exact_int(v.Scalar()) : std::nullopt;
         if (!c || *c < 1) {
           diag.add(v, sub, "expected an integer >= 1");
+          ok = false;
+        } else if (*c > kMaxRangeValues) {
+          diag.add(v, sub, fmt::format("{} values; a range has at most {}", *c, kMaxRangeValues));
           ok = false;
         } else {
           count = *c;
@@ -238,21 +313,27 @@ std::vector<ParameterValue> parse_axis(const YAML::Node& node, const ParameterSp
         diag.add(node, key, "a 'step' range needs step > 0 and to >= from");
         return out;
       }
-      const auto k = static_cast<std::int64_t>(std::floor((*to - *from) / *step * (1 + 1e-12)));
-      if (k > 1000000) {
-        diag.add(node, key, "range has more than 10^6 values");
+      const double span = std::floor((*to - *from) / *step * (1 + 1e-12));
+      if (!(span < static_cast<double>(kMaxRangeValues))) {
+        diag.add(node, key, fmt::format("range has {:.0f} values; a range has at most {}", span + 1, kMaxRangeValues));
         return out;
       }
+      const auto k = static_cast<std::int64_t>(span);
       for (std::int64_t i = 0; i <= k; ++i) xs.push_back(*from + static_cast<double>(i) * *step);
     }
     for (double x : xs) {
-      ParameterValue v = x;
+      ParameterValue v = x == 0.0 ? 0.0 : x;
       if (spec.type == ParameterType::integer) v = static_cast<std::int64_t>(std::llround(x));
       if (!out.empty() && values_equal(out.back(), v)) {
-        diag.add(node, key, fmt::format("range gives the value {} twice after rounding to integers", format_parameter_value(v)));
+        diag.add(
+            node, key,
+            spec.type == ParameterType::integer
+                ? fmt::format("range gives the value {} twice after rounding to integers", format_parameter_value(v))
+                : fmt::format("range gives the value {} twice (from = to?); each value of an axis may appear once",
+                              format_parameter_value(v)));
         return {};
       }
-      add_checked(v, node);
+      add_checked(v, node, key);
     }
   } else {
     diag.add(node, key, fmt::format("expected a value, a list or a range, got {}", node_kind(node)));
@@ -368,6 +449,8 @@ ConfigError::ConfigError(std::vector<std::string> messages)
 std::uint64_t StudySpec::fingerprint() const {
   std::string s = fmt::format("dpmu-study-v1\n{}\n{}\n{}\n{}\n", experiment_name, master_seed, replicates, block_size);
   for (const auto& c : cells) s += c.key() + "\n";
+  // The contents of the data files (a study without any keeps the fingerprint it always had).
+  for (const auto& f : data_files) s += "data " + f.path + " sha256 " + f.sha256 + "\n";
   return core::fnv1a_64(s);
 }
 
@@ -384,7 +467,21 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
   Diagnostics diag(source);
   YAML::Node root;
   try {
-    root = YAML::Load(yaml_text);
+    std::vector<YAML::Node> docs = YAML::LoadAll(yaml_text);
+    if (docs.size() > 1) {
+      diag.add(docs[1], "",
+               fmt::format("the file holds {} YAML documents (separated by '---'); a study config is one document: "
+                           "put each study in its own file",
+                           docs.size()));
+      diag.raise();
+    }
+    if (!docs.empty()) root = docs.front();
+  } catch (const YAML::DeepRecursion& e) {
+    diag.add(e.mark.line + 1, "",
+             fmt::format("lists or maps nested more than {} levels deep; a study config needs a few levels "
+                         "(docs/configs.md)",
+                         e.depth() - 1));
+    diag.raise();
   } catch (const YAML::Exception& e) {
     diag.add(e.mark.line + 1, "", "invalid YAML: " + e.msg);
     diag.raise();
@@ -421,9 +518,11 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     else diag.add(root["master_seed"], "master_seed", fmt::format("'{}' is not an integer in [0, 2^64)", *s));
   }
   if (auto s = required_scalar("replicates")) {
-    auto v = parse_int(*s);
-    if (!v || *v < 1) diag.add(root["replicates"], "replicates", fmt::format("'{}' is not an integer >= 1", *s));
-    else study.replicates = *v;
+    auto v = parse_exact_int(*s);
+    if (!v || *v < 1)
+      diag.add(root["replicates"], "replicates", fmt::format("'{}' is not an integer >= 1", *s));
+    else
+      study.replicates = *v;
   }
   if (overrides.replicates) {
     if (*overrides.replicates < 1) diag.add(0, "--replicates", "must be >= 1");
@@ -432,9 +531,11 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
   study.block_size = kDefaultBlockSize;
   if (root["block_size"].IsDefined()) {
     const YAML::Node n = root["block_size"];
-    auto v = n.IsScalar() ? parse_int(n.Scalar()) : std::nullopt;
-    if (!v || *v < 1) diag.add(n, "block_size", "expected an integer >= 1");
-    else study.block_size = *v;
+    auto v = n.IsScalar() ? parse_exact_int(n.Scalar()) : std::nullopt;
+    if (!v || *v < 1)
+      diag.add(n, "block_size", "expected an integer >= 1");
+    else
+      study.block_size = *v;
   }
   if (study.replicates > 0) study.block_size = std::min(study.block_size, study.replicates);
   study.max_failure_fraction = kDefaultMaxFailureFraction;
@@ -528,6 +629,7 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
   if (blocks.empty() && diag.empty()) blocks.push_back(YAML::Node(YAML::NodeType::Map)), block_keys.push_back("grid");
 
   std::vector<CellPlan> plans;
+  double grid_cells = 0;  // cells of the blocks so far, before exclusions
   for (std::size_t b = 0; b < blocks.size(); ++b) {
     const YAML::Node& block = blocks[b];
     const std::string& bk = block_keys[b];
@@ -540,8 +642,8 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     std::vector<ExcludeRule> excludes = global_excludes;
     std::set<std::string> in_block;
     const std::size_t errors_before = diag.size();
-    auto add_axis_param = [&](const YAML::Node& name_node, const YAML::Node& values, const std::string& key,
-                              Axis& axis) {
+    auto add_axis_param = [&](const YAML::Node& name_node, const YAML::Node& values, const std::string& key, Axis& axis,
+                              bool in_zip) {
       const std::string name = name_node.as<std::string>();
       const ParameterSpec* spec = info.find(name);
       if (spec == nullptr) {
@@ -556,7 +658,7 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
         diag.add(name_node, key, "parameter appears twice in this block");
         return false;
       }
-      auto vals = parse_axis(values, *spec, key, diag);
+      auto vals = parse_axis(values, *spec, key, diag, in_zip);
       axis.names.push_back(name);
       axis.lines.push_back(name_node.Mark().line + 1);
       if (axis.rows.empty()) {
@@ -586,13 +688,28 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
           }
           Axis axis;
           for (auto zit = zips[z].begin(); zit != zips[z].end(); ++zit) {
-            add_axis_param(zit->first, zit->second, bk + ".zip." + zit->first.as<std::string>(), axis);
+            add_axis_param(zit->first, zit->second, bk + ".zip." + zit->first.as<std::string>(), axis, true);
+          }
+          // Zipped lists may repeat a value, but not a whole row (it would make the same cells twice).
+          std::map<std::string, std::size_t> rows_seen;
+          for (std::size_t i = 0; i < axis.rows.size() && axis.rows[i].size() == axis.names.size(); ++i) {
+            std::string row;
+            for (const auto& v : axis.rows[i]) row += format_parameter_value(v) + "\x1f";
+            auto [at, fresh] = rows_seen.emplace(row, i);
+            if (!fresh) {
+              std::string names;
+              for (const auto& n : axis.names) names += (names.empty() ? "" : ", ") + n;
+              diag.add(zips[z], bk + ".zip",
+                       fmt::format("position {} repeats position {} of ({}); each combination may appear once", i,
+                                   at->second, names));
+              break;
+            }
           }
           axes.push_back(std::move(axis));
         }
       } else {
         Axis axis;
-        if (add_axis_param(it->first, it->second, bk + "." + k, axis)) axes.push_back(std::move(axis));
+        if (add_axis_param(it->first, it->second, bk + "." + k, axis, false)) axes.push_back(std::move(axis));
       }
     }
     // Required parameters and defaults.
@@ -611,6 +728,29 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
       }
     }
     if (diag.size() != errors_before) continue;
+    // The size of the grid, before any cell is built.
+    {
+      double size = 1;
+      std::string factors;
+      for (const auto& a : axes) {
+        size *= static_cast<double>(a.rows.size());
+        factors += fmt::format("{}{} ({})", factors.empty() ? "" : " x ", a.rows.size(), a.names.front());
+      }
+      grid_cells += size;
+      if (size > kMaxCells) {
+        diag.add(block_line, bk,
+                 fmt::format("this block has {:.0f} cells ({}); a study has at most {:.0f} cells: split it into "
+                             "several studies or use fewer values",
+                             size, factors, kMaxCells));
+        continue;
+      }
+      if (grid_cells > kMaxCells) {
+        diag.add(block_line, bk,
+                 fmt::format("the grid has at least {:.0f} cells up to this block; a study has at most {:.0f} cells",
+                             grid_cells, kMaxCells));
+        break;
+      }
+    }
     // Cartesian product, first axis outermost.
     std::vector<std::size_t> idx(axes.size(), 0);
     if (std::any_of(axes.begin(), axes.end(), [](const Axis& a) { return a.rows.empty(); })) continue;
@@ -654,8 +794,29 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
   };
   std::vector<CellProblem> problems;
   constexpr std::size_t kMaxValidateErrors = 50;
+  auto add_problem = [&](const CellPlan& plan, const Cell& cell, const std::string& what) {
+    const auto colon = what.find(": ");
+    const std::string key = colon == std::string::npos ? "" : what.substr(0, colon);
+    const auto line_it = plan.lines.find(key);
+    const bool known = !key.empty() && line_it != plan.lines.end();
+    CellProblem p{known ? line_it->second : plan.block_line, known ? key : "", known ? what.substr(colon + 2) : what, 1,
+                  cell.key()};
+    auto same = std::find_if(problems.begin(), problems.end(), [&](const CellProblem& q) {
+      return q.line == p.line && q.key == p.key && q.message == p.message;
+    });
+    if (same != problems.end()) {
+      ++same->cells;
+    } else {
+      problems.push_back(std::move(p));
+    }
+  };
+  // Data files: resolved by the experiment (relative to the config's folder), hashed once each.
+  const std::string config_dir = config_dir_of(source);
+  std::map<std::string, std::string> sha_of_resolved;
+  std::map<std::string, DataFileFingerprint> files_by_path;
   for (const auto& plan : plans) {
     Cell cell(Assignment(plan.values.begin(), plan.values.end()), study.data_factors);
+    cell.set_config_dir(config_dir);
     auto [it, inserted] = seen.emplace(cell.key(), study.cells.size());
     if (!inserted) {
       diag.add(plan.block_line, "grid", fmt::format("cell {} is produced twice (by two blocks or repeated values)", cell.key()));
@@ -663,26 +824,29 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     }
     try {
       study.experiment->validate(cell);
-    } catch (const std::exception& e) {
-      const std::string what = e.what();
-      const auto colon = what.find(": ");
-      const std::string key = colon == std::string::npos ? "" : what.substr(0, colon);
-      const auto line_it = plan.lines.find(key);
-      const bool known = !key.empty() && line_it != plan.lines.end();
-      CellProblem p{known ? line_it->second : plan.block_line, known ? key : "", known ? what.substr(colon + 2) : what,
-                    1, cell.key()};
-      auto same = std::find_if(problems.begin(), problems.end(), [&](const CellProblem& q) {
-        return q.line == p.line && q.key == p.key && q.message == p.message;
-      });
-      if (same != problems.end()) {
-        ++same->cells;
-      } else {
-        problems.push_back(std::move(p));
+      for (const auto& f : study.experiment->data_files(cell)) {
+        auto sha = sha_of_resolved.find(f.resolved);
+        if (sha == sha_of_resolved.end()) {
+          std::string digest;
+          try {
+            digest = sha256_file(f.resolved);
+          } catch (const std::runtime_error& e) {
+            throw std::invalid_argument(f.parameter + ": " + e.what());
+          }
+          sha = sha_of_resolved.emplace(f.resolved, digest).first;
+        }
+        files_by_path.emplace(f.path, DataFileFingerprint{f.path, sha->second, f.resolved});
       }
+      study.experiment->check_data(cell);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      add_problem(plan, cell, e.what());
       continue;
     }
     study.cells.push_back(std::move(cell));
   }
+  for (auto& [path, f] : files_by_path) study.data_files.push_back(std::move(f));
   for (std::size_t i = 0; i < problems.size() && i < kMaxValidateErrors; ++i) {
     const auto& p = problems[i];
     diag.add(p.line, p.key,

@@ -1,13 +1,22 @@
 #include "dpmu/runtime/results.hpp"
 
 #include <H5Cpp.h>
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <openssl/evp.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
+#include <memory>
+#include <new>
 #include <stdexcept>
 
 namespace dpmu::runtime {
@@ -16,9 +25,145 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// ---- HDF5 error reasons ----------------------------------------------------------------------
+
+/// The innermost message of the last failed HDF5 call (collected by an automatic error handler,
+/// because the C++ wrappers only report "H5Dread failed" and destructors clear the error stack).
+thread_local std::string g_hdf5_reason;
+
+herr_t collect_error(unsigned n, const H5E_error2_t* err, void* data) {
+  auto* out = static_cast<std::string*>(data);
+  if (n == 0 && err->desc != nullptr) *out = err->desc;  // walked upward: entry 0 is the innermost
+  return 0;
+}
+
+herr_t on_hdf5_error(hid_t stack, void*) {
+  std::string reason;
+  H5Ewalk2(stack, H5E_WALK_UPWARD, collect_error, &reason);
+  // The POSIX driver reports "..., errno = 28, error message = 'No space left on device', ...".
+  const auto at = reason.find("error message = '");
+  if (at != std::string::npos) {
+    const auto end = reason.find('\'', at + 17);
+    reason = reason.substr(at + 17, end == std::string::npos ? std::string::npos : end - at - 17);
+  }
+  if (g_hdf5_reason.empty() && !reason.empty()) g_hdf5_reason = reason;
+  return 0;
+}
+
+/// Route HDF5 errors to on_hdf5_error (no printing) and forget any earlier reason.
+void capture_hdf5_errors() {
+  H5Eset_auto2(H5E_DEFAULT, on_hdf5_error, nullptr);
+  g_hdf5_reason.clear();
+}
+
+std::string hdf5_reason(const H5::Exception& e) {
+  if (!g_hdf5_reason.empty()) return g_hdf5_reason;
+  return e.getFuncName().empty() ? e.getDetailMsg() : e.getFuncName() + ": " + e.getDetailMsg();
+}
+
+/// True if an HDF5 failure reason says that stored bytes do not match their checksum or structure.
+bool looks_damaged(const std::string& reason) {
+  for (const char* word : {"checksum", "Fletcher32", "signature", "filter", "truncated", "bad ", "corrupt", "decode",
+                           "unable to load", "unable to protect", "not a valid"}) {
+    if (reason.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// ---- whole-file checksum -------------------------------------------------------------------------
+
+/// SHA-256 (OpenSSL EVP), fed in pieces.
+class Digest {
+ public:
+  Digest() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) throw std::bad_alloc();
+  }
+  void bytes(const void* p, std::size_t n) { EVP_DigestUpdate(ctx_.get(), p, n); }
+  std::string hex() {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_DigestFinal_ex(ctx_.get(), md, &len);
+    static const char* digits = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < len; ++i) out += {digits[md[i] >> 4], digits[md[i] & 15]};
+    return out;
+  }
+
+ private:
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
+};
+
+/// The user block (the first bytes of a results file, which HDF5 leaves to applications) holds
+/// "dpmu-results\nsha256 <64 hex digits>\n", the SHA-256 of every byte after the user block.
+/// It is checked before HDF5 parses anything: HDF5 has no checksum for variable-length strings
+/// (its global heap), and a damaged one can crash the library instead of failing.
+constexpr std::size_t kUserBlock = 512;
+constexpr char kChecksumHeader[] = "dpmu-results\nsha256 ";
+
+/// What the first bytes of a file say about its checksum.
+enum class FileChecksum { verified, absent, mismatch, damaged_header };
+
+FileChecksum check_file_checksum(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> head(kUserBlock);
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  if (in.gcount() < static_cast<std::streamsize>(head.size())) return FileChecksum::absent;
+  static const char hdf5[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  const std::size_t prefix = sizeof kChecksumHeader - 1;
+  if (std::memcmp(head.data(), kChecksumHeader, prefix) != 0) {
+    // An HDF5 file that starts at byte 0 has no user block (schema 1.0, or another writer).
+    return std::memcmp(head.data(), hdf5, 8) == 0 ? FileChecksum::absent : FileChecksum::damaged_header;
+  }
+  const std::string stored(head.data() + prefix, 64);
+  if (head[prefix + 64] != '\n' || stored.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return FileChecksum::damaged_header;
+  }
+  Digest d;
+  std::vector<char> buf(std::size_t{1} << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    d.bytes(buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  return d.hex() == stored ? FileChecksum::verified : FileChecksum::mismatch;
+}
+
+/// The user block that goes in front of `image` (HDF5's file image starts at the superblock):
+/// the checksum header of the image's bytes, zero-padded to kUserBlock.
+std::string file_checksum_block(const std::vector<char>& image) {
+  Digest d;
+  d.bytes(image.data(), image.size());
+  std::string block = std::string(kChecksumHeader) + d.hex() + "\n";
+  block.resize(kUserBlock, '\0');
+  return block;
+}
+
 // ---- small HDF5 helpers (C++ API) -------------------------------------------------------
 
 H5::StrType vlen_str() { return H5::StrType(H5::PredType::C_S1, H5T_VARIABLE); }
+
+/// Creation properties of a numeric dataset: chunked (about 256 KiB per chunk) with the Fletcher32
+/// checksum filter, so that a damaged chunk is an error on reading, never a wrong number. Empty
+/// datasets stay contiguous (no data to check).
+H5::DSetCreatPropList checked_layout(const std::vector<hsize_t>& dims, std::size_t element_size) {
+  H5::DSetCreatPropList plist;
+  hsize_t total = 1;
+  for (auto d : dims) total *= d;
+  if (dims.empty() || total == 0) return plist;
+  std::vector<hsize_t> chunk = dims;
+  const hsize_t target = std::max<hsize_t>(1, (256 * 1024) / element_size);
+  auto product = [&] {
+    hsize_t p = 1;
+    for (auto c : chunk) p *= c;
+    return p;
+  };
+  while (product() > target) {
+    auto largest = std::max_element(chunk.begin(), chunk.end());
+    *largest = (*largest + 1) / 2;
+  }
+  plist.setChunk(static_cast<int>(chunk.size()), chunk.data());
+  plist.setFletcher32();
+  return plist;
+}
 
 void attr_string(H5::H5Object& obj, const std::string& name, const std::string& value) {
   auto t = vlen_str();
@@ -84,7 +229,7 @@ T read_attr_scalar(const H5::H5Object& obj, const std::string& name) {
 template <class T>
 void dataset(H5::Group& g, const std::string& name, const std::vector<hsize_t>& dims, const T* data) {
   H5::DataSpace space(static_cast<int>(dims.size()), dims.data());
-  auto ds = g.createDataSet(name, pred<T>(), space);
+  auto ds = g.createDataSet(name, pred<T>(), space, checked_layout(dims, sizeof(T)));
   hsize_t total = 1;
   for (auto d : dims) total *= d;
   if (total > 0) ds.write(data, pred<T>());
@@ -155,6 +300,26 @@ double type7(std::vector<double>& v, double q) {
 
 }  // namespace
 
+std::string data_files_difference(const std::vector<DataFileFingerprint>& then,
+                                  const std::vector<DataFileFingerprint>& now, const std::string& then_label,
+                                  const std::string& now_label) {
+  auto short_sha = [](const std::string& s) { return s.substr(0, 12) + "..."; };
+  for (const auto& a : then) {
+    auto b = std::find_if(now.begin(), now.end(), [&](const DataFileFingerprint& x) { return x.path == a.path; });
+    if (b == now.end()) return fmt::format("data file {} is read {} but not {}", a.path, then_label, now_label);
+    if (b->sha256 != a.sha256) {
+      return fmt::format("data file {} differs (SHA-256 {} {}, {} {})", a.path, short_sha(a.sha256), then_label,
+                         short_sha(b->sha256), now_label);
+    }
+  }
+  for (const auto& b : now) {
+    if (std::none_of(then.begin(), then.end(), [&](const DataFileFingerprint& x) { return x.path == b.path; })) {
+      return fmt::format("data file {} is read {} but not {}", b.path, now_label, then_label);
+    }
+  }
+  return "";
+}
+
 std::size_t StudyResults::offset(std::size_t cell, std::size_t metric) const {
   std::size_t off = 0;
   for (std::size_t m = 0; m < metric; ++m) off += metrics[m].sizes[cell];
@@ -219,15 +384,159 @@ Summary summarize_component(const StudyResults& r, std::size_t cell, std::size_t
   return summarize_values(cr.values.data() + off, cr.width, cr.done.data(), count);
 }
 
+namespace {
+
+/// Bob Jenkins' lookup3 hashlittle, HDF5's metadata checksum (H5_checksum_lookup3, initval 0).
+std::uint32_t lookup3(const unsigned char* k, std::size_t length) {
+  auto rot = [](std::uint32_t x, int n) { return (x << n) | (x >> (32 - n)); };
+  std::uint32_t a, b, c;
+  a = b = c = 0xdeadbeefu + static_cast<std::uint32_t>(length);
+  auto word = [&](std::size_t i) {
+    return std::uint32_t{k[i]} | (std::uint32_t{k[i + 1]} << 8) | (std::uint32_t{k[i + 2]} << 16) |
+           (std::uint32_t{k[i + 3]} << 24);
+  };
+  while (length > 12) {
+    a += word(0), b += word(4), c += word(8);
+    a -= c, a ^= rot(c, 4), c += b;
+    b -= a, b ^= rot(a, 6), a += c;
+    c -= b, c ^= rot(b, 8), b += a;
+    a -= c, a ^= rot(c, 16), c += b;
+    b -= a, b ^= rot(a, 19), a += c;
+    c -= b, c ^= rot(b, 4), b += a;
+    length -= 12, k += 12;
+  }
+  if (length == 0) return c;
+  unsigned char tail[12] = {};  // the last 1..12 bytes, zero-padded (adds what the reference's switch adds)
+  std::memcpy(tail, k, length);
+  auto tword = [&](std::size_t i) {
+    return std::uint32_t{tail[i]} | (std::uint32_t{tail[i + 1]} << 8) | (std::uint32_t{tail[i + 2]} << 16) |
+           (std::uint32_t{tail[i + 3]} << 24);
+  };
+  a += tword(0), b += tword(4), c += tword(8);
+  c ^= b, c -= rot(b, 14);
+  a ^= c, a -= rot(c, 11);
+  b ^= a, b -= rot(a, 25);
+  c ^= b, c -= rot(b, 16);
+  a ^= c, a -= rot(c, 4);
+  b ^= a, b -= rot(a, 14);
+  c ^= b, c -= rot(b, 24);
+  return c;
+}
+
+/// HDF5 1.10.8's H5Fget_file_image() sets the end-of-file address and clears the consistency flags
+/// of a version 2/3 superblock in the image without updating the superblock's checksum, so the
+/// image does not open ("incorrect metadata checksum"). Recompute it (a no-op where it is right).
+void fix_superblock_checksum(std::vector<char>& image, std::size_t at) {
+  static const char signature[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+  if (image.size() < at + 12 || std::memcmp(image.data() + at, signature, 8) != 0) {
+    throw std::logic_error("results image: no HDF5 superblock after the user block");
+  }
+  const auto version = static_cast<unsigned char>(image[at + 8]);
+  const auto offset_size = static_cast<unsigned char>(image[at + 9]);
+  if (version < 2 || (offset_size != 4 && offset_size != 8)) return;
+  const std::size_t length = 12 + 4 * std::size_t{offset_size};
+  if (image.size() < at + length + 4) return;
+  const std::uint32_t sum = lookup3(reinterpret_cast<const unsigned char*>(image.data() + at), length);
+  for (int i = 0; i < 4; ++i)
+    image[at + length + static_cast<std::size_t>(i)] = static_cast<char>((sum >> (8 * i)) & 0xff);
+}
+
+/// Write `head` then `bytes` to `tmp` (created), fsync it, call `verify`, and rename it over
+/// `path`. On any failure the temporary file is removed and the message names `path` and the
+/// reason (errno).
+void write_file_atomically(const std::filesystem::path& path, const std::filesystem::path& tmp, const std::string& head,
+                           const std::vector<char>& bytes, const std::function<void()>& verify) {
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw std::runtime_error(fmt::format("{}: cannot write the results file: cannot create {}: {}", path.string(),
+                                         tmp.string(), std::strerror(errno)));
+  }
+  auto fail = [&](const char* step, int err) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("{}: cannot write the results file ({} {} bytes): {}", path.string(), step,
+                                         head.size() + bytes.size(), std::strerror(err)));
+  };
+  for (const auto& [data, size] : {std::pair{head.data(), head.size()}, std::pair{bytes.data(), bytes.size()}}) {
+    std::size_t done = 0;
+    while (done < size) {
+      const ssize_t n = ::write(fd, data + done, size - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        fail("writing", errno);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  if (::fsync(fd) != 0) fail("flushing", errno);
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(
+        fmt::format("{}: cannot write the results file (closing): {}", path.string(), std::strerror(err)));
+  }
+  try {
+    verify();
+  } catch (const std::exception& e) {
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(fmt::format("{}: the results file written does not read back ({}); nothing was replaced",
+                                         path.string(), e.what()));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw std::runtime_error(
+        fmt::format("{}: cannot move the results file into place: {}", path.string(), std::strerror(err)));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> remove_stale_temporary_files(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> removed;
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  const std::string prefix = path.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string digits = name.substr(prefix.size());
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    if (pid == ::getpid()) continue;
+    if (::kill(pid, 0) == 0 || errno == EPERM) continue;  // that process still runs
+    std::error_code rm;
+    if (fs::remove(it->path(), rm)) removed.push_back(it->path().string());
+  }
+  return removed;
+}
+
 void write_results(const std::filesystem::path& path, const StudyResults& r) {
-  H5::Exception::dontPrint();
+  capture_hdf5_errors();
   const std::filesystem::path tmp = path.string() + fmt::format(".tmp-{}", ::getpid());
   const std::size_t C = r.cells.size();
   const auto R = static_cast<std::size_t>(r.info.replicates);
+  std::vector<char> image;
   try {
-    H5::H5File file(tmp.string(), H5F_ACC_TRUNC);
+    // The file is built in memory (HDF5's core driver, no backing store) and written below with
+    // write(2): a full disk or a file-size limit is then one clear error, never a failure inside
+    // HDF5's own I/O (which left half-closed files and crashed). Format 1.10: every piece of
+    // metadata carries a checksum.
+    H5::FileAccPropList fapl;
+    fapl.setCore(std::size_t{1} << 20, false);
+    fapl.setLibverBounds(H5F_LIBVER_V110, H5F_LIBVER_V110);
+    H5::FileCreatPropList fcpl;
+    fcpl.setUserblock(kUserBlock);  // for the whole-file checksum (file_checksum_block)
+    H5::H5File file(tmp.string(), H5F_ACC_TRUNC, fcpl, fapl);
     H5::Group root = file.openGroup("/");
     attr_string(root, "filetype", "dpmu-results");
+    {
+      std::vector<std::string> paths, digests;
+      for (const auto& f : r.info.data_files) paths.push_back(f.path), digests.push_back(f.sha256);
+      attr_strings(root, "data_files", paths);
+      attr_strings(root, "data_sha256", digests);
+    }
     int version[2] = {kSchemaMajor, kSchemaMinor};
     {
       hsize_t d[1] = {2};
@@ -410,26 +719,50 @@ void write_results(const std::filesystem::path& path, const StudyResults& r) {
     dataset(errs, "replicate", {E}, erep.data());
     string_dataset(errs, "stage", estage);
     string_dataset(errs, "message", emsg);
+    file.flush(H5F_SCOPE_GLOBAL);
+    const ssize_t size = H5Fget_file_image(file.getId(), nullptr, 0);
+    if (size < 0) throw H5::FileIException("H5Fget_file_image", "cannot get the size of the file image");
+    image.resize(static_cast<std::size_t>(size));
+    if (H5Fget_file_image(file.getId(), image.data(), image.size()) != size) {
+      throw H5::FileIException("H5Fget_file_image", "cannot copy the file image");
+    }
     file.close();
   } catch (const H5::Exception& e) {
-    std::error_code ec;
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error(fmt::format("{}: cannot write the results file: {}", path.string(), e.getDetailMsg()));
+    throw std::runtime_error(fmt::format("{}: cannot write the results file: {}", path.string(), hdf5_reason(e)));
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw std::runtime_error(fmt::format("{}: cannot move the results file into place: {}", path.string(), ec.message()));
-  }
+  fix_superblock_checksum(image, 0);
+  // Before it replaces anything, the file on disk is read back with every checksum verified.
+  write_file_atomically(path, tmp, file_checksum_block(image), image, [&] {
+    std::vector<char>().swap(image);
+    (void)read_results(tmp);
+  });
 }
 
 StudyResults read_results(const std::filesystem::path& path) {
-  H5::Exception::dontPrint();
+  capture_hdf5_errors();
   if (!std::filesystem::exists(path)) throw std::runtime_error(fmt::format("{}: no such file", path.string()));
   StudyResults r;
+  auto damaged = [&](const std::string& what) {
+    return std::runtime_error(
+        fmt::format("{}: the results file is damaged ({}); it cannot be used: restore it from a "
+                    "copy or run the study again",
+                    path.string(), what));
+  };
+  switch (check_file_checksum(path)) {
+    case FileChecksum::mismatch:
+      throw damaged("its SHA-256 does not match the one stored when it was written");
+    case FileChecksum::damaged_header:
+      if (H5::H5File::isHdf5(path.string())) {
+        throw damaged("the checksum header at its start is not intact, or it was not written by dpmu");
+      }
+      break;  // not an HDF5 file at all: said below
+    default:
+      break;
+  }
   try {
-    if (!H5::H5File::isHdf5(path.string())) throw std::runtime_error(fmt::format("{}: not an HDF5 file", path.string()));
+    if (!H5::H5File::isHdf5(path.string())) {
+      throw std::runtime_error(fmt::format("{}: not an HDF5 file (or its first bytes are damaged)", path.string()));
+    }
     H5::H5File file(path.string(), H5F_ACC_RDONLY);
     H5::Group root = file.openGroup("/");
     if (!root.attrExists("filetype") || read_attr_string(root, "filetype") != "dpmu-results") {
@@ -442,6 +775,12 @@ StudyResults read_results(const std::filesystem::path& path) {
                                            version[0], version[1], kSchemaMajor));
     }
     auto& in = r.info;
+    if (root.attrExists("data_files")) {
+      const auto paths = read_attr_strings(root, "data_files");
+      const auto digests = read_attr_strings(root, "data_sha256");
+      if (paths.size() != digests.size()) throw damaged("data_files and data_sha256 differ in length");
+      for (std::size_t i = 0; i < paths.size(); ++i) in.data_files.push_back({paths[i], digests[i], ""});
+    }
     in.config_yaml = read_attr_string(root, "config_yaml");
     in.source = read_attr_string(root, "config_source");
     in.experiment = read_attr_string(root, "experiment");
@@ -466,23 +805,32 @@ StudyResults read_results(const std::filesystem::path& path) {
     H5::Group cells = file.openGroup("cells");
     const auto ids = read_dataset<std::uint64_t>(cells, "cell_id");
     const std::size_t C = ids.size();
+    if (in.replicates < 1 || in.block_size < 1 || r.parameter_types.size() != r.parameter_names.size()) {
+      throw damaged(fmt::format("replicates = {}, block_size = {}", in.replicates, in.block_size));
+    }
     const auto R = static_cast<std::size_t>(in.replicates);
+    auto need = [&](std::size_t got, std::size_t want, const std::string& what) {
+      if (got != want) throw damaged(fmt::format("{} has {} values where the file's shape needs {}", what, got, want));
+    };
     std::vector<std::vector<std::pair<std::string, ParameterValue>>> values(C);
     for (std::size_t p = 0; p < r.parameter_names.size(); ++p) {
       const auto& name = r.parameter_names[p];
       switch (r.parameter_types[p]) {
         case ParameterType::integer: {
           auto v = read_dataset<std::int64_t>(cells, name);
+          need(v.size(), C, "/cells/" + name);
           for (std::size_t c = 0; c < C; ++c) values[c].emplace_back(name, v[c]);
           break;
         }
         case ParameterType::real: {
           auto v = read_dataset<double>(cells, name);
+          need(v.size(), C, "/cells/" + name);
           for (std::size_t c = 0; c < C; ++c) values[c].emplace_back(name, v[c]);
           break;
         }
         case ParameterType::string: {
           auto v = read_string_dataset(cells, name);
+          need(v.size(), C, "/cells/" + name);
           for (std::size_t c = 0; c < C; ++c) values[c].emplace_back(name, v[c]);
           break;
         }
@@ -493,19 +841,31 @@ StudyResults read_results(const std::filesystem::path& path) {
     H5::Group status = file.openGroup("cell_status");
     const auto wall = read_dataset<double>(status, "wall_seconds");
     const auto done = read_dataset<std::uint8_t>(root, "replicates_done");
+    need(wall.size(), C, "/cell_status/wall_seconds");
+    need(done.size(), C * R, "/replicates_done");
     H5::Group reps = file.openGroup("replicates");
     H5::Group sizes = file.openGroup("metric_sizes");
-    std::vector<std::vector<double>> raw;
+    // The layout of every metric first, then one metric's values at a time (so that reading needs
+    // the memory of the results plus one dataset, not twice the results).
     for (const auto& name : metric_names) {
       MetricLayout ml;
       ml.name = name;
-      std::vector<hsize_t> dims;
-      raw.push_back(read_dataset<double>(reps, name, &dims));
+      const auto ds = reps.openDataSet(name);
+      const auto space = ds.getSpace();
+      std::vector<hsize_t> dims(static_cast<std::size_t>(space.getSimpleExtentNdims()));
+      if (!dims.empty()) space.getSimpleExtentDims(dims.data());
       ml.is_vector = dims.size() == 3;
       ml.max_size = ml.is_vector ? dims[2] : 1;
-      ml.description = read_attr_string(reps.openDataSet(name), "description");
+      if (dims.size() < 2 || dims[0] != C || dims[1] != R)
+        throw damaged("/replicates/" + name + " has the wrong shape");
+      ml.description = read_attr_string(ds, "description");
       if (ml.is_vector) {
-        for (auto s : read_dataset<std::int64_t>(sizes, name)) ml.sizes.push_back(static_cast<std::size_t>(s));
+        for (auto s : read_dataset<std::int64_t>(sizes, name)) {
+          if (s < 0 || static_cast<std::size_t>(s) > ml.max_size)
+            throw damaged("/metric_sizes/" + name + " is out of range");
+          ml.sizes.push_back(static_cast<std::size_t>(s));
+        }
+        need(ml.sizes.size(), C, "/metric_sizes/" + name);
       } else {
         ml.sizes.assign(C, 1);
       }
@@ -517,17 +877,21 @@ StudyResults read_results(const std::filesystem::path& path) {
       cr.values.assign(R * cr.width, kNaN);
       cr.done.assign(done.begin() + c * R, done.begin() + (c + 1) * R);
       cr.wall_seconds = wall[c];
-      std::size_t off = 0;
-      for (std::size_t m = 0; m < r.metrics.size(); ++m) {
-        const auto& ml = r.metrics[m];
+      r.cell_results.push_back(std::move(cr));
+    }
+    for (std::size_t m = 0; m < r.metrics.size(); ++m) {
+      const auto& ml = r.metrics[m];
+      const std::vector<double> raw = read_dataset<double>(reps, ml.name);
+      need(raw.size(), C * R * ml.max_size, "/replicates/" + ml.name);
+      for (std::size_t c = 0; c < C; ++c) {
+        auto& cr = r.cell_results[c];
+        const std::size_t off = r.offset(c, m);
         for (std::size_t i = 0; i < R; ++i) {
           for (std::size_t k = 0; k < ml.sizes[c]; ++k) {
-            cr.values[i * cr.width + off + k] = raw[m][(c * R + i) * ml.max_size + k];
+            cr.values[i * cr.width + off + k] = raw[(c * R + i) * ml.max_size + k];
           }
         }
-        off += ml.sizes[c];
       }
-      r.cell_results.push_back(std::move(cr));
     }
     r.calibration.assign(C, {});
     if (file.nameExists("calibration")) {
@@ -538,7 +902,11 @@ StudyResults read_results(const std::filesystem::path& path) {
         std::vector<hsize_t> dims;
         const auto v = read_dataset<double>(cal, name, &dims);
         const auto size = read_dataset<std::int64_t>(cal_sizes, name);
+        need(size.size(), C, "/calibration_sizes/" + name);
+        if (dims.size() != 2 || dims[0] != C) throw damaged("/calibration/" + name + " has the wrong shape");
         for (std::size_t c = 0; c < C; ++c) {
+          if (size[c] < 0 || static_cast<hsize_t>(size[c]) > dims[1])
+            throw damaged("/calibration_sizes/" + name + " is out of range");
           if (size[c] == 0) continue;
           r.calibration[c].emplace_back(name, std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(c * dims[1]),
                                                                   v.begin() + static_cast<std::ptrdiff_t>(c * dims[1] + size[c])));
@@ -550,10 +918,21 @@ StudyResults read_results(const std::filesystem::path& path) {
     const auto erep = read_dataset<std::uint64_t>(errs, "replicate");
     const auto estage = read_string_dataset(errs, "stage");
     const auto emsg = read_string_dataset(errs, "message");
-    for (std::size_t i = 0; i < ecell.size(); ++i) r.errors.push_back({ecell[i], erep[i], estage[i], emsg[i]});
+    need(erep.size(), ecell.size(), "/errors/replicate");
+    need(estage.size(), ecell.size(), "/errors/stage");
+    need(emsg.size(), ecell.size(), "/errors/message");
+    for (std::size_t i = 0; i < ecell.size(); ++i) {
+      if (ecell[i] >= C || erep[i] >= R)
+        throw damaged(fmt::format("/errors entry {} names no replicate of the study", i));
+      r.errors.push_back({ecell[i], erep[i], estage[i], emsg[i]});
+    }
   } catch (const H5::Exception& e) {
-    throw std::runtime_error(fmt::format("{}: cannot read the results file: {} {}", path.string(), e.getFuncName(),
-                                         e.getDetailMsg()));
+    const std::string reason = hdf5_reason(e);
+    if (looks_damaged(reason)) throw damaged("HDF5: " + reason);
+    throw std::runtime_error(
+        fmt::format("{}: cannot read the results file (damaged, or not written by dpmu): {}", path.string(), reason));
+  } catch (const std::logic_error& e) {  // a size or number that cannot be (std::length_error, std::stoull)
+    throw damaged(std::string("an impossible value: ") + e.what());
   }
   return r;
 }

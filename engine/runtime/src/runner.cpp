@@ -1,8 +1,10 @@
 #include "dpmu/runtime/runner.hpp"
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <fmt/format.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <tbb/blocked_range.h>
 #include <tbb/global_control.h>
 #include <tbb/parallel_for.h>
@@ -22,6 +24,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "dpmu/runtime/ledger.hpp"
 #include "dpmu/runtime/progress.hpp"
 #include "dpmu/runtime/streams.hpp"
 
@@ -133,6 +136,7 @@ void write_all(int fd, const std::string& bytes, const std::filesystem::path& pa
 
 constexpr std::uint64_t kBlockRecord = 0;
 constexpr std::uint64_t kCalibrationRecord = 1;
+constexpr std::uint64_t kDataFilesRecord = 2;  // the data files' fingerprints, right after the header
 
 /// A record: u64 payload length, payload, u64 FNV-1a(payload).
 std::string framed(const std::string& payload) {
@@ -178,6 +182,47 @@ std::string calibration_record(std::size_t cell, const std::vector<std::pair<std
   return framed(p.bytes);
 }
 
+/// The data files' record: kind, count, then (path, sha256) each.
+std::string data_files_record(const std::vector<DataFileFingerprint>& files) {
+  ByteWriter p;
+  p.put<std::uint64_t>(kDataFilesRecord);
+  p.put<std::uint64_t>(files.size());
+  for (const auto& f : files) {
+    p.put_string(f.path);
+    p.put_string(f.sha256);
+  }
+  return framed(p.bytes);
+}
+
+/// The data files recorded in a journal (after its header), if it has the record.
+std::optional<std::vector<DataFileFingerprint>> journal_data_files(const std::string& data) {
+  std::size_t pos = kHeaderSize;
+  while (pos + 16 <= data.size()) {
+    std::uint64_t len;
+    std::memcpy(&len, data.data() + pos, 8);
+    if (len > data.size() - pos - 16) break;
+    std::uint64_t sum;
+    std::memcpy(&sum, data.data() + pos + 8 + len, 8);
+    const std::string_view payload(data.data() + pos + 8, len);
+    if (core::fnv1a_64(payload) != sum) break;
+    try {
+      ByteReader rd(payload.data(), payload.size());
+      if (rd.get<std::uint64_t>() == kDataFilesRecord) {
+        std::vector<DataFileFingerprint> files(rd.get<std::uint64_t>());
+        for (auto& f : files) {
+          f.path = rd.get_string();
+          f.sha256 = rd.get_string();
+        }
+        return files;
+      }
+    } catch (const std::exception&) {
+      break;
+    }
+    pos += 16 + len;
+  }
+  return std::nullopt;
+}
+
 /// Recorded blocks of a journal, applied to `r`; returns the byte length of the valid prefix.
 std::size_t load_journal(const std::filesystem::path& path, const JournalHeader& expected, StudyResults& r,
                          std::set<std::pair<std::size_t, std::size_t>>& blocks_done) {
@@ -185,6 +230,17 @@ std::size_t load_journal(const std::filesystem::path& path, const JournalHeader&
   if (!in) throw std::runtime_error(fmt::format("{}: cannot read the checkpoint journal", path.string()));
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (data.size() < kHeaderSize || data.compare(0, kHeaderSize, header_bytes(expected)) != 0) {
+    if (data.size() >= kHeaderSize && data.compare(0, sizeof kJournalMagic, kJournalMagic, sizeof kJournalMagic) == 0) {
+      const auto recorded = journal_data_files(data);
+      const std::string why =
+          recorded ? data_files_difference(*recorded, r.info.data_files, "in the checkpoint", "now") : "";
+      if (!why.empty()) {
+        throw std::invalid_argument(fmt::format(
+            "{}: the checkpoint was computed from other data: {}; --resume would mix two data sets. Restore the "
+            "file as it was, or delete the checkpoint to start again",
+            path.string(), why));
+      }
+    }
     throw std::invalid_argument(fmt::format(
         "{}: this checkpoint belongs to another study or shard (config, master_seed, replicates, block_size or "
         "--shard differ); run with the original settings, or delete it to start again",
@@ -202,6 +258,10 @@ std::size_t load_journal(const std::filesystem::path& path, const JournalHeader&
     if (core::fnv1a_64(payload) != sum) break;  // torn or corrupt record: stop here
     ByteReader rd(payload.data(), payload.size());
     const auto kind = rd.get<std::uint64_t>();
+    if (kind == kDataFilesRecord) {  // checked through the header's fingerprint
+      pos += 16 + len;
+      continue;
+    }
     if (kind == kCalibrationRecord) {
       const auto cell = rd.get<std::uint64_t>();
       if (cell >= r.cells.size()) throw std::runtime_error(fmt::format("{}: inconsistent calibration record", path.string()));
@@ -280,6 +340,59 @@ Shard parse_shard(const std::string& text) {
 
 std::filesystem::path journal_path(const std::filesystem::path& out) { return out.string() + ".journal"; }
 
+std::filesystem::path OutputLock::lock_path(const std::filesystem::path& out) { return out.string() + ".lock"; }
+
+OutputLock::OutputLock(const std::filesystem::path& out) : path_(lock_path(out)) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      throw std::runtime_error(
+          fmt::format("{}: cannot create the lock file {}: {}", out.string(), path_.string(), std::strerror(errno)));
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      std::string holder;
+      for (int i = 0; i < 20 && holder.empty(); ++i) {  // the holder writes its PID right after locking
+        char buf[32] = {};
+        const ssize_t n = ::pread(fd_, buf, sizeof buf - 1, 0);
+        if (n > 0) holder.assign(buf, static_cast<std::size_t>(n));
+        while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+        if (holder.empty()) ::usleep(10000);
+      }
+      ::close(fd_);
+      fd_ = -1;
+      if (err == EWOULDBLOCK) {
+        throw std::invalid_argument(fmt::format(
+            "{}: another dpmu process (PID {}) is writing this results file; wait for it to finish or stop it "
+            "(two runs on one --out would lose a study)",
+            out.string(), holder.empty() ? std::string("unknown") : holder));
+      }
+      throw std::runtime_error(fmt::format("{}: cannot lock {}: {}", out.string(), path_.string(), std::strerror(err)));
+    }
+    // The lock counts only if the file is still the one at the path (a finishing holder unlinks it).
+    struct stat held {
+    }, at_path{};
+    if (::fstat(fd_, &held) == 0 && ::stat(path_.c_str(), &at_path) == 0 && held.st_ino == at_path.st_ino &&
+        held.st_dev == at_path.st_dev) {
+      const std::string pid = std::to_string(::getpid()) + "\n";
+      if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size())) {
+        return;
+      }
+    }
+    ::close(fd_);
+    fd_ = -1;
+  }
+  throw std::runtime_error(
+      fmt::format("{}: cannot take the lock {} (it keeps changing)", out.string(), path_.string()));
+}
+
+OutputLock::~OutputLock() {
+  if (fd_ >= 0) {
+    ::unlink(path_.c_str());  // while still locked: a process waiting on this inode retries
+    ::close(fd_);
+  }
+}
+
 StudyResults empty_results(const StudySpec& study) {
   StudyResults r;
   auto& in = r.info;
@@ -292,6 +405,7 @@ StudyResults empty_results(const StudySpec& study) {
   in.block_size = study.block_size;
   in.max_failure_fraction = study.max_failure_fraction;
   in.fingerprint = study.fingerprint();
+  in.data_files = study.data_files;
   r.parameter_names = study.parameter_names;
   r.parameter_types = study.parameter_types;
   r.data_factors = study.data_factors;
@@ -334,10 +448,12 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
       for (const auto& spec : m) values += static_cast<double>(spec.size) * static_cast<double>(study.replicates);
     const double bytes = 8.0 * values;
     const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-    if (ram > 0 && 2.5 * bytes > ram) {
-      throw std::invalid_argument(fmt::format("the results need about {:.1f} GB in memory (2.5x that while writing) but "
-                                              "this machine has {:.1f} GB; use fewer replicates or cells per file",
-                                              bytes / 1e9, ram / 1e9));
+    if (ram > 0 && 3.0 * bytes > ram) {
+      throw std::invalid_argument(
+          fmt::format("the results need about {:.1f} GB in memory (3x that while writing and "
+                      "verifying the file) but "
+                      "this machine has {:.1f} GB; use fewer replicates or cells per file",
+                      bytes / 1e9, ram / 1e9));
     }
   }
   StudyResults r = empty_results(study);
@@ -369,6 +485,13 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
                                               dir.string(), std::strerror(errno)));
     }
   }
+  // One process at a time on this output (and its checkpoint), for the whole run.
+  const OutputLock lock(opt.out);
+  report.removed_temporary_files = remove_stale_temporary_files(opt.out);
+  {
+    std::error_code ec;  // a journal being created by a killed run (we hold the lock: nobody else writes it)
+    if (fs::remove(jpath.string() + ".tmp", ec)) report.removed_temporary_files.push_back(jpath.string() + ".tmp");
+  }
   if (!opt.resume) {
     if (fs::exists(jpath)) {
       throw std::invalid_argument(fmt::format("{}: a checkpoint of an unfinished run exists; pass --resume to continue it, "
@@ -384,6 +507,16 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
     valid_end = load_journal(jpath, header, r, blocks_done);
   } else if (fs::exists(opt.out)) {
     StudyResults old = read_results(opt.out);
+    if (!old.info.data_files.empty() && old.info.shard_index == opt.shard.index &&
+        old.info.shard_count == opt.shard.count) {
+      const std::string why = data_files_difference(old.info.data_files, r.info.data_files, "in the file", "now");
+      if (!why.empty()) {
+        throw std::invalid_argument(
+            fmt::format("{}: the file was computed from other data: {}; it cannot be resumed "
+                        "with this config (restore the data file, or run into a new file)",
+                        opt.out.string(), why));
+      }
+    }
     if (old.info.fingerprint != r.info.fingerprint || old.info.shard_index != opt.shard.index ||
         old.info.shard_count != opt.shard.count) {
       throw std::invalid_argument(fmt::format("{}: the file holds another study or shard; it cannot be resumed with this config",
@@ -437,7 +570,8 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
     const fs::path tmp = jpath.string() + ".tmp";
     {
       std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-      o << header_bytes(header);
+      o << header_bytes(header) << data_files_record(r.info.data_files);
+      o.flush();
       if (!o) {
         throw std::runtime_error(fmt::format("{}: cannot create the checkpoint journal: {}", tmp.string(),
                                              std::strerror(errno)));
@@ -496,6 +630,8 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
               write_all(fd, record, jpath);
               r.calibration[c] = std::move(cal);
             }
+          } catch (const std::bad_alloc&) {
+            throw;  // out of memory is not a property of the cell: end the run, keep the journal
           } catch (const std::exception& e) {
             st.prepare_error = e.what();
           } catch (...) {
@@ -522,6 +658,8 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
             core::RngStream data = data_stream(study.master_seed, cell, rep);
             core::RngStream noise = noise_stream(study.master_seed, cell, rep);
             exp.run_replicate(cell, prepared.get(), data, noise, out);
+          } catch (const std::bad_alloc&) {
+            throw;  // not a failed replicate (it would never be redrawn): end the run, keep the journal
           } catch (const std::exception& e) {
             std::fill(out.begin(), out.end(), kNaN);
             errors.push_back({c, rep, "replicate", e.what()});
@@ -567,13 +705,39 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   for (std::size_t c = 0; c < C; ++c) {
     if (r.cell_failed(c)) report.failed_cells.push_back(c);
   }
-  write_results(opt.out, r);
+  // The data must not have changed under the run (cells prepared after a change would use other data).
+  for (const auto& f : study.data_files) {
+    std::string now;
+    try {
+      now = sha256_file(f.resolved);
+    } catch (const std::exception& e) {
+      now = std::string("unreadable: ") + e.what();
+    }
+    if (now != f.sha256) {
+      throw std::runtime_error(fmt::format(
+          "data file {} ({}) changed while the study ran (SHA-256 {}... at the start, {} now): cells prepared after "
+          "the change used other data, so {} was not written. Restore the file and resume, or delete the checkpoint "
+          "{} and run again",
+          f.path, f.resolved, f.sha256.substr(0, 12), now.size() == 64 ? now.substr(0, 12) + "..." : now,
+          opt.out.string(), jpath.string()));
+    }
+  }
+  try {
+    write_results(opt.out, r);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(
+        fmt::format("{}. The checkpoint {} is intact: make room and continue with --resume", e.what(), jpath.string()));
+  }
   if (report.complete) fs::remove(jpath);
   return report;
 }
 
 void merge_results(const std::filesystem::path& out, const std::vector<std::filesystem::path>& shards) {
   if (shards.empty()) throw std::invalid_argument("merge: no shard files given");
+  const OutputLock lock(out);
+  remove_stale_temporary_files(out);
+  if (std::filesystem::exists(out))
+    throw std::invalid_argument(fmt::format("merge: {} exists; choose another name", out.string()));
   std::vector<StudyResults> parts;
   for (const auto& s : shards) parts.push_back(read_results(s));
   const auto& first = parts.front().info;
@@ -581,10 +745,20 @@ void merge_results(const std::filesystem::path& out, const std::vector<std::file
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const auto& in = parts[i].info;
     const std::string name = shards[i].string();
-    if (in.fingerprint != first.fingerprint || in.config_yaml != first.config_yaml || in.master_seed != first.master_seed) {
-      throw std::invalid_argument(fmt::format("merge: {} comes from another study than {} (config, master_seed, replicates or "
-                                              "cells differ)",
-                                              name, shards[0].string()));
+    const std::string why =
+        data_files_difference(first.data_files, in.data_files, "in " + shards[0].string(), "in " + name);
+    if (!why.empty()) {
+      throw std::invalid_argument(
+          fmt::format("merge: {} and {} were computed from different data: {}; merging "
+                      "them would mix two data sets",
+                      shards[0].string(), name, why));
+    }
+    if (in.fingerprint != first.fingerprint || in.config_yaml != first.config_yaml ||
+        in.master_seed != first.master_seed) {
+      throw std::invalid_argument(
+          fmt::format("merge: {} comes from another study than {} (config, master_seed, replicates or "
+                      "cells differ)",
+                      name, shards[0].string()));
     }
     if (in.shard_count != first.shard_count) {
       throw std::invalid_argument(fmt::format("merge: {} is shard {}/{} but {} is shard {}/{}", name, in.shard_index,
@@ -654,6 +828,37 @@ void merge_results(const std::filesystem::path& out, const std::vector<std::file
   merged.info.shard_count = 1;
   merged.info.complete = true;
   write_results(out, merged);
+}
+
+std::string comparison_obstacle(const StudyResults& a, const std::string& name_a, const StudyResults& b,
+                                const std::string& name_b, bool allow_incomplete) {
+  if (a.info.experiment != b.info.experiment) {
+    return fmt::format(
+        "{} holds experiment '{}' but {} holds experiment '{}': their cells and metrics mean different "
+        "things",
+        name_a, a.info.experiment, name_b, b.info.experiment);
+  }
+  for (const auto& [name, r] : {std::pair{&name_a, &a}, std::pair{&name_b, &b}}) {
+    if (r->info.shard_count > 1) {
+      return fmt::format(
+          "{} is shard {}/{} of a study (only its share of the replicates is done): merge the {} shards "
+          "with dpmu merge and compare the merged file",
+          *name, r->info.shard_index, r->info.shard_count, r->info.shard_count);
+    }
+  }
+  if (!allow_incomplete) {
+    for (const auto& [name, r] : {std::pair{&name_a, &a}, std::pair{&name_b, &b}}) {
+      if (!r->info.complete) {
+        std::int64_t done = 0;
+        for (std::size_t c = 0; c < r->cells.size(); ++c) done += r->n_done(c);
+        return fmt::format(
+            "{} is incomplete (a stopped run: {} of {} replicates done); finish it with dpmu run "
+            "--resume, or pass --allow-incomplete to compare the finished replicates",
+            *name, done, static_cast<std::int64_t>(r->cells.size()) * r->info.replicates);
+      }
+    }
+  }
+  return "";
 }
 
 std::vector<Difference> compare_results(const StudyResults& a, const StudyResults& b, double z_threshold) {

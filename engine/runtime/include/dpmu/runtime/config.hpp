@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dpmu/runtime/experiment.hpp"
+#include "dpmu/runtime/results.hpp"
 
 namespace dpmu::runtime {
 
@@ -41,11 +42,14 @@ struct StudySpec {
   std::vector<Cell> cells;                   ///< in expansion order (blocks, then axes, first outermost)
   std::vector<MetricSpec> metric_template;   ///< metrics(cells[0]) (names are the same in every cell)
   std::vector<std::vector<MetricSpec>> cell_metrics;  ///< metrics(cell) per cell
+  /// Every data file a cell reads (Experiment::data_files), with the SHA-256 of its contents when
+  /// the config was loaded; sorted by path, each once.
+  std::vector<DataFileFingerprint> data_files;
 
   /// Number of replicate blocks per cell: ceil(replicates / block_size).
   std::int64_t blocks_per_cell() const { return (replicates + block_size - 1) / block_size; }
-  /// Identity of the study (experiment, seed, replicates, block size, every cell key): shards,
-  /// checkpoints and merges must agree on it. FNV-1a-64.
+  /// Identity of the study (experiment, seed, replicates, block size, every cell key and the
+  /// SHA-256 of every data file): shards, checkpoints and merges must agree on it. FNV-1a-64.
   std::uint64_t fingerprint() const;
 };
 
@@ -57,7 +61,9 @@ struct StudyOverrides {
 /// Parse, validate and expand a study config given as text (`source` names it in messages).
 /// Looks the experiment up in the registry.
 /// @throws ConfigError listing every problem (YAML syntax, unknown or missing keys, wrong types,
-///   out-of-range values, unknown parameters, bad ranges, duplicate cells, experiment validate()).
+///   out-of-range values, unknown parameters, bad ranges, repeated values, grids of more than
+///   10^6 cells, experiment validate(), missing or unreadable data files, Experiment::check_data()).
+///   Relative data paths are resolved against the folder of `source`.
 StudySpec parse_study(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides = {});
 
 /// Read the file and call parse_study. @throws ConfigError (also if the file cannot be read).

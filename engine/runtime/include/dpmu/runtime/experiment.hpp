@@ -12,7 +12,11 @@
 ///  1. `parameters()` declares every parameter; the config must give each required one, either
 ///     in `parameters:` (fixed) or as a grid axis. Types, ranges and allowed strings are checked
 ///     by the engine before any work starts.
-///  2. `validate(cell)` runs for every expanded cell (cross-parameter checks, e.g. n > p + 1).
+///  2. `validate(cell)` runs for every expanded cell (cross-parameter checks, e.g. n > p + 1);
+///     then `data_files(cell)` names the files the cell reads (the engine fingerprints them with
+///     SHA-256 into the study identity) and `check_data(cell)` loads and checks them (columns,
+///     values, ranks, subset sizes), so that data problems are config errors found by `--dry-run`
+///     and before the first replicate, not failures of every replicate.
 ///  3. `metrics(cell)` declares the metric layout of a cell (names must not depend on the cell;
 ///     vector lengths may).
 ///  4. `prepare(cell, calibration)` runs once per cell (lazily, on the first task of that cell
@@ -29,6 +33,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -64,16 +69,32 @@ inline std::string format_parameter_value(const ParameterValue& v) {
 
 /// Declaration of one experiment parameter.
 struct ParameterSpec {
-  std::string name;                              ///< snake_case, docs/architecture.md §4 terms
-  ParameterType type = ParameterType::real;      ///< integer, real or string
-  bool data_factor = false;                      ///< true if it changes the simulated data set
-  std::optional<ParameterValue> default_value = std::nullopt;   ///< nullopt: the config must give it
-  std::optional<double> min = std::nullopt;                     ///< lower bound (numbers), see min_inclusive
-  std::optional<double> max = std::nullopt;                     ///< upper bound (numbers), see max_inclusive
-  bool min_inclusive = true;                     ///< false: value must be > min
-  bool max_inclusive = true;                     ///< false: value must be < max
-  std::vector<std::string> allowed = {};              ///< strings: allowed values (empty: any)
-  std::string description = {};                  ///< one line, shown in docs and errors
+  std::string name;                                            ///< snake_case, docs/architecture.md §4 terms
+  ParameterType type = ParameterType::real;                    ///< integer, real or string
+  bool data_factor = false;                                    ///< true if it changes the simulated data set
+  std::optional<ParameterValue> default_value = std::nullopt;  ///< nullopt: the config must give it
+  std::optional<double> min = std::nullopt;                    ///< lower bound (numbers), see min_inclusive
+  std::optional<double> max = std::nullopt;                    ///< upper bound (numbers), see max_inclusive
+  bool min_inclusive = true;                                   ///< false: value must be > min
+  bool max_inclusive = true;                                   ///< false: value must be < max
+  std::vector<std::string> allowed = {};                       ///< strings: allowed values (empty: any)
+  std::string description = {};                                ///< one line, shown in docs and errors
+  bool path = false;  ///< a file path (strings): normalised lexically ("./a.csv" -> "a.csv") before it enters the key
+};
+
+/// Lexically normalised form of a path parameter's value: "./a.csv" and "a.csv", "d//a.csv" and
+/// "d/x/../a.csv" are one file, so one cell key. An empty value stays empty.
+inline std::string normalize_path_value(const std::string& value) {
+  if (value.empty()) return value;
+  std::string out = std::filesystem::path(value).lexically_normal().generic_string();
+  return out.empty() ? std::string(".") : out;
+}
+
+/// A data file a cell reads (Experiment::data_files).
+struct DataFile {
+  std::string parameter;  ///< the parameter that names it (messages point at its line in the config)
+  std::string path;       ///< as the config gives it, normalised (what the cell key holds); "" never
+  std::string resolved;   ///< where it is opened (relative paths: config folder, then source tree)
 };
 
 /// Declaration of one metric: a scalar (size 1) or a vector of fixed size k for a given cell.
@@ -150,6 +171,11 @@ class Cell {
   const std::string& key() const { return key_; }
   /// Key restricted to the data factors (empty if there are none).
   const std::string& data_key() const { return data_key_; }
+  /// Folder of the config the cell comes from (absolute; empty for cells read back from a results
+  /// file). Relative data paths are resolved against it. Not part of the key.
+  const std::string& config_dir() const { return config_dir_; }
+  /// Set by the engine when it expands a config.
+  void set_config_dir(std::string dir) { config_dir_ = std::move(dir); }
   /// FNV-1a-64 of key(): keys the noise and calibration streams.
   std::uint64_t cell_id() const { return cell_id_; }
   /// FNV-1a-64 of data_key(): keys the data stream (common random numbers across method factors).
@@ -165,6 +191,7 @@ class Cell {
   std::vector<std::pair<std::string, ParameterValue>> values_;
   std::string key_;
   std::string data_key_;
+  std::string config_dir_;
   std::uint64_t cell_id_ = 0;
   std::uint64_t data_id_ = 0;
 };
@@ -185,6 +212,19 @@ class Experiment {
   /// their specs). @throws std::invalid_argument("key: message"); the engine reports
   /// "file:line: key: message" with the line where `key` was set.
   virtual void validate(const Cell& /*cell*/) const {}
+
+  /// The data files the cell reads, resolved (e.g. from a `data_file` parameter). The engine
+  /// hashes each one (SHA-256) into the study identity and the results file, so `--resume` and
+  /// `dpmu merge` refuse results computed from other contents. @throws std::invalid_argument
+  /// ("data_file: ...") for a file that does not exist. Default: none.
+  virtual std::vector<DataFile> data_files(const Cell& /*cell*/) const { return {}; }
+
+  /// Data checks of one cell, run by the engine for every cell before any work (and by
+  /// `--dry-run`): load the cell's data as prepare() will and check what would make every
+  /// replicate fail (missing columns, non-numeric or NaN values, a constant column, the response
+  /// among the predictors, a rank-deficient design, too many subsets for the rows).
+  /// @throws std::invalid_argument("key: message") as validate(). Default: nothing.
+  virtual void check_data(const Cell& /*cell*/) const {}
 
   /// Metric layout for a cell; run_replicate writes them concatenated in this order.
   virtual std::vector<MetricSpec> metrics(const Cell& cell) const = 0;

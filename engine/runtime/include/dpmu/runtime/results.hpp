@@ -12,9 +12,26 @@
 
 namespace dpmu::runtime {
 
-/// Major and minor version of the results file schema (docs/results-schema.md).
+/// Major and minor version of the results file schema (docs/results-schema.md). 1.1: a user block
+/// with the SHA-256 of the file, chunked datasets with the Fletcher32 checksum filter, HDF5 1.10
+/// metadata checksums, `data_files` / `data_sha256`. Files of schema 1.0 are still read (without
+/// checksums to verify).
 inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 0;
+inline constexpr int kSchemaMinor = 1;
+
+/// A data file of a study and the SHA-256 of its contents (StudySpec::data_files).
+struct DataFileFingerprint {
+  std::string path;      ///< as the config gives it (normalised), as in the cell keys
+  std::string sha256;    ///< 64 lowercase hex digits
+  std::string resolved;  ///< where it was read (not stored in results files)
+};
+
+/// "" if `now` lists the same files with the same contents as `then`; else a phrase naming the
+/// first data file that differs, e.g. "data file sim.csv differs (SHA-256 0123abcd4567... in the
+/// checkpoint, 89abcdef0123... now)" with then_label = "in the checkpoint", now_label = "now".
+std::string data_files_difference(const std::vector<DataFileFingerprint>& then,
+                                  const std::vector<DataFileFingerprint>& now, const std::string& then_label = "then",
+                                  const std::string& now_label = "now");
 
 /// One metric across cells: `sizes[c]` components in cell c, stored padded to `max_size`.
 struct MetricLayout {
@@ -52,7 +69,8 @@ struct ResultsInfo {
   std::int64_t replicates = 0;
   std::int64_t block_size = 0;
   double max_failure_fraction = 0.0;
-  std::uint64_t fingerprint = 0;    ///< StudySpec::fingerprint()
+  std::uint64_t fingerprint = 0;                ///< StudySpec::fingerprint()
+  std::vector<DataFileFingerprint> data_files;  ///< StudySpec::data_files (path and sha256)
   std::int64_t shard_index = 0;
   std::int64_t shard_count = 1;
   bool complete = false;            ///< every replicate of this file's share of the work is done
@@ -102,13 +120,23 @@ Summary summarize_values(const double* values, std::size_t stride, const std::ui
 Summary summarize_component(const StudyResults& results, std::size_t cell, std::size_t metric, std::size_t k);
 
 /// Write `results` (plus summaries) to `path` atomically: the file is written as
-/// "<path>.tmp-<pid>" and renamed over `path`, so `path` is never a half-written file.
-/// @throws std::runtime_error if the file cannot be written.
+/// "<path>.tmp-<pid>", flushed to disk and renamed over `path`, so `path` is never a half-written
+/// file. The file's first 512 bytes (an HDF5 user block) hold the SHA-256 of the rest; numeric
+/// datasets are chunked with the Fletcher32 checksum filter. The file is read back (with every
+/// check of read_results) before it is renamed over `path`.
+/// @throws std::runtime_error naming the file and the reason (e.g. "No space left on device",
+///   "File too large") if it cannot be written; the temporary file is removed.
 void write_results(const std::filesystem::path& path, const StudyResults& results);
 
-/// Read a results file written by write_results (any minor version of schema major 1).
-/// @throws std::runtime_error for a missing file, a file that is not a dpmu results file, or
-///   an unsupported schema major version.
+/// Read a results file written by write_results (any minor version of schema major 1),
+/// verifying the checksums of schema 1.1 files (the whole-file SHA-256 first, before HDF5 parses
+/// anything; then Fletcher32 per dataset and HDF5's metadata checksums).
+/// @throws std::runtime_error for a missing file, a file that is not a dpmu results file, an
+///   unsupported schema major version, or a damaged file ("... is damaged: ...").
 StudyResults read_results(const std::filesystem::path& path);
+
+/// Remove "<path>.tmp-<pid>" files left next to `path` by dpmu processes that no longer run
+/// (killed while writing). Returns the names removed. Never throws for a file it cannot remove.
+std::vector<std::string> remove_stale_temporary_files(const std::filesystem::path& path);
 
 }  // namespace dpmu::runtime

@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# End-to-end reliability tests of the engine commands (docs/reliability.md): data-file identity
+# across --resume and merge, data paths relative to the config, data checks up front, the lock on
+# --out, a file-size limit during the final write, stale temporary files, damaged results files,
+# compare refusals, out of memory, YAML limits, dpmu errors, plot_all.py on bad folders.
+# Usage: reliability_test.sh /path/to/dpmu /path/to/source-tree
+set -u
+DPMU="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+SRC="$(cd "$2" && pwd)"
+. "$(dirname "$0")/lib.sh"
+SMOKE="$SRC/configs/smoke/normal_mean.yaml"
+SLOW="$SRC/configs/smoke/normal_mean_slow.yaml"
+
+# expect_exit CODE "output substring" args...
+expect_exit() {
+  local want_rc="$1" want="$2"; shift 2
+  "$DPMU" "$@" >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  if [ $rc -ne "$want_rc" ]; then fail "dpmu $*: exit $rc, expected $want_rc; stderr: $(head -c 2000 "$TMP/err")"; return; fi
+  if [ -n "$want" ] && ! grep -qF -- "$want" "$TMP/err" "$TMP/out"; then
+    fail "dpmu $*: output lacks '$want'; got: $(head -c 2000 "$TMP/err" "$TMP/out")"; return
+  fi
+  pass
+}
+
+# same_arrays A.h5 B.h5: every /replicates dataset and /replicates_done bit-identical.
+same_arrays() {
+  "$PY" - "$1" "$2" <<'PYEOF'
+import sys, h5py
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+assert sorted(a["replicates"]) == sorted(b["replicates"])
+for k in a["replicates"]:
+    assert a["replicates"][k][()].tobytes() == b["replicates"][k][()].tobytes(), k
+assert a["replicates_done"][()].tobytes() == b["replicates_done"][()].tobytes()
+PYEOF
+}
+
+# A study on a CSV next to its config (hsb_posterior: DP tests on a fixed data set).
+mkdir -p "$TMP/study" "$TMP/elsewhere"
+cp "$SRC/experiments/data/hsb2.csv" "$TMP/study/hsb.csv"
+cat > "$TMP/study/hsb.yaml" <<'YAML'
+experiment: hsb_posterior
+master_seed: 5
+replicates: 20000
+block_size: 100
+parameters:
+  data_file: hsb.csv
+  prior: g-prior
+  tested: read
+  epsilon: 1
+grid:
+  num_subsets: [2, 5, 10, 20]
+YAML
+
+# --- item 13: data_file resolves against the config's folder, from any working directory
+(cd "$TMP/elsewhere" && "$DPMU" run ../study/hsb.yaml --dry-run >"$TMP/out" 2>"$TMP/err") \
+  && grep -q "data file: hsb.csv ($TMP/study/hsb.csv), sha256 " "$TMP/out" && pass \
+  || fail "data_file relative to the config folder: $(cat "$TMP/err" "$TMP/out" | head -c 1500)"
+# ./hsb.csv and hsb.csv are the same cell (same key, same numbers)
+sed 's|data_file: hsb.csv|data_file: ./hsb.csv|' "$TMP/study/hsb.yaml" > "$TMP/study/dot.yaml"
+"$DPMU" run "$TMP/study/hsb.yaml" --dry-run > "$TMP/plain.txt" 2>&1
+"$DPMU" run "$TMP/study/dot.yaml" --dry-run > "$TMP/dot.txt" 2>&1
+diff <(grep -v "^study:" "$TMP/plain.txt") <(grep -v "^study:" "$TMP/dot.txt") >/dev/null && grep -q "data_file=hsb.csv;" "$TMP/dot.txt" \
+  && pass || fail "./hsb.csv and hsb.csv give different cells: $(diff "$TMP/plain.txt" "$TMP/dot.txt" | head -5)"
+# the shipped configs' repository-relative paths still work from any folder, with the same cell keys
+(cd "$TMP/elsewhere" && "$DPMU" run "$SRC/configs/smoke/fig5_cps.yaml" --dry-run >"$TMP/out" 2>"$TMP/err") \
+  && grep -q "data_file=experiments/data/cps09mar.csv;" "$TMP/out" && pass \
+  || fail "shipped config from another folder: $(head -c 1500 "$TMP/err")"
+
+# --- item 6: the data file's contents are part of the study: resume and merge refuse a change
+expect_exit 3 "--resume" run "$TMP/study/hsb.yaml" --out "$TMP/h.h5" --max-time 0.05 --threads 1
+sed -i '2s/^70,0,4,1,1,1,57/70,0,4,1,1,1,58/' "$TMP/study/hsb.csv"   # one value of row 1 (read 57 -> 58)
+expect_exit 2 "the checkpoint was computed from other data: data file hsb.csv differs" \
+  run "$TMP/study/hsb.yaml" --out "$TMP/h.h5" --resume
+expect_exit 0 "" run "$TMP/study/hsb.yaml" --out "$TMP/s1.h5" --shard 1/2 --quiet
+cp "$SRC/experiments/data/hsb2.csv" "$TMP/study/hsb.csv"                # the original again
+expect_exit 0 "" run "$TMP/study/hsb.yaml" --out "$TMP/s0.h5" --shard 0/2 --quiet
+expect_exit 2 "were computed from different data: data file hsb.csv differs" merge "$TMP/m.h5" "$TMP/s0.h5" "$TMP/s1.h5"
+[ ! -e "$TMP/m.h5" ] && pass || fail "a refused merge wrote its output"
+expect_exit 0 "" run "$TMP/study/hsb.yaml" --out "$TMP/h.h5" --resume --quiet
+"$PY" -c "
+import h5py; f = h5py.File('$TMP/h.h5', 'r')
+assert [x.decode() if isinstance(x, bytes) else x for x in f.attrs['data_files']] == ['hsb.csv']
+assert len(f.attrs['data_sha256'][0]) == 64
+" && pass || fail "data_files / data_sha256 attributes"
+
+# --- item 12: data problems are config errors found by --dry-run (exit 2, naming the input)
+bad_data() {  # bad_data "message" "sed expression on hsb.yaml" [csv contents]
+  local want="$1" expr="$2"
+  sed "$expr" "$TMP/study/hsb.yaml" > "$TMP/study/bad.yaml"
+  expect_exit 2 "$want" run "$TMP/study/bad.yaml" --dry-run
+}
+bad_data "bad.yaml:6: data_file: 'missing.csv' does not exist" 's|data_file: hsb.csv|data_file: missing.csv|'
+bad_data "bad.yaml:8: tested: " 's|tested: read|tested: reading|'
+bad_data "no column 'reading'" 's|tested: read|tested: reading|'
+bad_data "bad.yaml:11: num_subsets: the number of subsets M is 500" 's|num_subsets: \[2, 5, 10, 20\]|num_subsets: [2, 500]|'
+bad_data "largest admissible M is 50 (hsb.csv has 200 rows)" 's|num_subsets: \[2, 5, 10, 20\]|num_subsets: [2, 500]|'
+bad_data "tested: 'math' is the response" 's|tested: read|tested: math|'
+awk -F, 'BEGIN{OFS=","} NR>1{$10=50} {print}' "$SRC/experiments/data/hsb2.csv" > "$TMP/study/const.csv"
+bad_data "science' of $TMP/study/const.csv is constant (every row is 50)" 's|data_file: hsb.csv|data_file: const.csv\n  common: science|'
+awk -F, 'BEGIN{OFS=","} NR==5{$7="nan"} {print}' "$SRC/experiments/data/hsb2.csv" > "$TMP/study/nan.csv"
+bad_data "bad.yaml:6: data_file: " 's|data_file: hsb.csv|data_file: nan.csv|'
+bad_data "nan.csv" 's|data_file: hsb.csv|data_file: nan.csv|'
+# the same problems stop a real run before the first replicate, leaving no output
+sed 's|tested: read|tested: math|' "$TMP/study/hsb.yaml" > "$TMP/study/bad.yaml"
+expect_exit 2 "is the response" run "$TMP/study/bad.yaml" --out "$TMP/bad.h5"
+[ ! -e "$TMP/bad.h5" ] && [ ! -e "$TMP/bad.h5.journal" ] && pass || fail "a data error left output files"
+
+# --- item 5: repeated grid values (compared as numbers) are an error naming the parameter
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 5\ngrid:\n  n: 10\n  mu: [0, -0.0]\n' > "$TMP/dup.yaml"
+expect_exit 2 "dup.yaml:6: grid.mu[1]: '-0.0' repeats grid.mu[0] ('0'): both are the value 0 of mu" run "$TMP/dup.yaml" --dry-run
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 5\ngrid:\n  n: [1, 1.0]\n' > "$TMP/dup2.yaml"
+expect_exit 2 "grid.n[1]: '1.0' repeats grid.n[0] ('1'): both are the value 1 of n" run "$TMP/dup2.yaml" --dry-run
+
+# --- item 17: YAML documents, 1e3-style integers, a grid too large, deep nesting
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 5\nparameters: {n: 3}\n---\nreplicates: 7\n' > "$TMP/two.yaml"
+expect_exit 2 "two.yaml:6: the file holds 2 YAML documents" run "$TMP/two.yaml" --dry-run
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 1e3\nparameters: {n: 3}\n' > "$TMP/e3.yaml"
+expect_exit 0 "replicates: 1000 per cell" run "$TMP/e3.yaml" --dry-run
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 5\ngrid:\n  n: {from: 1, to: 100000, count: 100000}\n  mu: {from: 0, to: 1, count: 100000}\n' > "$TMP/big.yaml"
+start=$(date +%s)
+expect_exit 2 "this block has 10000000000 cells (100000 (n) x 100000 (mu))" run "$TMP/big.yaml" --dry-run
+[ $(( $(date +%s) - start )) -lt 10 ] && pass || fail "a 10^10-cell grid took $(( $(date +%s) - start )) s to refuse"
+"$PY" -c "print('experiment: normal_mean\nmaster_seed: 1\nreplicates: 5\ndescription: ' + '[' * 5000 + ']' * 5000)" > "$TMP/deep.yaml"
+expect_exit 2 "nested more than" run "$TMP/deep.yaml" --dry-run
+
+# --- item 7: one run at a time on an --out (the second exits 2 naming the first's PID)
+printf 'experiment: normal_mean\nmaster_seed: 2\nreplicates: 3000\nblock_size: 10\ngrid:\n  n: [20000, 40000]\n' > "$TMP/long.yaml"
+"$DPMU" run "$TMP/long.yaml" --out "$TMP/lock.h5" --quiet --threads 1 2>"$TMP/first_err" &
+pid=$!
+for _ in $(seq 1 400); do [ -s "$TMP/lock.h5.journal" ] && break; sleep 0.02; done
+expect_exit 2 "another dpmu process (PID $pid) is writing this results file" run "$SMOKE" --out "$TMP/lock.h5" --quiet
+expect_exit 2 "another dpmu process (PID $pid)" run "$TMP/long.yaml" --out "$TMP/lock.h5" --resume --quiet
+kill -TERM $pid
+wait $pid
+rc=$?
+[ $rc -eq 3 ] && pass || fail "the locked run: exit $rc after SIGTERM: $(cat "$TMP/first_err")"
+[ ! -e "$TMP/lock.h5.lock" ] && pass || fail "lock file left after the run"
+expect_exit 3 "" run "$TMP/long.yaml" --out "$TMP/lock.h5" --resume --quiet --max-time 0.2   # the lock is free again
+# simultaneous starts of two different configs on one --out: exactly one wins, nothing is lost silently
+for i in 1 2 3; do
+  rm -f "$TMP/race.h5"*
+  "$DPMU" run "$SMOKE" --out "$TMP/race.h5" --quiet 2>"$TMP/ra" & a=$!
+  "$DPMU" run "$TMP/e3.yaml" --out "$TMP/race.h5" --quiet 2>"$TMP/rb" & b=$!
+  wait $a; ra=$?; wait $b; rb=$?
+  if { [ $ra -eq 0 ] && [ $rb -eq 2 ]; } || { [ $ra -eq 2 ] && [ $rb -eq 0 ]; }; then pass
+  else fail "simultaneous runs on one --out: exits $ra and $rb; $(cat "$TMP/ra" "$TMP/rb")"; fi
+done
+
+# --- item 9: a file-size limit during the final write: clear message, journal intact, no temp file
+expect_exit 0 "" run "$SLOW" --out "$TMP/ref.h5" --quiet
+# (the journal, about 26 kB at the end, fits under the 40 kB limit; the 57 kB results file does not)
+(ulimit -f 40; exec "$DPMU" run "$SLOW" --out "$TMP/fz.h5" --quiet) >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && grep -qF "$TMP/fz.h5: cannot write the results file" "$TMP/err" && grep -qF "File too large" "$TMP/err" \
+  && grep -qF "The checkpoint $TMP/fz.h5.journal is intact" "$TMP/err" && pass \
+  || fail "file-size limit: exit $rc (want 2); $(cat "$TMP/err")"
+[ ! -e "$TMP/fz.h5" ] && [ -s "$TMP/fz.h5.journal" ] && [ -z "$(ls "$TMP" | grep 'fz.h5.tmp')" ] && pass \
+  || fail "after the failed write: $(ls "$TMP" | grep fz)"
+# a stale temporary file of a killed run (a PID that no longer runs) is removed by the resume
+sleep 0 & deadpid=$!; wait $deadpid
+echo partial > "$TMP/fz.h5.tmp-$deadpid"
+expect_exit 0 "removed 1 temporary file(s) left by killed runs: $TMP/fz.h5.tmp-$deadpid" run "$SLOW" --out "$TMP/fz.h5" --resume
+same_arrays "$TMP/ref.h5" "$TMP/fz.h5" && pass || fail "resumed after the failed write differs from an uninterrupted run"
+[ ! -e "$TMP/fz.h5.tmp-$deadpid" ] && pass || fail "stale temporary file not removed"
+# merge cleans up too
+echo partial > "$TMP/mg.h5.tmp-$deadpid"
+expect_exit 0 "" run "$SMOKE" --out "$TMP/a0.h5" --shard 0/2 --quiet
+expect_exit 0 "" run "$SMOKE" --out "$TMP/a1.h5" --shard 1/2 --quiet
+expect_exit 0 "" merge "$TMP/mg.h5" "$TMP/a0.h5" "$TMP/a1.h5"
+[ ! -e "$TMP/mg.h5.tmp-$deadpid" ] && pass || fail "merge left a stale temporary file"
+
+# --- item 10: damaged files are refused by summarize, compare, merge and the plots
+expect_exit 0 "" run "$SMOKE" --out "$TMP/good.h5" --quiet
+cp "$TMP/good.h5" "$TMP/copy.h5"
+damage() {  # damage IN OUT how: flip one byte of a data chunk (numbers) or of a cell key (a string)
+  "$PY" - "$1" "$2" "$3" <<'PYEOF'
+import sys, h5py
+src, dst, how = sys.argv[1:]
+data = bytearray(open(src, "rb").read())
+if how == "chunk":
+    with h5py.File(src, "r") as f:
+        ds = f["replicates/sample_mean"]
+        at = ds.id.get_chunk_info(0).byte_offset + 8 * 123 + 6   # a high byte of replicate 123 of cell 0
+else:
+    at = data.index(b"mu=1;n=2000;sigma=2") + 3
+data[at] ^= 0x01
+open(dst, "wb").write(bytes(data))
+PYEOF
+}
+damage "$TMP/good.h5" "$TMP/bad_chunk.h5" chunk
+damage "$TMP/good.h5" "$TMP/bad_key.h5" key
+for f in bad_chunk bad_key; do
+  expect_exit 2 "$TMP/$f.h5: the results file is damaged" summarize "$TMP/$f.h5"
+  expect_exit 2 "the results file is damaged" compare "$TMP/good.h5" "$TMP/$f.h5"
+  expect_exit 2 "the results file is damaged" errors "$TMP/$f.h5"
+done
+expect_exit 2 "the results file is damaged" merge "$TMP/mbad.h5" "$TMP/a0.h5" "$TMP/bad_chunk.h5"
+expect_exit 0 "equal" compare "$TMP/good.h5" "$TMP/copy.h5"
+mkdir -p "$TMP/plots_bad" && cp "$TMP/bad_chunk.h5" "$TMP/plots_bad/"
+"$PY" "$SRC/plotting/plot_all.py" "$TMP/plots_bad" --out "$TMP/plots_bad/fig" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "damaged" "$TMP/err" && pass || fail "plot_all.py on a damaged file: exit $rc; $(cat "$TMP/out" "$TMP/err")"
+# schema 1.1 with Fletcher32 on chunked datasets; h5py reads it
+"$PY" -c "
+import h5py; f = h5py.File('$TMP/good.h5', 'r')
+assert list(f.attrs['schema_version']) == [1, 1]
+head = open('$TMP/good.h5', 'rb').read(512)
+import hashlib
+assert head.startswith(b'dpmu-results\nsha256 ') and head[20:84].decode() == hashlib.sha256(open('$TMP/good.h5', 'rb').read()[512:]).hexdigest()
+ds = f['replicates/sample_mean']
+assert ds.chunks is not None and ds.fletcher32, (ds.chunks, ds.fletcher32)
+assert f['summary/sample_mean/mean'].fletcher32
+" && pass || fail "checksummed layout"
+
+# --- item 10: compare says why two files cannot be compared
+expect_exit 2 "is shard 0/2 of a study" compare "$TMP/good.h5" "$TMP/a0.h5"
+expect_exit 3 "" run "$SLOW" --out "$TMP/inc.h5" --max-time 0.05 --threads 1
+expect_exit 2 "is incomplete (a stopped run" compare "$TMP/inc.h5" "$TMP/ref.h5"
+expect_exit 1 "" compare "$TMP/inc.h5" "$TMP/ref.h5" --allow-incomplete
+expect_exit 2 "holds experiment 'hsb_posterior' but" compare "$TMP/h.h5" "$TMP/good.h5"
+
+# --- item 12: dpmu errors prints /errors readably (an old schema-1.0 file with two failed replicates)
+"$PY" - "$TMP/good.h5" "$TMP/old.h5" <<'PYEOF'
+# a file as dpmu 1.0 wrote it (no user block, no checksums), with two /errors records
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as src, h5py.File(sys.argv[2], "w") as dst:
+    for k, v in src.attrs.items():
+        if k not in ("data_files", "data_sha256"):
+            dst.attrs[k] = v
+    dst.attrs["schema_version"] = np.array([1, 0], dtype=np.int32)
+    for name in src:
+        if name != "errors":
+            src.copy(src[name], dst, name=name)
+    e = dst.create_group("errors")
+    e["cell"] = np.array([2, 2], dtype=np.uint64)
+    e["cell_id"] = np.array([src["cells/cell_id"][2]] * 2, dtype=np.uint64)
+    e["replicate"] = np.array([7, 9], dtype=np.uint64)
+    s = h5py.string_dtype()
+    e.create_dataset("stage", data=np.array(["replicate", "replicate"], dtype=object), dtype=s)
+    e.create_dataset("message", data=np.array(["singular matrix\nin subset 3"] * 2, dtype=object), dtype=s)
+PYEOF
+expect_exit 0 "2 failed replicate record(s) in 1 of 6 cells" errors "$TMP/old.h5"
+grep -qF "2 x  replicate: singular matrix\\x0ain subset 3" "$TMP/out" && grep -qE "^ +2 +9  replicate  singular" "$TMP/out" \
+  && pass || fail "dpmu errors table: $(cat "$TMP/out")"
+expect_exit 0 "" errors "$TMP/old.h5" --format json
+"$PY" -c "
+import json; d = json.load(open('$TMP/out'))
+assert d['errors'] == 2 and d['error_list'][1]['replicate'] == 9 and d['cells'][0]['replicates_failed'] == 2
+assert d['error_list'][0]['key'] == 'mu=0;n=50;sigma=2'
+" && pass || fail "dpmu errors json: $(head -c 800 "$TMP/out")"
+expect_exit 0 "0 failed replicate record(s)" errors "$TMP/good.h5"
+expect_exit 0 "" summarize "$TMP/old.h5"   # schema 1.0 files are still read
+
+# --- item 11: out of memory is a message and exit 2 in every command, never an abort
+"$PY" -c "
+print('experiment: normal_mean\nmaster_seed: 1\nreplicates: 400000\nblock_size: 50000\ngrid:\n  n: 1\n  mu: [0, 1, 2, 3]')" > "$TMP/wide.yaml"
+expect_exit 0 "" run "$TMP/wide.yaml" --out "$TMP/wide.h5" --quiet
+cp "$TMP/wide.h5" "$TMP/wide2.h5"
+limit=${DPMU_TEST_VLIMIT_KB:-90000}  # above what dpmu needs to start (~40 MB), below the 64 MB of values
+for cmd in "summarize $TMP/wide.h5" "compare $TMP/wide.h5 $TMP/wide2.h5" "merge $TMP/wide_m.h5 $TMP/wide.h5" \
+           "errors $TMP/wide.h5" "run $TMP/wide.yaml --out $TMP/wide_r.h5 --quiet --threads 1"; do
+  # shellcheck disable=SC2086
+  (ulimit -v $limit; exec "$DPMU" $cmd) >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  if [ $rc -eq 2 ] && grep -q "^dpmu: error: out of memory while " "$TMP/err"; then pass
+  else fail "ulimit -v $limit dpmu $cmd: exit $rc; $(head -c 600 "$TMP/err")"; fi
+done
+
+# --- item 18: plot_all.py refuses a missing or empty folder and marks an incomplete file's figures
+"$PY" "$SRC/plotting/plot_all.py" "$TMP/no_such_folder" >"$TMP/out" 2>"$TMP/err"
+rc=$?; [ $rc -eq 2 ] && grep -q "no such folder" "$TMP/err" && pass || fail "plot_all.py missing folder: exit $rc"
+mkdir -p "$TMP/empty"
+"$PY" "$SRC/plotting/plot_all.py" "$TMP/empty" >"$TMP/out" 2>"$TMP/err"
+rc=$?; [ $rc -eq 2 ] && grep -q "no results files" "$TMP/err" && pass || fail "plot_all.py empty folder: exit $rc"
+mkdir -p "$TMP/plots_inc"
+(cd "$SRC" && "$DPMU" run configs/smoke/type1_calibration.yaml --out "$TMP/plots_inc/t1.h5" --max-time 0.5 --threads 1 --quiet 2>/dev/null)
+"$PY" "$SRC/plotting/plot_all.py" "$TMP/plots_inc" --out "$TMP/plots_inc/fig" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] && grep -q "(incomplete)" "$TMP/out" && grep -q "INCOMPLETE RUN" "$TMP/err" && pass \
+  || fail "plot_all.py on an incomplete file: exit $rc; $(cat "$TMP/out" "$TMP/err")"
+
+finish reliability_test
