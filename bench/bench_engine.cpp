@@ -25,7 +25,9 @@ class Trivial final : public dpmu::runtime::Experiment {
  public:
   std::string name() const override { return "bench_trivial"; }
   std::vector<dpmu::runtime::ParameterSpec> parameters() const override {
-    return {{.name = "k", .type = dpmu::runtime::ParameterType::integer, .data_factor = true,
+    return {{.name = "k",
+             .type = dpmu::runtime::ParameterType::integer,
+             .data_factor = true,
              .default_value = std::int64_t{1}}};
   }
   std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell&) const override { return {{.name = "u"}}; }

@@ -23,8 +23,16 @@ void BM_ConstrainedRssAllModels(benchmark::State& state) {
   state.counters["models"] = static_cast<double>(models.size());
 }
 BENCHMARK(BM_ConstrainedRssAllModels)
-    ->Args({6, 1})->Args({6, 10})->Args({8, 1})->Args({8, 10})->Args({12, 1})->Args({12, 10})
-    ->Args({16, 1})->Args({16, 10})->Args({20, 1})->Args({20, 10})
+    ->Args({6, 1})
+    ->Args({6, 10})
+    ->Args({8, 1})
+    ->Args({8, 10})
+    ->Args({12, 1})
+    ->Args({12, 10})
+    ->Args({16, 1})
+    ->Args({16, 10})
+    ->Args({20, 1})
+    ->Args({20, 10})
     ->Unit(benchmark::kMillisecond);
 }  // namespace
 

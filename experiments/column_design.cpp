@@ -33,9 +33,8 @@ std::string trim(std::string_view s) {
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.';
-  });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
 }
 
 class Parser {
@@ -88,17 +87,23 @@ class Parser {
   NodePtr additive() {
     NodePtr a = multiplicative();
     for (;;) {
-      if (accept("+")) a = binary("+", a, multiplicative());
-      else if (accept("-")) a = binary("-", a, multiplicative());
-      else return a;
+      if (accept("+"))
+        a = binary("+", a, multiplicative());
+      else if (accept("-"))
+        a = binary("-", a, multiplicative());
+      else
+        return a;
     }
   }
   NodePtr multiplicative() {
     NodePtr a = unary();
     for (;;) {
-      if (accept("*")) a = binary("*", a, unary());
-      else if (accept("/")) a = binary("/", a, unary());
-      else return a;
+      if (accept("*"))
+        a = binary("*", a, unary());
+      else if (accept("/"))
+        a = binary("/", a, unary());
+      else
+        return a;
     }
   }
   NodePtr unary() {
@@ -139,8 +144,8 @@ class Parser {
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
       const std::size_t start = pos_;
-      while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' ||
-                                  s_[pos_] == '.')) {
+      while (pos_ < s_.size() &&
+             (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_' || s_[pos_] == '.')) {
         ++pos_;
       }
       std::string name(s_.substr(start, pos_ - start));
@@ -208,12 +213,18 @@ Eigen::VectorXd eval(const Node& n, const std::function<const std::vector<double
       Eigen::VectorXd out(r);
       for (Eigen::Index i = 0; i < r; ++i) {
         bool v = false;
-        if (op == "==") v = a(i) == b(i);
-        else if (op == "!=") v = a(i) != b(i);
-        else if (op == "<") v = a(i) < b(i);
-        else if (op == "<=") v = a(i) <= b(i);
-        else if (op == ">") v = a(i) > b(i);
-        else v = a(i) >= b(i);
+        if (op == "==")
+          v = a(i) == b(i);
+        else if (op == "!=")
+          v = a(i) != b(i);
+        else if (op == "<")
+          v = a(i) < b(i);
+        else if (op == "<=")
+          v = a(i) <= b(i);
+        else if (op == ">")
+          v = a(i) > b(i);
+        else
+          v = a(i) >= b(i);
         out(i) = v ? 1.0 : 0.0;
       }
       return out;
@@ -247,8 +258,8 @@ std::vector<std::string> ColumnExpression::columns() const {
   return {s.begin(), s.end()};
 }
 
-Eigen::VectorXd ColumnExpression::evaluate(
-    const std::function<const std::vector<double>&(const std::string&)>& column, std::size_t rows) const {
+Eigen::VectorXd ColumnExpression::evaluate(const std::function<const std::vector<double>&(const std::string&)>& column,
+                                           std::size_t rows) const {
   Eigen::VectorXd v = eval(*root_, column, rows);
   for (Eigen::Index i = 0; i < v.size(); ++i) {
     if (!std::isfinite(v(i))) {
@@ -292,11 +303,13 @@ std::map<std::string, std::pair<double, double>> parse_bounds_spec(std::string_v
   std::map<std::string, std::pair<double, double>> out;
   for (const auto& item : split_list(text, ';')) {
     const auto eq = item.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument("bounds item '" + item + "': expected 'name = lower, upper'");
+    if (eq == std::string::npos)
+      throw std::invalid_argument("bounds item '" + item + "': expected 'name = lower, upper'");
     const std::string name = trim(std::string_view(item).substr(0, eq));
     if (!is_identifier(name)) throw std::invalid_argument("bounds item '" + item + "': '" + name + "' is not a name");
     const auto parts = split_list(std::string_view(item).substr(eq + 1), ',');
-    if (parts.size() != 2) throw std::invalid_argument("bounds item '" + item + "': expected two numbers 'lower, upper'");
+    if (parts.size() != 2)
+      throw std::invalid_argument("bounds item '" + item + "': expected two numbers 'lower, upper'");
     const double lo = parse_number(parts[0], "bounds item '" + item + "'");
     const double hi = parse_number(parts[1], "bounds item '" + item + "'");
     if (!(lo < hi)) throw std::invalid_argument("bounds item '" + item + "': lower must be < upper");

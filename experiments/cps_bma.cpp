@@ -19,11 +19,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/column_design.hpp"
+#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/runtime/data_table.hpp"
 
 namespace dpmu::experiments {
@@ -162,7 +162,8 @@ RescaledDesign load_design(const DesignOptions& o) {
   const auto p = static_cast<Eigen::Index>(d.predictors.size());
   Eigen::MatrixXd raw(static_cast<Eigen::Index>(n), p + 1);
   auto lookup = [&](const std::string& name) -> const std::vector<double>& { return table->column(name); };
-  for (Eigen::Index j = 0; j < p; ++j) raw.col(j) = d.predictors[static_cast<std::size_t>(j)].expression.evaluate(lookup, n);
+  for (Eigen::Index j = 0; j < p; ++j)
+    raw.col(j) = d.predictors[static_cast<std::size_t>(j)].expression.evaluate(lookup, n);
   raw.col(p) = d.response.evaluate(lookup, n);
   // Data problems that would fail every run, named by the config key that causes them.
   auto constant = [&](Eigen::Index j) { return n > 0 && (raw.col(j).array() == raw(0, j)).all(); };
@@ -247,7 +248,7 @@ struct CpsSetup {
   double regularization = 0.0;
   double threshold = 0.0;
   core::BmaResult non_private;
-  std::vector<int> coefficients;        // 0-based
+  std::vector<int> coefficients;           // 0-based
   std::vector<std::vector<double>> edges;  // per coefficient, K + 1 equal-width edges
   int simulations = 0;
   double confidence = 0.95;
@@ -289,64 +290,143 @@ class CpsBma final : public runtime::Experiment {
 
   std::vector<ParameterSpec> parameters() const override {
     return {
-        {.name = "data_file", .type = ParameterType::string, .data_factor = true,
+        {.name = "data_file",
+         .type = ParameterType::string,
+         .data_factor = true,
          .default_value = std::string("experiments/data/cps09mar.csv"),
          .description = "CSV with a header row (relative: the config's folder, then the source tree)",
          .path = true},
-        {.name = "response", .type = ParameterType::string, .data_factor = true,
-         .default_value = std::string("earnings"), .description = "expression for the response (column_design.hpp)"},
-        {.name = "predictors", .type = ParameterType::string, .data_factor = true,
+        {.name = "response",
+         .type = ParameterType::string,
+         .data_factor = true,
+         .default_value = std::string("earnings"),
+         .description = "expression for the response (column_design.hpp)"},
+        {.name = "predictors",
+         .type = ParameterType::string,
+         .data_factor = true,
          .default_value = std::string(kDefaultPredictors),
          .description = "'name = expression; ...' in β order (column_design.hpp)"},
-        {.name = "permute", .type = ParameterType::string, .data_factor = true,
+        {.name = "permute",
+         .type = ParameterType::string,
+         .data_factor = true,
          .default_value = std::string("married, education"),
          .description = "comma-separated predictors whose rows are permuted (empty: none)"},
-        {.name = "permutation", .type = ParameterType::string, .data_factor = true,
-         .default_value = std::string("independent"), .allowed = {"independent", "joint"},
+        {.name = "permutation",
+         .type = ParameterType::string,
+         .data_factor = true,
+         .default_value = std::string("independent"),
+         .allowed = {"independent", "joint"},
          .description = "one permutation per permuted column, or one shared permutation"},
-        {.name = "permutation_seed", .type = ParameterType::integer, .data_factor = true,
-         .default_value = std::int64_t{20240325}, .min = 0.0,
+        {.name = "permutation_seed",
+         .type = ParameterType::integer,
+         .data_factor = true,
+         .default_value = std::int64_t{20240325},
+         .min = 0.0,
          .description = "seed of the fixed permutation (same for every run and mechanism)"},
-        {.name = "rescale", .type = ParameterType::string, .data_factor = true,
-         .default_value = std::string("data_range"), .allowed = {"data_range", "public_bounds"},
+        {.name = "rescale",
+         .type = ParameterType::string,
+         .data_factor = true,
+         .default_value = std::string("data_range"),
+         .allowed = {"data_range", "public_bounds"},
          .description = "centre, then divide by 2 max|centred| (paper, not private) or by 2 (upper - lower)"},
-        {.name = "public_bounds", .type = ParameterType::string, .data_factor = true,
+        {.name = "public_bounds",
+         .type = ParameterType::string,
+         .data_factor = true,
          .default_value = std::string(""),
          .description = "'name = lower, upper; ...' for every predictor and 'response' (raw scale)"},
-        {.name = "mechanism", .type = ParameterType::string, .allowed = {"laplace", "wishart"},
+        {.name = "mechanism",
+         .type = ParameterType::string,
+         .allowed = {"laplace", "wishart"},
          .description = "perturbation of G"},
-        {.name = "epsilon", .type = ParameterType::real, .default_value = 0.9, .min = 0.0, .min_inclusive = false,
+        {.name = "epsilon",
+         .type = ParameterType::real,
+         .default_value = 0.9,
+         .min = 0.0,
+         .min_inclusive = false,
          .description = "privacy parameter (Wishart: < 1)"},
-        {.name = "delta", .type = ParameterType::real, .default_value = 0.0, .min = 0.0, .max = 1.0,
-         .max_inclusive = false, .description = "Wishart delta; 0 means 1/n (docs/methods.md A14)"},
-        {.name = "prior", .type = ParameterType::string, .default_value = std::string("zellner-siow"),
+        {.name = "delta",
+         .type = ParameterType::real,
+         .default_value = 0.0,
+         .min = 0.0,
+         .max = 1.0,
+         .max_inclusive = false,
+         .description = "Wishart delta; 0 means 1/n (docs/methods.md A14)"},
+        {.name = "prior",
+         .type = ParameterType::string,
+         .default_value = std::string("zellner-siow"),
          .allowed = {"zellner-siow", "zellner-siow-laplace", "g-prior", "hyper-g", "hyper-g-n", "robust", "bic"},
          .description = "prior on g (paper: Zellner-Siow)"},
-        {.name = "model_prior", .type = ParameterType::string, .default_value = std::string("beta-binomial:1,1"),
+        {.name = "model_prior",
+         .type = ParameterType::string,
+         .default_value = std::string("beta-binomial:1,1"),
          .description = "prior over models (paper: hierarchical uniform = beta-binomial:1,1)"},
-        {.name = "threshold_percentile", .type = ParameterType::real, .default_value = 0.95, .min = 0.0, .max = 1.0,
-         .min_inclusive = false, .max_inclusive = false, .description = "lambda of the hard threshold (A9)"},
-        {.name = "threshold_reference", .type = ParameterType::string, .default_value = std::string("absolute"),
-         .allowed = {"absolute", "signed"}, .description = "e_lambda as quantile of |E_ij| or of E_ij"},
-        {.name = "ridge_draws", .type = ParameterType::integer, .default_value = std::int64_t{100000}, .min = 100.0,
+        {.name = "threshold_percentile",
+         .type = ParameterType::real,
+         .default_value = 0.95,
+         .min = 0.0,
+         .max = 1.0,
+         .min_inclusive = false,
+         .max_inclusive = false,
+         .description = "lambda of the hard threshold (A9)"},
+        {.name = "threshold_reference",
+         .type = ParameterType::string,
+         .default_value = std::string("absolute"),
+         .allowed = {"absolute", "signed"},
+         .description = "e_lambda as quantile of |E_ij| or of E_ij"},
+        {.name = "ridge_draws",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{100000},
+         .min = 100.0,
          .description = "Laplace: draws of E for the 99th percentile of -eigmin(E)"},
-        {.name = "wishart_ridge", .type = ParameterType::string, .default_value = std::string("analytic"),
-         .allowed = {"analytic", "mc99"}, .description = "Wishart ridge: analytic bound or MC 99th percentile"},
-        {.name = "simulations", .type = ParameterType::integer, .default_value = std::int64_t{10000}, .min = 10.0,
+        {.name = "wishart_ridge",
+         .type = ParameterType::string,
+         .default_value = std::string("analytic"),
+         .allowed = {"analytic", "mc99"},
+         .description = "Wishart ridge: analytic bound or MC 99th percentile"},
+        {.name = "simulations",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{10000},
+         .min = 10.0,
          .description = "nsim of the confidence-set rejection sampler (A12)"},
-        {.name = "confidence", .type = ParameterType::real, .default_value = 0.95, .min = 0.0, .max = 1.0,
-         .min_inclusive = false, .max_inclusive = false, .description = "1 - alpha"},
-        {.name = "norm", .type = ParameterType::string, .default_value = std::string("frobenius"),
-         .allowed = {"frobenius", "spectral", "max-abs"}, .description = "matrix norm of the confidence set"},
-        {.name = "coefficients", .type = ParameterType::string, .default_value = std::string("1, 3, 4"),
+        {.name = "confidence",
+         .type = ParameterType::real,
+         .default_value = 0.95,
+         .min = 0.0,
+         .max = 1.0,
+         .min_inclusive = false,
+         .max_inclusive = false,
+         .description = "1 - alpha"},
+        {.name = "norm",
+         .type = ParameterType::string,
+         .default_value = std::string("frobenius"),
+         .allowed = {"frobenius", "spectral", "max-abs"},
+         .description = "matrix norm of the confidence set"},
+        {.name = "coefficients",
+         .type = ParameterType::string,
+         .default_value = std::string("1, 3, 4"),
          .description = "1-based predictor indices j of the histograms of E(beta_j | G)"},
-        {.name = "histogram_bins", .type = ParameterType::integer, .default_value = std::int64_t{40}, .min = 1.0,
-         .max = 1000.0, .description = "K equal-width bins, common to all runs of a cell"},
-        {.name = "bin_pilot_runs", .type = ParameterType::integer, .default_value = std::int64_t{20}, .min = 1.0,
+        {.name = "histogram_bins",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{40},
+         .min = 1.0,
+         .max = 1000.0,
+         .description = "K equal-width bins, common to all runs of a cell"},
+        {.name = "bin_pilot_runs",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{20},
+         .min = 1.0,
          .description = "pilot runs (calibration stream) that fix the bin range"},
-        {.name = "bin_quantile", .type = ParameterType::real, .default_value = 0.005, .min = 0.0, .max = 0.5,
-         .max_inclusive = false, .description = "bin range from the [q, 1 - q] quantiles of pooled pilot values"},
-        {.name = "bin_margin", .type = ParameterType::real, .default_value = 0.1, .min = 0.0,
+        {.name = "bin_quantile",
+         .type = ParameterType::real,
+         .default_value = 0.005,
+         .min = 0.0,
+         .max = 0.5,
+         .max_inclusive = false,
+         .description = "bin range from the [q, 1 - q] quantiles of pooled pilot values"},
+        {.name = "bin_margin",
+         .type = ParameterType::real,
+         .default_value = 0.1,
+         .min = 0.0,
          .description = "bin range widened by this fraction of its width on each side"},
     };
   }
@@ -359,7 +439,8 @@ class CpsBma final : public runtime::Experiment {
       if (std::find(header.begin(), header.end(), c) == header.end()) {
         std::string list;
         for (const auto& h : header) list += (list.empty() ? "" : ", ") + h;
-        throw std::invalid_argument("predictors: column '" + c + "' is not in " + o.data_file + " (columns: " + list + ")");
+        throw std::invalid_argument("predictors: column '" + c + "' is not in " + o.data_file + " (columns: " + list +
+                                    ")");
       }
     }
     const int p = static_cast<int>(d.predictors.size());
@@ -425,7 +506,8 @@ class CpsBma final : public runtime::Experiment {
                   : 0.0;
     core::check_ssp_mechanism(m);
     if (m.kind == core::SspMechanismKind::laplace || cell.get_string("wishart_ridge") == "mc99") {
-      s->regularization = core::monte_carlo_regularization(m, calibration, static_cast<int>(cell.get_int("ridge_draws")));
+      s->regularization =
+          core::monte_carlo_regularization(m, calibration, static_cast<int>(cell.get_int("ridge_draws")));
     } else {
       s->regularization = core::wishart_regularization(m);
     }
@@ -451,8 +533,9 @@ class CpsBma final : public runtime::Experiment {
       for (const auto& t : set.summaries) {
         for (std::size_t c = 0; c < mc; ++c) pooled[c].push_back(t(static_cast<Eigen::Index>(c)));
       }
-      for (const Eigen::MatrixXd& a : {core::regularize(noisy, s->regularization).matrix,
-                                       core::regularize(core::hard_threshold(noisy, s->threshold), s->regularization).matrix}) {
+      for (const Eigen::MatrixXd& a :
+           {core::regularize(noisy, s->regularization).matrix,
+            core::regularize(core::hard_threshold(noisy, s->threshold), s->regularization).matrix}) {
         const auto b = averaging(*s, a);
         for (std::size_t c = 0; c < mc; ++c) {
           lo[c] = std::min(lo[c], b.model_averaged_coefficients(s->coefficients[c]));
@@ -488,7 +571,7 @@ class CpsBma final : public runtime::Experiment {
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                                const void* prepared) const override {
+                                                                               const void* prepared) const override {
     const auto& s = *static_cast<const CpsSetup*>(prepared);
     auto vec = [](const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.data() + v.size()); };
     std::vector<double> edges, coefs;
@@ -506,7 +589,8 @@ class CpsBma final : public runtime::Experiment {
         {"delta", {s.mechanism.delta}},
         {"l1_sensitivity", {core::ssp_l1_sensitivity(s.mechanism)}},
         {"laplace_scale", {wishart ? std::nan("") : core::ssp_laplace_scale(s.mechanism)}},
-        {"wishart_degrees_of_freedom", {wishart ? core::ssp_wishart_parameters(s.mechanism).degrees_of_freedom : std::nan("")}},
+        {"wishart_degrees_of_freedom",
+         {wishart ? core::ssp_wishart_parameters(s.mechanism).degrees_of_freedom : std::nan("")}},
         {"column_centre", vec(s.design.centre)},
         {"column_scale", vec(s.design.scale)},
         {"clamped_entries", {static_cast<double>(s.design.clamped_entries)}},

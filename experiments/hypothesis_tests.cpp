@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
-#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/core/information_criteria.hpp"
 #include "dpmu/core/linear_model.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/subsample_and_aggregate.hpp"
+#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
@@ -51,26 +51,55 @@ std::vector<std::string> split_columns(const std::string& text) {
 std::vector<ParameterSpec> test_parameters(const std::string& default_prior, const std::string& default_scale,
                                            double default_lower, double default_upper) {
   return {
-      {.name = "prior", .type = ParameterType::string, .default_value = default_prior,
-       .allowed = core::prior_kind_names(), .description = "prior on g or information criterion"},
-      {.name = "prior_h0", .type = ParameterType::real, .default_value = 0.5, .min = 0.0, .max = 1.0,
-       .min_inclusive = false, .max_inclusive = false, .description = "prior probability of H0"},
-      {.name = "epsilon", .type = ParameterType::real, .min = 0.0, .min_inclusive = false,
+      {.name = "prior",
+       .type = ParameterType::string,
+       .default_value = default_prior,
+       .allowed = core::prior_kind_names(),
+       .description = "prior on g or information criterion"},
+      {.name = "prior_h0",
+       .type = ParameterType::real,
+       .default_value = 0.5,
+       .min = 0.0,
+       .max = 1.0,
+       .min_inclusive = false,
+       .max_inclusive = false,
+       .description = "prior probability of H0"},
+      {.name = "epsilon",
+       .type = ParameterType::real,
+       .min = 0.0,
+       .min_inclusive = false,
        .description = "privacy parameter epsilon > 0"},
-      {.name = "delta", .type = ParameterType::real, .default_value = 0.0, .min = 0.0, .max = 1.0,
-       .max_inclusive = false, .description = "privacy parameter delta in [0, 1); 0 = Laplace"},
+      {.name = "delta",
+       .type = ParameterType::real,
+       .default_value = 0.0,
+       .min = 0.0,
+       .max = 1.0,
+       .max_inclusive = false,
+       .description = "privacy parameter delta in [0, 1); 0 = Laplace"},
       {.name = "num_subsets", .type = ParameterType::integer, .min = 1.0, .description = "number of subsets M"},
-      {.name = "censoring_scale", .type = ParameterType::string, .default_value = default_scale,
+      {.name = "censoring_scale",
+       .type = ParameterType::string,
+       .default_value = default_scale,
        .allowed = {"probability", "log"},
        .description = "censor_lower/upper as posterior probabilities of H1 or on the statistic's log scale"},
-      {.name = "censor_lower", .type = ParameterType::real, .default_value = default_lower,
+      {.name = "censor_lower",
+       .type = ParameterType::real,
+       .default_value = default_lower,
        .description = "lower censoring limit L (or its posterior probability)"},
-      {.name = "censor_upper", .type = ParameterType::real, .default_value = default_upper,
+      {.name = "censor_upper",
+       .type = ParameterType::real,
+       .default_value = default_upper,
        .description = "upper censoring limit U (or its posterior probability)"},
-      {.name = "gaussian_calibration", .type = ParameterType::string, .default_value = std::string("exact"),
-       .allowed = {"exact", "paper_literal"}, .description = "Gaussian noise: exact BW sigma or the paper's variance"},
-      {.name = "null_simulations", .type = ParameterType::integer, .default_value = std::int64_t{100000},
-       .min = 100.0, .description = "null draws for corrected critical values (lr, bic, aic)"},
+      {.name = "gaussian_calibration",
+       .type = ParameterType::string,
+       .default_value = std::string("exact"),
+       .allowed = {"exact", "paper_literal"},
+       .description = "Gaussian noise: exact BW sigma or the paper's variance"},
+      {.name = "null_simulations",
+       .type = ParameterType::integer,
+       .default_value = std::int64_t{100000},
+       .min = 100.0,
+       .description = "null draws for corrected critical values (lr, bic, aic)"},
   };
 }
 
@@ -103,7 +132,7 @@ struct TestSetup {
   const core::ScalarMechanism& mechanism() const { return release->mechanism(); }
   std::vector<std::size_t> sizes;
   std::vector<double> corrected, corrected_mcse, uncorrected;  // per level
-  std::vector<core::CriticalValue> critical_values;             // per level (lr, bic, aic)
+  std::vector<core::CriticalValue> critical_values;            // per level (lr, bic, aic)
   double null_probability_at_upper = std::nan("");
   // real data only
   Eigen::MatrixXd common, tested;
@@ -133,9 +162,9 @@ void prepare_test(TestSetup& s, const Cell& cell, std::size_t n, int p, int p0, 
   s.corrected_mcse.assign(2, std::nan(""));
   s.uncorrected.assign(2, std::nan(""));
   if (!core::is_bayesian(s.prior.kind)) {
-    const auto null = core::simulate_null_distribution(s.prior, s.sizes, p, p0, s.limits, s.mechanism(),
-                                                       static_cast<std::size_t>(cell.get_int("null_simulations")),
-                                                       calibration);
+    const auto null =
+        core::simulate_null_distribution(s.prior, s.sizes, p, p0, s.limits, s.mechanism(),
+                                         static_cast<std::size_t>(cell.get_int("null_simulations")), calibration);
     s.null_probability_at_upper = null.probability_at_upper;
     for (int k = 0; k < 2; ++k) {
       const auto cv = core::corrected_critical_value(null, kLevels[k], s.limits);
@@ -151,11 +180,17 @@ std::vector<MetricSpec> test_metrics() {
   return {{.name = "log_statistic", .description = "released T* = censored noisy average (log scale)"},
           {.name = "noisy_statistic", .description = "T~ before the second censoring"},
           {.name = "posterior_probability_h1", .description = "P*(H1|D) from T* (NaN for lr)"},
-          {.name = "reject_corrected", .size = 2, .is_vector = true,
+          {.name = "reject_corrected",
+           .size = 2,
+           .is_vector = true,
            .description = "T* > corrected critical value at alpha = 0.05, 0.01 (NaN for Bayesian priors)"},
-          {.name = "reject_uncorrected", .size = 2, .is_vector = true,
+          {.name = "reject_uncorrected",
+           .size = 2,
+           .is_vector = true,
            .description = "T* > uncorrected (chi-square) critical value at alpha = 0.05, 0.01"},
-          {.name = "reject_corrected_randomized", .size = 2, .is_vector = true,
+          {.name = "reject_corrected_randomized",
+           .size = 2,
+           .is_vector = true,
            .description = "corrected test randomized at the atom T* = U (exact level), alpha = 0.05, 0.01"}};
 }
 
@@ -163,11 +198,10 @@ std::vector<std::pair<std::string, std::vector<double>>> test_calibration_output
   return {{"critical_value_corrected", s.corrected},
           {"critical_value_corrected_mcse", s.corrected_mcse},
           {"critical_value_uncorrected", s.uncorrected},
-          {"randomization_probability",
-           s.critical_values.empty()
-               ? std::vector<double>{std::nan(""), std::nan("")}
-               : std::vector<double>{s.critical_values[0].randomization_probability,
-                                     s.critical_values[1].randomization_probability}},
+          {"randomization_probability", s.critical_values.empty()
+                                            ? std::vector<double>{std::nan(""), std::nan("")}
+                                            : std::vector<double>{s.critical_values[0].randomization_probability,
+                                                                  s.critical_values[1].randomization_probability}},
           {"null_probability_at_upper", {s.null_probability_at_upper}},
           {"censoring_limits", {s.limits.lower, s.limits.upper}},
           {"noise_sd", {s.mechanism().noise_sd()}},
@@ -272,33 +306,52 @@ RealDataSet load_real_data_set(const Cell& cell) {
 /// A DP test on a fixed CSV data set.
 class DpTestRealData final : public runtime::Experiment {
  public:
-  DpTestRealData(std::string name, std::string prior, std::string scale, double lower, double upper,
-                 std::string common, std::string tested)
-      : name_(std::move(name)), prior_(std::move(prior)), scale_(std::move(scale)), lower_(lower), upper_(upper),
-        common_(std::move(common)), tested_(std::move(tested)) {}
+  DpTestRealData(std::string name, std::string prior, std::string scale, double lower, double upper, std::string common,
+                 std::string tested)
+      : name_(std::move(name)),
+        prior_(std::move(prior)),
+        scale_(std::move(scale)),
+        lower_(lower),
+        upper_(upper),
+        common_(std::move(common)),
+        tested_(std::move(tested)) {}
 
   std::string name() const override { return name_; }
 
   std::vector<ParameterSpec> parameters() const override {
     auto ps = test_parameters(prior_, scale_, lower_, upper_);
-    ps.push_back({.name = "test", .type = ParameterType::string, .default_value = std::string("test"),
+    ps.push_back({.name = "test",
+                  .type = ParameterType::string,
+                  .default_value = std::string("test"),
                   .description = "label of the test in outputs and plots (e.g. H1, H2)"});
-    ps.push_back({.name = "data_file", .type = ParameterType::string, .data_factor = true,
+    ps.push_back({.name = "data_file",
+                  .type = ParameterType::string,
+                  .data_factor = true,
                   .default_value = std::string("experiments/data/hsb2.csv"),
                   .description = "CSV with a header row (relative: the config's folder, then the source tree)",
                   .path = true});
-    ps.push_back({.name = "response", .type = ParameterType::string, .data_factor = true,
-                  .default_value = std::string("math"), .description = "response column"});
-    ps.push_back({.name = "common", .type = ParameterType::string, .data_factor = true, .default_value = common_,
+    ps.push_back({.name = "response",
+                  .type = ParameterType::string,
+                  .data_factor = true,
+                  .default_value = std::string("math"),
+                  .description = "response column"});
+    ps.push_back({.name = "common",
+                  .type = ParameterType::string,
+                  .data_factor = true,
+                  .default_value = common_,
                   .description = "comma-separated common predictors (an intercept is always included)"});
-    ps.push_back({.name = "tested", .type = ParameterType::string, .data_factor = true, .default_value = tested_,
+    ps.push_back({.name = "tested",
+                  .type = ParameterType::string,
+                  .data_factor = true,
+                  .default_value = tested_,
                   .description = "comma-separated tested predictors"});
     return ps;
   }
 
   void validate(const Cell& cell) const override {
     limits_of(cell);
-    if (split_columns(cell.get_string("tested")).empty()) throw std::invalid_argument("tested: name at least one column");
+    if (split_columns(cell.get_string("tested")).empty())
+      throw std::invalid_argument("tested: name at least one column");
   }
 
   std::vector<runtime::DataFile> data_files(const Cell& cell) const override {
@@ -339,16 +392,17 @@ class DpTestRealData final : public runtime::Experiment {
     const int p = static_cast<int>(s->tested.cols()), p0 = static_cast<int>(s->common.cols());
     prepare_test(*s, cell, static_cast<std::size_t>(n), p, p0, calibration);
     const auto fit = core::fit_nested_models(s->common, s->tested, s->response);
-    s->non_private_log_statistic = core::subset_statistic(s->prior, fit.log_one_minus_r_squared,
-                                                          static_cast<double>(n), p, p0);
+    s->non_private_log_statistic =
+        core::subset_statistic(s->prior, fit.log_one_minus_r_squared, static_cast<double>(n), p, p0);
     if (s->prior.kind != core::PriorKind::lr) {
-      s->non_private_posterior = core::posterior_probability_h1(s->non_private_log_statistic, cell.get_double("prior_h0"));
+      s->non_private_posterior =
+          core::posterior_probability_h1(s->non_private_log_statistic, cell.get_double("prior_h0"));
     }
     return s;
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                                const void* prepared) const override {
+                                                                               const void* prepared) const override {
     return test_calibration_outputs(*static_cast<const TestSetup*>(prepared));
   }
 
@@ -356,8 +410,8 @@ class DpTestRealData final : public runtime::Experiment {
                      std::span<double> out) const override {
     const auto& s = *static_cast<const TestSetup*>(prepared);
     const auto partition = core::random_partition(static_cast<std::size_t>(s.response.size()), s.sizes.size(), noise);
-    const auto t = core::subset_statistics(s.common, s.tested, s.response, partition, s.prior,
-                                           s.release->failure_value());
+    const auto t =
+        core::subset_statistics(s.common, s.tested, s.response, partition, s.prior, s.release->failure_value());
     write_release(s, cell, t, noise, out);
   }
 
@@ -374,12 +428,23 @@ class Type1Calibration final : public runtime::Experiment {
 
   std::vector<ParameterSpec> parameters() const override {
     auto ps = test_parameters("lr", "log", 0.0, 7.0);
-    ps.push_back({.name = "n", .type = ParameterType::integer, .data_factor = true, .min = 3.0,
+    ps.push_back({.name = "n",
+                  .type = ParameterType::integer,
+                  .data_factor = true,
+                  .min = 3.0,
                   .description = "rows per simulated data set"});
-    ps.push_back({.name = "p", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{1},
-                  .min = 1.0, .description = "tested predictors"});
-    ps.push_back({.name = "p0", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{1},
-                  .min = 1.0, .description = "common columns, intercept included"});
+    ps.push_back({.name = "p",
+                  .type = ParameterType::integer,
+                  .data_factor = true,
+                  .default_value = std::int64_t{1},
+                  .min = 1.0,
+                  .description = "tested predictors"});
+    ps.push_back({.name = "p0",
+                  .type = ParameterType::integer,
+                  .data_factor = true,
+                  .default_value = std::int64_t{1},
+                  .min = 1.0,
+                  .description = "common columns, intercept included"});
     return ps;
   }
 
@@ -389,8 +454,10 @@ class Type1Calibration final : public runtime::Experiment {
     const int p = static_cast<int>(cell.get_int("p")), p0 = static_cast<int>(cell.get_int("p0"));
     const auto m = static_cast<std::size_t>(cell.get_int("num_subsets"));
     if (m > core::largest_admissible_num_subsets(n, p, p0)) {
-      throw std::invalid_argument("num_subsets: " + std::to_string(m) + " subsets leave too few rows; the largest "
-                                  "admissible M for n = " + std::to_string(n) + " is " +
+      throw std::invalid_argument("num_subsets: " + std::to_string(m) +
+                                  " subsets leave too few rows; the largest "
+                                  "admissible M for n = " +
+                                  std::to_string(n) + " is " +
                                   std::to_string(core::largest_admissible_num_subsets(n, p, p0)));
     }
     if (core::is_bayesian(core::parse_prior_kind(cell.get_string("prior")))) {
@@ -408,7 +475,7 @@ class Type1Calibration final : public runtime::Experiment {
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                                const void* prepared) const override {
+                                                                               const void* prepared) const override {
     return test_calibration_outputs(*static_cast<const TestSetup*>(prepared));
   }
 

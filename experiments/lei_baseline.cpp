@@ -26,12 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/lcssf.hpp"
-#include "dpmu/core/ssp.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/core/ssp.hpp"
+#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
@@ -75,24 +75,58 @@ using runtime::ParameterType;
 /// Parameters shared by both experiments: the constants of docs/methods.md A21.
 std::vector<ParameterSpec> lcssf_parameters() {
   return {
-      {.name = "algorithm", .type = ParameterType::integer, .default_value = std::int64_t{1}, .min = 1.0, .max = 2.0,
+      {.name = "algorithm",
+       .type = ParameterType::integer,
+       .default_value = std::int64_t{1},
+       .min = 1.0,
+       .max = 2.0,
        .description = "1 = Algorithm 1 (epsilon-DP), 2 = Algorithm-2-like placeholder ((2 epsilon, delta)-DP)"},
-      {.name = "epsilon", .type = ParameterType::real, .min = 0.0, .min_inclusive = false,
+      {.name = "epsilon",
+       .type = ParameterType::real,
+       .min = 0.0,
+       .min_inclusive = false,
        .description = "privacy parameter epsilon > 0"},
-      {.name = "delta", .type = ParameterType::real, .default_value = 0.01, .min = 0.0, .max = 1.0,
-       .min_inclusive = false, .max_inclusive = false, .description = "delta in (0, 1), Algorithm 2 only"},
-      {.name = "radius", .type = ParameterType::real, .min = 0.0, .min_inclusive = false,
+      {.name = "delta",
+       .type = ParameterType::real,
+       .default_value = 0.01,
+       .min = 0.0,
+       .max = 1.0,
+       .min_inclusive = false,
+       .max_inclusive = false,
+       .description = "delta in (0, 1), Algorithm 2 only"},
+      {.name = "radius",
+       .type = ParameterType::real,
+       .min = 0.0,
+       .min_inclusive = false,
        .description = "R > 0, l1 bound on the coefficients"},
-      {.name = "lcssf_delta", .type = ParameterType::string, .default_value = std::string("r2_1pR2"),
-       .allowed = {"r2_1pR2", "rpR_2", "1pR_2"}, .description = "sensitivity reading [U] (docs/methods.md §6.6)"},
-      {.name = "noise_factor", .type = ParameterType::real, .default_value = 2.0, .min = 0.0, .min_inclusive = false,
+      {.name = "lcssf_delta",
+       .type = ParameterType::string,
+       .default_value = std::string("r2_1pR2"),
+       .allowed = {"r2_1pR2", "rpR_2", "1pR_2"},
+       .description = "sensitivity reading [U] (docs/methods.md §6.6)"},
+      {.name = "noise_factor",
+       .type = ParameterType::real,
+       .default_value = 2.0,
+       .min = 0.0,
+       .min_inclusive = false,
        .description = "kappa: Algorithm 1 Laplace scale kappa*c*Delta_S/epsilon [U]"},
-      {.name = "objective_scale", .type = ParameterType::real, .default_value = 0.5, .min = 0.0,
-       .min_inclusive = false, .description = "c in L* = c*RSS + phi*|M| [U] (0.5 = 1/(2 sigma^2))"},
-      {.name = "variance_floor", .type = ParameterType::real, .default_value = 0.01, .min = 0.0,
-       .min_inclusive = false, .description = "Algorithm 2: public floor of the released variance [R]"},
-      {.name = "alg2_selection", .type = ParameterType::string, .default_value = std::string("exponential_mechanism"),
-       .allowed = {"exponential_mechanism", "noisy_min"}, .description = "Algorithm 2 selection step [U]"},
+      {.name = "objective_scale",
+       .type = ParameterType::real,
+       .default_value = 0.5,
+       .min = 0.0,
+       .min_inclusive = false,
+       .description = "c in L* = c*RSS + phi*|M| [U] (0.5 = 1/(2 sigma^2))"},
+      {.name = "variance_floor",
+       .type = ParameterType::real,
+       .default_value = 0.01,
+       .min = 0.0,
+       .min_inclusive = false,
+       .description = "Algorithm 2: public floor of the released variance [R]"},
+      {.name = "alg2_selection",
+       .type = ParameterType::string,
+       .default_value = std::string("exponential_mechanism"),
+       .allowed = {"exponential_mechanism", "noisy_min"},
+       .description = "Algorithm 2 selection step [U]"},
   };
 }
 
@@ -197,26 +231,45 @@ class LeiSimulation final : public runtime::Experiment {
 
   std::vector<ParameterSpec> parameters() const override {
     auto ps = lcssf_parameters();
-    ps.push_back({.name = "n", .type = ParameterType::integer, .data_factor = true, .min = 7.0,
+    ps.push_back({.name = "n",
+                  .type = ParameterType::integer,
+                  .data_factor = true,
+                  .min = 7.0,
                   .description = "rows per simulated data set"});
-    ps.push_back({.name = "beta_model", .type = ParameterType::string, .data_factor = true,
+    ps.push_back({.name = "beta_model",
+                  .type = ParameterType::string,
+                  .data_factor = true,
                   .allowed = {"model1", "model2"},
                   .description = "model1: beta0 = (1,1,1,0,0,0); model2: (1.5,1,0.5,0,0,0)"});
-    ps.push_back({.name = "num_penalties", .type = ParameterType::integer, .default_value = std::int64_t{51},
-                  .min = 2.0, .max = 1001.0, .description = "phi grid size on [0, n/2] [R]"});
-    ps.push_back({.name = "data_bound_rule", .type = ParameterType::string, .default_value = std::string("max_abs_y"),
+    ps.push_back({.name = "num_penalties",
+                  .type = ParameterType::integer,
+                  .default_value = std::int64_t{51},
+                  .min = 2.0,
+                  .max = 1001.0,
+                  .description = "phi grid size on [0, n/2] [R]"});
+    ps.push_back({.name = "data_bound_rule",
+                  .type = ParameterType::string,
+                  .default_value = std::string("max_abs_y"),
                   .allowed = {"max_abs_y", "max_y", "fixed"},
                   .description = "r per data set: max|Y| (A22, default), max Y (LCSSF literal), or data_bound"});
-    ps.push_back({.name = "data_bound", .type = ParameterType::real, .default_value = 1.0, .min = 0.0,
-                  .min_inclusive = false, .description = "r when data_bound_rule = fixed"});
+    ps.push_back({.name = "data_bound",
+                  .type = ParameterType::real,
+                  .default_value = 1.0,
+                  .min = 0.0,
+                  .min_inclusive = false,
+                  .description = "r when data_bound_rule = fixed"});
     return ps;
   }
 
   std::vector<MetricSpec> metrics(const Cell& cell) const override {
     const auto k = static_cast<std::size_t>(cell.get_int("num_penalties"));
-    return {{.name = "prob_true_model", .size = k, .is_vector = true,
+    return {{.name = "prob_true_model",
+             .size = k,
+             .is_vector = true,
              .description = "1 if the private selection equals the true model {1,2,3}, per phi"},
-            {.name = "non_private_prob_true_model", .size = k, .is_vector = true,
+            {.name = "non_private_prob_true_model",
+             .size = k,
+             .is_vector = true,
              .description = "1 if the non-private minimiser of the same score equals the truth, per phi"},
             {.name = "penalty", .size = k, .is_vector = true, .description = "the phi grid (same every replicate)"},
             {.name = "data_bound", .description = "r used for this data set"},
@@ -229,7 +282,7 @@ class LeiSimulation final : public runtime::Experiment {
     const int k = static_cast<int>(cell.get_int("num_penalties"));
     const LeiData d = lei_simulate_data(n, lei_true_coefficients(cell.get_string("beta_model")), data);
     const std::string& rule = cell.get_string("data_bound_rule");
-    const double r = rule == "fixed" ? cell.get_double("data_bound")
+    const double r = rule == "fixed"   ? cell.get_double("data_bound")
                      : rule == "max_y" ? d.y.maxCoeff()
                                        : d.y.cwiseAbs().maxCoeff();
     const int algorithm = static_cast<int>(cell.get_int("algorithm"));
@@ -319,8 +372,11 @@ class LeiRealData final : public runtime::Experiment {
 
   std::vector<ParameterSpec> parameters() const override {
     auto ps = lcssf_parameters();
-    ps.push_back({.name = "data_set", .type = ParameterType::string, .data_factor = true,
-                  .default_value = std::string("prostate"), .allowed = {"prostate", "cps09mar"},
+    ps.push_back({.name = "data_set",
+                  .type = ParameterType::string,
+                  .data_factor = true,
+                  .default_value = std::string("prostate"),
+                  .allowed = {"prostate", "cps09mar"},
                   .description = "prostate (lpsa on 8 predictors) or cps09mar (earnings on PB's 6 terms)"});
     ps.push_back({.name = "data_file",
                   .type = ParameterType::string,
@@ -330,18 +386,24 @@ class LeiRealData final : public runtime::Experiment {
                                  "then the source tree)",
                   .path = true});
     ps.push_back({.name = "penalty", .type = ParameterType::real, .min = 0.0, .description = "phi >= 0"});
-    ps.push_back({.name = "data_bound", .type = ParameterType::real, .min = 0.0, .min_inclusive = false,
+    ps.push_back({.name = "data_bound",
+                  .type = ParameterType::real,
+                  .min = 0.0,
+                  .min_inclusive = false,
                   .description = "public r on the standardised scale (values beyond are clamped and counted)"});
     return ps;
   }
 
   std::vector<MetricSpec> metrics(const Cell& cell) const override {
     const std::size_t models = cell.get_string("data_set") == "prostate" ? 256 : 64;
-    return {{.name = "selection_frequency", .size = models, .is_vector = true,
+    return {{.name = "selection_frequency",
+             .size = models,
+             .is_vector = true,
              .description = "indicator of the selected model (mask = index); its mean is the frequency"},
             {.name = "selected_model", .description = "mask of the selected model"},
-            {.name = "selected_non_private_minimiser", .description = "1 if the selection equals the non-private "
-                                                                      "minimiser of the same score"},
+            {.name = "selected_non_private_minimiser",
+             .description = "1 if the selection equals the non-private "
+                            "minimiser of the same score"},
             {.name = "model_size", .description = "size of the selected model"}};
   }
 
@@ -361,22 +423,22 @@ class LeiRealData final : public runtime::Experiment {
     load_real_data(cell, x, y);
     auto s = std::make_shared<RealDataSetup>();
     const core::LcssfSettings st = settings_of(cell, cell.get_double("data_bound"), cell.get_double("penalty"));
-    s->prep = core::lcssf_prepare("lei_real_data", x, y, st, cell.get_double("epsilon"),
-                                  cell.get_int("algorithm") == 2);
+    s->prep =
+        core::lcssf_prepare("lei_real_data", x, y, st, cell.get_double("epsilon"), cell.get_int("algorithm") == 2);
     s->n = static_cast<std::size_t>(x.rows());
     s->d = static_cast<int>(x.cols());
     return s;
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell& cell,
-                                                                                const void* prepared) const override {
+                                                                               const void* prepared) const override {
     const auto& s = *static_cast<const RealDataSetup*>(prepared);
     const core::LcssfSettings st = settings_of(cell, cell.get_double("data_bound"), cell.get_double("penalty"));
     // non-private minimiser of the (untruncated, for Algorithm 2) score at this penalty
-    const auto scores = cell.get_int("algorithm") == 1
-                            ? core::penalized_least_squares_scores(s.prep.rss, s.prep.models, st.objective_scale,
-                                                                   st.penalty)
-                            : core::profile_likelihood_scores(s.prep.rss, s.prep.models, s.n, st.penalty, 0.0);
+    const auto scores =
+        cell.get_int("algorithm") == 1
+            ? core::penalized_least_squares_scores(s.prep.rss, s.prep.models, st.objective_scale, st.penalty)
+            : core::profile_likelihood_scores(s.prep.rss, s.prep.models, s.n, st.penalty, 0.0);
     const auto best = static_cast<std::size_t>(std::min_element(scores.begin(), scores.end()) - scores.begin());
     return {{"n", {static_cast<double>(s.n)}},
             {"clamped_x_entries", {static_cast<double>(s.prep.clamped_x_entries)}},
@@ -390,9 +452,9 @@ class LeiRealData final : public runtime::Experiment {
                      std::span<double> out) const override {
     const auto& s = *static_cast<const RealDataSetup*>(prepared);
     const core::LcssfSettings st = settings_of(cell, cell.get_double("data_bound"), cell.get_double("penalty"));
-    const auto sel = select_over_penalties(s.prep, s.n, st, static_cast<int>(cell.get_int("algorithm")),
-                                           cell.get_double("epsilon"), cell.get_double("delta"),
-                                           {cell.get_double("penalty")}, noise);
+    const auto sel =
+        select_over_penalties(s.prep, s.n, st, static_cast<int>(cell.get_int("algorithm")), cell.get_double("epsilon"),
+                              cell.get_double("delta"), {cell.get_double("penalty")}, noise);
     const std::size_t models = s.prep.models.size();
     for (std::size_t j = 0; j < models; ++j) out[j] = 0.0;
     out[sel[0].first] = 1.0;
@@ -433,32 +495,59 @@ class SelectionHeadToHead final : public runtime::Experiment {
 
   std::vector<ParameterSpec> parameters() const override {
     auto ps = lcssf_parameters();
-    ps.push_back({.name = "n", .type = ParameterType::integer, .data_factor = true, .min = 20.0,
+    ps.push_back({.name = "n",
+                  .type = ParameterType::integer,
+                  .data_factor = true,
+                  .min = 20.0,
                   .description = "rows per simulated data set"});
-    ps.push_back({.name = "beta_model", .type = ParameterType::string, .data_factor = true,
-                  .default_value = std::string("model1"), .allowed = {"model1", "model2"},
+    ps.push_back({.name = "beta_model",
+                  .type = ParameterType::string,
+                  .data_factor = true,
+                  .default_value = std::string("model1"),
+                  .allowed = {"model1", "model2"},
                   .description = "LCSSF design (X iid U[-1,1], 6 predictors)"});
-    ps.push_back({.name = "data_bound", .type = ParameterType::real, .default_value = 4.0, .min = 0.0,
+    ps.push_back({.name = "data_bound",
+                  .type = ParameterType::real,
+                  .default_value = 4.0,
+                  .min = 0.0,
                   .min_inclusive = false,
                   .description = "public bound shared by both methods: LCSSF r, SSP bounds [-r, r] (centred data)"});
-    ps.push_back({.name = "num_penalties", .type = ParameterType::integer, .default_value = std::int64_t{11},
-                  .min = 2.0, .max = 1001.0, .description = "LCSSF phi grid on [0, n/2]"});
-    ps.push_back({.name = "threshold_percentile", .type = ParameterType::real, .default_value = 0.95, .min = 0.0,
-                  .max = 1.0, .min_inclusive = false, .max_inclusive = false,
+    ps.push_back({.name = "num_penalties",
+                  .type = ParameterType::integer,
+                  .default_value = std::int64_t{11},
+                  .min = 2.0,
+                  .max = 1001.0,
+                  .description = "LCSSF phi grid on [0, n/2]"});
+    ps.push_back({.name = "threshold_percentile",
+                  .type = ParameterType::real,
+                  .default_value = 0.95,
+                  .min = 0.0,
+                  .max = 1.0,
+                  .min_inclusive = false,
+                  .max_inclusive = false,
                   .description = "SSP hard-threshold percentile lambda (absolute reference)"});
-    ps.push_back({.name = "ridge_draws", .type = ParameterType::integer, .default_value = std::int64_t{2000},
-                  .min = 10.0, .description = "Monte Carlo draws for the Laplace ridge (99th percentile)"});
-    ps.push_back({.name = "coefficient_prior", .type = ParameterType::string,
-                  .default_value = std::string("zellner-siow"), .description = "SSP model averaging prior"});
+    ps.push_back({.name = "ridge_draws",
+                  .type = ParameterType::integer,
+                  .default_value = std::int64_t{2000},
+                  .min = 10.0,
+                  .description = "Monte Carlo draws for the Laplace ridge (99th percentile)"});
+    ps.push_back({.name = "coefficient_prior",
+                  .type = ParameterType::string,
+                  .default_value = std::string("zellner-siow"),
+                  .description = "SSP model averaging prior"});
     return ps;
   }
 
   std::vector<MetricSpec> metrics(const Cell& cell) const override {
     const auto k = static_cast<std::size_t>(cell.get_int("num_penalties"));
     std::vector<MetricSpec> m{
-        {.name = "lei_alg1_correct", .size = k, .is_vector = true,
+        {.name = "lei_alg1_correct",
+         .size = k,
+         .is_vector = true,
          .description = "LCSSF Algorithm 1 selects the truth, per phi (epsilon-DP)"},
-        {.name = "lei_alg2_correct", .size = k, .is_vector = true,
+        {.name = "lei_alg2_correct",
+         .size = k,
+         .is_vector = true,
          .description = "LCSSF Algorithm-2-like selects the truth, per phi, run with epsilon/2 and delta = 1/n"},
     };
     for (const char* s : {"ssp_laplace_hpm", "ssp_laplace_mpm", "ssp_laplace_thresholded_hpm",
@@ -476,8 +565,8 @@ class SelectionHeadToHead final : public runtime::Experiment {
     const double n = static_cast<double>(cell.get_int("n"));
     const double lambda = cell.get_double("threshold_percentile");
     s->laplace = {core::SspMechanismKind::laplace, 6, -r, r, epsilon, 0.0};
-    s->laplace_ridge = core::monte_carlo_regularization(s->laplace, calibration,
-                                                        static_cast<int>(cell.get_int("ridge_draws")));
+    s->laplace_ridge =
+        core::monte_carlo_regularization(s->laplace, calibration, static_cast<int>(cell.get_int("ridge_draws")));
     s->laplace_threshold = core::threshold_value(s->laplace, lambda);
     s->wishart_valid = epsilon < 1.0;
     if (s->wishart_valid) {

@@ -6,11 +6,10 @@
 /// (stored as /calibration/z_critical).
 
 #include <algorithm>
+#include <boost/math/distributions/normal.hpp>
 #include <cmath>
 #include <memory>
 #include <vector>
-
-#include <boost/math/distributions/normal.hpp>
 
 #include "dpmu/core/random.hpp"
 #include "dpmu/runtime/experiment.hpp"
@@ -36,12 +35,19 @@ class NormalMean final : public runtime::Experiment {
 
   std::vector<ParameterSpec> parameters() const override {
     return {
-        {.name = "n", .type = ParameterType::integer, .data_factor = true, .min = 1.0,
-         .description = "sample size"},
-        {.name = "mu", .type = ParameterType::real, .data_factor = true, .default_value = 0.0,
+        {.name = "n", .type = ParameterType::integer, .data_factor = true, .min = 1.0, .description = "sample size"},
+        {.name = "mu",
+         .type = ParameterType::real,
+         .data_factor = true,
+         .default_value = 0.0,
          .description = "true mean"},
-        {.name = "sigma", .type = ParameterType::real, .data_factor = false, .default_value = 1.0, .min = 0.0,
-         .min_inclusive = false, .description = "true standard deviation (> 0)"},
+        {.name = "sigma",
+         .type = ParameterType::real,
+         .data_factor = false,
+         .default_value = 1.0,
+         .min = 0.0,
+         .min_inclusive = false,
+         .description = "true standard deviation (> 0)"},
     };
   }
 
@@ -56,7 +62,7 @@ class NormalMean final : public runtime::Experiment {
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                                const void* prepared) const override {
+                                                                               const void* prepared) const override {
     return {{"z_critical", {*static_cast<const double*>(prepared)}}};
   }
 

@@ -31,8 +31,8 @@
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/gram_matrix.hpp"
-#include "dpmu/core/random.hpp"
 #include "dpmu/core/model_space.hpp"
+#include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
@@ -58,7 +58,9 @@ constexpr int kBlocksPerPartial = 64;  // partial sums over 16 384 rows, then ad
 }  // namespace
 
 SimulatedRows::SimulatedRows(const SimulationDesign& design, std::uint64_t key0, std::uint64_t key1)
-    : design_(design), gen_(key0, key1), words_(static_cast<std::size_t>(block_rows / 2)),
+    : design_(design),
+      gen_(key0, key1),
+      words_(static_cast<std::size_t>(block_rows / 2)),
       sums_(static_cast<std::size_t>(block_rows)) {
   constexpr const char* fn = "SimulatedRows";
   (void)simulation_design(design.p, design.true_model_size, 1.0);  // range checks of p, |T|
@@ -286,45 +288,98 @@ class SspSimulation final : public runtime::Experiment {
 
   std::vector<ParameterSpec> parameters() const override {
     return {
-        {.name = "n", .type = ParameterType::integer, .data_factor = true, .min = 3.0,
+        {.name = "n",
+         .type = ParameterType::integer,
+         .data_factor = true,
+         .min = 3.0,
          .description = "sample size (rows per data set)"},
-        {.name = "p", .type = ParameterType::integer, .data_factor = true, .min = 1.0, .max = 20.0,
+        {.name = "p",
+         .type = ParameterType::integer,
+         .data_factor = true,
+         .min = 1.0,
+         .max = 20.0,
          .description = "candidate predictors (intercept excluded)"},
-        {.name = "true_model_size", .type = ParameterType::integer, .data_factor = true, .min = 0.0,
+        {.name = "true_model_size",
+         .type = ParameterType::integer,
+         .data_factor = true,
+         .min = 0.0,
          .description = "|T|: the first |T| predictors have coefficient b"},
-        {.name = "signal_z", .type = ParameterType::real, .data_factor = true, .default_value = 7.0, .min = 0.0,
+        {.name = "signal_z",
+         .type = ParameterType::real,
+         .data_factor = true,
+         .default_value = 7.0,
+         .min = 0.0,
          .min_inclusive = false,
          .description = "z of docs/methods.md A6: b = 1/(z sqrt|T|), sigma = sqrt(8/3)/z (SNR 1/2)"},
-        {.name = "n_scale", .type = ParameterType::real, .data_factor = true, .default_value = 1.0, .min = 0.0,
-         .max = 1.0, .min_inclusive = false,
+        {.name = "n_scale",
+         .type = ParameterType::real,
+         .data_factor = true,
+         .default_value = 1.0,
+         .min = 0.0,
+         .max = 1.0,
+         .min_inclusive = false,
          .description = "quick runs: simulate round(n * n_scale) rows (1 = paper size)"},
-        {.name = "lower", .type = ParameterType::real, .default_value = -2.0,
+        {.name = "lower",
+         .type = ParameterType::real,
+         .default_value = -2.0,
          .description = "l: lower bound of the centred data for the mechanisms (< 0)"},
-        {.name = "upper", .type = ParameterType::real, .default_value = 2.0,
+        {.name = "upper",
+         .type = ParameterType::real,
+         .default_value = 2.0,
          .description = "u: upper bound of the centred data for the mechanisms (> 0)"},
-        {.name = "epsilons", .type = ParameterType::string, .default_value = std::string("0.5,0.9"),
+        {.name = "epsilons",
+         .type = ParameterType::string,
+         .default_value = std::string("0.5,0.9"),
          .description = "comma-separated privacy budgets, each analysed on the same data"},
-        {.name = "mechanisms", .type = ParameterType::string, .default_value = std::string("laplace,wishart"),
+        {.name = "mechanisms",
+         .type = ParameterType::string,
+         .default_value = std::string("laplace,wishart"),
          .description = "comma-separated subset of laplace, wishart"},
-        {.name = "priors", .type = ParameterType::string, .default_value = std::string("zellner_siow,bic"),
+        {.name = "priors",
+         .type = ParameterType::string,
+         .default_value = std::string("zellner_siow,bic"),
          .description = "comma-separated coefficient priors (zellner_siow, bic, g_prior, hyper_g, robust, ...)"},
-        {.name = "model_prior", .type = ParameterType::string, .default_value = std::string("beta-binomial:1,1"),
+        {.name = "model_prior",
+         .type = ParameterType::string,
+         .default_value = std::string("beta-binomial:1,1"),
          .description = "prior over models (default: hierarchical uniform, Scott & Berger 2010)"},
-        {.name = "wishart_delta", .type = ParameterType::real, .default_value = 0.0, .min = 0.0, .max = 1.0,
+        {.name = "wishart_delta",
+         .type = ParameterType::real,
+         .default_value = 0.0,
+         .min = 0.0,
+         .max = 1.0,
          .description = "delta of the Wishart mechanism; 0 means 1/n (paper)"},
-        {.name = "threshold_percentile", .type = ParameterType::real, .default_value = 0.95, .min = 0.0, .max = 1.0,
-         .min_inclusive = false, .max_inclusive = false,
+        {.name = "threshold_percentile",
+         .type = ParameterType::real,
+         .default_value = 0.95,
+         .min = 0.0,
+         .max = 1.0,
+         .min_inclusive = false,
+         .max_inclusive = false,
          .description = "lambda of hard thresholding (docs/methods.md A9)"},
-        {.name = "threshold_reference", .type = ParameterType::string, .default_value = std::string("absolute"),
+        {.name = "threshold_reference",
+         .type = ParameterType::string,
+         .default_value = std::string("absolute"),
          .allowed = {"absolute", "signed"},
          .description = "threshold = lambda-quantile of |E_ij| (absolute) or of E_ij (signed)"},
-        {.name = "ridge_quantile", .type = ParameterType::real, .default_value = core::kRidgeConfidence, .min = 0.0, .max = 1.0,
-         .min_inclusive = false, .max_inclusive = false,
+        {.name = "ridge_quantile",
+         .type = ParameterType::real,
+         .default_value = core::kRidgeConfidence,
+         .min = 0.0,
+         .max = 1.0,
+         .min_inclusive = false,
+         .max_inclusive = false,
          .description = "ridge r = this quantile of -eigmin(E) (Laplace, and Wishart with mc99)"},
-        {.name = "laplace_ridge_draws", .type = ParameterType::integer, .default_value = std::int64_t{100000},
-         .min = 100.0, .description = "Monte Carlo draws of E for the Laplace ridge (per cell, in prepare)"},
-        {.name = "wishart_ridge", .type = ParameterType::string, .default_value = std::string("analytic"),
-         .allowed = {"analytic", "mc99"}, .description = "Wishart ridge: analytic bound (A10) or Monte Carlo"},
+        {.name = "laplace_ridge_draws",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{100000},
+         .min = 100.0,
+         .description = "Monte Carlo draws of E for the Laplace ridge (per cell, in prepare)"},
+        {.name = "wishart_ridge",
+         .type = ParameterType::string,
+         .default_value = std::string("analytic"),
+         .allowed = {"analytic", "mc99"},
+         .description = "Wishart ridge: analytic bound (A10) or Monte Carlo"},
     };
   }
 
@@ -336,8 +391,8 @@ class SspSimulation final : public runtime::Experiment {
     }
     const std::uint64_t n = effective_n(cell);
     if (n < static_cast<std::uint64_t>(p + 3)) {
-      throw std::invalid_argument("n: round(n * n_scale) = " + std::to_string(n) + " must be >= p + 3 = " +
-                                  std::to_string(p + 3));
+      throw std::invalid_argument("n: round(n * n_scale) = " + std::to_string(n) +
+                                  " must be >= p + 3 = " + std::to_string(p + 3));
     }
     if (!(cell.get_double("lower") < 0.0 && cell.get_double("upper") > 0.0)) {
       throw std::invalid_argument("lower: the bounds must satisfy lower < 0 < upper");
@@ -368,17 +423,29 @@ class SspSimulation final : public runtime::Experiment {
   std::vector<MetricSpec> metrics(const Cell& cell) const override {
     const std::size_t k = variant_count(cell);
     return {
-        {.name = "predictive_mse", .size = k, .is_vector = true,
+        {.name = "predictive_mse",
+         .size = k,
+         .is_vector = true,
          .description = "n^-1 ||V_T beta_T - V beta*||^2 per variant (confidential V'V)"},
-        {.name = "prob_true_model", .size = k, .is_vector = true,
+        {.name = "prob_true_model",
+         .size = k,
+         .is_vector = true,
          .description = "posterior probability of the true model per variant"},
-        {.name = "highest_posterior_model_is_true", .size = k, .is_vector = true,
+        {.name = "highest_posterior_model_is_true",
+         .size = k,
+         .is_vector = true,
          .description = "1 if the highest posterior model equals T, per variant"},
-        {.name = "mean_pip_active", .size = k, .is_vector = true,
+        {.name = "mean_pip_active",
+         .size = k,
+         .is_vector = true,
          .description = "mean PIP of the |T| active predictors (NaN if |T| = 0)"},
-        {.name = "mean_pip_inactive", .size = k, .is_vector = true,
+        {.name = "mean_pip_inactive",
+         .size = k,
+         .is_vector = true,
          .description = "mean PIP of the p - |T| inactive predictors (NaN if |T| = p)"},
-        {.name = "ridge_fallback", .size = k, .is_vector = true,
+        {.name = "ridge_fallback",
+         .size = k,
+         .is_vector = true,
          .description = "1 if r had to be raised to make the matrix PD (NaN for the non-private variant)"},
         {.name = "redrawn_rows", .description = "rows redrawn because |y| >= upper bound (expected 0)"},
     };
@@ -406,7 +473,11 @@ class SspSimulation final : public runtime::Experiment {
       std::vector<core::SspMechanism> ms;
       std::vector<double> rs, ts;
       for (auto kind : pr->mechanisms) {
-        core::SspMechanism m{.kind = kind, .p = p, .lower = lower, .upper = upper, .epsilon = eps,
+        core::SspMechanism m{.kind = kind,
+                             .p = p,
+                             .lower = lower,
+                             .upper = upper,
+                             .epsilon = eps,
                              .delta = kind == core::SspMechanismKind::wishart ? delta : 0.0};
         core::check_ssp_mechanism(m);
         const bool mc = kind == core::SspMechanismKind::laplace || wishart_mc;
@@ -431,17 +502,16 @@ class SspSimulation final : public runtime::Experiment {
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                                const void* prepared) const override {
+                                                                               const void* prepared) const override {
     const auto& pr = *static_cast<const Prepared*>(prepared);
     std::vector<double> vp, ve, vm, vt, reg, thr, dof;
     for (const auto& v : pr.variants) {
       vp.push_back(v.prior);
       ve.push_back(v.epsilon < 0 ? std::nan("") : pr.epsilons[static_cast<std::size_t>(v.epsilon)]);
-      vm.push_back(v.mechanism < 0 ? 0.0
-                                   : (pr.mechanisms[static_cast<std::size_t>(v.mechanism)] ==
-                                              core::SspMechanismKind::laplace
-                                          ? 1.0
-                                          : 2.0));
+      vm.push_back(
+          v.mechanism < 0
+              ? 0.0
+              : (pr.mechanisms[static_cast<std::size_t>(v.mechanism)] == core::SspMechanismKind::laplace ? 1.0 : 2.0));
       vt.push_back(v.thresholded ? 1.0 : 0.0);
       if (v.epsilon < 0) {
         reg.push_back(std::nan(""));
@@ -457,10 +527,15 @@ class SspSimulation final : public runtime::Experiment {
                           : std::nan(""));
       }
     }
-    return {{"variant_prior", vp},          {"variant_epsilon", ve},   {"variant_mechanism", vm},
-            {"variant_thresholded", vt},    {"regularization", reg},   {"threshold", thr},
+    return {{"variant_prior", vp},
+            {"variant_epsilon", ve},
+            {"variant_mechanism", vm},
+            {"variant_thresholded", vt},
+            {"regularization", reg},
+            {"threshold", thr},
             {"wishart_degrees_of_freedom", dof},
-            {"coefficient", {pr.design.coefficient}}, {"sigma", {pr.design.sigma}},
+            {"coefficient", {pr.design.coefficient}},
+            {"sigma", {pr.design.sigma}},
             {"simulated_n", {static_cast<double>(pr.n)}}};
   }
 
@@ -497,10 +572,10 @@ class SspSimulation final : public runtime::Experiment {
     for (std::size_t v = 0; v < k; ++v) {
       const Variant& var = pr.variants[v];
       const core::RegularizedGram* rel =
-          var.epsilon < 0 ? nullptr
-                          : &released[(static_cast<std::size_t>(var.epsilon) * nm + static_cast<std::size_t>(var.mechanism)) *
-                                          2 +
-                                      (var.thresholded ? 1 : 0)];
+          var.epsilon < 0
+              ? nullptr
+              : &released[(static_cast<std::size_t>(var.epsilon) * nm + static_cast<std::size_t>(var.mechanism)) * 2 +
+                          (var.thresholded ? 1 : 0)];
       const core::BmaResult res = core::bayesian_model_averaging(
           rel ? rel->matrix : sim.gram, n, pr.priors[static_cast<std::size_t>(var.prior)], pr.model_prior, opts);
       out[v] = predictive_mse(sim.gram, n, beta, res.model_averaged_coefficients);
@@ -522,8 +597,8 @@ class SspSimulation final : public runtime::Experiment {
   double monte_carlo_ridge(const core::SspMechanism& m, int draws, double q) const {
     std::ostringstream os;
     os.precision(17);
-    os << "ssp_ridge:" << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':'
-       << m.epsilon << ':' << m.delta << ':' << draws << ':' << q;
+    os << "ssp_ridge:" << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':' << m.epsilon
+       << ':' << m.delta << ':' << draws << ':' << q;
     const std::string key = os.str();
     const std::lock_guard<std::mutex> lock(ridge_mutex_);
     const auto it = ridge_cache_.find(key);

@@ -605,7 +605,7 @@ void run_bma(BmaCliOptions o) {
   report.setting("column_scale_source", o.rescale ? "public bound widths u - l" : "none (1)");
 
   ReleaseLedger ledger(o.ledger, "dpmu bma", o.data, release.privacy(), secure,
-                             {"released_gram", "and post-processing of it"});  // before any noise
+                       {"released_gram", "and post-processing of it"});  // before any noise
   core::RngStream noise_rng(seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
   core::NoiseSource noise = secure ? core::NoiseSource::secure([&secure_rng] { return secure_rng(); })
                                    : core::NoiseSource::simulation(noise_rng);

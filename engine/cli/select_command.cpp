@@ -191,7 +191,7 @@ void run_select(const SelectOptions& o) {
   check_select_magnitudes(release, plan);
   const core::PrivacyGuarantee guarantee = release.privacy();
   ReleaseLedger ledger(o.ledger, "dpmu select", o.data, guarantee, !o.seed.has_value(),
-                             {"selected_model", o.algorithm == 2 ? "released_variance" : "(no value)"});  // before any noise
+                       {"selected_model", o.algorithm == 2 ? "released_variance" : "(no value)"});  // before any noise
 
   ReleaseReport report(!o.seed.has_value(),
                        o.algorithm == 1

@@ -18,8 +18,8 @@
 
 namespace dpmu::test {
 
-inline long double oracle_log_integrand(core::PriorKind kind, long double t, long double log_q, long double n,
-                                        int k, int p0, long double a) {
+inline long double oracle_log_integrand(core::PriorKind kind, long double t, long double log_q, long double n, int k,
+                                        int p0, long double a) {
   const long double g = std::exp(t);
   const long double m = n - p0;
   const long double q = std::exp(log_q);
@@ -47,8 +47,7 @@ inline long double oracle_log_integrand(core::PriorKind kind, long double t, lon
   return ((m - k) / 2) * std::log1p(g) - (m / 2) * std::log1p(g * q) + log_prior + t;
 }
 
-inline double oracle_log_bayes_factor(core::PriorKind kind, double log_q, double n, int k, int p0,
-                                      double a = 3.0) {
+inline double oracle_log_bayes_factor(core::PriorKind kind, double log_q, double n, int k, int p0, double a = 3.0) {
   const auto h = [&](long double t) {
     if (std::abs(t) > 2000) return -std::numeric_limits<long double>::infinity();  // far tails (and no overflow)
     return oracle_log_integrand(kind, t, log_q, n, k, p0, a);
@@ -70,7 +69,10 @@ inline double oracle_log_bayes_factor(core::PriorKind kind, double log_q, double
   for (int i = 0; i < 200; ++i) {
     const long double x1 = hi - phi * (hi - lo);
     const long double x2 = lo + phi * (hi - lo);
-    if (h(x1) > h(x2)) hi = x2; else lo = x1;
+    if (h(x1) > h(x2))
+      hi = x2;
+    else
+      lo = x1;
   }
   long double t_star = (lo + hi) / 2;
   long double h_star = h(t_star);
@@ -79,8 +81,8 @@ inline double oracle_log_bayes_factor(core::PriorKind kind, double log_q, double
     h_star = best_h;
   }
   boost::math::quadrature::exp_sinh<long double> right;
-  const long double upper = right.integrate([&](long double s) { return std::exp(h(t_star + s) - h_star); },
-                                            0.0L, std::numeric_limits<long double>::infinity(), 1e-15L);
+  const long double upper = right.integrate([&](long double s) { return std::exp(h(t_star + s) - h_star); }, 0.0L,
+                                            std::numeric_limits<long double>::infinity(), 1e-15L);
   long double lower = 0;
   if (kind == core::PriorKind::robust) {
     if (t_star > t_min) {

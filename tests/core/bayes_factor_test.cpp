@@ -62,16 +62,15 @@ TEST_CASE("log B10 matches high-precision reference values (docs/methods.md §7)
       {5e-4, 1e7, 9, 1, PriorKind::zellner_siow, 3, 2433.815874, -1},
   };
   for (const auto& c : cases) {
-    INFO(std::string(dpmu::core::to_string(c.kind)) << " a=" << c.a << " R2=" << c.r2 << " n=" << c.n
-                                                    << " k=" << c.k << " p0=" << c.p0);
+    INFO(std::string(dpmu::core::to_string(c.kind))
+         << " a=" << c.a << " R2=" << c.r2 << " n=" << c.n << " k=" << c.k << " p0=" << c.p0);
     const BayesFactorResult r =
         dpmu::core::log_bayes_factor_and_shrinkage(make_prior(c.kind, c.a), log_q_of(c.r2), c.n, c.k, c.p0);
     // The references are printed with 8–10 significant digits: compare to their last digit.
     const double digits_tol = c.n >= 1e7 && c.log_b > 1000 ? 1e-6 : (std::abs(c.log_b) > 100 ? 1e-8 : 1e-9);
     CHECK(r.log_bayes_factor == Approx(c.log_b).margin(digits_tol).epsilon(0));
     if (c.shrinkage >= 0) CHECK(r.shrinkage == Approx(c.shrinkage).margin(1e-9).epsilon(0));
-    CHECK(dpmu::core::log_bayes_factor(make_prior(c.kind, c.a), log_q_of(c.r2), c.n, c.k, c.p0) ==
-          r.log_bayes_factor);
+    CHECK(dpmu::core::log_bayes_factor(make_prior(c.kind, c.a), log_q_of(c.r2), c.n, c.k, c.p0) == r.log_bayes_factor);
   }
 }
 
@@ -111,8 +110,8 @@ TEST_CASE("mixture-prior log B10 agrees with an independent quadrature from n = 
           for (PriorKind kind : kinds) {
             const double ours = dpmu::core::log_bayes_factor(make_prior(kind), log_q, n, k, p0);
             const double ref = dpmu::test::oracle_log_bayes_factor(kind, log_q, n, k, p0);
-            INFO(dpmu::core::to_string(kind) << " n=" << n << " k=" << k << " p0=" << p0 << " R2=" << r2
-                                             << " ours=" << ours << " oracle=" << ref);
+            INFO(dpmu::core::to_string(kind)
+                 << " n=" << n << " k=" << k << " p0=" << p0 << " R2=" << r2 << " ours=" << ours << " oracle=" << ref);
             REQUIRE(std::isfinite(ours));
             CHECK(std::abs(ours - ref) <= tolerance(ref));
             ++checked;
@@ -133,10 +132,12 @@ TEST_CASE("g-prior closed form equals the long-double textbook formula", "[bayes
         Prior prior = make_prior(PriorKind::g_prior);
         prior.g = g;
         const long double m = n - p0;
-        const long double ref = ((m - k) / 2) * std::log1p(static_cast<long double>(g)) -
-                                (m / 2) * std::log1p(static_cast<long double>(g) * std::exp(static_cast<long double>(log_q)));
+        const long double ref =
+            ((m - k) / 2) * std::log1p(static_cast<long double>(g)) -
+            (m / 2) * std::log1p(static_cast<long double>(g) * std::exp(static_cast<long double>(log_q)));
         const auto r = dpmu::core::log_bayes_factor_and_shrinkage(prior, log_q, n, k, p0);
-        CHECK(std::abs(r.log_bayes_factor - static_cast<double>(ref)) <= tolerance(static_cast<double>(ref)) + 1e-15L * m);
+        CHECK(std::abs(r.log_bayes_factor - static_cast<double>(ref)) <=
+              tolerance(static_cast<double>(ref)) + 1e-15L * m);
         CHECK(r.shrinkage == Approx(g / (1 + g)));
       }
     }
@@ -182,7 +183,8 @@ TEST_CASE("log_bayes_factor rejects invalid arguments with a clear message", "[b
   const Prior zs = make_prior(PriorKind::zellner_siow);
   CHECK_THROWS_WITH(dpmu::core::log_bayes_factor(zs, 0.1, 100, 1, 1), Contains("log_one_minus_r_squared is 0.1"));
   CHECK_THROWS_WITH(dpmu::core::log_bayes_factor(zs, std::nan(""), 100, 1, 1), Contains("finite and <= 0"));
-  CHECK_THROWS_WITH(dpmu::core::log_bayes_factor(zs, -0.1, 2, 1, 1), Contains("n is 2, but must be finite and > p + p0 = 2"));
+  CHECK_THROWS_WITH(dpmu::core::log_bayes_factor(zs, -0.1, 2, 1, 1),
+                    Contains("n is 2, but must be finite and > p + p0 = 2"));
   CHECK_THROWS_AS(dpmu::core::log_bayes_factor(make_prior(PriorKind::bic), -0.1, 100, 1, 1), std::invalid_argument);
   CHECK_THROWS_WITH(dpmu::core::log_bayes_factor(make_prior(PriorKind::hyper_g, 2.0), -0.1, 100, 1, 1),
                     Contains("a is 2, but must be finite and > 2"));

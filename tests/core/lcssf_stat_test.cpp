@@ -3,10 +3,9 @@
 // count < 5, rejected at the 1 − 1e-6 quantile, so the false-failure probability of each check
 // is ≤ 1e-6 (asymptotically; every pooled bin has expected count ≥ 5). Binomial checks use
 // |count − Nδ| ≤ 5.3 sd (two-sided normal tail 1.2e-7).
+#include <algorithm>
 #include <boost/math/distributions/chi_squared.hpp>
 #include <catch2/catch.hpp>
-
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -118,9 +117,10 @@ TEST_CASE("Algorithm 1 selection frequencies match report-noisy-min probabilitie
   CHECK(t.statistic < t.critical_value);
 }
 
-TEST_CASE("Algorithm 2: the variance release undershoots with probability delta, and the selection is the "
-          "exponential mechanism",
-          "[lcssf][statistical]") {
+TEST_CASE(
+    "Algorithm 2: the variance release undershoots with probability delta, and the selection is the "
+    "exponential mechanism",
+    "[lcssf][statistical]") {
   make_data(60);
   LcssfSettings s;
   s.radius = 1.5;
@@ -145,7 +145,8 @@ TEST_CASE("Algorithm 2: the variance release undershoots with probability delta,
   const double b = rss_l1_sensitivity(1.0, s.radius, s.delta_kind) / (60.0 * epsilon);
   s.variance_floor = s0 + 40.0 * b;
   const auto scores = profile_likelihood_scores(rss, models, 60, s.penalty, s.variance_floor);
-  const double dl = profile_likelihood_l1_sensitivity(rss_l1_sensitivity(1.0, s.radius, s.delta_kind), s.variance_floor);
+  const double dl =
+      profile_likelihood_l1_sensitivity(rss_l1_sensitivity(1.0, s.radius, s.delta_kind), s.variance_floor);
   const auto lp = exponential_mechanism_log_probabilities(scores, epsilon, dl);
   std::vector<double> p;
   for (double v : lp) p.push_back(std::exp(v));

@@ -4,7 +4,6 @@
 #include "dpmu/core/lcssf.hpp"
 
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -264,7 +263,7 @@ TEST_CASE("clamping to the data bound moves and counts out-of-bound entries", "[
   CHECK(a.x(0, 1) == -2.0);
   CHECK(a.x(1, 0) == 2.0);
   CHECK(a.y(1) == -2.0);
-  CHECK(a.y(2) == 2.0);  // on the bound: kept, not counted
+  CHECK(a.y(2) == 2.0);                                              // on the bound: kept, not counted
   const auto b = clamp_to_data_bound(x, y, 2.0, LcssfDelta::rpR_2);  // X into [-1, 1]
   CHECK(b.clamped_x_entries == 2);
   CHECK(b.x(1, 0) == 1.0);
@@ -353,10 +352,10 @@ TEST_CASE("bad input is rejected with a clear message", "[lcssf]") {
   RngStream rng(1, 1, 0, StreamPurpose::noise);
   using Catch::Matchers::Contains;
   CHECK_THROWS_TYPE_WITH(lcssf_algorithm1(x, y, s, 0.0, rng), std::domain_error,
-                       Contains("lcssf_algorithm1: epsilon is 0, but must be finite and > 0"));
+                         Contains("lcssf_algorithm1: epsilon is 0, but must be finite and > 0"));
   CHECK_THROWS_TYPE_WITH(lcssf_algorithm1(x, y, s, std::nan(""), rng), std::domain_error, Contains("epsilon is nan"));
   CHECK_THROWS_TYPE_WITH(lcssf_algorithm2(x, y, s, 1.0, 0.0, rng), std::domain_error,
-                       Contains("delta is 0, but must be in (0, 1)"));
+                         Contains("delta is 0, but must be in (0, 1)"));
   CHECK_THROWS_TYPE_WITH(lcssf_algorithm2(x, y, s, 1.0, 1.0, rng), std::domain_error, Contains("delta is 1"));
   auto bad = s;
   bad.radius = 0.0;
@@ -364,7 +363,7 @@ TEST_CASE("bad input is rejected with a clear message", "[lcssf]") {
   bad = s;
   bad.penalty = -1.0;
   CHECK_THROWS_TYPE_WITH(lcssf_algorithm1(x, y, bad, 1.0, rng), std::domain_error,
-                       Contains("penalty is -1, but must be finite and >= 0"));
+                         Contains("penalty is -1, but must be finite and >= 0"));
   bad = s;
   bad.data_bound = -2.0;
   CHECK_THROWS_TYPE_WITH(lcssf_algorithm1(x, y, bad, 1.0, rng), std::domain_error, Contains("data_bound is -2"));
@@ -377,7 +376,7 @@ TEST_CASE("bad input is rejected with a clear message", "[lcssf]") {
   bad = s;
   bad.variance_floor = 0.0;
   CHECK_THROWS_TYPE_WITH(lcssf_algorithm2(x, y, bad, 1.0, 0.5, rng), std::domain_error,
-                       Contains("variance_floor is 0"));
+                         Contains("variance_floor is 0"));
   Eigen::MatrixXd xnan = x;
   xnan(1, 1) = std::nan("");
   CHECK_THROWS_TYPE_WITH(lcssf_algorithm1(xnan, y, s, 1.0, rng), std::domain_error, Contains("x(1, 1) is nan"));
@@ -387,19 +386,20 @@ TEST_CASE("bad input is rejected with a clear message", "[lcssf]") {
   CHECK_THROWS_AS(lcssf_algorithm1(x, Eigen::VectorXd::Ones(4), s, 1.0, rng), std::invalid_argument);
   Eigen::MatrixXd wide = Eigen::MatrixXd::Zero(30, 21);
   CHECK_THROWS_TYPE_WITH(lcssf_algorithm1(wide, Eigen::VectorXd::Zero(30), s, 1.0, rng), std::domain_error,
-                       Contains("the number of predictors d is 21, but must be at most 20"));
+                         Contains("the number of predictors d is 21, but must be at most 20"));
   CHECK_THROWS_TYPE_WITH(all_models(21), std::domain_error, Contains("all_models"));
   CHECK_THROWS_TYPE_WITH(constrained_least_squares(x, y, -1.0), std::domain_error,
-                       Contains("constrained_least_squares: radius is -1"));
+                         Contains("constrained_least_squares: radius is -1"));
   CHECK_THROWS_TYPE_WITH(constrained_least_squares(Eigen::MatrixXd::Zero(2, 2), Eigen::VectorXd::Ones(2), 1.0, 1.0),
-                       std::domain_error, Contains("positive definite"));
+                         std::domain_error, Contains("positive definite"));
   CHECK_THROWS_TYPE_WITH(report_noisy_min_probabilities(std::vector<double>{}, 1.0), std::invalid_argument,
-                       Contains("scores is empty"));
+                         Contains("scores is empty"));
   CHECK_THROWS_TYPE_WITH(report_noisy_min_probabilities(std::vector<double>{1.0}, 0.0), std::domain_error,
-                       Contains("laplace_scale is 0"));
+                         Contains("laplace_scale is 0"));
   CHECK_THROWS_TYPE_WITH(exponential_mechanism_log_probabilities(std::vector<double>{std::nan("")}, 1.0, 1.0),
-                       std::domain_error, Contains("a score is nan"));
-  CHECK_THROWS_TYPE_WITH(lcssf_delta_from_string("r2"), std::invalid_argument, Contains("valid: r2_1pR2, rpR_2, 1pR_2"));
+                         std::domain_error, Contains("a score is nan"));
+  CHECK_THROWS_TYPE_WITH(lcssf_delta_from_string("r2"), std::invalid_argument,
+                         Contains("valid: r2_1pR2, rpR_2, 1pR_2"));
   CHECK(lcssf_delta_from_string("1pR_2") == LcssfDelta::one_pR_2);
   CHECK(to_string(LcssfDelta::rpR_2) == "rpR_2");
   CHECK_THROWS_AS(alg2_selection_from_string("gumbel"), std::invalid_argument);

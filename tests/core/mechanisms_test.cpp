@@ -88,7 +88,8 @@ TEST_CASE("invalid mechanism parameters throw clear errors", "[mechanisms]") {
   CHECK_THROWS_WITH(ScalarMechanism::gaussian(1.0, 0.0, 1.0), Contains("delta is 0, but must be in (0, 1)"));
   CHECK_THROWS_WITH(ScalarMechanism::gaussian(1.0, 1.0, 1.0), Contains("delta is 1, but must be in (0, 1)"));
   CHECK_THROWS_WITH(ScalarMechanism::gaussian(1.0, 0.5, -2.0), Contains("l2_sensitivity is -2"));
-  CHECK_THROWS_WITH(ScalarMechanism::gaussian_with_sigma(1.0, 1e-5, 1.0, 1.0, "x"), Contains(">= the analytic Gaussian sigma"));
+  CHECK_THROWS_WITH(ScalarMechanism::gaussian_with_sigma(1.0, 1e-5, 1.0, 1.0, "x"),
+                    Contains(">= the analytic Gaussian sigma"));
   CHECK_THROWS_WITH(ScalarMechanism::laplace(1.0, 1.0).noise_quantile(1.0), Contains("prob is 1"));
 }
 
@@ -96,5 +97,6 @@ TEST_CASE("Gaussian calibration names parse, and unknown ones are refused", "[me
   CHECK(dpmu::core::parse_gaussian_calibration("exact") == dpmu::core::GaussianCalibration::exact);
   CHECK(dpmu::core::parse_gaussian_calibration("paper-literal") == dpmu::core::GaussianCalibration::paper_literal);
   CHECK(dpmu::core::parse_gaussian_calibration("paper_literal") == dpmu::core::GaussianCalibration::paper_literal);
-  CHECK_THROWS_WITH(dpmu::core::parse_gaussian_calibration("fancy"), Contains("'fancy' is not one of exact, paper-literal"));
+  CHECK_THROWS_WITH(dpmu::core::parse_gaussian_calibration("fancy"),
+                    Contains("'fancy' is not one of exact, paper-literal"));
 }

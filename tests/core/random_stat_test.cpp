@@ -1,15 +1,14 @@
 // Samplers of random.hpp: determinism of streams, and distribution checks with fixed seeds.
 // Each statistical check states N and its false-failure probability (two-sided normal
 // tail at z = 5: about 6e-7 per check, Monte Carlo errors from the exact variances).
-#include "dpmu/core/random.hpp"
-
-#include "dpmu/core/block_random.hpp"
-
 #include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/distributions/normal.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
+
+#include "dpmu/core/block_random.hpp"
+#include "dpmu/core/random.hpp"
 
 using dpmu::core::RngStream;
 using dpmu::core::StreamPurpose;

@@ -1,12 +1,12 @@
 // Exact discrete samplers (Canonne, Kamath & Steinke 2020) and the secure release path.
 // Statistical checks: N draws with fixed seeds; thresholds at 5 binomial SDs or chi-square
 // p = 1e-6 (false-failure probability ≤ 1e-6 each).
-#include "dpmu/core/secure_noise.hpp"
-
 #include <boost/math/distributions/chi_squared.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <map>
+
+#include "dpmu/core/secure_noise.hpp"
 
 using namespace dpmu::core;
 
@@ -105,8 +105,8 @@ TEST_CASE("vector releases charge the rounding per coordinate; value bounds coar
   const auto mech = ScalarMechanism::laplace(1.0, 4.0);
   const SecureNoiseSampler one(mech), many(mech, 10);
   CHECK(many.grid() == one.grid());
-  CHECK(many.noise_scale() > one.noise_scale());                   // 9 more grid units of sensitivity
-  CHECK(many.noise_scale() < mech.scale() * (1 + 1e-9));           // … which is negligible
+  CHECK(many.noise_scale() > one.noise_scale());          // 9 more grid units of sensitivity
+  CHECK(many.noise_scale() < mech.scale() * (1 + 1e-9));  // … which is negligible
   const SecureNoiseSampler coarse(mech, 1, 1e12);
   CHECK(coarse.grid() >= 1e12 * 0x1.0p-51);
   RngStream rng(24, 0, 0, StreamPurpose::noise);

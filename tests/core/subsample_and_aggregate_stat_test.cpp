@@ -40,10 +40,8 @@ TEST_CASE("corrected DP likelihood-ratio tests hold their level under H0", "[sub
   };
   // The last setting puts more than α of the null mass on the atom T* = U (c_0.05 = U): the plain
   // corrected test is conservative there and the test randomized at the atom holds the level exactly.
-  const Setting settings[] = {{5, 1.0, 0.5, {0.0, 7.0}},
-                              {10, 1.0, 0.0, {0.0, 7.0}},
-                              {2, 2.0, 0.25, {0.0, 3.0}},
-                              {2, 0.3, 0.0, {0.0, 3.0}}};
+  const Setting settings[] = {
+      {5, 1.0, 0.5, {0.0, 7.0}}, {10, 1.0, 0.0, {0.0, 7.0}}, {2, 2.0, 0.25, {0.0, 3.0}}, {2, 0.3, 0.0, {0.0, 3.0}}};
   for (const auto& s : settings) {
     const auto mech = subsample_and_aggregate_mechanism(s.epsilon, s.delta, s.limits, s.m);
     const auto sizes = subset_sizes(n, s.m);
@@ -91,7 +89,8 @@ TEST_CASE("empirical privacy: release densities of neighbouring data sets differ
   const Design design = make_design(n, 8);
   Eigen::VectorXd y(n);
   RngStream data_rng(8, 1, 0, StreamPurpose::data);
-  for (int i = 0; i < n; ++i) y(i) = 1.0 + 0.5 * design.common(i, 1) + 0.1 * design.tested(i, 0) + standard_normal(data_rng);
+  for (int i = 0; i < n; ++i)
+    y(i) = 1.0 + 0.5 * design.common(i, 1) + 0.1 * design.tested(i, 0) + standard_normal(data_rng);
   Eigen::VectorXd y_neighbour = y;
   Eigen::MatrixXd tested_neighbour = design.tested;
   y_neighbour(0) = 1e4;  // one row replaced by an extreme, high-leverage point
@@ -141,7 +140,7 @@ TEST_CASE("empirical privacy: release densities of neighbouring data sets differ
   const double worst = max_log_ratio(mech, excess);
   INFO("largest |log ratio| " << worst << ", largest (|log ratio| - eps)/SE " << excess);
   CHECK(excess <= 5.5);
-  CHECK(worst > 0.5 * epsilon);  // the pair is close to the worst case
+  CHECK(worst > 0.5 * epsilon);                                                   // the pair is close to the worst case
   const auto broken = ScalarMechanism::laplace(2 * epsilon, limits.width() / m);  // half the required noise
   double broken_excess = 0;
   max_log_ratio(broken, broken_excess);

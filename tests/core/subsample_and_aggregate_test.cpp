@@ -132,7 +132,8 @@ TEST_CASE("uncorrected critical values are χ² quantiles on each statistic's sc
   CHECK(uncorrected_critical_value(PriorKind::lr, sizes, 1, 0.05) == Approx(3.841458820694124));
   CHECK(uncorrected_critical_value(PriorKind::lr, sizes, 1, 0.01) == Approx(6.634896601021214));
   CHECK(uncorrected_critical_value(PriorKind::aic, sizes, 2, 0.05) == Approx(0.5 * 5.991464547107979 - 2));
-  CHECK(uncorrected_critical_value(PriorKind::bic, sizes, 1, 0.05) == Approx(0.5 * 3.841458820694124 - 0.5 * std::log(100.0)));
+  CHECK(uncorrected_critical_value(PriorKind::bic, sizes, 1, 0.05) ==
+        Approx(0.5 * 3.841458820694124 - 0.5 * std::log(100.0)));
   CHECK_THROWS_AS(uncorrected_critical_value(PriorKind::g_prior, sizes, 1, 0.05), std::invalid_argument);
 }
 
@@ -146,8 +147,7 @@ TEST_CASE("corrected critical values reproduce χ² when M = 1, ε → ∞ and n
   const std::vector<std::size_t> sizes{5000};
   const CensoringLimits lim{0.0, 1e3};
   RngStream rng(17, 0, 0, StreamPurpose::calibration);
-  const auto null = simulate_null_distribution(lr, sizes, 2, 1, lim, ScalarMechanism::laplace(1e15, 1.0),
-                                               200000, rng);
+  const auto null = simulate_null_distribution(lr, sizes, 2, 1, lim, ScalarMechanism::laplace(1e15, 1.0), 200000, rng);
   for (double alpha : {0.05, 0.01}) {
     const auto cv = corrected_critical_value(null, alpha, lim);
     const double chi2 = boost::math::quantile(boost::math::complement(boost::math::chi_squared(2), alpha));
@@ -202,7 +202,8 @@ TEST_CASE("plan_test: more noise means more variance; inadmissible M is rejected
   const auto lo = plan_test(g, 200, 1, 1, 8.0, 0.0, GaussianCalibration::exact, settings, 0.05, 4000, r1);
   const auto hi = plan_test(g, 200, 1, 1, 0.5, 0.0, GaussianCalibration::exact, settings, 0.05, 4000, r2);
   // Var(η) = 2 (Δ/(Mε))²: 0.108 at ε = 8 and 27.7 at ε = 0.5
-  CHECK(hi[0].variance - lo[0].variance == Approx(2 * std::pow(9.2 / 5 / 0.5, 2) - 2 * std::pow(9.2 / 5 / 8, 2)).epsilon(0.1));
+  CHECK(hi[0].variance - lo[0].variance ==
+        Approx(2 * std::pow(9.2 / 5 / 0.5, 2) - 2 * std::pow(9.2 / 5 / 8, 2)).epsilon(0.1));
   const std::vector<TestPlanSetting> bad{{100, {-4.6, 4.6}}};
   CHECK_THROWS_WITH(plan_test(g, 200, 1, 1, 1.0, 0.0, GaussianCalibration::exact, bad, 0.05, 100, r1),
                     Contains("largest admissible M is 50"));

@@ -1,20 +1,22 @@
 // cps_bma (paper §5.2.2, Figure 5): column expressions, permutation, rescaling, the CPS design
 // against independent OLS numbers, the experiment through the engine, and config errors.
+#include "dpmu/experiments/cps_bma.hpp"
+
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <filesystem>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
-#include <nlohmann/json.hpp>
-#include <unistd.h>
 
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/experiments/column_design.hpp"
-#include "dpmu/experiments/cps_bma.hpp"
 #include "dpmu/experiments/registry.hpp"
 #include "dpmu/runtime/config.hpp"
 #include "dpmu/runtime/results.hpp"
@@ -68,7 +70,7 @@ TEST_CASE("column expressions: values against hand computation", "[cps_bma][colu
   CHECK(eval("race >= 2", cols) == Eigen::Vector3d(0, 1, 1));
   CHECK(eval("race < 2", cols) == Eigen::Vector3d(1, 0, 0));
   CHECK(eval("-2^2 + 2*3 + 1", cols) == Eigen::Vector3d::Constant(3));  // -(2^2) + 6 + 1
-  CHECK(eval("2^3^2", cols) == Eigen::Vector3d::Constant(512));          // right-associative
+  CHECK(eval("2^3^2", cols) == Eigen::Vector3d::Constant(512));         // right-associative
   CHECK(eval("(age - 20) / 5", cols) == Eigen::Vector3d(0, 3, 13));
   CHECK(eval("abs(1 - x.y) + sqrt(4)", cols) == Eigen::Vector3d(2, 3, 5));
   CHECK(eval("log(exp(age))", cols).isApprox(Eigen::Vector3d(20, 35, 85), 1e-15));
@@ -115,22 +117,23 @@ TEST_CASE("permutations: valid, reproducible, joint keeps rows together", "[cps_
   permute_columns(a, {0, 1}, false, 11);
   permute_columns(b, {0, 1}, false, 11);
   permute_columns(c, {0, 1}, true, 11);
-  CHECK(a == b);                       // same seed, same permutation
-  CHECK(a.col(2) == x.col(2));         // untouched column
-  for (auto* m : {&a, &c}) {           // each permuted column is a permutation of the original
+  CHECK(a == b);                // same seed, same permutation
+  CHECK(a.col(2) == x.col(2));  // untouched column
+  for (auto* m : {&a, &c}) {    // each permuted column is a permutation of the original
     for (int j = 0; j < 2; ++j) {
       std::vector<double> v(m->col(j).data(), m->col(j).data() + 50);
       std::sort(v.begin(), v.end());
       CHECK(Eigen::Map<Eigen::VectorXd>(v.data(), 50) == x.col(j));
     }
   }
-  CHECK((c.col(1) - c.col(0)).isApprox(Eigen::VectorXd::Constant(50, 100.0)));  // joint: pairs kept
+  CHECK((c.col(1) - c.col(0)).isApprox(Eigen::VectorXd::Constant(50, 100.0)));   // joint: pairs kept
   CHECK(!(a.col(1) - a.col(0)).isApprox(Eigen::VectorXd::Constant(50, 100.0)));  // independent: not
   CHECK(a.col(0) != x.col(0));
   CHECK_THROWS_AS(permute_columns(a, {3}, false, 1), std::invalid_argument);
 }
 
-TEST_CASE("random_permutation: position of each element is uniform (chi-square)", "[statistical][cps_bma][permutation]") {
+TEST_CASE("random_permutation: position of each element is uniform (chi-square)",
+          "[statistical][cps_bma][permutation]") {
   // N = 60000 permutations of 5 elements; counts of (element at position 0) and (position of
   // element 0) are multinomial(N, 1/5). Pearson X² with 4 df; P(X² > 39.0) = 7e-8 per check
   // (two checks, false-failure ≤ 1e-6).
@@ -245,7 +248,8 @@ TEST_CASE("cps_bma through the engine: shapes, densities, non-private values", "
     return std::vector<double>{};
   };
   auto calib = [&](std::size_t c, const std::string& name) {
-    for (const auto& [k, v] : r.calibration[c]) if (k == name) return v;
+    for (const auto& [k, v] : r.calibration[c])
+      if (k == name) return v;
     FAIL("no calibration " << name);
     return std::vector<double>{};
   };
@@ -253,9 +257,9 @@ TEST_CASE("cps_bma through the engine: shapes, densities, non-private values", "
   for (std::size_t c = 0; c < 2; ++c) {
     const auto np_pip = calib(c, "non_private_pip");
     REQUIRE(np_pip.size() == 6);
-    CHECK(np_pip[2] < 0.5);  // permuted married
-    CHECK(np_pip[4] < 0.5);  // permuted education
-    CHECK(np_pip[3] > 0.99); // male
+    CHECK(np_pip[2] < 0.5);   // permuted married
+    CHECK(np_pip[4] < 0.5);   // permuted education
+    CHECK(np_pip[3] > 0.99);  // male
     const auto edges = calib(c, "histogram_edges");
     REQUIRE(edges.size() == 3 * 11);
     CHECK(calib(c, "histogram_coefficients") == std::vector<double>{1, 3, 4});
@@ -299,7 +303,8 @@ TEST_CASE("cps_bma: bad config values and missing columns are config errors", "[
   dpmu::experiments::register_builtin_experiments();
   using Catch::Matchers::Contains;
   CHECK(config_error("") == "");
-  CHECK_THAT(config_error("  permute: \"\"\n  predictors: \"age = age; wage = wages\"\n"), Contains("column 'wages' is not in"));
+  CHECK_THAT(config_error("  permute: \"\"\n  predictors: \"age = age; wage = wages\"\n"),
+             Contains("column 'wages' is not in"));
   CHECK_THAT(config_error("  response: salary\n"), Contains("column 'salary' is not in"));
   CHECK_THAT(config_error("  data_file: no/such/file.csv\n"), Contains("does not exist"));
   CHECK_THAT(config_error("  permute: \"married, income\"\n"), Contains("'income' is not one of the predictors"));
@@ -325,8 +330,9 @@ DesignOptions reference_design(const std::string& mode) {
   o.permutation_seed = 20240325;  // as in configs/fig5_cps*.yaml
   if (mode == "public_bounds") {
     o.rescale = RescaleMode::public_bounds;
-    o.public_bounds = "age = 15, 85; age_squared = 225, 7225; married = 0, 1; male = 0, 1; education = 0, 20; "
-                      "white = 0, 1; response = 0, 300000";
+    o.public_bounds =
+        "age = 15, 85; age_squared = 225, 7225; married = 0, 1; male = 0, 1; education = 0, 20; "
+        "white = 0, 1; response = 0, 300000";
   }
   return o;
 }

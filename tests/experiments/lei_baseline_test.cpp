@@ -1,14 +1,14 @@
 // LCSSF experiments: the phi-grid shortcut of lei_simulation (noise drawn once, shared by the phi
 // values) makes exactly the selections of core::lcssf_algorithm1/2 run separately at each phi
 // with the same streams; data generation and the phi grid as specified.
-#include <catch2/catch.hpp>
+#include "dpmu/experiments/lei_baseline.hpp"
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
 
 #include "dpmu/core/lcssf.hpp"
-#include "dpmu/experiments/lei_baseline.hpp"
 #include "dpmu/experiments/registry.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
@@ -77,7 +77,7 @@ TEST_CASE("lei_simulation equals lcssf_algorithm1/2 run at each phi with the sam
     }
     INFO("algorithm " << algorithm << " " << sel);
     CHECK(agree == total);
-    CHECK(truths > 0);          // both outcomes occur, so agreement is informative
+    CHECK(truths > 0);  // both outcomes occur, so agreement is informative
     CHECK(truths < total);
   }
 }
@@ -132,9 +132,9 @@ TEST_CASE("selection_head_to_head: with negligible noise every method finds the 
     exp.run_replicate(cell, prepared.get(), data, noise, out);
     CHECK(*std::max_element(out.begin(), out.begin() + 11) == 1.0);       // LCSSF Alg. 1 at a good phi
     CHECK(*std::max_element(out.begin() + 11, out.begin() + 22) == 1.0);  // Alg. 2-like
-    for (std::size_t j = 22; j < 26; ++j) CHECK(out[j] == 1.0);          // SSP Laplace HPM/MPM, thresholded or not
-    for (std::size_t j = 26; j < 30; ++j) CHECK(std::isnan(out[j]));     // Wishart needs eps < 1
-    CHECK(out[30] == 1.0);                                               // BIC
+    for (std::size_t j = 22; j < 26; ++j) CHECK(out[j] == 1.0);           // SSP Laplace HPM/MPM, thresholded or not
+    for (std::size_t j = 26; j < 30; ++j) CHECK(std::isnan(out[j]));      // Wishart needs eps < 1
+    CHECK(out[30] == 1.0);                                                // BIC
   }
   {  // ε = 0.5: the Wishart arm runs and gives 0/1 values
     const rt::Cell cell = cell_for(0.5);

@@ -132,8 +132,10 @@ TEST_CASE("ssp_simulation: bad config values give clear errors", "[ssp_simulatio
     return make_cell(v);
   };
   CHECK(validation_error(base({})).empty());
-  CHECK_THAT(validation_error(base({{"true_model_size", std::int64_t{3}}})), Catch::Contains("true_model_size: 3 exceeds p = 2"));
-  CHECK_THAT(validation_error(base({{"n", std::int64_t{4}}})), Catch::Contains("n: round(n * n_scale) = 4 must be >= p + 3"));
+  CHECK_THAT(validation_error(base({{"true_model_size", std::int64_t{3}}})),
+             Catch::Contains("true_model_size: 3 exceeds p = 2"));
+  CHECK_THAT(validation_error(base({{"n", std::int64_t{4}}})),
+             Catch::Contains("n: round(n * n_scale) = 4 must be >= p + 3"));
   CHECK_THAT(validation_error(base({{"epsilons", std::string("0.5,abc")}})), Catch::Contains("epsilons: 'abc'"));
   CHECK_THAT(validation_error(base({{"epsilons", std::string("0.5,-1")}})), Catch::Contains("not a positive number"));
   CHECK_THAT(validation_error(base({{"epsilons", std::string("0.5,1.5")}})),
@@ -150,7 +152,9 @@ TEST_CASE("ssp_simulation: bad config values give clear errors", "[ssp_simulatio
 
 TEST_CASE("ssp_simulation: metric layout and the non-private variant equal a direct BMA on the same data",
           "[ssp_simulation]") {
-  const auto cell = make_cell({{"n", std::int64_t{4000}}, {"p", std::int64_t{6}}, {"true_model_size", std::int64_t{3}},
+  const auto cell = make_cell({{"n", std::int64_t{4000}},
+                               {"p", std::int64_t{6}},
+                               {"true_model_size", std::int64_t{3}},
                                {"laplace_ridge_draws", std::int64_t{500}}});
   const auto& e = rt::find_experiment("ssp_simulation");
   REQUIRE_NOTHROW(e.validate(cell));
@@ -194,9 +198,13 @@ TEST_CASE("ssp_simulation: metric layout and the non-private variant equal a dir
 
 TEST_CASE("ssp_simulation: with epsilon -> infinity the DP variants equal the non-private one", "[ssp_simulation]") {
   // epsilon = 1e9: Laplace scale 48/1e9, ridge ~ 5e-7, threshold ~ 1.4e-7 (tiny against G ~ n).
-  const auto cell = make_cell({{"n", std::int64_t{5000}}, {"p", std::int64_t{6}}, {"true_model_size", std::int64_t{3}},
-                               {"epsilons", std::string("1e9")}, {"mechanisms", std::string("laplace")},
-                               {"priors", std::string("zellner_siow,bic")}, {"laplace_ridge_draws", std::int64_t{200}}});
+  const auto cell = make_cell({{"n", std::int64_t{5000}},
+                               {"p", std::int64_t{6}},
+                               {"true_model_size", std::int64_t{3}},
+                               {"epsilons", std::string("1e9")},
+                               {"mechanisms", std::string("laplace")},
+                               {"priors", std::string("zellner_siow,bic")},
+                               {"laplace_ridge_draws", std::int64_t{200}}});
   const auto& e = rt::find_experiment("ssp_simulation");
   core::RngStream cal(9, cell.cell_id(), 0, core::StreamPurpose::calibration);
   const auto prepared = e.prepare(cell, cal);
@@ -208,8 +216,8 @@ TEST_CASE("ssp_simulation: with epsilon -> infinity the DP variants equal the no
   for (std::size_t prior = 0; prior < 2; ++prior) {
     const std::size_t v0 = prior * 3;
     for (std::size_t v = v0 + 1; v < v0 + 3; ++v) {
-      CHECK(out[k + v] == Approx(out[k + v0]).margin(1e-6));            // prob_true_model
-      CHECK(out[v] == Approx(out[v0]).epsilon(1e-4).margin(1e-15));     // predictive_mse
+      CHECK(out[k + v] == Approx(out[k + v0]).margin(1e-6));         // prob_true_model
+      CHECK(out[v] == Approx(out[v0]).epsilon(1e-4).margin(1e-15));  // predictive_mse
     }
   }
 }
@@ -233,14 +241,18 @@ TEST_CASE("simulation design by simulation: Var(x'beta), Var(y) and SNR 1/2", "[
   CHECK(sim.redrawn_rows == 0);  // P(|y| >= 2) < 3e-12 per row
 }
 
-TEST_CASE("ssp_simulation: the Monte Carlo ridge depends on the mechanism's public parameters only", "[ssp_simulation]") {
+TEST_CASE("ssp_simulation: the Monte Carlo ridge depends on the mechanism's public parameters only",
+          "[ssp_simulation]") {
   // Same (p, epsilon, l, u): equal ridge for different n, |T| and calibration streams; another
   // epsilon gives another ridge (variant 1 = Laplace, epsilon 0.5 non-thresholded; 5 = epsilon 0.9).
   ex::register_builtin_experiments();
   const auto& e = rt::find_experiment("ssp_simulation");
   const auto ridge = [&](std::int64_t n, std::int64_t t, std::uint64_t seed) {
-    const auto cell = make_cell({{"n", n}, {"p", std::int64_t{2}}, {"true_model_size", t},
-                                 {"laplace_ridge_draws", std::int64_t{300}}, {"priors", std::string("bic")}});
+    const auto cell = make_cell({{"n", n},
+                                 {"p", std::int64_t{2}},
+                                 {"true_model_size", t},
+                                 {"laplace_ridge_draws", std::int64_t{300}},
+                                 {"priors", std::string("bic")}});
     core::RngStream cal(seed, cell.cell_id(), 0, core::StreamPurpose::calibration);
     const auto prepared = e.prepare(cell, cal);
     const auto outputs = e.calibration_outputs(cell, prepared.get());

@@ -60,6 +60,6 @@ TEST_CASE("HSB2 DP posterior probabilities at M = 10, epsilon = 8 match paper §
   // and the paper's rounded values, to their printed precision plus Monte Carlo error
   CHECK(std::abs(m1.median - 0.25) <= 0.025 + 4 * m1.se);
   CHECK(std::abs(m2.median - 0.70) <= 0.025 + 4 * m2.se);
-  WARN("HSB2 M=10 eps=8: median P*(H11|D) = " << m1.median << " (MC se " << m1.se << "), median P*(H12|D) = "
-                                              << m2.median << " (MC se " << m2.se << ")");
+  WARN("HSB2 M=10 eps=8: median P*(H11|D) = " << m1.median << " (MC se " << m1.se
+                                              << "), median P*(H12|D) = " << m2.median << " (MC se " << m2.se << ")");
 }

@@ -39,8 +39,8 @@ TEST_CASE("HSB2 tests reproduce the reference log statistics to 1e-6", "[referen
     for (const auto& [name, value] : t["log_statistic"].items()) {
       dpmu::core::Prior prior;
       prior.kind = dpmu::core::parse_prior_kind(name);
-      const double ours = dpmu::core::log_statistic(prior, fit.log_one_minus_r_squared, 200.0,
-                                                    static_cast<int>(fit.p), static_cast<int>(fit.p0));
+      const double ours = dpmu::core::log_statistic(prior, fit.log_one_minus_r_squared, 200.0, static_cast<int>(fit.p),
+                                                    static_cast<int>(fit.p0));
       INFO(name << ": ours " << ours << " reference " << value.get<double>());
       CHECK(std::abs(ours - value.get<double>()) <= 1e-6);
       // Our accuracy claim is stronger than the acceptance bar; hold it too.

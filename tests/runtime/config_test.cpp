@@ -74,8 +74,8 @@ exclude:
   for (const auto& c : s.cells) {
     got.push_back(std::to_string(c.get_int("p")) + ":" + std::to_string(c.get_int("num_subsets")));
   }
-  const std::vector<std::string> want = {"2:1", "2:2", "6:1", "6:3", "6:6", "9:1", "9:4", "9:9",
-                                         "2:1", "2:1", "2:1", "2:1"};
+  const std::vector<std::string> want = {"2:1", "2:2", "6:1", "6:3", "6:6", "9:1",
+                                         "9:4", "9:9", "2:1", "2:1", "2:1", "2:1"};
   CHECK(got == want);
   REQUIRE(s.cells.size() == 12);
   CHECK(s.cells[8].get_int("n") == 50);
@@ -86,7 +86,9 @@ exclude:
 }
 
 TEST_CASE("grid: ranges (log-spaced integers, linear count, step)", "[engine][config]") {
-  const auto s = parse(kHead + "grid:\n  n: {from: 100, to: 100000, count: 4, scale: log}\n  epsilon: {from: 0.5, to: 1.5, step: 0.5}\n");
+  const auto s =
+      parse(kHead +
+            "grid:\n  n: {from: 100, to: 100000, count: 4, scale: log}\n  epsilon: {from: 0.5, to: 1.5, step: 0.5}\n");
   REQUIRE(s.cells.size() == 12);
   std::vector<std::int64_t> ns;
   for (std::size_t i = 0; i < 12; i += 3) ns.push_back(s.cells[i].get_int("n"));
@@ -113,7 +115,8 @@ TEST_CASE("no grid gives one cell, --replicates overrides, yaml ints stay ints",
 
 TEST_CASE("config errors name the file, line and key", "[engine][config]") {
   SECTION("malformed YAML") {
-    CHECK_THAT(error_of("experiment: test_engine\nmaster_seed: [1,\n"), Contains("study.yaml:3") && Contains("invalid YAML"));
+    CHECK_THAT(error_of("experiment: test_engine\nmaster_seed: [1,\n"),
+               Contains("study.yaml:3") && Contains("invalid YAML"));
   }
   SECTION("unknown top-level key") {
     CHECK_THAT(error_of(kHead + "replicatse: 5\n"), Contains("study.yaml:4: replicatse: unknown key"));
@@ -139,10 +142,12 @@ TEST_CASE("config errors name the file, line and key", "[engine][config]") {
                Contains("study.yaml:2: master_seed: '-1' is not an integer in [0, 2^64)"));
   }
   SECTION("wrong type: integer parameter given a real") {
-    CHECK_THAT(error_of(kHead + "parameters:\n  n: 2.5\n"), Contains("study.yaml:5: parameters.n: '2.5' is not an integer"));
+    CHECK_THAT(error_of(kHead + "parameters:\n  n: 2.5\n"),
+               Contains("study.yaml:5: parameters.n: '2.5' is not an integer"));
   }
   SECTION("wrong type: real parameter given text") {
-    CHECK_THAT(error_of(kHead + "grid:\n  epsilon: [1, abc]\n"), Contains("study.yaml:5: grid.epsilon[1]: 'abc' is not a finite number"));
+    CHECK_THAT(error_of(kHead + "grid:\n  epsilon: [1, abc]\n"),
+               Contains("study.yaml:5: grid.epsilon[1]: 'abc' is not a finite number"));
   }
   SECTION("epsilon <= 0") {
     CHECK_THAT(error_of(kHead + "grid:\n  epsilon: [1, 0]\n"),
@@ -169,19 +174,19 @@ TEST_CASE("config errors name the file, line and key", "[engine][config]") {
                Contains("'wishart' is not allowed; mechanism must be one of laplace, gaussian"));
   }
   SECTION("unknown parameter") {
-    CHECK_THAT(error_of(kHead + "grid:\n  epsilom: [1]\n"),
-               Contains("study.yaml:5: grid.epsilom: unknown parameter of experiment 'test_engine'; parameters are n, p"));
+    CHECK_THAT(
+        error_of(kHead + "grid:\n  epsilom: [1]\n"),
+        Contains("study.yaml:5: grid.epsilom: unknown parameter of experiment 'test_engine'; parameters are n, p"));
   }
   SECTION("zip lists of different lengths") {
-    CHECK_THAT(error_of(kHead + "grid:\n  zip: {n: [10, 20], epsilon: [1]}\n"), Contains("zip needs lists of equal length"));
+    CHECK_THAT(error_of(kHead + "grid:\n  zip: {n: [10, 20], epsilon: [1]}\n"),
+               Contains("zip needs lists of equal length"));
   }
   SECTION("parameter both fixed and on the grid") {
     CHECK_THAT(error_of(kHead + "parameters: {n: 10}\ngrid:\n  n: [10, 20]\n"),
                Contains("study.yaml:6: grid.n: parameter is both fixed"));
   }
-  SECTION("required parameter missing") {
-    CHECK_THAT(parse_error_normal_mean(), Contains("required parameter 'n'"));
-  }
+  SECTION("required parameter missing") { CHECK_THAT(parse_error_normal_mean(), Contains("required parameter 'n'")); }
   SECTION("the same cell twice") {
     CHECK_THAT(error_of(kHead + "grid:\n  - n: [10]\n  - n: [10]\n"), Contains("is produced twice"));
   }
@@ -194,14 +199,17 @@ TEST_CASE("config errors name the file, line and key", "[engine][config]") {
     CHECK_THAT(error_of(kHead + "grid:\n  lower: {from: -1, to: 0.5, count: 3, scale: log}\n"),
                Contains("a log-scale range needs from > 0"));
     CHECK_THAT(error_of(kHead + "grid:\n  n: {from: 10, to: 11, count: 5}\n"), Contains("twice after rounding"));
-    CHECK_THAT(error_of(kHead + "grid:\n  n: {from: 10, to: 20, by: 5}\n"), Contains("grid.n.by: unknown key in a range"));
+    CHECK_THAT(error_of(kHead + "grid:\n  n: {from: 10, to: 20, by: 5}\n"),
+               Contains("grid.n.by: unknown key in a range"));
   }
   SECTION("a list where a single value is needed") {
-    CHECK_THAT(error_of(kHead + "parameters:\n  n: [1, 2]\n"), Contains("parameters.n: expected a single value, got a list"));
+    CHECK_THAT(error_of(kHead + "parameters:\n  n: [1, 2]\n"),
+               Contains("parameters.n: expected a single value, got a list"));
   }
   SECTION("every error is reported at once") {
-    const std::string msg = error_of("experiment: test_engine\nmaster_seed: x\nreplicates: 0\nfoo: 1\n"
-                                     "parameters:\n  epsilon: -1\n  delta: 2\n");
+    const std::string msg = error_of(
+        "experiment: test_engine\nmaster_seed: x\nreplicates: 0\nfoo: 1\n"
+        "parameters:\n  epsilon: -1\n  delta: 2\n");
     CHECK_THAT(msg, Contains("study.yaml:2: master_seed") && Contains("study.yaml:3: replicates") &&
                         Contains("study.yaml:4: foo") && Contains("study.yaml:6: parameters.epsilon") &&
                         Contains("study.yaml:7: parameters.delta"));

@@ -26,15 +26,30 @@ class TestEngine final : public dpmu::runtime::Experiment {
   std::vector<dpmu::runtime::ParameterSpec> parameters() const override {
     using dpmu::runtime::ParameterType;
     return {
-        {.name = "n", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{100}, .min = 1.0},
-        {.name = "p", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{2}, .min = 1.0},
+        {.name = "n",
+         .type = ParameterType::integer,
+         .data_factor = true,
+         .default_value = std::int64_t{100},
+         .min = 1.0},
+        {.name = "p",
+         .type = ParameterType::integer,
+         .data_factor = true,
+         .default_value = std::int64_t{2},
+         .min = 1.0},
         {.name = "epsilon", .type = ParameterType::real, .default_value = 1.0, .min = 0.0, .min_inclusive = false},
-        {.name = "delta", .type = ParameterType::real, .default_value = 1e-6, .min = 0.0, .max = 1.0, .min_inclusive = false,
+        {.name = "delta",
+         .type = ParameterType::real,
+         .default_value = 1e-6,
+         .min = 0.0,
+         .max = 1.0,
+         .min_inclusive = false,
          .max_inclusive = false},
         {.name = "num_subsets", .type = ParameterType::integer, .default_value = std::int64_t{1}, .min = 1.0},
         {.name = "lower", .type = ParameterType::real, .default_value = -1.0},
         {.name = "upper", .type = ParameterType::real, .default_value = 1.0},
-        {.name = "mechanism", .type = ParameterType::string, .default_value = std::string("laplace"),
+        {.name = "mechanism",
+         .type = ParameterType::string,
+         .default_value = std::string("laplace"),
          .allowed = {"laplace", "gaussian"}},
         {.name = "fail_probability", .type = ParameterType::real, .default_value = 0.0, .min = 0.0, .max = 1.0},
         {.name = "fail_prepare", .type = ParameterType::integer, .default_value = std::int64_t{0}},
@@ -43,8 +58,8 @@ class TestEngine final : public dpmu::runtime::Experiment {
   }
   void validate(const dpmu::runtime::Cell& c) const override {
     if (c.get_int("n") <= c.get_int("p") + 1) {
-      throw std::invalid_argument("n: must be > p + 1 (n = " + std::to_string(c.get_int("n")) + ", p = " +
-                                  std::to_string(c.get_int("p")) + ")");
+      throw std::invalid_argument("n: must be > p + 1 (n = " + std::to_string(c.get_int("n")) +
+                                  ", p = " + std::to_string(c.get_int("p")) + ")");
     }
     if (!(c.get_double("lower") < c.get_double("upper"))) throw std::invalid_argument("lower: must be < upper");
   }
@@ -58,8 +73,9 @@ class TestEngine final : public dpmu::runtime::Experiment {
     return std::make_shared<const double>(1e-6 * dpmu::core::uniform_open01(calibration));
   }
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const dpmu::runtime::Cell& c,
-                                                                                const void* prepared) const override {
-    return {{"offset", std::vector<double>(static_cast<std::size_t>(c.get_int("p")), *static_cast<const double*>(prepared))}};
+                                                                               const void* prepared) const override {
+    return {{"offset",
+             std::vector<double>(static_cast<std::size_t>(c.get_int("p")), *static_cast<const double*>(prepared))}};
   }
   void run_replicate(const dpmu::runtime::Cell& c, const void* prepared, dpmu::core::RngStream& data,
                      dpmu::core::RngStream& noise, std::span<double> out) const override {

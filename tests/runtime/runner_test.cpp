@@ -21,7 +21,8 @@ namespace {
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() / ("dpmu_runner_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
+    path = fs::temp_directory_path() /
+           ("dpmu_runner_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -63,7 +64,8 @@ bool same_numbers(const rt::StudyResults& a, const rt::StudyResults& b) {
 
 }  // namespace
 
-TEST_CASE("summaries: mean, sd, mcse, type-7 quantiles, NaN failures and undone replicates left out", "[engine][summary]") {
+TEST_CASE("summaries: mean, sd, mcse, type-7 quantiles, NaN failures and undone replicates left out",
+          "[engine][summary]") {
   const double nan = std::nan("");
   const std::vector<double> v = {4, 1, nan, 3, 2, 100};
   const std::vector<std::uint8_t> done = {1, 1, 1, 1, 1, 0};
@@ -82,7 +84,8 @@ TEST_CASE("summaries: mean, sd, mcse, type-7 quantiles, NaN failures and undone 
   CHECK(std::isnan(none.mean));
 }
 
-TEST_CASE("engine: 1 thread, 2 threads and 2 shards merged give bit-identical replicate arrays", "[engine][determinism]") {
+TEST_CASE("engine: 1 thread, 2 threads and 2 shards merged give bit-identical replicate arrays",
+          "[engine][determinism]") {
   TempDir dir;
   const auto s = study();
   REQUIRE(s.cells.size() == 8);
@@ -132,7 +135,8 @@ TEST_CASE("engine: data streams are shared across method factors, noise streams 
   CHECK(a.values[0] != b.values[0]);
 }
 
-TEST_CASE("engine: interrupted run resumes from its journal (torn last record ignored), bit-identical", "[engine][resume]") {
+TEST_CASE("engine: interrupted run resumes from its journal (torn last record ignored), bit-identical",
+          "[engine][resume]") {
   TempDir dir;
   const auto s = study("parameters:\n  stop_after: 100\n", 200);
   rt::run_study(s, options(dir / "ref.h5", 2));  // no stop flag: runs to the end
@@ -289,9 +293,10 @@ TEST_CASE("compare: identical files are equal, shifted means and missing cells a
   auto a = rt::read_results(dir / "a.h5");
   CHECK(rt::compare_results(a, a, 4.0).empty());
   // Another seed: same cells, independent numbers; all within 4 combined MC standard errors.
-  auto s2 = rt::parse_study("experiment: test_engine\nmaster_seed: 8\nreplicates: 40\nblock_size: 7\n"
-                            "grid:\n  - n: [10, 20]\n    p: [1, 3]\n    mechanism: [laplace, gaussian]\n",
-                            "b.yaml");
+  auto s2 = rt::parse_study(
+      "experiment: test_engine\nmaster_seed: 8\nreplicates: 40\nblock_size: 7\n"
+      "grid:\n  - n: [10, 20]\n    p: [1, 3]\n    mechanism: [laplace, gaussian]\n",
+      "b.yaml");
   rt::run_study(s2, options(dir / "b.h5"));
   const auto b = rt::read_results(dir / "b.h5");
   CHECK(rt::compare_results(a, b, 4.0).empty());
@@ -352,5 +357,6 @@ TEST_CASE("Cell accessors and find_experiment", "[engine]") {
   CHECK_THROWS_AS(c.get_int("a"), std::invalid_argument);
   CHECK_THROWS_AS(c.get_double("s"), std::invalid_argument);
   CHECK_THROWS_AS(c.get("zz"), std::out_of_range);
-  CHECK_THROWS_WITH(rt::find_experiment("zz"), Contains("unknown experiment 'zz'; registered experiments are ") && Contains("normal_mean"));
+  CHECK_THROWS_WITH(rt::find_experiment("zz"),
+                    Contains("unknown experiment 'zz'; registered experiments are ") && Contains("normal_mean"));
 }

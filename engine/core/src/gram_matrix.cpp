@@ -145,8 +145,8 @@ void block_gram_generic(const double* block, std::ptrdiff_t stride, int columns,
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) void block_gram_avx2(const double* block, std::ptrdiff_t stride, int columns,
-                                                     int rows, double* gram, std::ptrdiff_t ld, double* sums) {
+__attribute__((target("avx2"))) void block_gram_avx2(const double* block, std::ptrdiff_t stride, int columns, int rows,
+                                                     double* gram, std::ptrdiff_t ld, double* sums) {
   block_gram(block, stride, columns, rows, gram, ld, sums);
 }
 #endif

@@ -2,9 +2,8 @@
 // exact selection probabilities. See lcssf.hpp and docs/methods.md §6.
 #include "dpmu/core/lcssf.hpp"
 
-#include <boost/math/quadrature/gauss_kronrod.hpp>
-
 #include <algorithm>
+#include <boost/math/quadrature/gauss_kronrod.hpp>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -24,8 +23,8 @@ void check_all_finite(const char* function, const char* name, const Eigen::Ref<c
   for (Eigen::Index j = 0; j < m.cols(); ++j) {
     for (Eigen::Index i = 0; i < m.rows(); ++i) {
       if (!std::isfinite(m(i, j))) {
-        throw_domain(function, std::string(name) + "(" + std::to_string(i) + ", " + std::to_string(j) + ")",
-                     m(i, j), "finite");
+        throw_domain(function, std::string(name) + "(" + std::to_string(i) + ", " + std::to_string(j) + ")", m(i, j),
+                     "finite");
       }
     }
   }
@@ -66,8 +65,8 @@ ConstrainedLeastSquaresFit constrained_least_squares(const Eigen::Ref<const Eige
                                                      double radius) {
   static const char* fn = "constrained_least_squares";
   if (gram.rows() != gram.cols() || gram.rows() != xty.size()) {
-    throw_invalid(fn, "gram is " + std::to_string(gram.rows()) + "x" + std::to_string(gram.cols()) +
-                          " and xty has " + std::to_string(xty.size()) + " entries, but must be k x k and k");
+    throw_invalid(fn, "gram is " + std::to_string(gram.rows()) + "x" + std::to_string(gram.cols()) + " and xty has " +
+                          std::to_string(xty.size()) + " entries, but must be k x k and k");
   }
   check_positive_finite(fn, "radius", radius);
   check_finite(fn, "yty", yty);
@@ -234,8 +233,8 @@ std::vector<ModelMask> all_models(int num_predictors) {
 }
 
 std::vector<double> constrained_rss(const Eigen::Ref<const Eigen::MatrixXd>& x,
-                                   const Eigen::Ref<const Eigen::VectorXd>& y, std::span<const ModelMask> models,
-                                   double radius, double singular_ridge, std::size_t* singular_models) {
+                                    const Eigen::Ref<const Eigen::VectorXd>& y, std::span<const ModelMask> models,
+                                    double radius, double singular_ridge, std::size_t* singular_models) {
   static const char* fn = "constrained_rss";
   if (!(std::isfinite(singular_ridge) && singular_ridge >= 0.0)) {
     throw_domain(fn, "singular_ridge", singular_ridge, "finite and >= 0");
@@ -280,9 +279,12 @@ std::vector<double> constrained_rss(const Eigen::Ref<const Eigen::MatrixXd>& x,
 
 std::string to_string(LcssfDelta delta_kind) {
   switch (delta_kind) {
-    case LcssfDelta::r2_1pR2: return "r2_1pR2";
-    case LcssfDelta::rpR_2: return "rpR_2";
-    case LcssfDelta::one_pR_2: return "1pR_2";
+    case LcssfDelta::r2_1pR2:
+      return "r2_1pR2";
+    case LcssfDelta::rpR_2:
+      return "rpR_2";
+    case LcssfDelta::one_pR_2:
+      return "1pR_2";
   }
   return "?";
 }
@@ -295,9 +297,7 @@ LcssfDelta lcssf_delta_from_string(std::string_view name) {
                 "unknown lcssf_delta '" + std::string(name) + "'; valid: r2_1pR2, rpR_2, 1pR_2");
 }
 
-std::string to_string(Alg2Selection s) {
-  return s == Alg2Selection::noisy_min ? "noisy_min" : "exponential_mechanism";
-}
+std::string to_string(Alg2Selection s) { return s == Alg2Selection::noisy_min ? "noisy_min" : "exponential_mechanism"; }
 
 Alg2Selection alg2_selection_from_string(std::string_view name) {
   if (name == "exponential_mechanism") return Alg2Selection::exponential_mechanism;
@@ -310,9 +310,8 @@ double predictor_bound(LcssfDelta delta_kind, double data_bound) {
   return delta_kind == LcssfDelta::rpR_2 ? 1.0 : data_bound;
 }
 
-ClampedData clamp_to_data_bound(const Eigen::Ref<const Eigen::MatrixXd>& x,
-                                const Eigen::Ref<const Eigen::VectorXd>& y, double data_bound,
-                                LcssfDelta delta_kind) {
+ClampedData clamp_to_data_bound(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+                                double data_bound, LcssfDelta delta_kind) {
   static const char* fn = "clamp_to_data_bound";
   check_positive_finite(fn, "data_bound", data_bound);
   if (x.rows() != y.size()) {
@@ -344,9 +343,12 @@ double rss_l1_sensitivity(double data_bound, double radius, LcssfDelta delta_kin
   check_positive_finite("rss_l1_sensitivity", "data_bound", data_bound);
   check_positive_finite("rss_l1_sensitivity", "radius", radius);
   switch (delta_kind) {
-    case LcssfDelta::r2_1pR2: return data_bound * data_bound * (1.0 + radius) * (1.0 + radius);
-    case LcssfDelta::rpR_2: return (data_bound + radius) * (data_bound + radius);
-    case LcssfDelta::one_pR_2: return (1.0 + radius) * (1.0 + radius);
+    case LcssfDelta::r2_1pR2:
+      return data_bound * data_bound * (1.0 + radius) * (1.0 + radius);
+    case LcssfDelta::rpR_2:
+      return (data_bound + radius) * (data_bound + radius);
+    case LcssfDelta::one_pR_2:
+      return (1.0 + radius) * (1.0 + radius);
   }
   return kInf;
 }
@@ -358,8 +360,8 @@ bool is_valid_dp_calibration(double data_bound, LcssfDelta delta_kind) {
 namespace {
 void check_sizes(const char* fn, std::span<const double> rss, std::span<const ModelMask> models) {
   if (rss.size() != models.size()) {
-    throw_invalid(fn, "rss has " + std::to_string(rss.size()) + " entries and models " +
-                          std::to_string(models.size()) + ", but they must be equal");
+    throw_invalid(fn, "rss has " + std::to_string(rss.size()) + " entries and models " + std::to_string(models.size()) +
+                          ", but they must be equal");
   }
   for (double s : rss) {
     if (!(std::isfinite(s) && s >= 0.0)) throw_domain(fn, "an rss value", s, "finite and >= 0");
@@ -422,8 +424,8 @@ std::size_t argmin(std::span<const double> v) {
 }  // namespace detail
 
 LcssfSelection lcssf_prepare(std::string_view function, const Eigen::Ref<const Eigen::MatrixXd>& x,
-                             const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
-                             double epsilon, bool algorithm2) {
+                             const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings, double epsilon,
+                             bool algorithm2) {
   check_positive_finite(function, "epsilon", epsilon);
   check_lcssf_settings(function, settings, algorithm2);
   if (x.cols() > kMaxEnumeratedPredictors) {
@@ -434,8 +436,7 @@ LcssfSelection lcssf_prepare(std::string_view function, const Eigen::Ref<const E
   const ClampedData data = clamp_to_data_bound(x, y, settings.data_bound, settings.delta_kind);
   LcssfSelection out;
   out.models = all_models(static_cast<int>(x.cols()));
-  out.rss = constrained_rss(data.x, data.y, out.models, settings.radius, settings.singular_ridge,
-                            &out.singular_models);
+  out.rss = constrained_rss(data.x, data.y, out.models, settings.radius, settings.singular_ridge, &out.singular_models);
   out.rss_l1_sensitivity = rss_l1_sensitivity(settings.data_bound, settings.radius, settings.delta_kind) +
                            settings.singular_ridge * settings.radius * settings.radius;
   out.clamped_x_entries = data.clamped_x_entries;
@@ -517,8 +518,8 @@ std::vector<double> report_noisy_min_probabilities(std::span<const double> score
     double total = 0.0;
     for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
       if (cuts[i + 1] <= cuts[i]) continue;
-      total += boost::math::quadrature::gauss_kronrod<double, 15>::integrate(integrand, cuts[i], cuts[i + 1], 20,
-                                                                             1e-13);
+      total +=
+          boost::math::quadrature::gauss_kronrod<double, 15>::integrate(integrand, cuts[i], cuts[i + 1], 20, 1e-13);
     }
     out[j] = total;
   }

@@ -71,8 +71,8 @@ double analytic_gaussian_sigma(double epsilon, double delta, double l2_sensitivi
       hi *= 2.0;
     }
     boost::uintmax_t iterations = 500;
-    const auto root = boost::math::tools::toms748_solve(b, lo, hi, boost::math::tools::eps_tolerance<double>(52),
-                                                        iterations);
+    const auto root =
+        boost::math::tools::toms748_solve(b, lo, hi, boost::math::tools::eps_tolerance<double>(52), iterations);
     const double v = 0.5 * (root.first + root.second);
     alpha = plus ? std::sqrt(1.0 + v / 2.0) - std::sqrt(v / 2.0) : std::sqrt(1.0 + v / 2.0) + std::sqrt(v / 2.0);
   }

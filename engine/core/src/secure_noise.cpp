@@ -61,9 +61,8 @@ SecureNoiseSampler::SecureNoiseSampler(const ScalarMechanism& mechanism, std::si
       const double grid =
           std::max(min_grid, std::ldexp(1.0, static_cast<int>(std::floor(std::log2(mechanism.scale()))) - 10));
       const auto d_int = static_cast<std::uint64_t>(std::ceil(sensitivity / grid) + 1.0);
-      const double sigma = std::max(mechanism.scale(),
-                                    analytic_gaussian_sigma(mechanism.epsilon(), mechanism.delta(),
-                                                            static_cast<double>(d_int) * grid));
+      const double sigma = std::max(mechanism.scale(), analytic_gaussian_sigma(mechanism.epsilon(), mechanism.delta(),
+                                                                               static_cast<double>(d_int) * grid));
       auto s = static_cast<std::uint64_t>(std::ceil((sigma / grid) * (sigma / grid)));
       for (int i = 0; i < 200 && discrete_gaussian_delta(s, mechanism.epsilon(), d_int) > mechanism.delta(); ++i) {
         s = static_cast<std::uint64_t>(std::ceil(static_cast<double>(s) * 1.01));

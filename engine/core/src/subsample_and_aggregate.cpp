@@ -114,8 +114,8 @@ std::vector<double> subset_statistics(const Eigen::Ref<const Eigen::MatrixXd>& c
     double t = 0.0;
     try {
       const NestedFit fit = fit_nested_models(c, x, y);
-      t = subset_statistic(prior, fit.log_one_minus_r_squared, static_cast<double>(b),
-                           static_cast<int>(tested.cols()), static_cast<int>(common.cols()));
+      t = subset_statistic(prior, fit.log_one_minus_r_squared, static_cast<double>(b), static_cast<int>(tested.cols()),
+                           static_cast<int>(common.cols()));
       if (std::isnan(t)) throw std::domain_error("the statistic is not a number");
     } catch (const std::logic_error& e) {  // invalid_argument and domain_error
       if (!failure_value) {

@@ -48,7 +48,8 @@ class Diagnostics {
   }
   void add(int line, const std::string& key, const std::string& message) {
     std::string loc = line > 0 ? fmt::format("{}:{}", source_, line) : source_;
-    messages_.push_back(key.empty() ? fmt::format("{}: {}", loc, message) : fmt::format("{}: {}: {}", loc, key, message));
+    messages_.push_back(key.empty() ? fmt::format("{}: {}", loc, message)
+                                    : fmt::format("{}: {}: {}", loc, key, message));
   }
   bool empty() const { return messages_.empty(); }
   std::size_t size() const { return messages_.size(); }
@@ -61,11 +62,16 @@ class Diagnostics {
 
 const char* node_kind(const YAML::Node& n) {
   switch (n.Type()) {
-    case YAML::NodeType::Scalar: return "a scalar";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Null: return "empty";
-    default: return "undefined";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Null:
+      return "empty";
+    default:
+      return "undefined";
   }
 }
 
@@ -145,12 +151,13 @@ std::optional<ParameterValue> parse_value(const YAML::Node& node, const Paramete
 }
 
 /// Check a value against its spec's range or allowed strings.
-bool check_value(const ParameterValue& value, const ParameterSpec& spec, const YAML::Node& node,
-                 const std::string& key, Diagnostics& diag) {
+bool check_value(const ParameterValue& value, const ParameterSpec& spec, const YAML::Node& node, const std::string& key,
+                 Diagnostics& diag) {
   if (spec.type == ParameterType::string) {
     const auto& s = std::get<std::string>(value);
     if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(), s) == spec.allowed.end()) {
-      diag.add(node, key, fmt::format("'{}' is not allowed; {} must be one of {}", s, spec.name, join(spec.allowed, ", ")));
+      diag.add(node, key,
+               fmt::format("'{}' is not allowed; {} must be one of {}", s, spec.name, join(spec.allowed, ", ")));
       return false;
     }
     return true;
@@ -162,9 +169,11 @@ bool check_value(const ParameterValue& value, const ParameterSpec& spec, const Y
   if (!low_ok || !high_ok) {
     std::string req;
     if (spec.min) req += fmt::format("{} {}", spec.min_inclusive ? ">=" : ">", format_parameter_value(*spec.min));
-    if (spec.max) req += fmt::format("{}{} {}", req.empty() ? "" : " and ", spec.max_inclusive ? "<=" : "<",
-                                     format_parameter_value(*spec.max));
-    diag.add(node, key, fmt::format("value {} is out of range; {} must be {}", format_parameter_value(value), spec.name, req));
+    if (spec.max)
+      req += fmt::format("{}{} {}", req.empty() ? "" : " and ", spec.max_inclusive ? "<=" : "<",
+                         format_parameter_value(*spec.max));
+    diag.add(node, key,
+             fmt::format("value {} is out of range; {} must be {}", format_parameter_value(value), spec.name, req));
     return false;
   }
   return true;
@@ -261,9 +270,12 @@ std::vector<ParameterValue> parse_axis(const YAML::Node& node, const ParameterSp
           dst = *r;
         }
       };
-      if (k == "from") real(from);
-      else if (k == "to") real(to);
-      else if (k == "step") real(step);
+      if (k == "from")
+        real(from);
+      else if (k == "to")
+        real(to);
+      else if (k == "step")
+        real(step);
       else if (k == "count") {
         auto c = v.IsScalar() ? parse_exact_int(v.Scalar()) : std::nullopt;
         if (!c || *c < 1) {
@@ -378,7 +390,8 @@ std::vector<ExcludeRule> parse_excludes(const YAML::Node& node, const std::strin
       const std::string name = it->first.as<std::string>();
       const ParameterSpec* spec = info.find(name);
       if (spec == nullptr) {
-        diag.add(it->first, rk + "." + name, fmt::format("unknown parameter; parameters are {}", join(info.order, ", ")));
+        diag.add(it->first, rk + "." + name,
+                 fmt::format("unknown parameter; parameters are {}", join(info.order, ", ")));
         continue;
       }
       std::vector<ParameterValue> vals;
@@ -514,8 +527,10 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
   };
 
   if (auto s = required_scalar("master_seed")) {
-    if (auto v = parse_uint(*s)) study.master_seed = *v;
-    else diag.add(root["master_seed"], "master_seed", fmt::format("'{}' is not an integer in [0, 2^64)", *s));
+    if (auto v = parse_uint(*s))
+      study.master_seed = *v;
+    else
+      diag.add(root["master_seed"], "master_seed", fmt::format("'{}' is not an integer in [0, 2^64)", *s));
   }
   if (auto s = required_scalar("replicates")) {
     auto v = parse_exact_int(*s);
@@ -542,12 +557,16 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
   if (root["max_failure_fraction"].IsDefined()) {
     const YAML::Node n = root["max_failure_fraction"];
     auto v = n.IsScalar() ? parse_real(n.Scalar()) : std::nullopt;
-    if (!v || !(*v >= 0 && *v <= 1)) diag.add(n, "max_failure_fraction", "expected a number in [0, 1]");
-    else study.max_failure_fraction = *v;
+    if (!v || !(*v >= 0 && *v <= 1))
+      diag.add(n, "max_failure_fraction", "expected a number in [0, 1]");
+    else
+      study.max_failure_fraction = *v;
   }
   if (root["description"].IsDefined()) {
-    if (!root["description"].IsScalar()) diag.add(root["description"], "description", "expected a string");
-    else study.description = root["description"].Scalar();
+    if (!root["description"].IsScalar())
+      diag.add(root["description"], "description", "expected a string");
+    else
+      study.description = root["description"].Scalar();
   }
 
   // The experiment: without it nothing else can be checked.
@@ -563,8 +582,9 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
   if (study.experiment == nullptr) diag.raise();
   for (auto& spec : study.experiment->parameters()) {
     if (kReservedNames.count(spec.name)) {
-      diag.add(0, "experiment", fmt::format("experiment '{}' declares the reserved parameter name '{}'",
-                                            study.experiment_name, spec.name));
+      diag.add(
+          0, "experiment",
+          fmt::format("experiment '{}' declares the reserved parameter name '{}'", study.experiment_name, spec.name));
     }
     info.order.push_back(spec.name);
     study.parameter_names.push_back(spec.name);
@@ -573,8 +593,9 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     info.specs.emplace(spec.name, std::move(spec));
   }
   auto unknown_param = [&](const YAML::Node& at, const std::string& key) {
-    diag.add(at, key, fmt::format("unknown parameter of experiment '{}'; parameters are {}", study.experiment_name,
-                                  join(info.order, ", ")));
+    diag.add(at, key,
+             fmt::format("unknown parameter of experiment '{}'; parameters are {}", study.experiment_name,
+                         join(info.order, ", ")));
   };
 
   // Fixed parameters.
@@ -664,8 +685,9 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
       if (axis.rows.empty()) {
         for (auto& v : vals) axis.rows.push_back({v});
       } else if (axis.rows.size() != vals.size()) {
-        diag.add(values, key, fmt::format("zip needs lists of equal length; this one has {} values, the first has {}",
-                                          vals.size(), axis.rows.size()));
+        diag.add(values, key,
+                 fmt::format("zip needs lists of equal length; this one has {} values, the first has {}", vals.size(),
+                             axis.rows.size()));
         return false;
       } else {
         for (std::size_t i = 0; i < vals.size(); ++i) axis.rows[i].push_back(vals[i]);
@@ -679,8 +701,10 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
         excludes.insert(excludes.end(), more.begin(), more.end());
       } else if (k == "zip") {
         std::vector<YAML::Node> zips;
-        if (it->second.IsMap()) zips.push_back(it->second);
-        else if (it->second.IsSequence()) for (const auto& z : it->second) zips.push_back(z);
+        if (it->second.IsMap())
+          zips.push_back(it->second);
+        else if (it->second.IsSequence())
+          for (const auto& z : it->second) zips.push_back(z);
         for (std::size_t z = 0; z < zips.size() || (zips.empty() && z == 0); ++z) {
           if (zips.empty() || !zips[z].IsMap() || zips[z].size() == 0) {
             diag.add(it->second, bk + ".zip", "expected a map of parameter: list (or a list of such maps)");
@@ -723,8 +747,9 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
         base[name] = *spec.default_value;
         base_lines[name] = block_line;
       } else {
-        diag.add(block_line, bk, fmt::format("required parameter '{}' ({}) is given neither in parameters: nor in this grid block",
-                                             name, spec.description));
+        diag.add(block_line, bk,
+                 fmt::format("required parameter '{}' ({}) is given neither in parameters: nor in this grid block",
+                             name, spec.description));
       }
     }
     if (diag.size() != errors_before) continue;
@@ -762,7 +787,8 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
           plan.lines[axes[a].names[j]] = axes[a].lines[j];
         }
       }
-      if (std::none_of(excludes.begin(), excludes.end(), [&](const ExcludeRule& r) { return matches(r, plan.values); })) {
+      if (std::none_of(excludes.begin(), excludes.end(),
+                       [&](const ExcludeRule& r) { return matches(r, plan.values); })) {
         plans.push_back(std::move(plan));
       }
       done = true;  // odometer increment, last axis fastest
@@ -819,7 +845,8 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     cell.set_config_dir(config_dir);
     auto [it, inserted] = seen.emplace(cell.key(), study.cells.size());
     if (!inserted) {
-      diag.add(plan.block_line, "grid", fmt::format("cell {} is produced twice (by two blocks or repeated values)", cell.key()));
+      diag.add(plan.block_line, "grid",
+               fmt::format("cell {} is produced twice (by two blocks or repeated values)", cell.key()));
       continue;
     }
     try {
@@ -870,7 +897,9 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
       std::set<std::string> names;
       for (const auto& s : m) {
         if (s.name.empty() || !names.insert(s.name).second) {
-          diag.add(0, "", fmt::format("experiment '{}' declares an empty or duplicated metric name '{}'", study.experiment_name, s.name));
+          diag.add(0, "",
+                   fmt::format("experiment '{}' declares an empty or duplicated metric name '{}'",
+                               study.experiment_name, s.name));
         }
       }
       if (m.empty()) diag.add(0, "", fmt::format("experiment '{}' declares no metrics", study.experiment_name));
@@ -878,7 +907,10 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     } else {
       bool same = m.size() == study.metric_template.size();
       for (std::size_t i = 0; same && i < m.size(); ++i) same = m[i].name == study.metric_template[i].name;
-      if (!same) diag.add(0, "", fmt::format("experiment '{}': metric names differ between cells ({})", study.experiment_name, cell.key()));
+      if (!same)
+        diag.add(
+            0, "",
+            fmt::format("experiment '{}': metric names differ between cells ({})", study.experiment_name, cell.key()));
     }
     for (const auto& s : m) {
       if (s.size < 1) diag.add(0, "", fmt::format("metric '{}' has size 0 in cell {}", s.name, cell.key()));
@@ -895,9 +927,10 @@ StudySpec parse_study(const std::string& yaml_text, const std::string& source, c
   try {
     return parse_study_impl(yaml_text, source, overrides);
   } catch (const YAML::Exception& e) {  // e.g. a key that is not a plain name
-    throw ConfigError({fmt::format("{}:{}: cannot read this YAML node ({}); keys must be plain names and values "
-                                   "scalars, lists or maps as in docs/configs.md",
-                                   source, e.mark.line + 1, e.msg)});
+    throw ConfigError(
+        {fmt::format("{}:{}: cannot read this YAML node ({}); keys must be plain names and values "
+                     "scalars, lists or maps as in docs/configs.md",
+                     source, e.mark.line + 1, e.msg)});
   }
 }
 

@@ -52,9 +52,9 @@ void Progress::report(bool final) {
   const auto done = replicates_done_.load(std::memory_order_relaxed);
   const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
   const double eta = rate > 0 ? static_cast<double>(replicates_total_ - done) / rate : 1e99;
-  std::string line = fmt::format("dpmu: cells {}/{}, replicates {}/{} ({:.0f}/s), {} {}", cells_done_.load(), cells_total_,
-                                 done, replicates_total_, rate, final ? "elapsed" : "ETA",
-                                 duration_text(final ? elapsed : eta));
+  std::string line =
+      fmt::format("dpmu: cells {}/{}, replicates {}/{} ({:.0f}/s), {} {}", cells_done_.load(), cells_total_, done,
+                  replicates_total_, rate, final ? "elapsed" : "ETA", duration_text(final ? elapsed : eta));
   if (tty_) {
     std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), final ? "\n" : "");
   } else {

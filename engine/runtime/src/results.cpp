@@ -183,13 +183,21 @@ void attr_strings(H5::H5Object& obj, const std::string& name, const std::vector<
 template <class T>
 const H5::PredType& pred();
 template <>
-const H5::PredType& pred<double>() { return H5::PredType::NATIVE_DOUBLE; }
+const H5::PredType& pred<double>() {
+  return H5::PredType::NATIVE_DOUBLE;
+}
 template <>
-const H5::PredType& pred<std::int64_t>() { return H5::PredType::NATIVE_INT64; }
+const H5::PredType& pred<std::int64_t>() {
+  return H5::PredType::NATIVE_INT64;
+}
 template <>
-const H5::PredType& pred<std::uint64_t>() { return H5::PredType::NATIVE_UINT64; }
+const H5::PredType& pred<std::uint64_t>() {
+  return H5::PredType::NATIVE_UINT64;
+}
 template <>
-const H5::PredType& pred<std::uint8_t>() { return H5::PredType::NATIVE_UINT8; }
+const H5::PredType& pred<std::uint8_t>() {
+  return H5::PredType::NATIVE_UINT8;
+}
 
 template <class T>
 void attr_scalar(H5::H5Object& obj, const std::string& name, T value) {
@@ -273,9 +281,12 @@ std::vector<std::string> read_string_dataset(const H5::Group& g, const std::stri
 
 const char* type_name(ParameterType t) {
   switch (t) {
-    case ParameterType::integer: return "integer";
-    case ParameterType::real: return "real";
-    default: return "string";
+    case ParameterType::integer:
+      return "integer";
+    case ParameterType::real:
+      return "real";
+    default:
+      return "string";
   }
 }
 
@@ -766,13 +777,14 @@ StudyResults read_results(const std::filesystem::path& path) {
     H5::H5File file(path.string(), H5F_ACC_RDONLY);
     H5::Group root = file.openGroup("/");
     if (!root.attrExists("filetype") || read_attr_string(root, "filetype") != "dpmu-results") {
-      throw std::runtime_error(fmt::format("{}: not a dpmu results file (no filetype = \"dpmu-results\")", path.string()));
+      throw std::runtime_error(
+          fmt::format("{}: not a dpmu results file (no filetype = \"dpmu-results\")", path.string()));
     }
     int version[2] = {0, 0};
     root.openAttribute("schema_version").read(H5::PredType::NATIVE_INT, version);
     if (version[0] != kSchemaMajor) {
-      throw std::runtime_error(fmt::format("{}: schema version {}.{} is not supported (this dpmu reads {}.x)", path.string(),
-                                           version[0], version[1], kSchemaMajor));
+      throw std::runtime_error(fmt::format("{}: schema version {}.{} is not supported (this dpmu reads {}.x)",
+                                           path.string(), version[0], version[1], kSchemaMajor));
     }
     auto& in = r.info;
     if (root.attrExists("data_files")) {
@@ -908,8 +920,9 @@ StudyResults read_results(const std::filesystem::path& path) {
           if (size[c] < 0 || static_cast<hsize_t>(size[c]) > dims[1])
             throw damaged("/calibration_sizes/" + name + " is out of range");
           if (size[c] == 0) continue;
-          r.calibration[c].emplace_back(name, std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(c * dims[1]),
-                                                                  v.begin() + static_cast<std::ptrdiff_t>(c * dims[1] + size[c])));
+          r.calibration[c].emplace_back(
+              name, std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(c * dims[1]),
+                                        v.begin() + static_cast<std::ptrdiff_t>(c * dims[1] + size[c])));
         }
       }
     }

@@ -128,7 +128,8 @@ void write_all(int fd, const std::string& bytes, const std::filesystem::path& pa
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw std::runtime_error(fmt::format("{}: cannot write the checkpoint journal: {}", path.string(), std::strerror(errno)));
+      throw std::runtime_error(
+          fmt::format("{}: cannot write the checkpoint journal: {}", path.string(), std::strerror(errno)));
     }
     done += static_cast<std::size_t>(n);
   }
@@ -264,7 +265,8 @@ std::size_t load_journal(const std::filesystem::path& path, const JournalHeader&
     }
     if (kind == kCalibrationRecord) {
       const auto cell = rd.get<std::uint64_t>();
-      if (cell >= r.cells.size()) throw std::runtime_error(fmt::format("{}: inconsistent calibration record", path.string()));
+      if (cell >= r.cells.size())
+        throw std::runtime_error(fmt::format("{}: inconsistent calibration record", path.string()));
       const auto n = rd.get<std::uint64_t>();
       std::vector<std::pair<std::string, std::vector<double>>> cal;
       for (std::uint64_t i = 0; i < n; ++i) {
@@ -277,14 +279,15 @@ std::size_t load_journal(const std::filesystem::path& path, const JournalHeader&
       pos += 16 + len;
       continue;
     }
-    if (kind != kBlockRecord) throw std::runtime_error(fmt::format("{}: unknown checkpoint record kind {}", path.string(), kind));
+    if (kind != kBlockRecord)
+      throw std::runtime_error(fmt::format("{}: unknown checkpoint record kind {}", path.string(), kind));
     const auto cell = rd.get<std::uint64_t>();
     const auto first = rd.get<std::uint64_t>();
     const auto count = rd.get<std::uint64_t>();
     const auto width = rd.get<std::uint64_t>();
     if (cell >= r.cells.size() || first + count > R || width != r.cell_results[cell].width) {
-      throw std::runtime_error(fmt::format("{}: inconsistent checkpoint record (cell {}, replicates {}+{})", path.string(),
-                                           cell, first, count));
+      throw std::runtime_error(fmt::format("{}: inconsistent checkpoint record (cell {}, replicates {}+{})",
+                                           path.string(), cell, first, count));
     }
     auto& cr = r.cell_results[cell];
     rd.get_doubles(cr.values.data() + first * width, count * width);
@@ -477,8 +480,8 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
     const fs::path dir = opt.out.has_parent_path() ? opt.out.parent_path() : fs::path(".");
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
-      throw std::invalid_argument(fmt::format("--out {}: the folder {} does not exist (create it first)",
-                                              opt.out.string(), dir.string()));
+      throw std::invalid_argument(
+          fmt::format("--out {}: the folder {} does not exist (create it first)", opt.out.string(), dir.string()));
     }
     if (::access(dir.c_str(), W_OK) != 0) {
       throw std::invalid_argument(fmt::format("--out {}: cannot write in the folder {}: {}", opt.out.string(),
@@ -494,14 +497,16 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   }
   if (!opt.resume) {
     if (fs::exists(jpath)) {
-      throw std::invalid_argument(fmt::format("{}: a checkpoint of an unfinished run exists; pass --resume to continue it, "
-                                              "or delete it to start again",
-                                              jpath.string()));
+      throw std::invalid_argument(
+          fmt::format("{}: a checkpoint of an unfinished run exists; pass --resume to continue it, "
+                      "or delete it to start again",
+                      jpath.string()));
     }
     if (fs::exists(opt.out)) {
-      throw std::invalid_argument(fmt::format("{}: the file exists; choose another --out or delete it (--resume continues "
-                                              "an unfinished run)",
-                                              opt.out.string()));
+      throw std::invalid_argument(
+          fmt::format("{}: the file exists; choose another --out or delete it (--resume continues "
+                      "an unfinished run)",
+                      opt.out.string()));
     }
   } else if (fs::exists(jpath)) {
     valid_end = load_journal(jpath, header, r, blocks_done);
@@ -519,20 +524,22 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
     }
     if (old.info.fingerprint != r.info.fingerprint || old.info.shard_index != opt.shard.index ||
         old.info.shard_count != opt.shard.count) {
-      throw std::invalid_argument(fmt::format("{}: the file holds another study or shard; it cannot be resumed with this config",
-                                              opt.out.string()));
+      throw std::invalid_argument(fmt::format(
+          "{}: the file holds another study or shard; it cannot be resumed with this config", opt.out.string()));
     }
     if (!old.info.complete) {
-      throw std::invalid_argument(fmt::format("{}: the file is incomplete but its checkpoint {} is missing; run again without "
-                                              "--resume into a new file",
-                                              opt.out.string(), jpath.string()));
+      throw std::invalid_argument(
+          fmt::format("{}: the file is incomplete but its checkpoint {} is missing; run again without "
+                      "--resume into a new file",
+                      opt.out.string(), jpath.string()));
     }
     report.complete = true;
     report.already_complete = true;
     std::size_t t = 0;
     for (std::size_t c = 0; c < C; ++c)
       for (std::size_t b = 0; b < blocks; ++b, ++t)
-        if (static_cast<std::int64_t>(t % opt.shard.count) == opt.shard.index) ++report.tasks_total, ++report.tasks_resumed;
+        if (static_cast<std::int64_t>(t % opt.shard.count) == opt.shard.index)
+          ++report.tasks_total, ++report.tasks_resumed;
     return report;
   }
 
@@ -573,8 +580,8 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
       o << header_bytes(header) << data_files_record(r.info.data_files);
       o.flush();
       if (!o) {
-        throw std::runtime_error(fmt::format("{}: cannot create the checkpoint journal: {}", tmp.string(),
-                                             std::strerror(errno)));
+        throw std::runtime_error(
+            fmt::format("{}: cannot create the checkpoint journal: {}", tmp.string(), std::strerror(errno)));
       }
     }
     fs::rename(tmp, jpath);
@@ -582,7 +589,9 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
     fs::resize_file(jpath, valid_end);
   }
   const int fd = ::open(jpath.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error(fmt::format("{}: cannot open the checkpoint journal: {}", jpath.string(), std::strerror(errno)));
+  if (fd < 0)
+    throw std::runtime_error(
+        fmt::format("{}: cannot open the checkpoint journal: {}", jpath.string(), std::strerror(errno)));
   struct FdCloser {
     int fd;
     ~FdCloser() { ::close(fd); }
@@ -594,9 +603,10 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   std::atomic<std::uint64_t> reps_run{0};
   Progress progress(reps_pending, cells_in_shard, cells_already_done, opt.quiet);
   const std::optional<Clock::time_point> deadline =
-      opt.max_time_seconds ? std::optional<Clock::time_point>(t_start + std::chrono::duration_cast<Clock::duration>(
-                                                                            std::chrono::duration<double>(*opt.max_time_seconds)))
-                           : std::nullopt;
+      opt.max_time_seconds
+          ? std::optional<Clock::time_point>(t_start + std::chrono::duration_cast<Clock::duration>(
+                                                           std::chrono::duration<double>(*opt.max_time_seconds)))
+          : std::nullopt;
   auto should_stop = [&] {
     if (stop.load(std::memory_order_relaxed)) return true;
     if ((opt.stop_flag && opt.stop_flag->load(std::memory_order_relaxed)) || (deadline && Clock::now() >= *deadline)) {
@@ -611,85 +621,87 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   const double loop_cpu_start = process_cpu_seconds();
   {
     std::optional<tbb::global_control> limit;
-    if (opt.threads > 0) limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(opt.threads));
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, pending.size(), 1), [&](const tbb::blocked_range<std::size_t>& range) {
-      for (std::size_t i = range.begin(); i != range.end(); ++i) {
-        if (should_stop()) return;
-        const auto [c, b] = pending[i];
-        const Cell& cell = study.cells[c];
-        auto& st = states[c];
-        const auto task_start = Clock::now();
-        std::call_once(st.once, [&] {
-          try {
-            core::RngStream calibration = calibration_stream(study.master_seed, cell);
-            st.prepared = exp.prepare(cell, calibration);
-            auto cal = exp.calibration_outputs(cell, st.prepared.get());
-            if (!cal.empty()) {
-              const std::string record = calibration_record(c, cal);
+    if (opt.threads > 0)
+      limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(opt.threads));
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, pending.size(), 1), [&](const tbb::blocked_range<std::size_t>& range) {
+          for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            if (should_stop()) return;
+            const auto [c, b] = pending[i];
+            const Cell& cell = study.cells[c];
+            auto& st = states[c];
+            const auto task_start = Clock::now();
+            std::call_once(st.once, [&] {
+              try {
+                core::RngStream calibration = calibration_stream(study.master_seed, cell);
+                st.prepared = exp.prepare(cell, calibration);
+                auto cal = exp.calibration_outputs(cell, st.prepared.get());
+                if (!cal.empty()) {
+                  const std::string record = calibration_record(c, cal);
+                  std::lock_guard<std::mutex> lock(journal_mutex);
+                  write_all(fd, record, jpath);
+                  r.calibration[c] = std::move(cal);
+                }
+              } catch (const std::bad_alloc&) {
+                throw;  // out of memory is not a property of the cell: end the run, keep the journal
+              } catch (const std::exception& e) {
+                st.prepare_error = e.what();
+              } catch (...) {
+                st.prepare_error = "unknown exception";
+              }
+            });
+            const std::shared_ptr<const void> prepared = st.prepared;
+            auto& cr = r.cell_results[c];
+            const std::size_t first = b * B, last = std::min(R, first + B);
+            std::vector<ErrorRecord> errors;
+            bool abandoned = false;
+            for (std::size_t rep = first; rep < last; ++rep) {
+              if (rep > first && should_stop()) {
+                abandoned = true;
+                break;
+              }
+              std::span<double> out(cr.values.data() + rep * cr.width, cr.width);
+              std::fill(out.begin(), out.end(), kNaN);
+              if (!st.prepare_error.empty()) {
+                errors.push_back({c, rep, "prepare", st.prepare_error});
+                continue;
+              }
+              try {
+                core::RngStream data = data_stream(study.master_seed, cell, rep);
+                core::RngStream noise = noise_stream(study.master_seed, cell, rep);
+                exp.run_replicate(cell, prepared.get(), data, noise, out);
+              } catch (const std::bad_alloc&) {
+                throw;  // not a failed replicate (it would never be redrawn): end the run, keep the journal
+              } catch (const std::exception& e) {
+                std::fill(out.begin(), out.end(), kNaN);
+                errors.push_back({c, rep, "replicate", e.what()});
+              } catch (...) {
+                std::fill(out.begin(), out.end(), kNaN);
+                errors.push_back({c, rep, "replicate", "unknown exception"});
+              }
+            }
+            if (abandoned) {
+              std::fill(cr.values.begin() + static_cast<std::ptrdiff_t>(first * cr.width),
+                        cr.values.begin() + static_cast<std::ptrdiff_t>(last * cr.width), kNaN);
+              return;
+            }
+            const double wall = std::chrono::duration<double>(Clock::now() - task_start).count();
+            const std::string record = block_record(r, c, first, last - first, wall, errors);
+            {
               std::lock_guard<std::mutex> lock(journal_mutex);
               write_all(fd, record, jpath);
-              r.calibration[c] = std::move(cal);
+              cr.wall_seconds += wall;
+              r.errors.insert(r.errors.end(), errors.begin(), errors.end());
             }
-          } catch (const std::bad_alloc&) {
-            throw;  // out of memory is not a property of the cell: end the run, keep the journal
-          } catch (const std::exception& e) {
-            st.prepare_error = e.what();
-          } catch (...) {
-            st.prepare_error = "unknown exception";
+            std::fill(cr.done.begin() + static_cast<std::ptrdiff_t>(first),
+                      cr.done.begin() + static_cast<std::ptrdiff_t>(last), std::uint8_t{1});
+            tasks_run.fetch_add(1);
+            reps_run.fetch_add(last - first);
+            const bool cell_done = st.remaining.fetch_sub(1) == 1;
+            if (cell_done) st.prepared.reset();  // every task of this cell in this process is finished
+            progress.add(last - first, cell_done ? 1 : 0);
           }
         });
-        const std::shared_ptr<const void> prepared = st.prepared;
-        auto& cr = r.cell_results[c];
-        const std::size_t first = b * B, last = std::min(R, first + B);
-        std::vector<ErrorRecord> errors;
-        bool abandoned = false;
-        for (std::size_t rep = first; rep < last; ++rep) {
-          if (rep > first && should_stop()) {
-            abandoned = true;
-            break;
-          }
-          std::span<double> out(cr.values.data() + rep * cr.width, cr.width);
-          std::fill(out.begin(), out.end(), kNaN);
-          if (!st.prepare_error.empty()) {
-            errors.push_back({c, rep, "prepare", st.prepare_error});
-            continue;
-          }
-          try {
-            core::RngStream data = data_stream(study.master_seed, cell, rep);
-            core::RngStream noise = noise_stream(study.master_seed, cell, rep);
-            exp.run_replicate(cell, prepared.get(), data, noise, out);
-          } catch (const std::bad_alloc&) {
-            throw;  // not a failed replicate (it would never be redrawn): end the run, keep the journal
-          } catch (const std::exception& e) {
-            std::fill(out.begin(), out.end(), kNaN);
-            errors.push_back({c, rep, "replicate", e.what()});
-          } catch (...) {
-            std::fill(out.begin(), out.end(), kNaN);
-            errors.push_back({c, rep, "replicate", "unknown exception"});
-          }
-        }
-        if (abandoned) {
-          std::fill(cr.values.begin() + static_cast<std::ptrdiff_t>(first * cr.width),
-                    cr.values.begin() + static_cast<std::ptrdiff_t>(last * cr.width), kNaN);
-          return;
-        }
-        const double wall = std::chrono::duration<double>(Clock::now() - task_start).count();
-        const std::string record = block_record(r, c, first, last - first, wall, errors);
-        {
-          std::lock_guard<std::mutex> lock(journal_mutex);
-          write_all(fd, record, jpath);
-          cr.wall_seconds += wall;
-          r.errors.insert(r.errors.end(), errors.begin(), errors.end());
-        }
-        std::fill(cr.done.begin() + static_cast<std::ptrdiff_t>(first), cr.done.begin() + static_cast<std::ptrdiff_t>(last),
-                  std::uint8_t{1});
-        tasks_run.fetch_add(1);
-        reps_run.fetch_add(last - first);
-        const bool cell_done = st.remaining.fetch_sub(1) == 1;
-        if (cell_done) st.prepared.reset();  // every task of this cell in this process is finished
-        progress.add(last - first, cell_done ? 1 : 0);
-      }
-    });
   }
   report.loop_seconds = std::chrono::duration<double>(Clock::now() - loop_start).count();
   report.loop_cpu_seconds = process_cpu_seconds() - loop_cpu_start;
@@ -762,11 +774,12 @@ void merge_results(const std::filesystem::path& out, const std::vector<std::file
     }
     if (in.shard_count != first.shard_count) {
       throw std::invalid_argument(fmt::format("merge: {} is shard {}/{} but {} is shard {}/{}", name, in.shard_index,
-                                              in.shard_count, shards[0].string(), first.shard_index, first.shard_count));
+                                              in.shard_count, shards[0].string(), first.shard_index,
+                                              first.shard_count));
     }
     if (!in.complete) {
-      throw std::invalid_argument(fmt::format("merge: {} (shard {}/{}) is incomplete; finish it with dpmu run --resume", name,
-                                              in.shard_index, in.shard_count));
+      throw std::invalid_argument(fmt::format("merge: {} (shard {}/{}) is incomplete; finish it with dpmu run --resume",
+                                              name, in.shard_index, in.shard_count));
     }
     by_index[in.shard_index].push_back(name);
   }
@@ -803,7 +816,8 @@ void merge_results(const std::filesystem::path& out, const std::vector<std::file
       for (std::size_t i = 0; i < R; ++i) {
         if (!pc.done[i]) continue;
         if (cr.done[i]) {
-          throw std::invalid_argument(fmt::format("merge: replicate {} of cell {} is in two shards", i, merged.cells[c].key()));
+          throw std::invalid_argument(
+              fmt::format("merge: replicate {} of cell {} is in two shards", i, merged.cells[c].key()));
         }
         cr.done[i] = 1;
         std::copy_n(pc.values.begin() + static_cast<std::ptrdiff_t>(i * pc.width), pc.width,
@@ -819,8 +833,8 @@ void merge_results(const std::filesystem::path& out, const std::vector<std::file
   }
   for (std::size_t c = 0; c < C; ++c) {
     if (merged.n_done(c) != merged.info.replicates) {
-      throw std::invalid_argument(fmt::format("merge: cell {} has {} of {} replicates in the shards", merged.cells[c].key(),
-                                              merged.n_done(c), merged.info.replicates));
+      throw std::invalid_argument(fmt::format("merge: cell {} has {} of {} replicates in the shards",
+                                              merged.cells[c].key(), merged.n_done(c), merged.info.replicates));
     }
   }
   sort_errors(merged.errors);
@@ -921,7 +935,8 @@ std::vector<Difference> compare_results(const StudyResults& a, const StudyResult
     }
   }
   for (const auto& cb : b.cells) {
-    if (!a_cells.count(cb.key())) diffs.push_back({cb.key(), "", kNaN, kNaN, kNaN, kNaN, kNaN, "cell only in the second file"});
+    if (!a_cells.count(cb.key()))
+      diffs.push_back({cb.key(), "", kNaN, kNaN, kNaN, kNaN, kNaN, "cell only in the second file"});
   }
   return diffs;
 }

@@ -26,22 +26,22 @@ enum class RescaleMode {
 
 /// What a CPS-like design is built from (the experiment's parameters, parsed).
 struct DesignOptions {
-  std::string data_file;                     ///< CSV with a header row (resolved path)
-  std::string response = "earnings";         ///< expression for the response
-  std::string predictors;                    ///< "name = expression; ..." (order = β1, β2, ...)
-  std::vector<std::string> permuted;         ///< predictor names whose rows are permuted
-  bool joint_permutation = false;            ///< one permutation for all permuted columns
-  std::uint64_t permutation_seed = 20240325; ///< seed of the (fixed, once-per-data-set) permutation
+  std::string data_file;                      ///< CSV with a header row (resolved path)
+  std::string response = "earnings";          ///< expression for the response
+  std::string predictors;                     ///< "name = expression; ..." (order = β1, β2, ...)
+  std::vector<std::string> permuted;          ///< predictor names whose rows are permuted
+  bool joint_permutation = false;             ///< one permutation for all permuted columns
+  std::uint64_t permutation_seed = 20240325;  ///< seed of the (fixed, once-per-data-set) permutation
   RescaleMode rescale = RescaleMode::data_range;
-  std::string public_bounds;                 ///< "name = lower, upper; ..." (raw scale; response named `response`)
+  std::string public_bounds;  ///< "name = lower, upper; ..." (raw scale; response named `response`)
 };
 
 /// The transformed data set: D (n × (p+1), predictors then response, centred and rescaled).
 struct RescaledDesign {
   Eigen::MatrixXd data;
-  std::vector<std::string> names;  ///< p predictor names, then "response"
-  Eigen::VectorXd centre;          ///< raw-scale column means subtracted (after clamping)
-  Eigen::VectorXd scale;           ///< divisors: D_ij = (x_ij − centre_j) / scale_j
+  std::vector<std::string> names;     ///< p predictor names, then "response"
+  Eigen::VectorXd centre;             ///< raw-scale column means subtracted (after clamping)
+  Eigen::VectorXd scale;              ///< divisors: D_ij = (x_ij − centre_j) / scale_j
   std::uint64_t clamped_entries = 0;  ///< raw values moved into their public bounds
 };
 

@@ -4,7 +4,6 @@
 /// (experiments/lei_baseline.cpp), exposed for tests.
 
 #include <Eigen/Dense>
-
 #include <string>
 #include <vector>
 

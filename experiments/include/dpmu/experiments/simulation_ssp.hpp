@@ -14,12 +14,12 @@ namespace dpmu::experiments {
 /// Data-generating design of the simulation study: x_ij iid Uniform(lower, upper), zero intercept,
 /// y_i = b Σ_{j < |T|} x_ij + σ w_i, w_i ~ N(0, 1).
 struct SimulationDesign {
-  int p = 2;                  ///< candidate predictors (intercept excluded)
-  int true_model_size = 0;    ///< |T|: the first |T| predictors are active
-  double coefficient = 0.0;   ///< b (β_j = b for j < |T|, 0 otherwise)
-  double sigma = 0.0;         ///< error standard deviation σ
-  double lower = -2.0;        ///< predictors' lower bound; rows with y ∉ (lower, upper) are redrawn
-  double upper = 2.0;         ///< predictors' upper bound
+  int p = 2;                 ///< candidate predictors (intercept excluded)
+  int true_model_size = 0;   ///< |T|: the first |T| predictors are active
+  double coefficient = 0.0;  ///< b (β_j = b for j < |T|, 0 otherwise)
+  double sigma = 0.0;        ///< error standard deviation σ
+  double lower = -2.0;       ///< predictors' lower bound; rows with y ∉ (lower, upper) are redrawn
+  double upper = 2.0;        ///< predictors' upper bound
 };
 
 /// The design of docs/methods.md A6 for Uniform(−2, 2) predictors: SNR = Var(x'β)/σ² = 1/2 with
@@ -59,8 +59,8 @@ class SimulatedRows {
 
 /// Result of streaming one simulated data set into its Gram matrix.
 struct SimulatedGram {
-  Eigen::MatrixXd gram;           ///< (p+1)×(p+1) G = D'D of the sample-mean-centred [X, y] (y last)
-  std::uint64_t redrawn_rows = 0; ///< rows whose y fell outside (lower, upper) and were redrawn
+  Eigen::MatrixXd gram;            ///< (p+1)×(p+1) G = D'D of the sample-mean-centred [X, y] (y last)
+  std::uint64_t redrawn_rows = 0;  ///< rows whose y fell outside (lower, upper) and were redrawn
 };
 
 /// Simulate n rows of `design` and fold them into the centred Gram matrix, 256 rows at a time

@@ -38,8 +38,8 @@ struct BayesFactorResult {
 /// @throws std::domain_error for non-finite or positive log(1 - R²), n ≤ p + p0, invalid prior
 ///         parameters; std::invalid_argument for an information criterion.
 /// Deterministic.
-BayesFactorResult log_bayes_factor_and_shrinkage(const Prior& prior, double log_one_minus_r_squared, double n,
-                                                 int p, int p0);
+BayesFactorResult log_bayes_factor_and_shrinkage(const Prior& prior, double log_one_minus_r_squared, double n, int p,
+                                                 int p0);
 
 /// log B10 only (same as log_bayes_factor_and_shrinkage(...).log_bayes_factor, cheaper).
 double log_bayes_factor(const Prior& prior, double log_one_minus_r_squared, double n, int p, int p0);

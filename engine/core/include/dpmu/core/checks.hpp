@@ -54,16 +54,14 @@ inline void check_positive_finite(std::string_view function, std::string_view na
 }
 
 /// Require lo < x < hi. @throws std::domain_error otherwise (also for NaN).
-inline void check_open_interval(std::string_view function, std::string_view name, double x, double lo,
-                                double hi) {
+inline void check_open_interval(std::string_view function, std::string_view name, double x, double lo, double hi) {
   if (!(x > lo && x < hi)) {
     throw_domain(function, name, x, "in (" + format_value(lo) + ", " + format_value(hi) + ")");
   }
 }
 
 /// Require lo <= x < hi. @throws std::domain_error otherwise (also for NaN).
-inline void check_half_open_interval(std::string_view function, std::string_view name, double x, double lo,
-                                     double hi) {
+inline void check_half_open_interval(std::string_view function, std::string_view name, double x, double lo, double hi) {
   if (!(x >= lo && x < hi)) {
     throw_domain(function, name, x, "in [" + format_value(lo) + ", " + format_value(hi) + ")");
   }
@@ -76,8 +74,7 @@ inline void check_ordered_limits(std::string_view function, std::string_view low
   check_finite(function, lower_name, lower);
   check_finite(function, upper_name, upper);
   if (!(lower < upper)) {
-    throw_domain(function, lower_name, lower,
-                 "smaller than " + std::string(upper_name) + " = " + format_value(upper));
+    throw_domain(function, lower_name, lower, "smaller than " + std::string(upper_name) + " = " + format_value(upper));
   }
 }
 

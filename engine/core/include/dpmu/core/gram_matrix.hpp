@@ -67,8 +67,7 @@ class GramAccumulator {
 /// Precondition (unchecked, hot loop): columns ≥ 1, rows ≥ 0, rows % 4 == 0, stride ≥ rows.
 /// Source: the Gram matrix G = D'D of Peña & Barrientos (2024) §5.
 void accumulate_block_gram(const double* block, std::ptrdiff_t stride, int columns, int rows,
-                           Eigen::Ref<Eigen::MatrixXd> gram, Eigen::Ref<Eigen::VectorXd> sums,
-                           bool allow_avx2 = true);
+                           Eigen::Ref<Eigen::MatrixXd> gram, Eigen::Ref<Eigen::VectorXd> sums, bool allow_avx2 = true);
 
 /// Convenience: G of a whole n×(p+1) matrix in blocks of 4096 rows (see GramAccumulator).
 /// @param clamped_entries if non-null, receives the number of clamped entries.

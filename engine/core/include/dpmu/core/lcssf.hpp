@@ -18,7 +18,6 @@
 /// Pure: no I/O, no threads; random functions take the generator explicitly.
 
 #include <Eigen/Dense>
-
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -102,8 +101,8 @@ std::vector<ModelMask> all_models(int num_predictors);
 ///   true constrained minimum by at most τR² (a public, data-independent bound).
 /// @param singular_models if non-null, receives the number of submodels that needed τ.
 std::vector<double> constrained_rss(const Eigen::Ref<const Eigen::MatrixXd>& x,
-                                   const Eigen::Ref<const Eigen::VectorXd>& y, std::span<const ModelMask> models,
-                                   double radius, double singular_ridge = 0.0, std::size_t* singular_models = nullptr);
+                                    const Eigen::Ref<const Eigen::VectorXd>& y, std::span<const ModelMask> models,
+                                    double radius, double singular_ridge = 0.0, std::size_t* singular_models = nullptr);
 
 // ---------------------------------------------------------------------------------------------
 // Data bound, clamping and sensitivity (docs/methods.md §6.1, §6.3)
@@ -126,10 +125,10 @@ LcssfDelta lcssf_delta_from_string(std::string_view name);
 
 /// Result of clamping data into the declared bound (docs/architecture.md §3.7: clamp and count, never drop).
 struct ClampedData {
-  Eigen::MatrixXd x;                   ///< n×d, entries clamped into [−bx, bx]
-  Eigen::VectorXd y;                   ///< n, entries clamped into [−r, r]
-  std::size_t clamped_x_entries = 0;   ///< number of X entries that were moved
-  std::size_t clamped_y_entries = 0;   ///< number of Y entries that were moved
+  Eigen::MatrixXd x;                  ///< n×d, entries clamped into [−bx, bx]
+  Eigen::VectorXd y;                  ///< n, entries clamped into [−r, r]
+  std::size_t clamped_x_entries = 0;  ///< number of X entries that were moved
+  std::size_t clamped_y_entries = 0;  ///< number of Y entries that were moved
 };
 
 /// Bound on |X_ij| under a calibration: r for r2_1pR2 and 1pR_2, 1 for rpR_2 (docs/methods.md §6.1).
@@ -138,9 +137,8 @@ double predictor_bound(LcssfDelta delta_kind, double data_bound);
 /// Clamp Y into [−r, r] and X into [−predictor_bound, predictor_bound] and count the moves.
 /// @throws std::domain_error for r ≤ 0 or non-finite r, NaN/Inf data; std::invalid_argument for
 ///   size mismatch. Deterministic.
-ClampedData clamp_to_data_bound(const Eigen::Ref<const Eigen::MatrixXd>& x,
-                                const Eigen::Ref<const Eigen::VectorXd>& y, double data_bound,
-                                LcssfDelta delta_kind);
+ClampedData clamp_to_data_bound(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+                                double data_bound, LcssfDelta delta_kind);
 
 /// Global ℓ1 sensitivity of S_M(D) under replace-one-row neighbours (docs/methods.md §6.3 [R]):
 /// r²(1+R)² (r2_1pR2), (r+R)² (rpR_2), (1+R)² (1pR_2; valid only if r ≤ 1). Each squared
@@ -222,13 +220,13 @@ Alg2Selection alg2_selection_from_string(std::string_view name);
 
 /// Tuning parameters and reconstructed constants. Defaults are docs/methods.md A21's.
 struct LcssfSettings {
-  double radius = 0.0;          ///< R > 0, ℓ1 bound on β [text]
-  double penalty = 0.0;         ///< φ_n ≥ 0 [text]; on the scale of the score (see objective_scale)
-  double data_bound = 0.0;      ///< r > 0 [text: exists; form U]; must be public for a DP release
+  double radius = 0.0;                          ///< R > 0, ℓ1 bound on β [text]
+  double penalty = 0.0;                         ///< φ_n ≥ 0 [text]; on the scale of the score (see objective_scale)
+  double data_bound = 0.0;                      ///< r > 0 [text: exists; form U]; must be public for a DP release
   LcssfDelta delta_kind = LcssfDelta::r2_1pR2;  ///< bound reading / sensitivity [U], default (a)
-  double objective_scale = 0.5;  ///< c in L* = c·S + φ|M| [U]; default 1/(2σ²), σ = 1
-  double noise_factor = 2.0;     ///< κ: Algorithm 1 Laplace scale κΔ/ε [U]; 2 is ε-DP for any score
-  double variance_floor = 0.01;  ///< τ²_min > 0, public floor of Algorithm 2's released variance [R]
+  double objective_scale = 0.5;                 ///< c in L* = c·S + φ|M| [U]; default 1/(2σ²), σ = 1
+  double noise_factor = 2.0;                    ///< κ: Algorithm 1 Laplace scale κΔ/ε [U]; 2 is ε-DP for any score
+  double variance_floor = 0.01;                 ///< τ²_min > 0, public floor of Algorithm 2's released variance [R]
   Alg2Selection alg2_selection = Alg2Selection::exponential_mechanism;  ///< [U]
   /// τ of constrained_rss for singular submodels (0: a singular submodel is an error). Releases set
   /// it (LcssfRelease) and lcssf_prepare then adds τR² to Δ_S.
@@ -246,22 +244,22 @@ std::vector<std::string> reconstruction_labels(const LcssfSettings& settings, in
 /// Output of Algorithms 1 and 2. Only `selected` (and for Algorithm 2 the released variance)
 /// is private; the rest is for research and must not be released.
 struct LcssfSelection {
-  ModelMask selected = 0;                ///< the private selection M̂
-  ModelMask non_private_minimiser = 0;   ///< argmin of the (non-noisy) score — NOT private
-  std::vector<ModelMask> models;         ///< candidate class, enumeration order
-  std::vector<double> rss;               ///< S_M(D) of the clamped data — NOT private
-  std::vector<double> scores;            ///< L* (Alg. 1) or L̃ (Alg. 2) — NOT private
-  double rss_l1_sensitivity = 0.0;       ///< Δ_S
-  double score_l1_sensitivity = 0.0;     ///< c·Δ_S (Alg. 1) or Δ_L (Alg. 2)
-  double laplace_scale = 0.0;            ///< noise scale of the selection step (0 for the exp. mech.)
+  ModelMask selected = 0;               ///< the private selection M̂
+  ModelMask non_private_minimiser = 0;  ///< argmin of the (non-noisy) score — NOT private
+  std::vector<ModelMask> models;        ///< candidate class, enumeration order
+  std::vector<double> rss;              ///< S_M(D) of the clamped data — NOT private
+  std::vector<double> scores;           ///< L* (Alg. 1) or L̃ (Alg. 2) — NOT private
+  double rss_l1_sensitivity = 0.0;      ///< Δ_S
+  double score_l1_sensitivity = 0.0;    ///< c·Δ_S (Alg. 1) or Δ_L (Alg. 2)
+  double laplace_scale = 0.0;           ///< noise scale of the selection step (0 for the exp. mech.)
   std::size_t clamped_x_entries = 0;
   std::size_t clamped_y_entries = 0;
-  std::size_t singular_models = 0;       ///< submodels that needed the singular ridge — NOT private
-  bool dp_valid = true;                  ///< false for 1pR_2 with r > 1
+  std::size_t singular_models = 0;  ///< submodels that needed the singular ridge — NOT private
+  bool dp_valid = true;             ///< false for 1pR_2 with r > 1
   // Algorithm 2 only
-  double released_variance = 0.0;        ///< ŝ (private, ε); may be negative
-  double variance_truncation = 0.0;      ///< τ² = max(ŝ, τ²_min)
-  double variance_laplace_scale = 0.0;   ///< Δ_S/(nε)
+  double released_variance = 0.0;       ///< ŝ (private, ε); may be negative
+  double variance_truncation = 0.0;     ///< τ² = max(ŝ, τ²_min)
+  double variance_laplace_scale = 0.0;  ///< Δ_S/(nε)
 };
 
 /// LCSSF Algorithm 1, "noisy penalized constrained least squares" (ε-DP) [text: name, ε-DP,
@@ -271,9 +269,8 @@ struct LcssfSelection {
 /// @throws as check_lcssf_settings, constrained_rss and clamp_to_data_bound; std::domain_error
 ///   for ε ≤ 0 or non-finite. Draws 2^d Laplace variates from `rng`.
 template <class Rng>
-LcssfSelection lcssf_algorithm1(const Eigen::Ref<const Eigen::MatrixXd>& x,
-                                const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
-                                double epsilon, Rng& rng);
+LcssfSelection lcssf_algorithm1(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+                                const LcssfSettings& settings, double epsilon, Rng& rng);
 
 /// "Algorithm-2-like" placeholder of LCSSF Algorithm 2, "noisy penalized profile likelihood",
 /// (2ε, δ)-DP [text: name, budget]; steps are docs/methods.md §6.5 [R — not LCSSF's algorithm]:
@@ -285,16 +282,15 @@ LcssfSelection lcssf_algorithm1(const Eigen::Ref<const Eigen::MatrixXd>& x,
 /// @param delta δ ∈ (0, 1). Other parameters and errors as lcssf_algorithm1.
 /// Draws 1 Laplace variate, then 1 uniform (exponential mechanism) or 2^d Laplace variates.
 template <class Rng>
-LcssfSelection lcssf_algorithm2(const Eigen::Ref<const Eigen::MatrixXd>& x,
-                                const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
-                                double epsilon, double delta, Rng& rng);
+LcssfSelection lcssf_algorithm2(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+                                const LcssfSettings& settings, double epsilon, double delta, Rng& rng);
 
 /// Deterministic part of Algorithms 1 and 2: validate, clamp to the data bound (counted),
 /// S_M for all 2^d models, Δ_S, dp_valid. Fills models, rss, rss_l1_sensitivity, clamp counts.
 /// `function` names the caller in error messages. Errors as lcssf_algorithm1.
 LcssfSelection lcssf_prepare(std::string_view function, const Eigen::Ref<const Eigen::MatrixXd>& x,
-                             const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
-                             double epsilon, bool algorithm2);
+                             const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings, double epsilon,
+                             bool algorithm2);
 
 /// Random part of Algorithm 1 on a prepared selection (so a fixed data set's S_M are computed
 /// once for many releases): scores, noise scale, report-noisy-min. Same draws as lcssf_algorithm1.
@@ -411,17 +407,15 @@ LcssfSelection lcssf_select_algorithm2(LcssfSelection prepared, std::size_t n, c
 }
 
 template <class Rng>
-LcssfSelection lcssf_algorithm1(const Eigen::Ref<const Eigen::MatrixXd>& x,
-                                const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
-                                double epsilon, Rng& rng) {
-  return lcssf_release_algorithm1(lcssf_prepare("lcssf_algorithm1", x, y, settings, epsilon, false), settings,
-                                  epsilon, rng);
+LcssfSelection lcssf_algorithm1(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+                                const LcssfSettings& settings, double epsilon, Rng& rng) {
+  return lcssf_release_algorithm1(lcssf_prepare("lcssf_algorithm1", x, y, settings, epsilon, false), settings, epsilon,
+                                  rng);
 }
 
 template <class Rng>
-LcssfSelection lcssf_algorithm2(const Eigen::Ref<const Eigen::MatrixXd>& x,
-                                const Eigen::Ref<const Eigen::VectorXd>& y, const LcssfSettings& settings,
-                                double epsilon, double delta, Rng& rng) {
+LcssfSelection lcssf_algorithm2(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+                                const LcssfSettings& settings, double epsilon, double delta, Rng& rng) {
   if (!(delta > 0.0 && delta < 1.0)) throw_domain("lcssf_algorithm2", "delta", delta, "in (0, 1)");
   return lcssf_release_algorithm2(lcssf_prepare("lcssf_algorithm2", x, y, settings, epsilon, true),
                                   static_cast<std::size_t>(x.rows()), settings, epsilon, delta, rng);

@@ -62,7 +62,6 @@ class ScalarMechanism {
   static ScalarMechanism gaussian_with_sigma(double epsilon, double delta, double l2_sensitivity, double sigma,
                                              std::string calibration);
 
-
   Kind kind() const { return kind_; }
   double epsilon() const { return epsilon_; }
   double delta() const { return delta_; }
@@ -95,7 +94,11 @@ class ScalarMechanism {
 
  private:
   ScalarMechanism(Kind kind, double epsilon, double delta, double sensitivity, double scale, std::string calibration)
-      : kind_(kind), epsilon_(epsilon), delta_(delta), sensitivity_(sensitivity), scale_(scale),
+      : kind_(kind),
+        epsilon_(epsilon),
+        delta_(delta),
+        sensitivity_(sensitivity),
+        scale_(scale),
         calibration_(std::move(calibration)) {}
   Kind kind_;
   double epsilon_;

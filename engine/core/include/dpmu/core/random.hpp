@@ -40,8 +40,7 @@ class RngStream {
  public:
   using result_type = std::uint64_t;
 
-  RngStream(std::uint64_t master_seed, std::uint64_t stream_key, std::uint64_t replicate,
-            StreamPurpose purpose)
+  RngStream(std::uint64_t master_seed, std::uint64_t stream_key, std::uint64_t replicate, StreamPurpose purpose)
       : key_{{master_seed, stream_key}}, ctr_{{replicate, static_cast<std::uint64_t>(purpose), 0, 0}} {}
 
   static constexpr result_type min() { return 0; }

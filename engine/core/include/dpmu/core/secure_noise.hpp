@@ -84,10 +84,10 @@ double discrete_gaussian_delta(std::uint64_t s, double epsilon, std::uint64_t se
 
 /// Result of a secure noise addition.
 struct SecureNoise {
-  double value;            ///< released value (an exact multiple of grid)
-  double grid;             ///< grid spacing g (a power of two)
-  double noise_scale;      ///< Laplace scale t·g or Gaussian σ √s·g actually used
-  std::string sampler;     ///< "discrete-laplace" or "discrete-gaussian"
+  double value;         ///< released value (an exact multiple of grid)
+  double grid;          ///< grid spacing g (a power of two)
+  double noise_scale;   ///< Laplace scale t·g or Gaussian σ √s·g actually used
+  std::string sampler;  ///< "discrete-laplace" or "discrete-gaussian"
 };
 
 /// Secure noise for one mechanism: calibrates the grid and the integer noise parameter once (see the

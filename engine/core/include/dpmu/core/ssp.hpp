@@ -45,11 +45,11 @@ std::string_view to_string(SspMechanismKind kind);
 /// then take precedence (lower/upper are ignored). Real releases always use (b).
 struct SspMechanism {
   SspMechanismKind kind = SspMechanismKind::laplace;
-  int p = 1;             ///< predictors (G is (p+1)×(p+1))
-  double lower = -1.0;   ///< l < 0 (reading a)
-  double upper = 1.0;    ///< u > 0 (reading a)
-  double epsilon = 1.0;  ///< > 0 (Wishart: < 1)
-  double delta = 0.0;    ///< Wishart only: in (0, 1]
+  int p = 1;                                     ///< predictors (G is (p+1)×(p+1))
+  double lower = -1.0;                           ///< l < 0 (reading a)
+  double upper = 1.0;                            ///< u > 0 (reading a)
+  double epsilon = 1.0;                          ///< > 0 (Wishart: < 1)
+  double delta = 0.0;                            ///< Wishart only: in (0, 1]
   std::optional<double> noise_l1_sensitivity;    ///< Δ1 of G's unique entries (reading b)
   std::optional<double> noise_row_norm_squared;  ///< Wishart B² (reading b)
 };

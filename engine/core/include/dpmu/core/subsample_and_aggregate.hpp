@@ -8,10 +8,10 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstddef>
-#include <stdexcept>
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -130,7 +130,7 @@ NullDistribution simulate_null_distribution(const Prior& prior, std::span<const 
 struct CriticalValue {
   double significance_level;  ///< α
   double value;               ///< c_α = empirical 1 − α quantile (inverse ECDF, type 1); reject iff T* > c_α
-  double mcse;  ///< half-width of the distribution-free 95% order-statistic interval of the quantile, / 1.96
+  double mcse;          ///< half-width of the distribution-free 95% order-statistic interval of the quantile, / 1.96
   bool at_upper_limit;  ///< c_α = U: the non-randomized test cannot reject at this level
   /// Randomized test at the atom (exact level α): when c_α = U, reject with this probability if
   /// T* = U, i.e. α / P(T* = U); 0 when c_α < U (the law is continuous there).
@@ -178,12 +178,12 @@ struct TestPlanSetting {
 /// statistic 𝒯 on all n rows (docs/methods.md §4.4).
 struct TestPlanResult {
   TestPlanSetting setting;
-  double target = 0.0;        ///< 𝒯 at the given R², or E(𝒯) under H0
-  double bias = 0.0;          ///< E(T̃) − target
-  double variance = 0.0;      ///< Var(T̃)
-  double mse = 0.0;           ///< bias² + variance
-  double mse_mcse = 0.0;      ///< Monte Carlo SE of mse
-  double released_mse = 0.0;  ///< the same for the released T* = (T̃ ∨ L) ∧ U
+  double target = 0.0;                ///< 𝒯 at the given R², or E(𝒯) under H0
+  double bias = 0.0;                  ///< E(T̃) − target
+  double variance = 0.0;              ///< Var(T̃)
+  double mse = 0.0;                   ///< bias² + variance
+  double mse_mcse = 0.0;              ///< Monte Carlo SE of mse
+  double released_mse = 0.0;          ///< the same for the released T* = (T̃ ∨ L) ∧ U
   double probability_at_upper = 0.0;  ///< P(T* = U)
 };
 

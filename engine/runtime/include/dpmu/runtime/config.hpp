@@ -27,20 +27,20 @@ class ConfigError : public std::runtime_error {
 
 /// A loaded, validated and expanded study: everything the runner needs.
 struct StudySpec {
-  std::string source;             ///< file name used in messages (and the results file)
-  std::string config_yaml;        ///< the config text, verbatim
-  std::string experiment_name;    ///< registered experiment
+  std::string source;           ///< file name used in messages (and the results file)
+  std::string config_yaml;      ///< the config text, verbatim
+  std::string experiment_name;  ///< registered experiment
   const Experiment* experiment = nullptr;
   std::uint64_t master_seed = 0;
-  std::int64_t replicates = 0;    ///< per cell (after any --replicates override)
-  std::int64_t block_size = 0;    ///< replicates per task and per checkpoint record
+  std::int64_t replicates = 0;        ///< per cell (after any --replicates override)
+  std::int64_t block_size = 0;        ///< replicates per task and per checkpoint record
   double max_failure_fraction = 0.0;  ///< a cell with more failed replicates is "failed"
   std::string description;
   std::vector<std::string> parameter_names;  ///< all parameters, in declaration order
   std::vector<ParameterType> parameter_types;
   std::vector<std::string> data_factors;
-  std::vector<Cell> cells;                   ///< in expansion order (blocks, then axes, first outermost)
-  std::vector<MetricSpec> metric_template;   ///< metrics(cells[0]) (names are the same in every cell)
+  std::vector<Cell> cells;                            ///< in expansion order (blocks, then axes, first outermost)
+  std::vector<MetricSpec> metric_template;            ///< metrics(cells[0]) (names are the same in every cell)
   std::vector<std::vector<MetricSpec>> cell_metrics;  ///< metrics(cell) per cell
   /// Every data file a cell reads (Experiment::data_files), with the SHA-256 of its contents when
   /// the config was loaded; sorted by path, each once.

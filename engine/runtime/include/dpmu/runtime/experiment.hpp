@@ -100,8 +100,8 @@ struct DataFile {
 /// Declaration of one metric: a scalar (size 1) or a vector of fixed size k for a given cell.
 struct MetricSpec {
   std::string name;
-  std::size_t size = 1;   ///< 1 = scalar, k = vector (stored as [cells, R, k])
-  bool is_vector = false; ///< true: stored with a component axis even when size == 1
+  std::size_t size = 1;    ///< 1 = scalar, k = vector (stored as [cells, R, k])
+  bool is_vector = false;  ///< true: stored with a component axis even when size == 1
   std::string description = {};
 };
 
@@ -239,14 +239,14 @@ class Experiment {
   /// in the results file as /calibration/<name>, float64 [cells, k] padded with NaN. Called once
   /// per cell, right after prepare(). Default: none.
   virtual std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell& /*cell*/,
-                                                                                        const void* /*prepared*/) const {
+                                                                                       const void* /*prepared*/) const {
     return {};
   }
 
   /// One replicate. `metrics_out` has the total size of metrics(cell), prefilled with NaN.
   /// May throw (recorded; metrics become NaN).
-  virtual void run_replicate(const Cell& cell, const void* prepared, core::RngStream& data,
-                             core::RngStream& noise, std::span<double> metrics_out) const = 0;
+  virtual void run_replicate(const Cell& cell, const void* prepared, core::RngStream& data, core::RngStream& noise,
+                             std::span<double> metrics_out) const = 0;
 };
 
 namespace detail {
@@ -282,8 +282,8 @@ inline const Experiment& find_experiment(std::string_view name) {
   if (it == reg.end()) {
     std::string list;
     for (const auto& n : registered_experiments()) list += (list.empty() ? "" : ", ") + n;
-    throw std::invalid_argument("unknown experiment '" + std::string(name) +
-                                "'; registered experiments are " + (list.empty() ? "(none)" : list));
+    throw std::invalid_argument("unknown experiment '" + std::string(name) + "'; registered experiments are " +
+                                (list.empty() ? "(none)" : list));
   }
   return *it->second;
 }

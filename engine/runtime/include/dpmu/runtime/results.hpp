@@ -37,32 +37,32 @@ std::string data_files_difference(const std::vector<DataFileFingerprint>& then,
 struct MetricLayout {
   std::string name;
   std::string description;
-  bool is_vector = false;          ///< stored as [cells, R, max_size] (else [cells, R])
+  bool is_vector = false;  ///< stored as [cells, R, max_size] (else [cells, R])
   std::size_t max_size = 1;
   std::vector<std::size_t> sizes;  ///< per cell
 };
 
 /// A failed replicate (or a failed prepare, with stage "prepare").
 struct ErrorRecord {
-  std::uint64_t cell = 0;       ///< cell index
+  std::uint64_t cell = 0;  ///< cell index
   std::uint64_t replicate = 0;
-  std::string stage;            ///< "prepare" or "replicate"
+  std::string stage;  ///< "prepare" or "replicate"
   std::string message;
 };
 
 /// Results of one cell: row r (replicate r) of `values` has width() doubles, the metrics
 /// concatenated in layout order with this cell's sizes.
 struct CellResults {
-  std::vector<double> values;       ///< [replicates × width], NaN where not done or failed
-  std::vector<std::uint8_t> done;   ///< [replicates], 1 if replicate r finished (ok or failed)
+  std::vector<double> values;      ///< [replicates × width], NaN where not done or failed
+  std::vector<std::uint8_t> done;  ///< [replicates], 1 if replicate r finished (ok or failed)
   std::size_t width = 0;
-  double wall_seconds = 0.0;        ///< sum of task times for the cell (not deterministic)
+  double wall_seconds = 0.0;  ///< sum of task times for the cell (not deterministic)
 };
 
 /// Root attributes of a results file.
 struct ResultsInfo {
   std::string config_yaml;
-  std::string source;               ///< config path as given
+  std::string source;  ///< config path as given
   std::string experiment;
   std::string description;
   std::uint64_t master_seed = 0;
@@ -73,7 +73,7 @@ struct ResultsInfo {
   std::vector<DataFileFingerprint> data_files;  ///< StudySpec::data_files (path and sha256)
   std::int64_t shard_index = 0;
   std::int64_t shard_count = 1;
-  bool complete = false;            ///< every replicate of this file's share of the work is done
+  bool complete = false;  ///< every replicate of this file's share of the work is done
   std::string dpmu_version;
   std::string git_sha;
   std::string started_utc;
@@ -89,7 +89,7 @@ struct StudyResults {
   std::vector<Cell> cells;
   std::vector<MetricLayout> metrics;
   std::vector<CellResults> cell_results;
-  std::vector<ErrorRecord> errors;           ///< sorted by (cell, replicate)
+  std::vector<ErrorRecord> errors;  ///< sorted by (cell, replicate)
   /// Per cell: Experiment::calibration_outputs of its prepare() result (empty if none or not run).
   std::vector<std::vector<std::pair<std::string, std::vector<double>>>> calibration;
 
@@ -109,8 +109,8 @@ struct StudyResults {
 /// mcse = sd / √n_ok. Statistics that need more values than n_ok are NaN.
 struct Summary {
   double mean, sd, mcse, q025, q250, q500, q750, q975;
-  std::int64_t n_ok;   ///< non-NaN values used
-  std::int64_t n;      ///< done replicates (n − n_ok failed)
+  std::int64_t n_ok;  ///< non-NaN values used
+  std::int64_t n;     ///< done replicates (n − n_ok failed)
 };
 
 /// Summarise `values[i * stride]`, i = 0..count-1, whose `done[i]` is set (deterministic).

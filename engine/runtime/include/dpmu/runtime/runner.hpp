@@ -49,12 +49,12 @@ class OutputLock {
 
 /// Options of `dpmu run`.
 struct RunOptions {
-  std::filesystem::path out;          ///< results file (.h5); the checkpoint journal is out + ".journal"
-  int threads = 0;                    ///< 0: all cores (oneTBB default)
+  std::filesystem::path out;  ///< results file (.h5); the checkpoint journal is out + ".journal"
+  int threads = 0;            ///< 0: all cores (oneTBB default)
   Shard shard;
-  bool resume = false;                ///< continue from the journal (or accept an already complete file)
-  bool quiet = false;                 ///< no progress on stderr
-  std::optional<double> max_time_seconds;  ///< stop cleanly after this wall time
+  bool resume = false;                           ///< continue from the journal (or accept an already complete file)
+  bool quiet = false;                            ///< no progress on stderr
+  std::optional<double> max_time_seconds;        ///< stop cleanly after this wall time
   const std::atomic<bool>* stop_flag = nullptr;  ///< set (e.g. by a SIGTERM handler) to stop cleanly
   std::string dpmu_version = "unknown";
   std::string git_sha = "unknown";
@@ -63,9 +63,9 @@ struct RunOptions {
 /// What a run did.
 struct RunReport {
   std::size_t cells = 0;
-  std::size_t tasks_total = 0;        ///< tasks of this shard
-  std::size_t tasks_resumed = 0;      ///< found in the journal
-  std::size_t tasks_run = 0;          ///< run now
+  std::size_t tasks_total = 0;    ///< tasks of this shard
+  std::size_t tasks_resumed = 0;  ///< found in the journal
+  std::size_t tasks_run = 0;      ///< run now
   std::uint64_t replicates_run = 0;
   double loop_seconds = 0.0;                         ///< wall time of the parallel loop
   double loop_cpu_seconds = 0.0;                     ///< CPU time of the process (all threads) during the loop
@@ -113,9 +113,9 @@ std::string comparison_obstacle(const StudyResults& a, const std::string& name_a
 /// One flagged difference found by compare_results.
 struct Difference {
   std::string cell_key;
-  std::string metric;     ///< "name" or "name[k]"
+  std::string metric;  ///< "name" or "name[k]"
   double mean_a, mean_b, mcse_a, mcse_b, z;
-  std::string reason;     ///< "z", "nan", "missing cell", ...
+  std::string reason;  ///< "z", "nan", "missing cell", ...
 };
 
 /// Compare two results files per cell (matched by key) and metric component: flag
