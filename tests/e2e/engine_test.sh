@@ -10,36 +10,6 @@ SRC="$2"
 SMOKE="$SRC/configs/smoke/normal_mean.yaml"
 SLOW="$SRC/configs/smoke/normal_mean_slow.yaml"
 
-# expect_exit CODE "stderr substring" args...
-expect_exit() {
-  local want_rc="$1" want="$2"; shift 2
-  "$DPMU" "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  if [ $rc -ne "$want_rc" ]; then fail "dpmu $*: exit $rc, expected $want_rc; stderr: $(cat "$TMP/err")"; return; fi
-  if [ -n "$want" ] && ! grep -qF -- "$want" "$TMP/err" "$TMP/out"; then
-    fail "dpmu $*: output lacks '$want'; got: $(cat "$TMP/err" "$TMP/out")"; return
-  fi
-  pass
-}
-
-# same_arrays A.h5 B.h5: every /replicates dataset and /replicates_done bit-identical.
-same_arrays() {
-  "$PY" - "$1" "$2" <<'PYEOF'
-import sys, h5py, numpy as np
-a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
-assert sorted(a["replicates"]) == sorted(b["replicates"])
-for k in a["replicates"]:
-    x, y = a["replicates"][k][()], b["replicates"][k][()]
-    assert x.shape == y.shape and x.tobytes() == y.tobytes(), k
-assert a["replicates_done"][()].tobytes() == b["replicates_done"][()].tobytes()
-for k in a["calibration"]:
-    assert a["calibration"][k][()].tobytes() == b["calibration"][k][()].tobytes(), k
-for k in a["summary"]:
-    for s in a["summary"][k]:
-        assert a["summary"][k][s][()].tobytes() == b["summary"][k][s][()].tobytes(), (k, s)
-PYEOF
-}
-
 # --- dry run: expanded cells and the amount of work
 expect_exit 0 "" run "$SMOKE" --dry-run
 grep -q "cells: 6" "$TMP/out" && grep -q "mu=1;n=2000;sigma=2" "$TMP/out" && grep -q "work: 2400 replicates in 48 tasks" "$TMP/out" \

@@ -11,30 +11,6 @@ SRC="$(cd "$2" && pwd)"
 SMOKE="$SRC/configs/smoke/normal_mean.yaml"
 SLOW="$SRC/configs/smoke/normal_mean_slow.yaml"
 
-# expect_exit CODE "output substring" args...
-expect_exit() {
-  local want_rc="$1" want="$2"; shift 2
-  "$DPMU" "$@" >"$TMP/out" 2>"$TMP/err"
-  local rc=$?
-  if [ $rc -ne "$want_rc" ]; then fail "dpmu $*: exit $rc, expected $want_rc; stderr: $(head -c 2000 "$TMP/err")"; return; fi
-  if [ -n "$want" ] && ! grep -qF -- "$want" "$TMP/err" "$TMP/out"; then
-    fail "dpmu $*: output lacks '$want'; got: $(head -c 2000 "$TMP/err" "$TMP/out")"; return
-  fi
-  pass
-}
-
-# same_arrays A.h5 B.h5: every /replicates dataset and /replicates_done bit-identical.
-same_arrays() {
-  "$PY" - "$1" "$2" <<'PYEOF'
-import sys, h5py
-a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
-assert sorted(a["replicates"]) == sorted(b["replicates"])
-for k in a["replicates"]:
-    assert a["replicates"][k][()].tobytes() == b["replicates"][k][()].tobytes(), k
-assert a["replicates_done"][()].tobytes() == b["replicates_done"][()].tobytes()
-PYEOF
-}
-
 # A study on a CSV next to its config (hsb_posterior: DP tests on a fixed data set).
 mkdir -p "$TMP/study" "$TMP/elsewhere"
 cp "$SRC/experiments/data/hsb2.csv" "$TMP/study/hsb.csv"

@@ -27,7 +27,7 @@ if ! bash "$SRC/scripts/slurm/slurm-up.sh" "$CLUSTER" >"$TMP/up.out" 2>&1; then
 fi
 export SLURM_CONF="$CLUSTER/slurm.conf"
 
-same_arrays() {  # same_arrays A.h5 B.h5: every dataset equal (NaN = NaN), except run metadata and timings
+same_datasets() {  # same_datasets A.h5 B.h5: every dataset equal (stricter than lib.sh same_arrays) (NaN = NaN), except run metadata and timings
   "$PY" - "$1" "$2" <<'PYEOF'
 import sys, h5py, numpy as np
 a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
@@ -61,7 +61,7 @@ wait_queue dpmu-nm 120
 if [ -f "$FRESH/out/nm.h5" ]; then pass; else fail "no merged file; logs: $(cat "$FRESH"/out/nm.logs/* 2>/dev/null | tail -20)"; fi
 "$DPMU_BIN" run "$FRESH/nm.yaml" --out "$TMP/single.h5" --quiet >/dev/null 2>&1
 "$DPMU_BIN" compare "$TMP/single.h5" "$FRESH/out/nm.h5" >/dev/null 2>&1 && pass || fail "dpmu compare: merged differs from one run"
-same_arrays "$TMP/single.h5" "$FRESH/out/nm.h5" && pass || fail "merged arrays differ from one run"
+same_datasets "$TMP/single.h5" "$FRESH/out/nm.h5" && pass || fail "merged arrays differ from one run"
 ls "$FRESH"/out/nm.logs/merge-*.log >/dev/null 2>&1 && pass || fail "merge log not named merge-JOBID.log"
 
 # --- 2. cancel one shard mid-run, the merge must not wait forever, resubmit, same result ---
@@ -95,7 +95,7 @@ fi
 resubmit=$(grep -A1 "^resubmit" "$TMP/status" | tail -1)
 (cd "$TMP" && DPMU="$DPMU_BIN" eval "$resubmit") >"$TMP/submit3" 2>&1 && pass || fail "resubmission: $(cat "$TMP/submit3")"
 wait_queue dpmu-slow 180
-same_arrays "$TMP/slow-single.h5" "$TMP/out/slow.h5" && pass || fail "after cancel and resubmit the merged file differs from one run"
+same_datasets "$TMP/slow-single.h5" "$TMP/out/slow.h5" && pass || fail "after cancel and resubmit the merged file differs from one run"
 "$DPMU_BIN" compare "$TMP/slow-single.h5" "$TMP/out/slow.h5" >/dev/null 2>&1 && pass || fail "dpmu compare after resubmission"
 
 finish "slurm e2e"

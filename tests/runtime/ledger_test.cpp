@@ -10,27 +10,16 @@
 #include <string>
 #include <thread>
 
+#include "temp_dir.hpp"
+
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
 namespace rt = dpmu::runtime;
 
 namespace {
 
-/// A fresh temporary directory, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("dpmu_ledger_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  static int& counter() {
-    static int c = 0;
-    return c;
-  }
-  std::string operator/(const std::string& s) const { return (path / s).string(); }
+struct TempDir : dpmu::test::TempDir {
+  TempDir() : dpmu::test::TempDir("dpmu_ledger_test") {}
 };
 
 void write_file(const std::string& path, const std::string& contents) {

@@ -18,6 +18,7 @@
 #include "dpmu/runtime/results.hpp"
 #include "dpmu/runtime/runner.hpp"
 #include "engine_test_experiments.hpp"
+#include "temp_dir.hpp"
 
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
@@ -25,17 +26,8 @@ namespace rt = dpmu::runtime;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    static int counter = 0;
-    path = fs::temp_directory_path() /
-           ("dpmu_reliability_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path operator/(const std::string& s) const { return path / s; }
+struct TempDir : dpmu::test::TempDir {
+  TempDir() : dpmu::test::TempDir("dpmu_reliability_test") {}
 };
 
 void write_file(const fs::path& p, const std::string& text) {

@@ -10,6 +10,7 @@
 #include "dpmu/runtime/config.hpp"
 #include "dpmu/runtime/results.hpp"
 #include "engine_test_experiments.hpp"
+#include "temp_dir.hpp"
 
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
@@ -17,21 +18,8 @@ namespace rt = dpmu::runtime;
 
 namespace {
 
-/// A fresh temporary directory, removed at the end of the test.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("dpmu_runner_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter()++));
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  static int& counter() {
-    static int c = 0;
-    return c;
-  }
-  fs::path operator/(const std::string& s) const { return path / s; }
+struct TempDir : dpmu::test::TempDir {
+  TempDir() : dpmu::test::TempDir("dpmu_runner_test") {}
 };
 
 rt::StudySpec study(const std::string& extra = "", std::int64_t replicates = 60) {
