@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -134,8 +135,12 @@ void run_audit(const AuditTarget& t, const AuditCliOptions& o) {
   const std::uint64_t pilot_key = core::fnv1a_64("audit/pilot");
   std::size_t best = 0;
   double best_shift = -1.0;
+  std::map<const Eigen::MatrixXd*, std::vector<Eigen::VectorXd>> base_draws;  // one pilot per base data set
   for (std::size_t c = 0; c < candidates.size(); ++c) {
-    const auto base = draw(t, *candidates[c].base, o.seed, pilot_key, o.pilot);
+    const Eigen::MatrixXd* data = candidates[c].base.get();
+    auto it = base_draws.find(data);
+    if (it == base_draws.end()) it = base_draws.emplace(data, draw(t, *data, o.seed, pilot_key, o.pilot)).first;
+    const auto& base = it->second;
     const auto moved = draw(t, candidates[c].neighbour(), o.seed, pilot_key, o.pilot);
     double shift = 0.0;
     for (std::size_t i = 0; i < o.pilot; ++i) {
