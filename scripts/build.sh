@@ -5,7 +5,10 @@ cd "$(dirname "$0")/.."
 bash scripts/setup-deps.sh
 generator=()
 if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+launcher=()
+# ccache (optional, not installed by setup-deps) shares compiled objects between checkouts.
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 if [ ! -f build/CMakeCache.txt ]; then
-  cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake -S . -B build "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
 cmake --build build --parallel "$(nproc)"
