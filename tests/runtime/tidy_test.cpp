@@ -54,6 +54,14 @@ std::vector<std::string> names(const rt::TidyTable& t) {
   return out;
 }
 
+/// cell_key, the file's parameters, then `rest`.
+std::vector<std::string> expected_columns(const rt::StudyResults& r, const std::vector<std::string>& rest) {
+  std::vector<std::string> out = {"cell_key"};
+  out.insert(out.end(), r.parameter_names.begin(), r.parameter_names.end());
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
 bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 
 }  // namespace
@@ -119,12 +127,8 @@ TEST_CASE("tidy_summaries: one row per cell, metric and component, the numbers o
   const fs::path file = run_small_study(dir);
   const rt::StudyResults r = rt::read_results(file);
   const rt::TidyTable t = rt::tidy_summaries(file);
-  std::vector<std::string> want = {"cell_key"};
-  want.insert(want.end(), r.parameter_names.begin(), r.parameter_names.end());
-  for (const char* n : {"metric", "component", "component_label", "mean", "sd", "mcse", "q025", "q250", "q500", "q750",
-                        "q975", "n_ok", "n_nan"})
-    want.push_back(n);
-  CHECK(names(t) == want);
+  CHECK(names(t) == expected_columns(r, {"metric", "component", "component_label", "mean", "sd", "mcse", "q025", "q250",
+                                         "q500", "q750", "q975", "n_ok", "n_nan"}));
   // p = 1 cells: x, v[0]; p = 3 cells: x, v[0..2]
   REQUIRE(t.rows() == 4 * 2 + 4 * 4);
   std::size_t row = 0, nan_seen = 0;
@@ -170,10 +174,7 @@ TEST_CASE("tidy_replicates: one row per cell, done replicate and component; --me
   const fs::path file = run_small_study(dir);
   const rt::StudyResults r = rt::read_results(file);
   const rt::TidyTable all = rt::tidy_replicates(file);
-  std::vector<std::string> want = {"cell_key"};
-  want.insert(want.end(), r.parameter_names.begin(), r.parameter_names.end());
-  for (const char* n : {"replicate", "metric", "component", "component_label", "value"}) want.push_back(n);
-  CHECK(names(all) == want);
+  CHECK(names(all) == expected_columns(r, {"replicate", "metric", "component", "component_label", "value"}));
   REQUIRE(all.rows() == 12 * (4 * 2 + 4 * 4));
   std::size_t row = 0;
   for (std::size_t c = 0; c < r.cells.size(); ++c) {
