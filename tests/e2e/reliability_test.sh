@@ -227,6 +227,7 @@ assert d['error_list'][0]['key'] == 'mu=0;n=50;sigma=2'
 " && pass || fail "dpmu errors json: $(head -c 800 "$TMP/out")"
 expect_exit 0 "0 failed replicate record(s)" errors "$TMP/good.h5"
 expect_exit 0 "" summarize "$TMP/old.h5"   # schema 1.0 files are still read
+expect_exit 0 "sample_mean" export "$TMP/old.h5"
 
 # --- item 11: out of memory is a message and exit 2 in every command, never an abort
 "$PY" -c "
