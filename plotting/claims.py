@@ -15,10 +15,12 @@ variants share their data sets) and classifies it:
 * ``unresolved``: neither (the Monte Carlo error is too large to tell).
 
 The verdict is computed from these, never typed: ``holds`` when every setting is supported
-(for claims that say "in most cases": more than half), ``does not hold`` when none is (or, for
-"most", when more settings are contradicted than supported), ``partly`` otherwise, with the
-fraction of supported settings. Claims whose results file is missing are reported as
-``not run``. Tolerances and thresholds that turn a sentence into a test (what "≈ 0.70",
+(for claims that say "in most cases": more than half), ``does not hold`` when none is and some
+are contradicted (for "most": when at least as many are contradicted as supported),
+``unresolved`` when every setting is unresolved, ``partly`` otherwise, with the fraction of
+supported settings. Claims whose results file is missing are ``not run``; a group without any
+setting the sentence applies to (e.g. no LCSSF panel reaches 0.9 under a calibration) is
+``not applicable``. Tolerances and thresholds that turn a sentence into a test (what "≈ 0.70",
 "close" or "quite powerful" mean) are part of each entry's ``test`` text.
 
 Results files are found anywhere under RESULTS_DIR and identified by the config they were run
@@ -40,7 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from dpmu_h5 import DamagedFile, Results  # noqa: E402
 
 Z95 = 1.959963984540054
-BOOTSTRAP_DRAWS = 400
+BOOTSTRAP_DRAWS = 200
 BOOTSTRAP_SEED = 20240601
 
 
@@ -61,6 +63,16 @@ class Study:
         self.stem = os.path.splitext(os.path.basename(self.config_source))[0] or \
             os.path.splitext(os.path.basename(path))[0]
         self._replicates = {}
+        self._boot = {}
+
+    def boot(self, metric, c, stat, k=None):
+        """(estimate, bootstrap sample) of a named statistic ('median', 'iqr', 'sd') of the
+        replicates of metric in cell c (component k of a vector metric); cached."""
+        key = (metric, c, stat, k)
+        if key not in self._boot:
+            x = self.replicates(metric)[c]
+            self._boot[key] = bootstrap_sample(x if k is None else x[:, k], STATS[stat])
+        return self._boot[key]
 
     def replicates(self, metric):
         """Per-replicate values of a metric: float array [C, R] (scalar) or [C, R, K] (vector)."""
@@ -125,14 +137,20 @@ def mean_se(x):
 def bootstrap(x, stat, draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED):
     """stat(x) and its bootstrap SE (fixed seed; resampling the finite values of x).
     ``stat`` maps a [B, R] array to B values (axis=-1)."""
+    est, boot = bootstrap_sample(x, stat, draws, seed)
+    return est, (float(np.std(boot, ddof=1)) if boot is not None else math.nan)
+
+
+def bootstrap_sample(x, stat, draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED):
+    """stat(x) and the stat of ``draws`` bootstrap resamples (None if fewer than 2 values)."""
     x = np.asarray(x, dtype=float)
     x = x[np.isfinite(x)]
     if len(x) < 2:
-        return math.nan, math.nan
+        return math.nan, None
     est = float(stat(x[None, :])[0])
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(x), size=(draws, len(x)))
-    return est, float(np.std(stat(x[idx]), ddof=1))
+    return est, np.asarray(stat(x[idx]), dtype=float)
 
 
 def q_stat(q):
@@ -140,11 +158,24 @@ def q_stat(q):
 
 
 def iqr_stat(a):
-    return np.quantile(a, 0.75, axis=-1) - np.quantile(a, 0.25, axis=-1)
+    q = np.quantile(a, [0.25, 0.75], axis=-1)
+    return q[1] - q[0]
 
 
 def sd_stat(a):
     return np.std(a, axis=-1, ddof=1)
+
+
+STATS = {"median": q_stat(0.5), "iqr": iqr_stat, "sd": sd_stat}
+
+
+def boot_of(st, metric, c, stat, fn=None):
+    """(estimate, bootstrap SE) of fn(named statistic) (fn = identity by default)."""
+    est, sample = st.boot(metric, c, stat)
+    if sample is None:
+        return math.nan, math.nan
+    fn = fn or (lambda v: v)
+    return float(fn(np.asarray(est))), float(np.std(fn(sample), ddof=1))
 
 
 def diff(a, b):
@@ -201,7 +232,7 @@ def verdict(settings, quantifier="all"):
     """(verdict, fraction supported) of a list of settings."""
     n = len(settings)
     if n == 0:
-        return "not run", None
+        return "not applicable", None
     sup = sum(s["outcome"] == "supported" for s in settings)
     con = sum(s["outcome"] == "contradicted" for s in settings)
     frac = sup / n
@@ -211,6 +242,8 @@ def verdict(settings, quantifier="all"):
         return ("does not hold" if con >= sup else "partly"), frac
     if sup == n:
         return "holds", frac
+    if sup == 0 and con == 0:
+        return "unresolved", frac
     if sup == 0:
         return "does not hold", frac
     return "partly", frac
@@ -344,7 +377,7 @@ def pairs(seq):
 def stat_of(st, metric, c, stat):
     if stat == "mean":
         return mean_se(reps(st, metric, c))
-    return bootstrap(reps(st, metric, c), stat)
+    return boot_of(st, metric, c, stat)
 
 
 def monotone(group, st, metric, stat, axis, fixed_sets, direction, label):
@@ -385,7 +418,7 @@ def hsb_files(ctx, *stems):
 def _fig1_spread_eps(ctx):
     st = ctx["fig1_hsb_posterior"]
     g = Group("")
-    monotone(g, st, "posterior_probability_h1", iqr_stat, "epsilon", grid(st, "test", "num_subsets"), -1, "IQR")
+    monotone(g, st, "posterior_probability_h1", "iqr", "epsilon", grid(st, "test", "num_subsets"), -1, "IQR")
     return [g]
 
 
@@ -397,24 +430,25 @@ def _fig1_spread_eps(ctx):
 def _fig1_spread_m(ctx):
     st = ctx["fig1_hsb_posterior"]
     g = Group("")
-    monotone(g, st, "posterior_probability_h1", iqr_stat, "num_subsets", grid(st, "test", "epsilon"), -1, "IQR")
+    monotone(g, st, "posterior_probability_h1", "iqr", "num_subsets", grid(st, "test", "epsilon"), -1, "IQR")
     return [g]
 
 
-def _shrinkage(ctx, stem, fixed_names, stat, label):
+def _shrinkage(ctx, stem, fixed_names):
     st = ctx[stem]
     g = Group("")
+    away = lambda v: np.abs(v - 0.5)  # noqa: E731
     for fixed in grid(st, *fixed_names):
         ms = [m for m in values(st, "num_subsets") if cell(st, **fixed, num_subsets=m) is not None]
         for a, b in pairs(ms):
             ca, cb = cell(st, **fixed, num_subsets=a), cell(st, **fixed, num_subsets=b)
-            x, y = reps(st, "posterior_probability_h1", ca), reps(st, "posterior_probability_h1", cb)
-            f = (lambda s: lambda v: np.abs(s(v) - 0.5))(stat)
-            sa, sb = bootstrap(x, f), bootstrap(y, f)
+            sa = boot_of(st, "posterior_probability_h1", ca, "median", away)
+            sb = boot_of(st, "posterior_probability_h1", cb, "median", away)
             d, se = diff(sb, sa)
             desc = ", ".join(f"{k}={v}" for k, v in fixed.items())
             g.add(f"{desc}; M {a}→{b}", d, se, sign_outcome(d, se, -1),
-                  **{f"{label}_at_M{a}": float(stat(x[None, :])[0]), f"{label}_at_M{b}": float(stat(y[None, :])[0])})
+                  **{f"median_at_M{a}": st.boot("posterior_probability_h1", ca, "median")[0],
+                     f"median_at_M{b}": st.boot("posterior_probability_h1", cb, "median")[0]})
     return [g]
 
 
@@ -425,7 +459,7 @@ def _shrinkage(ctx, stem, fixed_names, stat, label):
        test="for every test and ε, and every consecutive pair of M values: |median − 0.5| decreases",
        files=["fig1_hsb_posterior"])
 def _fig1_shrinkage(ctx):
-    return _shrinkage(ctx, "fig1_hsb_posterior", ("test", "epsilon"), q_stat(0.5), "median")
+    return _shrinkage(ctx, "fig1_hsb_posterior", ("test", "epsilon"))
 
 
 def _approx(ctx, test, target, large_eps=(4.0, 8.0)):
@@ -435,7 +469,7 @@ def _approx(ctx, test, target, large_eps=(4.0, 8.0)):
         c = cell(st, test=test, num_subsets=10, epsilon=eps)
         if c is None:
             continue
-        m, se = bootstrap(reps(st, "posterior_probability_h1", c), q_stat(0.5))
+        m, se = boot_of(st, "posterior_probability_h1", c, "median")
         g.add(f"M=10, ε={eps:g}", m, se, interval_outcome(m, se, target - 0.005, target + 0.005),
               paper=target, distance_in_se=(m - target) / se if se > 0 else math.nan)
     return [g]
@@ -621,7 +655,7 @@ def _var_m(ctx):
         others = [n for n in ("test", "censor_lower", "censor_upper", "epsilon", "delta", "gaussian_calibration")
                   if n in st.res.cells and len(values(st, n)) > 1]
         g = Group(stem)
-        monotone(g, st, "noisy_statistic", sd_stat, "num_subsets", grid(st, *others), -1, "sd")
+        monotone(g, st, "noisy_statistic", "sd", "num_subsets", grid(st, *others), -1, "sd")
         out.append(g)
     return out
 
@@ -641,7 +675,7 @@ def _var_delta(ctx):
             continue
         st = ctx[stem]
         g = Group(stem)
-        monotone(g, st, "noisy_statistic", sd_stat, axis, grid(st, *others), +1, "sd")
+        monotone(g, st, "noisy_statistic", "sd", axis, grid(st, *others), +1, "sd")
         out.append(g)
     return out
 
@@ -724,7 +758,7 @@ def _split_bias(ctx):
 def _fig6_var(ctx):
     st = ctx["fig6_hsb_censoring"]
     g = Group("")
-    monotone(g, st, "posterior_probability_h1", sd_stat, "num_subsets", grid(st, "censor_upper", "epsilon"), -1, "sd")
+    monotone(g, st, "posterior_probability_h1", "sd", "num_subsets", grid(st, "censor_upper", "epsilon"), -1, "sd")
     return [g]
 
 
@@ -734,7 +768,7 @@ def _fig6_var(ctx):
        test="for every censoring interval and ε, consecutive M: |median − 0.5| decreases",
        files=["fig6_hsb_censoring"])
 def _fig6_shrink(ctx):
-    return _shrinkage(ctx, "fig6_hsb_censoring", ("censor_upper", "epsilon"), q_stat(0.5), "median")
+    return _shrinkage(ctx, "fig6_hsb_censoring", ("censor_upper", "epsilon"))
 
 
 @claim(id="PB-B-fig6-variance-limits", paper="PB", section="App. B", figure="Figure 6",
@@ -748,15 +782,15 @@ def _fig6_shrink(ctx):
 def _fig6_limits(ctx):
     st = ctx["fig6_hsb_censoring"]
     g = Group("variance falls with tighter limits")
-    monotone(g, st, "posterior_probability_h1", sd_stat, "censor_upper", grid(st, "num_subsets", "epsilon"), +1, "sd")
+    monotone(g, st, "posterior_probability_h1", "sd", "censor_upper", grid(st, "num_subsets", "epsilon"), +1, "sd")
     h = Group("bias of [0.35, 0.65] vs [0.001, 0.999]")
     us = values(st, "censor_upper")
     for fixed in grid(st, "num_subsets", "epsilon"):
         c_n, c_w = cell(st, **fixed, censor_upper=min(us)), cell(st, **fixed, censor_upper=max(us))
         npv = float(st.res.calibration["non_private_posterior_probability_h1"][c_n, 0])
-        f = lambda v: np.abs(np.quantile(v, 0.5, axis=-1) - npv)  # noqa: E731
-        bn, bw = bootstrap(reps(st, "posterior_probability_h1", c_n), f), \
-            bootstrap(reps(st, "posterior_probability_h1", c_w), f)
+        f = lambda v: np.abs(v - npv)  # noqa: E731
+        bn = boot_of(st, "posterior_probability_h1", c_n, "median", f)
+        bw = boot_of(st, "posterior_probability_h1", c_w, "median", f)
         d, se = diff(bn, bw)
         h.add(f"M={fixed['num_subsets']}, ε={fixed['epsilon']:g}", d, se, sign_outcome(d, se, +1),
               bias_stringent=bn[0], bias_wide=bw[0])
@@ -1164,9 +1198,6 @@ def _cps_close(ctx):
        test="every (mechanism, j ∈ {1, 3, 4}): correlation > 0",
        files=list(CPS_STEMS))
 def _cps_spread(ctx):
-    def spearman(a):
-        # a: [B, R, 2] is not supported by bootstrap(); handled below
-        raise NotImplementedError
     out = []
     for stem, st in _cps(ctx):
         g = Group(stem)
