@@ -1155,7 +1155,7 @@ def _c_thr(ctx):
 # PB §5.2.2, Figure 5 (CPS)
 # ----------------------------------------------------------------------------------------------
 
-CPS_STEMS = ("fig5_cps", "fig5_cps_public_bounds")
+CPS_STEMS = ("fig5_cps", "fig5_cps_centred_age", "fig5_cps_public_bounds")
 # Figure 5's horizontal ranges and peak densities, read off the paper's axes (§5.2.2)
 PAPER_FIG5 = {1: ((-2.0, 2.0), 4.0), 3: ((-0.01, 0.01), 2000.0), 4: ((0.0, 0.04), 80.0)}
 
