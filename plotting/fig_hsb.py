@@ -128,7 +128,7 @@ def plot_family(res, out_base, x_name, metric, title_stub, extra=None):
     for ax in axes[-1]:
         ax.set_xlabel("ε" if x_name == "epsilon" else "δ")
     # one legend for the figure, below the panels, so that it covers neither titles nor data
-    handles, labels = {}, []
+    handles = {}
     for ax in axes.flat:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(lab, h)
