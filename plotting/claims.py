@@ -195,6 +195,18 @@ def paired_mean(x, y):
     return mean_se(x[ok] - y[ok])
 
 
+def paired_ratio(x, y):
+    """mean(x) / mean(y) over replicates where both are finite, with its delta-method MC SE."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if len(x) < 2 or y.mean() == 0:
+        return math.nan, math.nan
+    r = x.mean() / y.mean()
+    return float(r), float(np.std(x - r * y, ddof=1) / math.sqrt(len(x)) / abs(y.mean()))
+
+
 def binomial_se(rate, n):
     return math.sqrt(max(rate * (1.0 - rate), 0.0) / max(n, 1))
 
@@ -630,6 +642,61 @@ def _fig2d(ctx):
         for cal in values(st, "gaussian_calibration"):
             out += _power_especially(st, metric, dict(test="H2", gaussian_calibration=cal), (5, 10),
                                      (0.25, 0.5, 0.75), f"{name}, calibration {cal}")
+    return out
+
+
+@claim(id="PB-4.4-fig2-nonprivate", paper="PB", section="§4.4, App. B", figure="Figures 2, 7",
+       words="The non-private test of H01 against H11 does not reject H01 at the 0.01 or 0.05 significance levels, "
+             "whereas the non-private test of H02 against H12 rejects H02 at the 0.01 and 0.05 significance levels. "
+             "In fact, 2 log Λ10,2 is greater than U [= 7]. … The true, non-private likelihood ratio is above 10.",
+       quantity="non-private 2 log Λ10 (exact) against the χ²₁ critical values 3.84 and 6.63",
+       test="2 log Λ10,1 < 3.84; 2 log Λ10,2 > 7 (hence > 6.63) and > 10",
+       files=["fig2_hsb_likelihood_ratio", "fig7_hsb_lr_censoring"])
+def _fig2_np(ctx):
+    g = Group("")
+    for stem in ("fig2_hsb_likelihood_ratio", "fig7_hsb_lr_censoring"):
+        if stem not in ctx:
+            continue
+        st = ctx[stem]
+        for test in (values(st, "test") or ["H2"]):
+            c = int(st.res.select(test=test)[0]) if "test" in st.res.cells else 0
+            v = float(st.res.calibration["non_private_log_statistic"][c, 0])
+            cu = st.res.calibration["critical_value_uncorrected"][c]
+            if test == "H1":
+                g.add(f"{stem}: 2 log Λ10,1 vs χ²₁ 0.05 value", v - cu[0], 0.0, sign_outcome(v - cu[0], 0.0, -1),
+                      statistic=v)
+            else:
+                for bound, lab in ((7.0, "U = 7"), (10.0, "10")):
+                    g.add(f"{stem}: 2 log Λ10,2 vs {lab}", v - bound, 0.0, sign_outcome(v - bound, 0.0, +1),
+                          statistic=v)
+    return [g]
+
+
+@claim(id="PB-4.5-U-twice", paper="PB", section="§4.5 (guidelines)", figure="Figure 7",
+       words="In the case of likelihood ratios, we recommend setting the lower censoring bound L to 0 … and let the "
+             "upper censoring value be greater than the critical value for rejection of the non-private test to "
+             "avoid loss of power. Setting U to approximately twice the critical value performed well in our "
+             "applications.",
+       quantity="power at U = 7 (≈ 2 × 3.84) minus the best power over U ∈ {1, 2, 7, 10}, the paper's plain test",
+       test="every (calibration, M, δ): the 95% interval of the shortfall lies above −0.05 ('performed well' = "
+            "within 0.05 of the best U; 0 when U = 7 is the best)",
+       files=["fig7_hsb_lr_censoring"])
+def _u_twice(ctx):
+    st = ctx["fig7_hsb_lr_censoring"]
+    out = []
+    for cal in values(st, "gaussian_calibration"):
+        g = Group(f"calibration {cal}")
+        for m in values(st, "num_subsets"):
+            for delta in values(st, "delta"):
+                rates = {u: _rates(st, "reject_corrected", gaussian_calibration=cal, censor_upper=u, num_subsets=m,
+                                   delta=delta) for u in values(st, "censor_upper")}
+                if 7 not in rates:
+                    continue
+                best_u = max(rates, key=lambda u: rates[u][0])
+                d, se = diff(rates[7], rates[best_u]) if best_u != 7 else (0.0, 0.0)
+                g.add(f"M={m}, δ={delta:g} (best U = {best_u:g})", d, se, interval_outcome(d, se, -0.05, math.inf),
+                      power_U7=rates[7][0], power_best=rates[best_u][0])
+        out.append(g)
     return out
 
 
@@ -1111,24 +1178,29 @@ def _ptrue_p(ctx):
 
 @claim(id="PB-5.2-zs-bic", paper="PB", section="§5.2 / App. C", figure="Figures 3, 4 vs 8, 9",
        words="The results with Zellner-Siow and BIC are almost identical.",
-       quantity="P(true model) under BIC − under ZS, paired on the same data sets and noise, MC SE",
-       test="every (p, |T|, n, method, ε): the 95% interval of the difference lies within ±0.05 "
-            "(tolerance for 'almost identical')",
+       quantity="P(true model) under BIC − under ZS, and the ratio of mean PMSEs, paired on the same data sets "
+                "and noise, MC SE (delta method for the ratio)",
+       test="every (p, |T|, n, method, ε): the 95% interval of the difference lies within ±0.05 and that of the "
+            "PMSE ratio within [0.8, 1.25] (tolerances for 'almost identical')",
        files=["fig3_4_zellner_siow"])
 def _zs_bic(ctx):
     if "fig3_4_zellner_siow" not in ctx:
         return []
     acc = SspVariants(ctx["fig3_4_zellner_siow"])
-    g = Group("")
+    g = Group("P(true model), BIC − ZS within ±0.05")
+    h = Group("mean PMSE, BIC / ZS within [0.8, 1.25]")
     if not (acc.has_prior("zellner_siow") and acc.has_prior("bic")):
-        return [g]
+        return [g, h]
     for p, t, n in acc.design_cells():
         for mech, eps, thr in [("none", None, False)] + [(m, e, th) for e in acc.epsilons for m, th in DP]:
             d, se = paired_mean(acc.values("prob_true_model", p, t, n, "bic", mech, eps, thr),
                                 acc.values("prob_true_model", p, t, n, "zellner_siow", mech, eps, thr))
             lab = "G (not DP)" if mech == "none" else _vlabel(mech, eps, thr)
             g.add(f"p={p}, |T|={t}, n={n}, {lab}", d, se, interval_outcome(d, se, -0.05, 0.05))
-    return [g]
+            r, rse = paired_ratio(acc.values("predictive_mse", p, t, n, "bic", mech, eps, thr),
+                                  acc.values("predictive_mse", p, t, n, "zellner_siow", mech, eps, thr))
+            h.add(f"p={p}, |T|={t}, n={n}, {lab}", r, rse, interval_outcome(r, rse, 0.8, 1.25))
+    return [g, h]
 
 
 @claim(id="PB-C-threshold-ptrue", paper="PB", section="App. C / §5.3", figure="Figures 4, 9",

@@ -339,6 +339,26 @@ def figure_sections(ctx, pngs):
     return "\n".join(parts)
 
 
+CONSTANT_NAMES = ("regularization", "threshold", "noise_sd", "laplace_scale", "wishart_degrees_of_freedom", "delta",
+                  "coefficient", "sigma", "clamped_entries", "clamped_x_entries", "clamped_y_entries")
+
+
+def file_constants(ctx):
+    """Rows (config, constant, range over cells) of the calibration constants stored in the files."""
+    rows = []
+    for stem, st in sorted(ctx.items()):
+        for name in CONSTANT_NAMES:
+            if name not in st.res.calibration:
+                continue
+            v = np.asarray(st.res.calibration[name], dtype=float)
+            v = v[np.isfinite(v)]
+            if v.size == 0:
+                continue
+            lo, hi = float(v.min()), float(v.max())
+            rows.append((stem, name, _fmt(lo) if lo == hi else f"{_fmt(lo)} … {_fmt(hi)}"))
+    return rows
+
+
 def page(title, body):
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{CSS}</style></head><body>{body}</body></html>\n")
@@ -382,6 +402,8 @@ def build_report(results_dir, figures_dir=None):
             claims_table(entries, results_dir),
             "<h2 id='constants'>Reconstructed constants and data substitutions</h2>",
             _table(["constant (not given by the paper)", "our value", "where documented"], CONSTANTS),
+            "<p>The constants as computed for these runs (from <code>/calibration</code>; range over the cells):</p>",
+            _table(["config", "constant", "value"], file_constants(ctx)),
             _table(["data", "substitution"], SUBSTITUTIONS),
             "<h2 id='differences'>What differs from the paper</h2>",
             "<ul>" + "".join(f"<li>{html.escape(d)}</li>" for d in DIFFERENCES) + "</ul>"]
