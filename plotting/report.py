@@ -371,7 +371,7 @@ def build_report(results_dir, figures_dir=None):
     with open(os.path.join(results_dir, "claims.json"), "w") as f:
         json.dump({"results_dir": results_dir, "z": claims_mod.Z95, "claims": entries}, f, indent=1, ensure_ascii=False)
     with open(os.path.join(results_dir, "claims.md"), "w") as f:
-        f.write(claims_mod.markdown(entries))
+        f.write(claims_mod.markdown(entries, results_dir))
     tmp = None
     if figures_dir is None:
         tmp = tempfile.TemporaryDirectory()
