@@ -406,6 +406,16 @@ def monotone(group, st, metric, stat, axis, fixed_sets, direction, label):
                       **{f"{label}_at_{a}": sa[0], f"{label}_at_{b}": sb[0]})
 
 
+def monotone_check(stem, metric, stat, axis, fixed_names, direction, label):
+    """A claim check: ``monotone`` over every combination of ``fixed_names`` in one study."""
+    def check(ctx):
+        st = ctx[stem]
+        g = Group("")
+        monotone(g, st, metric, stat, axis, grid(st, *fixed_names), direction, label)
+        return [g]
+    return check
+
+
 def grid(st, *names):
     """Every combination of the distinct values of the given parameters present in the file."""
     out = [{}]
@@ -422,28 +432,22 @@ def hsb_files(ctx, *stems):
 # PB §4.4, Figure 1
 # ----------------------------------------------------------------------------------------------
 
-@claim(id="PB-4.4-fig1-spread-eps", paper="PB", section="§4.4", figure="Figure 1",
+claim(id="PB-4.4-fig1-spread-eps", paper="PB", section="§4.4", figure="Figure 1",
        words="As expected, increasing ε and M reduces the variability in P*(H11|D) and P*(H12|D).",
        quantity="interquartile range of P*(H1|D) (the figure's error bars), bootstrap SE",
        test="for every test and M, and every consecutive pair of ε values: IQR(larger ε) − IQR(smaller ε) < 0",
-       files=["fig1_hsb_posterior"])
-def _fig1_spread_eps(ctx):
-    st = ctx["fig1_hsb_posterior"]
-    g = Group("")
-    monotone(g, st, "posterior_probability_h1", "iqr", "epsilon", grid(st, "test", "num_subsets"), -1, "IQR")
-    return [g]
+       files=["fig1_hsb_posterior"])(
+    monotone_check("fig1_hsb_posterior", "posterior_probability_h1", "iqr", "epsilon", ("test", "num_subsets"), -1,
+                   "IQR"))
 
 
-@claim(id="PB-4.4-fig1-spread-M", paper="PB", section="§4.4", figure="Figure 1",
+claim(id="PB-4.4-fig1-spread-M", paper="PB", section="§4.4", figure="Figure 1",
        words="As expected, increasing ε and M reduces the variability in P*(H11|D) and P*(H12|D).",
        quantity="interquartile range of P*(H1|D), bootstrap SE",
        test="for every test and ε, and every consecutive pair of M values: IQR(larger M) − IQR(smaller M) < 0",
-       files=["fig1_hsb_posterior"])
-def _fig1_spread_m(ctx):
-    st = ctx["fig1_hsb_posterior"]
-    g = Group("")
-    monotone(g, st, "posterior_probability_h1", "iqr", "num_subsets", grid(st, "test", "epsilon"), -1, "IQR")
-    return [g]
+       files=["fig1_hsb_posterior"])(
+    monotone_check("fig1_hsb_posterior", "posterior_probability_h1", "iqr", "num_subsets", ("test", "epsilon"), -1,
+                   "IQR"))
 
 
 def _shrinkage(ctx, stem, fixed_names):
@@ -817,16 +821,13 @@ def _split_bias(ctx):
 # PB Appendix B, Figures 6 and 7
 # ----------------------------------------------------------------------------------------------
 
-@claim(id="PB-B-fig6-variance-M", paper="PB", section="App. B", figure="Figure 6",
+claim(id="PB-B-fig6-variance-M", paper="PB", section="App. B", figure="Figure 6",
        words="For all censoring limits, increasing the number of subgroups decreases the variance of the output,",
        quantity="variance (sd) of the released P*(H12|D), bootstrap SE",
        test="for every censoring interval and ε, consecutive M: sd(larger M) − sd(smaller M) < 0",
-       files=["fig6_hsb_censoring"])
-def _fig6_var(ctx):
-    st = ctx["fig6_hsb_censoring"]
-    g = Group("")
-    monotone(g, st, "posterior_probability_h1", "sd", "num_subsets", grid(st, "censor_upper", "epsilon"), -1, "sd")
-    return [g]
+       files=["fig6_hsb_censoring"])(
+    monotone_check("fig6_hsb_censoring", "posterior_probability_h1", "sd", "num_subsets", ("censor_upper", "epsilon"),
+                   -1, "sd"))
 
 
 @claim(id="PB-B-fig6-shrinkage", paper="PB", section="App. B", figure="Figure 6",
@@ -1236,6 +1237,23 @@ def _cps(ctx):
     return [(s, ctx[s]) for s in CPS_STEMS if s in ctx]
 
 
+def _cps_panels(ctx):
+    """Groups (one per CPS study) and, per group, the panels (st, mechanism, cell, i, j) of the
+    histogram coefficients β_j (i = their index among the histograms)."""
+    out = []
+    for stem, st in _cps(ctx):
+        coefs = np.asarray(st.res.calibration["histogram_coefficients"][0])
+        coefs = coefs[np.isfinite(coefs)].astype(int)
+        panels = [(st, mech, cell(st, mechanism=mech), i, int(j))
+                  for mech in values(st, "mechanism") for i, j in enumerate(coefs)]
+        out.append((Group(stem), panels))
+    return out
+
+
+def _width(st, c, i):
+    return reps(st, "confidence_set_upper", c, i) - reps(st, "confidence_set_lower", c, i)
+
+
 @claim(id="PB-5.2.2-close", paper="PB", section="§5.2.2", figure="Figure 5",
        words="In all cases, the differentially private methods are close to the non-private answers.",
        quantity="average DP posterior mean E*(β_j|D) − non-private E(β_j|D), MC SE over runs",
@@ -1271,19 +1289,14 @@ def _cps_close(ctx):
        files=list(CPS_STEMS))
 def _cps_spread(ctx):
     out = []
-    for stem, st in _cps(ctx):
-        g = Group(stem)
-        coefs = np.asarray(st.res.calibration["histogram_coefficients"][0])
-        coefs = coefs[np.isfinite(coefs)].astype(int)
-        for mech in values(st, "mechanism"):
-            c = cell(st, mechanism=mech)
-            for i, j in enumerate(coefs):
-                dis = np.abs(reps(st, "posterior_mean_thresholded", c, j - 1) -
-                             reps(st, "posterior_mean_non_thresholded", c, j - 1))
-                width = reps(st, "confidence_set_upper", c, i) - reps(st, "confidence_set_lower", c, i)
-                ok = np.isfinite(dis) & np.isfinite(width)
-                est, se = _spearman_boot(dis[ok], width[ok])
-                g.add(f"{mech}, β{j}", est, se, sign_outcome(est, se, +1))
+    for g, panels in _cps_panels(ctx):
+        for st, mech, c, i, j in panels:
+            dis = np.abs(reps(st, "posterior_mean_thresholded", c, j - 1) -
+                         reps(st, "posterior_mean_non_thresholded", c, j - 1))
+            width = _width(st, c, i)
+            ok = np.isfinite(dis) & np.isfinite(width)
+            est, se = _spearman_boot(dis[ok], width[ok])
+            g.add(f"{mech}, β{j}", est, se, sign_outcome(est, se, +1))
         out.append(g)
     return out
 
@@ -1311,26 +1324,33 @@ def _spearman_boot(x, y, draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED):
              "[0, 0.04] up to ≈ 80.",
        quantity="median over runs of the width t_K − t_0 of the 95% confidence set (the support of a run's "
                 "histogram, PB §5.1), divided by the width of the paper's axis; bootstrap SE",
-       test="every (mechanism, j): ratio within [0.5, 2] (same scale as the paper's figure within a factor 2)",
+       test="every (mechanism, j): width ratio within [0.5, 2], and the peak of the averaged density over the "
+            "paper's peak within [0.5, 2] (same scale as the paper's figure within a factor 2)",
        files=list(CPS_STEMS))
 def _cps_axes(ctx):
     out = []
-    for stem, st in _cps(ctx):
-        g = Group(stem)
-        coefs = np.asarray(st.res.calibration["histogram_coefficients"][0])
-        coefs = coefs[np.isfinite(coefs)].astype(int)
-        for mech in values(st, "mechanism"):
-            c = cell(st, mechanism=mech)
-            for i, j in enumerate(coefs):
-                if j not in PAPER_FIG5:
-                    continue
+    for g, panels in _cps_panels(ctx):
+        for st, mech, c, i, j in panels:
+            if j in PAPER_FIG5:
                 (lo, hi), peak = PAPER_FIG5[j]
-                width = reps(st, "confidence_set_upper", c, i) - reps(st, "confidence_set_lower", c, i)
-                m, se = bootstrap(width, q_stat(0.5))
+                m, se = bootstrap(_width(st, c, i), q_stat(0.5))
                 r, rse = m / (hi - lo), se / (hi - lo)
                 g.add(f"{mech}, β{j}", r, rse, interval_outcome(r, rse, 0.5, 2.0), median_width=m,
                       paper_axis_width=hi - lo)
         out.append(g)
+        h = Group(g.label + ": peak of the averaged density / the paper's peak")
+        for st, mech, c, i, j in panels:
+            if j in PAPER_FIG5:
+                peak = PAPER_FIG5[j][1]
+                dens = st.replicates("confidence_set_density")[c]  # [R, m K]
+                k = dens.shape[1] // (len(panels) // len({p[1] for p in panels}))  # bins per coefficient
+                d = dens[:, i * k:(i + 1) * k]
+                d = d[np.all(np.isfinite(d), axis=1)]
+                idx = np.random.default_rng(BOOTSTRAP_SEED).integers(0, len(d), size=(BOOTSTRAP_DRAWS, len(d)))
+                est = float(d.mean(0).max()) / peak
+                se = float(np.std(d[idx].mean(1).max(-1), ddof=1)) / peak
+                h.add(f"{mech}, β{j}", est, se, interval_outcome(est, se, 0.5, 2.0), peak=est * peak, paper_peak=peak)
+        out.append(h)
     return out
 
 
@@ -1376,6 +1396,17 @@ def _lei_groups(ctx, body):
     return out
 
 
+def _lei_pairs(st, base, g, loops, cond_a, cond_b, outcome):
+    """For every combination of the parameters in ``loops``: best(cond_a) − best(cond_b) with its
+    MC SE, classified by ``outcome(d, se)``."""
+    for fixed in grid(st, *loops):
+        a = _lei_best(st, cell(st, **base, **fixed, **cond_a))
+        b = _lei_best(st, cell(st, **base, **fixed, **cond_b))
+        d, se = diff(a[:2], b[:2])
+        g.add(", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in fixed.items()), d, se,
+              outcome(d, se), best_a=a[0], best_b=b[0])
+
+
 def _w90(mean):
     return float(np.mean(np.asarray(mean) >= 0.9))
 
@@ -1388,15 +1419,9 @@ def _w90(mean):
        test="every (model, n, ε): best(R = 2.5) − best(R = 1) > 0",
        files=["lei_simulation"])
 def _lei_r1(ctx):
-    def body(st, base, g):
-        for model in values(st, "beta_model"):
-            for n in values(st, "n"):
-                for eps in values(st, "epsilon"):
-                    a = _lei_best(st, cell(st, **base, beta_model=model, n=n, epsilon=eps, radius=2.5))
-                    b = _lei_best(st, cell(st, **base, beta_model=model, n=n, epsilon=eps, radius=1))
-                    d, se = diff(a[:2], b[:2])
-                    g.add(f"{model}, n={n}, ε={eps:g}", d, se, sign_outcome(d, se, +1), best_R2_5=a[0], best_R1=b[0])
-    return _lei_groups(ctx, body)
+    return _lei_groups(ctx, lambda st, base, g: _lei_pairs(
+        st, base, g, ("beta_model", "n", "epsilon"), dict(radius=2.5), dict(radius=1),
+        lambda d, se: sign_outcome(d, se, +1)))
 
 
 @claim(id="LCSSF-5-R-large", paper="LCSSF", section="§5", figure="LCSSF Figure 1",
@@ -1406,15 +1431,9 @@ def _lei_r1(ctx):
        test="every (n, ε): the drop lies in (0, 0.1] ('a small drop')",
        files=["lei_simulation"])
 def _lei_rlarge(ctx):
-    def body(st, base, g):
-        for n in values(st, "n"):
-            for eps in values(st, "epsilon"):
-                a = _lei_best(st, cell(st, **base, beta_model="model1", n=n, epsilon=eps, radius=2.5))
-                b = _lei_best(st, cell(st, **base, beta_model="model1", n=n, epsilon=eps, radius=10))
-                d, se = diff(a[:2], b[:2])
-                out = interval_outcome(d, se, 1e-12, 0.1)
-                g.add(f"n={n}, ε={eps:g}", d, se, out, best_R2_5=a[0], best_R10=b[0])
-    return _lei_groups(ctx, body)
+    return _lei_groups(ctx, lambda st, base, g: _lei_pairs(
+        st, base, g, ("n", "epsilon"), dict(beta_model="model1", radius=2.5), dict(beta_model="model1", radius=10),
+        lambda d, se: interval_outcome(d, se, 1e-12, 0.1)))
 
 
 @claim(id="LCSSF-5-eps", paper="LCSSF", section="§5", figure="LCSSF Figures 1, 2",
@@ -1500,15 +1519,9 @@ def _lei_linear(ctx):
        test="every (n, R, ε): difference > 0",
        files=["lei_simulation"])
 def _lei_m2(ctx):
-    def body(st, base, g):
-        for n in values(st, "n"):
-            for radius in values(st, "radius"):
-                for eps in values(st, "epsilon"):
-                    a = _lei_best(st, cell(st, **base, beta_model="model1", n=n, radius=radius, epsilon=eps))
-                    b = _lei_best(st, cell(st, **base, beta_model="model2", n=n, radius=radius, epsilon=eps))
-                    d, se = diff(a[:2], b[:2])
-                    g.add(f"n={n}, R={radius:g}, ε={eps:g}", d, se, sign_outcome(d, se, +1))
-    return _lei_groups(ctx, body)
+    return _lei_groups(ctx, lambda st, base, g: _lei_pairs(
+        st, base, g, ("n", "radius", "epsilon"), dict(beta_model="model1"), dict(beta_model="model2"),
+        lambda d, se: sign_outcome(d, se, +1)))
 
 
 @claim(id="LCSSF-5-model2-n1000", paper="LCSSF", section="§5", figure="LCSSF Figure 2",
