@@ -145,14 +145,18 @@ def plot_file(path, out_dir, name=None):
     name = name or os.path.splitext(os.path.basename(path))[0]
     os.makedirs(out_dir, exist_ok=True)
     if res.experiment == "hsb_posterior":
+        tests = res.values("test") if "test" in res.cells else ["H2"]
+        which = " and ".join(f"P*({TEST_NAMES[t][0]}|D)" for t in tests)
         return plot_family(res, os.path.join(out_dir, name), "epsilon", "posterior_probability_h1",
-                           "DP posterior probability of H1 (bars: first quartile, median, third quartile)")
+                           f"DP posterior probabilities {which} (bars: first quartile, median, third quartile)")
     if res.experiment == "hsb_likelihood_ratio":
+        tests = res.values("test") if "test" in res.cells else ["H2"]
         written = []
         for cal in res.values("gaussian_calibration"):
             suffix = "" if len(res.values("gaussian_calibration")) == 1 else f"_{cal}"
             written += plot_family(res, os.path.join(out_dir, name + suffix), "delta", "log_statistic",
-                                   f"DP likelihood ratio 2 log Λ* (bars: quartiles), Gaussian calibration: {cal}",
+                                   f"DP likelihood ratio {' and '.join(_ylabel('log_statistic', t) for t in tests)} "
+                                   f"(bars: quartiles), Gaussian calibration: {cal}",
                                    extra={"gaussian_calibration": cal})
         return written
     raise ValueError(f"{path}: experiment {res.experiment} is not an HSB figure")
