@@ -1544,10 +1544,11 @@ def _lei_m2n(ctx):
 # Evaluation and output
 # ----------------------------------------------------------------------------------------------
 
-def evaluate(results_dir):
-    """Evaluate every claim on the results under results_dir; returns the list of entries written to
-    claims.json (one per claim and group of settings)."""
-    ctx = find_studies(results_dir)
+def evaluate(results_dir, ctx=None):
+    """Evaluate every claim on the results under results_dir (or on ``ctx``, the studies already
+    found there by find_studies); returns the list of entries written to claims.json (one per claim
+    and group of settings)."""
+    ctx = find_studies(results_dir) if ctx is None else ctx
     entries = []
     for cl in CLAIMS:
         present = [s for s in cl.files if s in ctx]

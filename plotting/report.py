@@ -367,7 +367,7 @@ def page(title, body):
 def build_report(results_dir, figures_dir=None):
     """The report's HTML for results_dir (also writes claims.json and claims.md there)."""
     ctx = claims_mod.find_studies(results_dir)
-    entries = claims_mod.evaluate(results_dir)
+    entries = claims_mod.evaluate(results_dir, ctx)
     with open(os.path.join(results_dir, "claims.json"), "w") as f:
         json.dump({"results_dir": results_dir, "z": claims_mod.Z95, "claims": entries}, f, indent=1, ensure_ascii=False)
     with open(os.path.join(results_dir, "claims.md"), "w") as f:
@@ -416,7 +416,7 @@ def build_report(results_dir, figures_dir=None):
 def build_compare(old_dir, new_dir):
     """HTML comparing the claims, stated numbers and figures of two result sets."""
     old_ctx, new_ctx = claims_mod.find_studies(old_dir), claims_mod.find_studies(new_dir)
-    old_e, new_e = claims_mod.evaluate(old_dir), claims_mod.evaluate(new_dir)
+    old_e, new_e = claims_mod.evaluate(old_dir, old_ctx), claims_mod.evaluate(new_dir, new_ctx)
     key = lambda e: (e["id"], e["variant"])  # noqa: E731
     old_map = {key(e): e for e in old_e}
     rows, n_changed = [], 0
