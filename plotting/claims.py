@@ -1635,6 +1635,7 @@ def main(argv=None):
     parser.add_argument("results_dir")
     parser.add_argument("--json", default=None, help="output file (default RESULTS_DIR/claims.json)")
     parser.add_argument("--markdown", default=None, help="output table (default RESULTS_DIR/claims.md)")
+    parser.add_argument("--compact", action="store_true", help="write claims.json without indentation")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.results_dir):
         print(f"error: {args.results_dir}: no such folder (give the folder of the results files)", file=sys.stderr)
@@ -1644,7 +1645,8 @@ def main(argv=None):
     mpath = args.markdown or os.path.join(args.results_dir, "claims.md")
     with open(jpath, "w") as f:
         json.dump({"results_dir": args.results_dir, "z": Z95, "bootstrap_draws": BOOTSTRAP_DRAWS,
-                   "claims": entries}, f, indent=1, ensure_ascii=False)
+                   "claims": entries}, f, indent=None if args.compact else 1, ensure_ascii=False,
+                  separators=(",", ":") if args.compact else None)
     with open(mpath, "w") as f:
         f.write(markdown(entries, args.results_dir))
     for e in entries:

@@ -62,7 +62,7 @@ def plot_file(path, out_dir, name=None):
     os.makedirs(out_dir, exist_ok=True)
     eps_values = sorted({r[0] for r in rows})
     methods = list(dict.fromkeys(r[2] for r in rows))
-    fig, axes = plt.subplots(1, len(eps_values), figsize=(4 * len(eps_values), 5.4), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(eps_values), figsize=(4 * len(eps_values), 5.0), sharey=True, squeeze=False)
     for j, eps in enumerate(eps_values):
         ax = axes[0, j]
         for method in methods:
@@ -72,21 +72,25 @@ def plot_file(path, out_dir, name=None):
             n, m, s = map(np.array, zip(*pts))
             style = "--" if "1pR_2" in method else ("-." if "BIC" in method else "-")
             colour = plt.get_cmap("tab20")(methods.index(method) % 20)  # same colour in every panel
-            ax.errorbar(n, m, yerr=2 * s, fmt=style, marker="o", ms=3, lw=1, label=f"{method} (bars: ±2 MC SE)",
-                        color=colour)
+            ax.errorbar(n, m, yerr=2 * s, fmt=style, marker="o", ms=3, lw=1, label=method, color=colour)
         ax.set_xscale("log")
         ax.set_ylim(-0.02, 1.02)
         ax.set_title(f"ε = {eps:g}")
         ax.set_xlabel("n")
         if j == 0:
             ax.set_ylabel("P(selected model = truth)")
-    handles, labels = axes[0, -1].get_legend_handles_labels()
-    fig.legend(handles, labels, fontsize=6, loc="lower center", ncol=4, frameon=False)  # below the panels
+    handles = {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    handles["bars: ±2 MC SE"] = plt.Line2D([], [], color="grey", marker="|", ls="none", ms=8)
+    fig.legend(list(handles.values()), list(handles.keys()), fontsize=6, loc="lower center", ncol=5,
+               frameon=False)  # below the panels
     res = Results(path)
     fig.suptitle("Selecting the true model: LCSSF (best φ, reconstructed constants) vs SSP model averaging\n"
                  f"LCSSF §5 design, model 1 β0 = (1,1,1,0,0,0); {res.replicates} simulated data sets per n, the same "
                  "for every method", fontsize=9)
-    fig.tight_layout(rect=(0, 0.22, 1, 1))
+    fig.tight_layout(rect=(0, 0.11, 1, 1))
     return save_figure(fig, out_dir, name)
 
 
