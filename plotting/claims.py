@@ -932,7 +932,7 @@ def _type1(ctx):
     st = ctx["type1_calibration"]
     plain, rand, unc = Group("plain corrected test: not above α"), Group("randomized at the atom: level α"), \
         Group("uncorrected χ² critical values: inflated where the corrected value is larger")
-    keys = st.res.cells["key"]
+    keys = st.res.cells["key"] if "key" in st.res.cells else st.res.cells["cell_key"]
     for c in range(st.res.n_cells):
         for k, alpha in enumerate(LEVELS):
             n = int(st.res.summary["reject_corrected"]["n_ok"][c, k])
