@@ -332,23 +332,36 @@ def reps(st, metric, c, k=None):
 
 class SspVariants:
     """Accessor for ``ssp_simulation`` results: the per-replicate values of a metric for one
-    method variant (prior, ε, mechanism, thresholded) in one design cell (p, |T|, n).
+    method variant (prior, ε, mechanism, thresholded) in one design cell (p, |T|, n). The claims
+    read the simulation study only through this class, which knows the two layouts:
 
-    Current layout: vector metrics with one component per variant, described by
-    ``/calibration/variant_{prior,epsilon,mechanism,thresholded}`` (mechanism codes 0 = none,
-    1 = Laplace, 2 = Wishart; prior = index into the ``priors`` parameter)."""
+    * ``cell_parameters`` (current): prior, mechanism (none / laplace / wishart), thresholded (0/1)
+      and epsilon (inf for mechanism none) are grid axes; every metric is scalar per cell, and the
+      method cells of one (p, |T|, n) share their data sets replicate by replicate (the data are
+      generated once per data key and replicate), so replicate r of two method cells is a pair;
+    * ``variant_components`` (files written before the method axes): vector metrics with one
+      component per variant, described by ``/calibration/variant_{prior,epsilon,mechanism,
+      thresholded}`` (mechanism codes 0 = none, 1 = Laplace, 2 = Wishart; prior = index into the
+      ``priors`` parameter)."""
 
     MECHANISMS = {"none": 0, "laplace": 1, "wishart": 2}
 
     def __init__(self, st):
         self.st = st
-        cal = st.res.calibration
-        self.layout = "variant_components" if "variant_prior" in cal else "cell_parameters"
-        if self.layout != "variant_components":
-            raise ValueError(f"{st.path}: unknown ssp_simulation layout")
-        text = str(st.res.cells["priors"][0]) if "priors" in st.res.cells else "zellner-siow"
-        self.priors = [s.strip().replace("-", "_") for s in text.split(",")]
-        self.epsilons = sorted({float(e) for e in np.ravel(cal["variant_epsilon"]) if np.isfinite(e)})
+        r = st.res
+        cal = r.calibration
+        if "variant_prior" in cal:
+            self.layout = "variant_components"
+            text = str(r.cells["priors"][0]) if "priors" in r.cells else "zellner-siow"
+            self._prior_values = [v.strip() for v in text.split(",")]
+            self.epsilons = sorted({float(e) for e in np.ravel(cal["variant_epsilon"]) if np.isfinite(e)})
+        elif "mechanism" in r.cells and "prior" in r.cells:
+            self.layout = "cell_parameters"
+            self._prior_values = [str(v) for v in r.values("prior")]
+            self.epsilons = sorted(float(e) for e in r.values("epsilon") if np.isfinite(float(e)))
+        else:
+            raise ValueError(f"{st.path}: unknown ssp_simulation layout (neither method axes nor variant components)")
+        self.priors = [v.replace("-", "_") for v in self._prior_values]
 
     def design_cells(self):
         """(p, |T|, n) of every design cell, sorted."""
@@ -361,8 +374,15 @@ class SspVariants:
 
     def values(self, metric, p, t, n, prior, mechanism="none", epsilon=None, thresholded=False):
         """Per-replicate values [R] (None if the variant is not in the file)."""
+        if prior not in self.priors:
+            return None
+        raw_prior = self._prior_values[self.priors.index(prior)]
+        if self.layout == "cell_parameters":
+            c = cell(self.st, p=p, true_model_size=t, n=n, prior=raw_prior, mechanism=mechanism,
+                     thresholded=1 if thresholded else 0, epsilon=math.inf if mechanism == "none" else epsilon)
+            return None if c is None else self.st.replicates(metric)[c]
         c = cell(self.st, p=p, true_model_size=t, n=n)
-        if c is None or prior not in self.priors:
+        if c is None:
             return None
         cal = self.st.res.calibration
         code = self.MECHANISMS[mechanism]
