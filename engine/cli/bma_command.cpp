@@ -134,6 +134,7 @@ json result_json(const api::BmaSummary& r, const std::vector<std::string>& names
     }
     ci["intervals"] = bounds;
     ci["omitted_mass"] = r.interval_omitted_mass;
+    ci["models"] = r.interval_models;
     o["credible_intervals"] = ci;
   }
   o["prior_inclusion_probabilities"] = keyed(r.prior_inclusion_probability, names);

@@ -104,6 +104,7 @@ BmaSummary summarise(const core::BmaResult& r, const Eigen::VectorXd& scale, con
       s.intercept_upper = *response_mean + ci.intercept_upper * fy;
     }
     s.interval_omitted_mass = ci.omitted_mass;
+    s.interval_models = ci.models;
   }
   s.highest_posterior_model = model_names(r.highest_posterior_model, names);
   s.median_probability_model = model_names(r.median_probability_model, names);

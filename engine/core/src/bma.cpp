@@ -414,16 +414,17 @@ struct Mixture {
 
 /// The q-quantile inf{x : F(x) ≥ q} of the normalised mixture: 0 when q falls in the jump at 0;
 /// otherwise the root of the continuous CDF on the side of 0 where it lies, bracketed by doubling
-/// and solved by TOMS 748 to 2^-46 relative.
+/// and solved by TOMS 748 to 2^-40 relative.
 double mixture_quantile(const Mixture& mix, double q) {
   const double target = q * mix.total();
+  if (mix.components.empty()) return 0.0;
+  // Bracket: the components' range, ±8 scales (expanded below if the tails need more).
   double lo = INFINITY;
   double hi = -INFINITY;
   for (const auto& c : mix.components) {
     lo = std::min(lo, c.location - 8.0 * c.scale);
     hi = std::max(hi, c.location + 8.0 * c.scale);
   }
-  if (mix.components.empty()) return 0.0;
   const auto cdf = [&](double x) { return mix.continuous_cdf(x) + (x >= 0.0 ? mix.point_mass : 0.0); };
   if (mix.point_mass > 0.0) {
     const double below = mix.continuous_cdf(0.0);  // F(0⁻)
@@ -441,7 +442,7 @@ double mixture_quantile(const Mixture& mix, double q) {
   for (int i = 0; i < 200 && f(hi) < 0.0; ++i) hi += std::max(hi - lo, 1e-300);
   std::uintmax_t iterations = 200;
   const auto [a, b] =
-      boost::math::tools::toms748_solve(f, lo, hi, boost::math::tools::eps_tolerance<double>(46), iterations);
+      boost::math::tools::toms748_solve(f, lo, hi, boost::math::tools::eps_tolerance<double>(40), iterations);
   return 0.5 * (a + b);
 }
 
@@ -483,7 +484,7 @@ void summarise_models(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, c
   if (intervals) check_open_interval("summarise_models", "credible level", level, 0.0, 1.0);
   std::vector<Mixture> slopes(static_cast<std::size_t>(p));
   Mixture intercept;
-  constexpr double kNodeFloor = 1e-13;  // components lighter than this go to omitted_mass
+  constexpr double kNodeFloor = 1e-11;  // components lighter than this go to omitted_mass
   const Eigen::MatrixXd gxx = 0.5 * (gram.topLeftCorner(p, p) + gram.topLeftCorner(p, p).transpose());
   double best_distance = INFINITY;
   const double syy = gram(p, p);

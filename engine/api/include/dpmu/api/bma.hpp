@@ -81,6 +81,7 @@ struct BmaSummary {
   std::optional<double> intercept_lower;  ///< non-private only (needs ȳ)
   std::optional<double> intercept_upper;
   double interval_omitted_mass = 0.0;  ///< bound on the error of the intervals' CDF
+  std::uint64_t interval_models = 0;   ///< models in the intervals' mixture
   std::vector<std::string> highest_posterior_model;
   std::vector<std::string> median_probability_model;
   std::vector<std::string> best_predictive_model;

@@ -42,7 +42,7 @@ struct BmaOptions {
   /// The intervals and the best predictive model use the most probable models up to this
   /// cumulative posterior probability, at most interval_max_models of them; the rest is
   /// CredibleIntervals::omitted_mass, a bound on the error of the interval's CDF.
-  double interval_mass = 1.0 - 1e-9;
+  double interval_mass = 1.0 - 1e-7;
   int interval_max_models = 4096;
 };
 
@@ -57,7 +57,7 @@ struct CredibleIntervals {
   Eigen::VectorXd upper;
   double intercept_lower = 0.0;  ///< interval of α − ȳ (add the mean of the response): G has no means
   double intercept_upper = 0.0;
-  /// Posterior probability of the models (and quadrature nodes below 1e-13) left out of the
+  /// Posterior probability of the models (and quadrature nodes below 1e-11) left out of the
   /// mixture, which is renormalised over the rest: |CDF error| ≤ omitted_mass.
   double omitted_mass = 0.0;
   std::uint64_t models = 0;  ///< models in the mixture
@@ -310,7 +310,7 @@ struct McmcOptions {
   double tolerance = 0.005;          ///< stopping rule on PIPs (see bayesian_model_averaging_mcmc)
   int top_models = 10;
   double credible_level = 0.95;       ///< as BmaOptions
-  double interval_mass = 1.0 - 1e-9;  ///< as BmaOptions, of the visit frequencies
+  double interval_mass = 1.0 - 1e-7;  ///< as BmaOptions, of the visit frequencies
   int interval_max_models = 4096;     ///< as BmaOptions
 };
 

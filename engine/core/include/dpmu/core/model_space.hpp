@@ -109,8 +109,8 @@ BayesFactorResult log_bayes_factor_robust_trapezoid(double log_one_minus_r_squar
 
 /// The posterior of the shrinkage s = g/(1+g) of one model given the data, as a discrete
 /// distribution: the nodes of the quadrature of log_model_marginal with their normalised weights
-/// (zellner-siow, hyper-g, hyper-g-n, robust: the trapezoid in u of log_bayes_factor_sinh_trapezoid,
-/// whose weighted sums are E[s | Y, γ] and E[s² | Y, γ] to ~1e-9), or one point: g/(1+g) for the
+/// (zellner-siow, hyper-g, hyper-g-n, robust: the trapezoid in u of log_bayes_factor_sinh_trapezoid
+/// at twice its step), or one point: g/(1+g) for the
 /// g-prior, the Laplace-approximate E[s] for zellner-siow-laplace (a plug-in), 1 for bic/aic/lr
 /// (no shrinkage), 0 for the null model. Used for the exact credible intervals of the coefficients
 /// (docs/bma.md "Credible intervals"). log_one_minus_r_squared = −inf (an exact fit) is accepted for
