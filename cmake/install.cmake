@@ -34,7 +34,9 @@ foreach(lib ${HDF5_CXX_LIBRARIES} ${LIBCSV_LIBRARY})
 endforeach()
 set(DPMU_PC_CFLAGS "")
 foreach(dir ${HDF5_INCLUDE_DIRS} ${RANDOM123_INCLUDE_DIR})
-  string(APPEND DPMU_PC_CFLAGS " -isystem ${dir}")
+  if(NOT dir STREQUAL "/usr/include")  # a default include dir; -isystem on it breaks #include_next
+    string(APPEND DPMU_PC_CFLAGS " -isystem ${dir}")
+  endif()
 endforeach()
 # Relocatable: the prefix is found from the .pc file's own folder, so `--prefix` at install time works.
 file(RELATIVE_PATH DPMU_PC_TO_PREFIX /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
