@@ -8,6 +8,7 @@
 #include <optional>
 #include <vector>
 
+#include "bma_test_data.hpp"
 #include "dpmu/core/bayes_factor.hpp"
 #include "dpmu/core/information_criteria.hpp"
 #include "dpmu/core/linear_model.hpp"
@@ -15,29 +16,10 @@
 #include "dpmu/core/random.hpp"
 
 using namespace dpmu::core;
+using dpmu::test::centred_gram;
+using dpmu::test::simulate;
 
 namespace {
-// n×(p+1) data with response last: y = X beta + noise, correlated predictors.
-Eigen::MatrixXd simulate(int n, int p, std::uint64_t seed, const std::vector<double>& beta, double sigma = 1.0) {
-  RngStream rng(seed, 0, 0, StreamPurpose::data);
-  Eigen::MatrixXd d(n, p + 1);
-  for (int i = 0; i < n; ++i) {
-    const double common = standard_normal(rng);
-    double y = sigma * standard_normal(rng);
-    for (int j = 0; j < p; ++j) {
-      d(i, j) = 0.5 * common + standard_normal(rng);
-      if (j < static_cast<int>(beta.size())) y += beta[static_cast<std::size_t>(j)] * d(i, j);
-    }
-    d(i, p) = y;
-  }
-  return d;
-}
-
-Eigen::MatrixXd centred_gram(Eigen::MatrixXd d) {
-  d.rowwise() -= d.colwise().mean();
-  return d.transpose() * d;
-}
-
 struct BruteForce {
   std::vector<double> log_post;  // by mask
   Eigen::VectorXd pip, coef;
