@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -17,6 +18,8 @@
 #include "audit_command.hpp"
 #include "commands.hpp"
 #include "data_options.hpp"
+#include "dpmu/api/bma.hpp"
+#include "dpmu/api/bma_pipeline.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/gram_matrix.hpp"
@@ -66,20 +69,14 @@ struct BmaCliOptions {
   int top_models = 10;
   bool mcmc = false;
   double mcmc_tolerance = 0.005;
+  double credible_level = 0.95;
+  std::string plot;
 };
 
 std::vector<std::string> non_empty(const std::vector<std::string>& v) {
   std::vector<std::string> out;
   for (const auto& s : v) {
     if (!s.empty()) out.push_back(s);
-  }
-  return out;
-}
-
-std::vector<std::string> model_names(core::ModelMask m, const std::vector<std::string>& names) {
-  std::vector<std::string> out;
-  for (std::size_t j = 0; j < names.size(); ++j) {
-    if ((m >> j) & 1U) out.push_back(names[j]);
   }
   return out;
 }
@@ -100,57 +97,58 @@ json histogram_json(const core::Histogram& h) {
   return o;
 }
 
-struct Analysis {
-  core::BmaResult result;
-  Eigen::VectorXd coefficients_original_scale;
-  std::optional<core::McmcDiagnostics> mcmc;
-};
-
-struct Search {
-  bool mcmc = false;
-  double tolerance = 0.005;
-  std::uint64_t seed = 1;
-  std::uint64_t stream = 0;
-};
-
-core::BmaResult run_search(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior,
-                           const core::ModelPrior& mp, const core::BmaOptions& opt, const Search& search,
-                           core::McmcDiagnostics* diag) {
-  if (!search.mcmc) return core::bayesian_model_averaging(gram, n, prior, mp, opt);
-  core::McmcOptions mo;
-  mo.always_included = opt.always_included;
-  mo.p0 = opt.p0;
-  mo.tolerance = search.tolerance;
-  mo.top_models = opt.top_models;
-  core::RngStream rng(search.seed, core::fnv1a_64("bma/mcmc") ^ search.stream, 0, core::StreamPurpose::noise);
-  return core::bayesian_model_averaging_mcmc(gram, n, prior, mp, rng, mo, diag);
+json keyed_or_null(const Eigen::VectorXd& v, const std::vector<std::string>& names) {
+  json o = json::object();
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    const double x = v(static_cast<Eigen::Index>(j));
+    o[names[j]] = std::isfinite(x) ? json(x) : json(nullptr);
+  }
+  return o;
 }
 
-Analysis analyse(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior, const core::ModelPrior& mp,
-                 const core::BmaOptions& opt, const Eigen::VectorXd& scale, const Search& search) {
-  Analysis a;
-  core::McmcDiagnostics diag;
-  a.result = run_search(gram, n, prior, mp, opt, search, &diag);
-  if (search.mcmc) a.mcmc = diag;
-  const Eigen::Index p = gram.rows() - 1;
-  a.coefficients_original_scale = a.result.model_averaged_coefficients.cwiseProduct(
-      Eigen::VectorXd::Constant(p, scale(p)).cwiseQuotient(scale.head(p)));
-  return a;
-}
+json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
-json result_json(const Analysis& a, const std::vector<std::string>& names) {
-  const core::BmaResult& r = a.result;
+/// The JSON of one analysis (docs/bma.md lists every field).
+json result_json(const api::BmaSummary& r, const std::vector<std::string>& names) {
   json o;
   o["posterior_inclusion_probabilities"] = keyed(r.posterior_inclusion_probability, names);
-  o["posterior_means"] = keyed(a.coefficients_original_scale, names);
+  o["posterior_means"] = keyed(r.posterior_mean, names);
+  o["posterior_sds"] = keyed_or_null(r.posterior_sd, names);
+  o["posterior_sds_bas"] = keyed_or_null(r.posterior_sd_bas, names);
+  json intercept;
+  intercept["posterior_mean"] = r.intercept ? json(*r.intercept) : json(nullptr);
+  intercept["posterior_sd"] = number_or_null(r.intercept_sd);
+  intercept["posterior_sd_bas"] = number_or_null(r.intercept_sd_bas);
+  if (r.credible_level > 0.0 && r.intercept_lower) {
+    intercept["credible_interval"] = {*r.intercept_lower, *r.intercept_upper};
+  }
+  o["intercept"] = intercept;
+  if (r.credible_level > 0.0) {
+    json ci;
+    ci["level"] = r.credible_level;
+    ci["kind"] = "equal-tailed, exact mixture over models (docs/bma.md)";
+    json bounds = json::object();
+    for (std::size_t j = 0; j < names.size(); ++j) {
+      const auto jj = static_cast<Eigen::Index>(j);
+      bounds[names[j]] = {r.lower(jj), r.upper(jj)};
+    }
+    ci["intervals"] = bounds;
+    ci["omitted_mass"] = r.interval_omitted_mass;
+    o["credible_intervals"] = ci;
+  }
   o["prior_inclusion_probabilities"] = keyed(r.prior_inclusion_probability, names);
   o["expected_model_size"] = r.expected_model_size;
-  o["highest_posterior_model"] = model_names(r.highest_posterior_model, names);
-  o["median_probability_model"] = model_names(r.median_probability_model, names);
+  o["highest_posterior_model"] = r.highest_posterior_model;
+  o["median_probability_model"] = r.median_probability_model;
+  o["best_predictive_model"] = r.best_predictive_model;
+  o["model_coefficients"] = {
+      {"highest_posterior_model", keyed_or_null(r.highest_posterior_model_coefficients, names)},
+      {"median_probability_model", keyed_or_null(r.median_probability_model_coefficients, names)},
+      {"best_predictive_model", keyed_or_null(r.best_predictive_model_coefficients, names)}};
   json top = json::array();
-  for (const auto& t : r.top_models) {
+  for (const auto& t : r.models) {
     json m;
-    m["predictors"] = model_names(t.model, names);
+    m["predictors"] = t.predictors;
     m["posterior_probability"] = t.posterior_probability;
     m["log_posterior_probability"] = t.log_posterior_probability;
     m["log_prior_probability"] = t.log_prior_probability;
@@ -163,14 +161,19 @@ json result_json(const Analysis& a, const std::vector<std::string>& names) {
   o["models_evaluated"] = r.models_evaluated;
   o["models_rank_deficient"] = r.models_rank_deficient;
   o["models_exact_fit"] = r.models_exact_fit;
-  if (a.mcmc) {
-    o["mcmc"] = {{"iterations", a.mcmc->iterations},
-                 {"models_visited", a.mcmc->models_visited},
-                 {"acceptance_rate", a.mcmc->acceptance_rate},
-                 {"converged", a.mcmc->converged},
-                 {"max_pip_difference_between_halves", a.mcmc->max_pip_difference}};
+  if (r.mcmc) {
+    o["mcmc"] = {{"iterations", r.mcmc->iterations},
+                 {"models_visited", r.mcmc->models_visited},
+                 {"acceptance_rate", r.mcmc->acceptance_rate},
+                 {"converged", r.mcmc->converged},
+                 {"max_pip_difference_between_halves", r.mcmc->max_pip_difference}};
   }
   return o;
+}
+
+/// Print the API's messages on stderr as this command's.
+void print_messages(const std::vector<std::string>& messages) {
+  for (const auto& m : messages) std::cerr << "dpmu bma: " << m << "\n";
 }
 
 /// Write the CSV to a temporary file in the same folder, then rename it into place, so that a
@@ -208,167 +211,36 @@ json lower_triangle(const Eigen::MatrixXd& g) {
   return rows;
 }
 
-/// The centred Gram matrix of the confidential data for --non-private, and the column scales.
-struct NonPrivateGram {
-  Eigen::MatrixXd gram;   ///< of the scaled columns
-  Eigen::VectorXd scale;  ///< column j of the data = scale(j) × column j of the scaled data
-};
-
-/// Scale invariance: PIPs, Bayes factors and R² do not depend on the scale of any column, so each
-/// column is divided by the power of two 2^e with max |x_j| in [2^(e−1), 2^e) before the Gram matrix
-/// (exact: no rounding), and the slopes are multiplied back (Analysis::coefficients_original_scale).
-/// Columns of magnitude 1e-300 or 1e300 then give the answers of unit-scale ones instead of
-/// overflowing or underflowing in G. A constant column is centred to exactly 0 (the rounding of its
-/// mean would otherwise leave ±1-ulp residues that look like a tiny non-constant predictor). The
-/// response must vary. Non-private mode only: a release never uses a data-dependent scale.
-NonPrivateGram non_private_gram(const Eigen::MatrixXd& raw, const std::vector<std::string>& columns) {
-  NonPrivateGram out;
-  const Eigen::Index d = raw.cols();
-  out.scale = Eigen::VectorXd::Ones(d);
-  Eigen::MatrixXd scaled = raw;
-  std::vector<bool> constant(static_cast<std::size_t>(d));
-  for (Eigen::Index j = 0; j < d; ++j) {
-    const double m = raw.col(j).cwiseAbs().maxCoeff();
-    constant[static_cast<std::size_t>(j)] = raw.col(j).maxCoeff() == raw.col(j).minCoeff();
-    if (m > 0.0) {
-      int e = 0;
-      std::frexp(m, &e);
-      out.scale(j) = std::ldexp(1.0, e);
-      scaled.col(j) = scaled.col(j).unaryExpr([e](double v) { return std::ldexp(v, -e); });  // 2^-e may overflow
-    }
+/// The image of the model space (like BAS's image.bas): the top models as JSON into
+/// plotting/bma_image.py (python3 with matplotlib), which writes the PNG. The plot logic is in Python.
+void write_model_space_plot(const std::string& path, const api::BmaSummary& a, const std::vector<std::string>& names,
+                            const std::string& response) {
+  json models = json::array();
+  for (const auto& m : a.models) {
+    models.push_back({{"predictors", m.predictors},
+                      {"log_posterior_probability", m.log_posterior_probability},
+                      {"posterior_probability", m.posterior_probability}});
   }
-  if (constant.back()) {
-    throw std::invalid_argument("the response '" + columns.back() + "' is constant (every value is " +
-                                core::format_value(raw(0, d - 1)) + "): there is nothing for a model to explain");
+  const json doc = {{"response", response},
+                    {"predictors", names},
+                    {"posterior_inclusion_probabilities", keyed(a.posterior_inclusion_probability, names)},
+                    {"models", models}};
+  const std::string tmp = path + ".json.tmp-" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp);
+    out << doc.dump() << "\n";
+    if (!out) throw std::runtime_error("cannot write the plot data next to --plot '" + path + "'");
   }
-  out.gram = core::gram_matrix(scaled, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), true);
-  for (Eigen::Index j = 0; j < d; ++j) {
-    if (constant[static_cast<std::size_t>(j)]) {
-      out.gram.row(j).setZero();
-      out.gram.col(j).setZero();
-    }
-  }
-  return out;
-}
-
-std::string quoted_list(core::ModelMask m, const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& s : model_names(m, names)) out += (out.empty() ? "'" : ", '") + s + "'";
-  return out.empty() ? "(none)" : out;
-}
-
-/// Name the constant and collinear predictors of the confidential data on stderr (non-private mode
-/// only: in a release the collinearity of the columns is confidential).
-void warn_rank_deficient_columns(const std::vector<core::RankDeficientColumn>& deficient,
-                                 const std::vector<std::string>& names) {
-  for (const auto& c : deficient) {
-    const std::string& name = names[static_cast<std::size_t>(c.column)];
-    if (c.constant) {
-      std::cerr << "dpmu bma: warning: predictor '" << name
-                << "' is constant; every model that contains it is rank-deficient and excluded (its inclusion "
-                   "probability is 0)\n";
-    } else {
-      std::cerr << "dpmu bma: warning: predictor '" << name << "' is collinear with "
-                << quoted_list(c.collinear_with, names)
-                << "; every model that contains it together with all of them is rank-deficient and excluded\n";
-    }
-  }
-}
-
-/// The count of excluded models, on stderr. In a release it is said in terms of the released matrix
-/// (post-processing of G*, no disclosure).
-void warn_excluded_models(const core::BmaResult& r, bool release) {
-  if (r.models_rank_deficient > 0) {
-    const std::uint64_t total = r.models_rank_deficient + r.models_evaluated;
-    if (release) {
-      std::cerr << "dpmu bma: note: " << r.models_rank_deficient << " of " << total
-                << " models are numerically singular in the regularised released matrix G* + rI and were excluded "
-                   "(models_rank_deficient)\n";
-    } else {
-      std::cerr << "dpmu bma: warning: " << r.models_rank_deficient << " of " << total
-                << " models are rank-deficient and were excluded (models_rank_deficient), as BAS does; drop the "
-                   "predictors named above to average over full-rank models only\n";
-    }
-  }
-  if (r.models_exact_fit > 0) {
-    std::cerr << "dpmu bma: note: " << r.models_exact_fit << " model(s) fit the response exactly (R^2 = 1"
-              << (release ? " in the regularised released matrix" : "")
-              << "); the g-prior's finite limit log B = ((n-1-k)/2) log(1+g) is used for them (docs/bma.md)\n";
-  }
-}
-
-/// analyse(), with an exact fit under a prior that gives it infinite evidence explained in terms of
-/// the predictors (docs/decisions.md: what R² = 1 means per prior).
-Analysis analyse_or_explain(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior,
-                            const core::ModelPrior& mp, const core::BmaOptions& opt, const Eigen::VectorXd& scale,
-                            const Search& search, const std::vector<std::string>& names, const std::string& response,
-                            bool release) {
-  try {
-    return analyse(gram, n, prior, mp, opt, scale, search);
-  } catch (const core::ExactFitError& e) {
-    throw std::domain_error(
-        std::string(release ? "in the regularised released matrix G* + rI, " : "") + "the model with predictors " +
-        quoted_list(e.model(), names) + " fits the response '" + response + "' exactly (R^2 = 1). Under --prior " +
-        core::to_string(prior) +
-        " an exact fit has infinite evidence, so model averaging has no answer; --prior g-prior gives it the finite "
-        "limit log B = ((n-1-k)/2) log(1+g) (docs/bma.md), or drop predictors so that none fits exactly");
-  }
-}
-
-/// --ridge is never raised silently: when G* + rI is not positive definite and regularize() raises r
-/// (regularization.<version>.fallback = true in the output), say so on stderr (a property of the
-/// released matrix: no disclosure).
-void warn_ridge_fallback(const core::RegularizedGram& g, double requested, const std::string& method,
-                         const char* version) {
-  if (!g.fallback) return;
-  std::cerr << "dpmu bma: warning: " << (method == "user" ? "--ridge " : "the automatic ridge ")
-            << core::format_value(requested) << " leaves the " << version
-            << " released matrix G* + rI not positive definite; the ridge was raised to "
-            << core::format_value(g.regularization) << " (regularization." << version << ".fallback = true)\n";
-}
-
-/// The widths w_j of the public bounds (1 with --rescale) must keep the Gram matrix, its
-/// sensitivity ((n−1)/n)((Σw)² + Σw²)/2 and the noise within the range of a double; beyond it the
-/// release would be inf/NaN ("l1_sensitivity is inf", "regularize: matrix is nan"). Public inputs
-/// only. @throws std::invalid_argument naming --bounds.
-void check_release_magnitudes(const core::SspReleaseSettings& rs, double epsilon) {
-  double sum = 0.0;
-  double sum_sq = 0.0;
-  double widest = 0.0;
-  for (std::size_t j = 0; j < static_cast<std::size_t>(rs.p + 1); ++j) {
-    const core::ColumnBounds& b = rs.bounds.size() == 1 ? rs.bounds[0] : rs.bounds[j];
-    const double w = rs.rescale ? 1.0 : b.upper - b.lower;
-    widest = std::max(widest, b.upper - b.lower);
-    sum += w;
-    sum_sq += w * w;
-  }
-  const double s = 0.5 * (sum * sum + sum_sq);
-  const double n = static_cast<double>(rs.n);
-  if (!std::isfinite(widest) || !std::isfinite(s * n) || !std::isfinite(64.0 * s / epsilon)) {
-    throw std::invalid_argument(
-        "--bounds: widths u - l up to " + core::format_value(widest) +
-        " make the Gram matrix (up to n w^2), its sensitivity ((n-1)/n)((sum w)^2 + sum w^2)/2 = " +
-        core::format_value(s) + " or the noise (sensitivity / epsilon) overflow a double" +
-        (rs.rescale ? "" : "; choose narrower public bounds, or add --rescale (each column divided by its width)"));
-  }
-}
-
-/// The noise the release will add must be finite: Laplace scale, or the Wishart k·B² (its mean
-/// shift). Public quantities only. @throws std::invalid_argument naming --epsilon and --bounds.
-void check_noise_magnitude(const core::SspRelease& release, const core::SspReleaseSettings& rs, double n) {
-  const core::SspMechanism& mech = release.mechanism();
-  double noise = 0.0;
-  if (mech.kind == core::SspMechanismKind::laplace) {
-    noise = 64.0 * core::ssp_laplace_scale(mech);
-  } else {
-    const auto w = core::ssp_wishart_parameters(mech);
-    noise = 64.0 * w.degrees_of_freedom * w.scale;
-  }
-  const double g = release.privacy().sensitivity * n;
-  if (!std::isfinite(noise + g)) {
-    throw std::invalid_argument("--epsilon " + core::format_value(rs.epsilon) + " with these --bounds gives noise of " +
-                                "magnitude " + core::format_value(noise) +
-                                ", beyond the range of a double; choose a larger --epsilon or narrower --bounds");
+  const char* dir = std::getenv("DPMU_PLOTTING_DIR");
+  const char* python = std::getenv("DPMU_PYTHON");
+  const std::string script = std::string(dir != nullptr ? dir : DPMU_SOURCE_DIR "/plotting") + "/bma_image.py";
+  const std::string command = std::string("'") + (python != nullptr ? python : "/usr/bin/python3") + "' '" + script +
+                              "' '" + tmp + "' '" + path + "'";
+  const int rc = std::system(command.c_str());
+  std::remove(tmp.c_str());
+  if (rc != 0) {
+    throw std::runtime_error("--plot: " + script +
+                             " failed (python3 with matplotlib is needed: apt-get install python3-matplotlib)");
   }
 }
 
@@ -392,7 +264,11 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   o.predictors = non_empty(o.predictors);
   o.always_include = non_empty(o.always_include);
   if (o.predictors.empty()) throw std::invalid_argument("--predictors needs at least one column");
-  if (o.predictors.size() > 63) throw std::invalid_argument("--predictors: at most 63 predictors");
+  if (o.predictors.size() > static_cast<std::size_t>(core::kMaxPredictors)) {
+    throw std::invalid_argument("--predictors: " + std::to_string(o.predictors.size()) + " given, at most " +
+                                std::to_string(core::kMaxPredictors) +
+                                " (a model is a 64-bit mask; see dpmu bma --help)");
+  }
   if (o.predictors.size() > 24) o.mcmc = true;  // enumeration keeps 2^p weights: MCMC beyond p = 24
   plan.columns = o.predictors;
   plan.columns.push_back(o.response);
@@ -415,6 +291,9 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   plan.model_prior = core::parse_model_prior(o.model_prior);
   if (o.top_models < 0) core::throw_domain(fn, "--top-models", o.top_models, ">= 0");
   if (o.mcmc) core::check_positive_finite(fn, "--mcmc-tolerance", o.mcmc_tolerance);
+  if (o.credible_level != 0.0) core::check_open_interval(fn, "--credible-level", o.credible_level, 0.0, 1.0);
+  plan.options.credible_level = o.credible_level;
+  if (!o.plot.empty()) check_new_output_file("--plot", o.plot, {o.data}, o.force);
   if (o.non_private) {
     if (o.threshold || o.confidence || o.epsilon || o.delta || !o.bounds.empty() || o.rescale) {
       throw std::invalid_argument(
@@ -494,13 +373,20 @@ void run_bma(BmaCliOptions o) {
   const std::vector<std::string>& all = plan.columns;
   const core::CoefficientPrior& prior = plan.prior;
   const core::ModelPrior& mp = plan.model_prior;
-  const core::BmaOptions& opt = plan.options;
+  const api::AnalysisPlan analysis{plan.prior, plan.model_prior, plan.options};
 
   const runtime::DataTable table = read_data_file("dpmu bma", o.data, all, o.sep);
   const auto n_rows = static_cast<Eigen::Index>(table.rows());
   const double n = static_cast<double>(n_rows);
-  if (n <= static_cast<double>(p) + 1.0) {
-    throw std::invalid_argument("need more rows than predictors + 1 (n = " + std::to_string(n_rows) + ")");
+  const std::size_t forced = o.always_include.size();
+  if (n <= static_cast<double>(forced) + 2.0) {
+    throw std::invalid_argument("need more rows than forced predictors + 2 (n = " + std::to_string(n_rows) + ")");
+  }
+  if (n <= static_cast<double>(p) + 1.0 && !o.mcmc) {
+    o.mcmc = true;  // p > n: MCMC over the estimable models (n > |γ| + 1)
+    std::cerr << "dpmu bma: note: n = " << n_rows << " rows for " << p
+              << " predictors: models with n <= |model| + 1 are not estimable and get probability 0; searching the "
+                 "others by MCMC\n";
   }
   const Eigen::MatrixXd raw = table.matrix(all);
 
@@ -509,7 +395,7 @@ void run_bma(BmaCliOptions o) {
   const bool secure = !o.seed && !o.non_private;
   runtime::SecureRng secure_rng;
   const std::uint64_t seed = o.seed ? *o.seed : secure_rng();
-  Search search;
+  api::Search search;
   search.mcmc = o.mcmc;
   search.tolerance = o.mcmc_tolerance;
   search.seed = seed;
@@ -530,25 +416,34 @@ void run_bma(BmaCliOptions o) {
   report.setting("centring", "sample means of the clamped data (intercept always included)");
   report.setting("top_models", o.top_models);
   report.setting("search", o.mcmc ? "mcmc" : "enumeration");
+  report.setting("credible_level", o.credible_level);
   report.setting("seed", o.seed ? json(*o.seed) : json(nullptr));
   std::vector<std::string> names = o.predictors;
 
   if (o.non_private) {
     ReleaseLedger(o.ledger, "dpmu bma", o.data, core::PrivacyGuarantee{}, false);  // refuses --ledger
     report.not_private("--non-private: exact model averaging of the confidential data, no noise");
-    const NonPrivateGram np = non_private_gram(raw, all);
+    const api::NonPrivateGram np = api::non_private_gram(raw, all);
     const Eigen::MatrixXd& gram = np.gram;
-    const auto deficient = core::rank_deficient_columns(gram, opt.collinearity_tolerance);
-    warn_rank_deficient_columns(deficient, names);
-    if (!o.synthetic_out.empty() && !deficient.empty()) {
-      throw std::invalid_argument(
-          "--synthetic-out needs a full-rank Gram matrix (synthetic data with D'D = G, Prop. 3), but predictor '" +
-          names[static_cast<std::size_t>(deficient.front().column)] + "' is " +
-          (deficient.front().constant ? "constant" : "collinear with earlier predictors") + "; drop it");
+    std::vector<core::RankDeficientColumn> deficient;
+    if (n > static_cast<double>(p) + 1.0) {  // for p > n every column beyond rank n - 1 is collinear
+      deficient = core::rank_deficient_columns(gram, plan.options.collinearity_tolerance);
+      print_messages(api::rank_deficient_messages(deficient, names));
     }
-    const Analysis a = analyse_or_explain(gram, n, prior, mp, opt, np.scale, search, names, o.response, false);
-    warn_excluded_models(a.result, false);
-    const json r = result_json(a, names);
+    if (!o.synthetic_out.empty() && (!deficient.empty() || n <= static_cast<double>(p) + 1.0)) {
+      throw std::invalid_argument(
+          "--synthetic-out needs a full-rank Gram matrix (synthetic data with D'D = G, Prop. 3), but " +
+          (deficient.empty() ? std::string("there are more predictors than rows")
+                             : "predictor '" + names[static_cast<std::size_t>(deficient.front().column)] + "' is " +
+                                   (deficient.front().constant ? "constant" : "collinear with earlier predictors")) +
+          "; drop it");
+    }
+    const api::BmaSummary a = api::analyse(gram, n, analysis, np.scale, search, names, o.response, false,
+                                           np.means(static_cast<Eigen::Index>(p)));
+    print_messages(api::excluded_model_messages(a, false));
+    json r = result_json(a, names);
+    r["predictor_means"] = keyed(np.means.head(static_cast<Eigen::Index>(p)), names);
+    if (!o.plot.empty()) write_model_space_plot(o.plot, a, names, o.response);
     report.released("posterior_inclusion_probabilities", r["posterior_inclusion_probabilities"]);
     report.released("posterior_means", r["posterior_means"]);
     report.released("non_private", r);
@@ -571,10 +466,10 @@ void run_bma(BmaCliOptions o) {
   rs.n = static_cast<std::size_t>(n_rows);
   rs.p = static_cast<int>(p);
   rs.rescale = o.rescale;
-  check_release_magnitudes(rs, o.epsilon.value());
+  api::check_release_bounds(rs);
   const core::SspRelease release(rs);
   const core::SspMechanism& mech = release.mechanism();
-  check_noise_magnitude(release, rs, n);
+  api::check_release_noise(release, rs);
   const Eigen::VectorXd& scale = release.column_scale();
   if (secure && plan.mechanism == core::SspMechanismKind::wishart) {
     std::cerr << "dpmu bma: warning: the Wishart release is a floating-point Bartlett draw, not hardened against "
@@ -606,79 +501,59 @@ void run_bma(BmaCliOptions o) {
 
   ReleaseLedger ledger(o.ledger, "dpmu bma", o.data, release.privacy(), secure,
                        {"released_gram", "and post-processing of it"});  // before any noise
-  core::RngStream noise_rng(seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
-  core::NoiseSource noise = secure ? core::NoiseSource::secure([&secure_rng] { return secure_rng(); })
-                                   : core::NoiseSource::simulation(noise_rng);
-  const core::SspOutput released = release.release(raw, noise);
-  const Eigen::MatrixXd& noisy = released.released_gram;
+  api::ReleaseOptions ro;
+  ro.ridge = plan.ridge;
+  ro.ridge_draws = o.ridge_draws;
+  ro.threshold = o.threshold;
+  ro.threshold_reference = plan.threshold_reference;
+  std::vector<std::string> messages;
+  const api::BmaRelease rel =
+      api::release_gram(raw, release, ro, seed, secure ? &secure_rng : nullptr, api::BmaHooks{}, messages);
+  print_messages(messages);
+  const Eigen::MatrixXd& noisy = rel.released_gram;
   report.released("released_gram", lower_triangle(noisy));
   report.released("released_gram_columns", all);
-  if (released.diagnostics) {
-    const auto clamped = released.diagnostics->clamped_entries;
-    const double fraction = static_cast<double>(clamped) / (n * static_cast<double>(p + 1));
-    report.diagnostic("clamped_entries", clamped);
-    report.diagnostic("clamped_fraction", fraction);
-    if (fraction > 0.1) {
-      std::cerr << "dpmu bma: warning (simulation mode): --bounds clamp " << clamped << " of the "
-                << n_rows * static_cast<Eigen::Index>(p + 1) << " values (" << 100.0 * fraction
-                << "%); widen the bounds or the analysis measures the bounds, not the data\n";
-    }
+  if (rel.clamped_entries) {
+    report.diagnostic("clamped_entries", *rel.clamped_entries);
+    report.diagnostic("clamped_fraction", static_cast<double>(*rel.clamped_entries) / (n * static_cast<double>(p + 1)));
   }
-
-  double r = 0.0;
-  std::string ridge_method;
-  if (plan.ridge) {
-    r = *plan.ridge;
-    ridge_method = "user";
-  } else if (mech.kind == core::SspMechanismKind::laplace) {
-    core::RngStream cal(seed, core::fnv1a_64("bma/ridge"), 0, core::StreamPurpose::calibration);
-    r = core::monte_carlo_regularization(mech, cal, o.ridge_draws);
-    ridge_method = "monte-carlo 99th percentile of -eigmin(E), " + std::to_string(o.ridge_draws) + " draws";
-  } else {
-    r = core::wishart_regularization(mech);
-    ridge_method = "analytic (Gaussian singular-value bound, nu = 0.01)";
-  }
-  const core::RegularizedGram g_r = core::regularize(noisy, r);
   json reg;
-  reg["method"] = ridge_method;
-  reg["requested"] = r;
-  reg["non_thresholded"] = {{"regularization", g_r.regularization}, {"fallback", g_r.fallback}};
-  warn_ridge_fallback(g_r, r, ridge_method, "non_thresholded");
+  reg["method"] = rel.ridge_method;
+  reg["requested"] = rel.ridge_requested;
+  reg["non_thresholded"] = {{"regularization", rel.regularized.regularization}, {"fallback", rel.regularized.fallback}};
 
-  const Analysis a = analyse_or_explain(g_r.matrix, n, prior, mp, opt, scale, search, names, o.response, true);
-  warn_excluded_models(a.result, true);
+  const api::BmaSummary a =
+      api::analyse(rel.regularized.matrix, n, analysis, scale, search, names, o.response, true, std::nullopt);
+  print_messages(api::excluded_model_messages(a, true));
+  if (!o.plot.empty()) write_model_space_plot(o.plot, a, names, o.response);
   const json nt = result_json(a, names);
   report.released("posterior_inclusion_probabilities", nt["posterior_inclusion_probabilities"]);
   report.released("posterior_means", nt["posterior_means"]);
   report.released("non_thresholded", nt);
-  if (o.threshold) {
-    const double thr = core::threshold_value(mech, *o.threshold, plan.threshold_reference);
-    const Eigen::MatrixXd gt = core::hard_threshold(noisy, thr);
-    const core::RegularizedGram gt_r = core::regularize(gt, r);
-    reg["thresholded"] = {{"regularization", gt_r.regularization}, {"fallback", gt_r.fallback}};
-    warn_ridge_fallback(gt_r, r, ridge_method, "thresholded");
-    const Analysis b = analyse_or_explain(gt_r.matrix, n, prior, mp, opt, scale, search, names, o.response, true);
-    warn_excluded_models(b.result, true);
+  if (rel.thresholded_regularized) {
+    reg["thresholded"] = {{"regularization", rel.thresholded_regularized->regularization},
+                          {"fallback", rel.thresholded_regularized->fallback}};
+    const api::BmaSummary b = api::analyse(rel.thresholded_regularized->matrix, n, analysis, scale, search, names,
+                                           o.response, true, std::nullopt);
+    print_messages(api::excluded_model_messages(b, true));
     json t = result_json(b, names);
     t["threshold_percentile"] = *o.threshold;
     t["threshold_reference"] = o.threshold_reference;
-    t["threshold_value"] = thr;
-    int zeroed = 0;
-    for (Eigen::Index i = 0; i < gt.rows(); ++i) {
-      for (Eigen::Index j = 0; j < i; ++j) zeroed += gt(i, j) == 0.0 && noisy(i, j) != 0.0;
-    }
-    t["off_diagonal_entries_zeroed"] = zeroed;
+    t["threshold_value"] = *rel.threshold_value;
+    t["off_diagonal_entries_zeroed"] = rel.off_diagonal_entries_zeroed;
     report.released("thresholded", t);
   }
   report.released("regularization", reg);
 
   if (o.confidence) {
-    core::BmaOptions copt = opt;
+    core::BmaOptions copt = plan.options;
     copt.keep_all_models = false;
     copt.top_models = 0;
+    copt.credible_level = 0.0;
+    copt.interval_max_models = 0;
     const auto pp = static_cast<Eigen::Index>(p);
     const auto summary = [&](const Eigen::MatrixXd& cand) {
-      const core::BmaResult res = run_search(cand, n, prior, mp, copt, search, nullptr);
+      const core::BmaResult res = api::run_search(cand, n, prior, mp, copt, search, nullptr);
       Eigen::VectorXd v(2 * pp);
       v.head(pp) = res.posterior_inclusion_probability;
       v.tail(pp) = res.model_averaged_coefficients.cwiseProduct(
@@ -721,7 +596,7 @@ void run_bma(BmaCliOptions o) {
 
   if (!o.synthetic_out.empty()) {
     core::RngStream rng(seed, core::fnv1a_64("bma/synthetic"), 0, core::StreamPurpose::data);
-    Eigen::MatrixXd syn = core::synthetic_data(g_r.matrix, n_rows, rng);
+    Eigen::MatrixXd syn = core::synthetic_data(rel.regularized.matrix, n_rows, rng);
     for (Eigen::Index j = 0; j < syn.cols(); ++j) syn.col(j) *= scale(j);
     write_csv(o.synthetic_out, syn, all);
     report.released("synthetic_out", o.synthetic_out);
@@ -735,7 +610,9 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
   add_separator_option(cmd, o.sep);
   cmd->add_option("--response", o.response, "Response column Y")->required();
   cmd->add_option("--predictors", o.predictors,
-                  "Comma-separated candidate predictors (at most 63; MCMC search beyond 24)")
+                  "Comma-separated candidate predictors. Limits: at most 63 (a model is a 64-bit mask); full "
+                  "enumeration up to 24, MCMC beyond; with n <= p + 1 rows, MCMC over the estimable models "
+                  "(n > |model| + 1), the others get probability 0")
       ->required()
       ->delimiter(',');
   cmd->add_option("--always-include", o.always_include, "Predictors forced into every model")->delimiter(',');
@@ -782,6 +659,12 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
   cmd->add_flag("--mcmc", o.mcmc, "Sample models by MCMC instead of enumerating them (automatic for p > 24)");
   cmd->add_option("--mcmc-tolerance", o.mcmc_tolerance, "MCMC stopping rule: max PIP difference between halves")
       ->capture_default_str();
+  cmd->add_option("--credible-level", o.credible_level,
+                  "Level of the model-averaged credible intervals of the coefficients (0: none)")
+      ->capture_default_str();
+  cmd->add_option("--plot", o.plot,
+                  "Write an image of the model space (top models x predictors, coloured by log posterior odds) to "
+                  "this new PNG file (python3 with matplotlib; plotting/bma_image.py)");
   add_ledger_options(cmd, o.ledger);
 }
 

@@ -233,5 +233,26 @@ json_check "all(abs(d['posterior_inclusion_probabilities'][k]-v)<1e-15 for k,v i
 json_check "d['private'] is True" bma --data "$TMP/semi.csv" --sep semicolon --response read --predictors write --bounds 0,100 --epsilon 1 --ridge-draws 300
 expect_error "no column 'write'; columns are id;female" bma --data "$TMP/semi.csv" --sep comma --response read --predictors write --non-private
 
+# --- coefficients (docs/bma.md "Coefficients"): SDs, intercept = mean of read, intervals around the means
+json_check "all(d['non_private']['posterior_sds'][k] > 0 for k in ['write','math']) and abs(d['non_private']['intercept']['posterior_mean'] - 52.23) < 1e-9 and d['non_private']['intercept']['posterior_sd'] > 0 and all(d['non_private']['credible_intervals']['intervals'][k][0] < d['non_private']['posterior_means'][k] < d['non_private']['credible_intervals']['intervals'][k][1] for k in ['write','math']) and d['non_private']['credible_intervals']['level'] == 0.9 and d['non_private']['best_predictive_model'] == ['write','math'] and abs(d['non_private']['predictor_means']['write'] - 52.775) < 1e-9" \
+  bma --data "$HSB" --response read --predictors write,math,female --non-private --prior g-prior --credible-level 0.9
+# a release prints SDs and intervals of G* (released) but no intercept mean (the means are not released)
+json_check "d['non_thresholded']['intercept']['posterior_mean'] is None and 'credible_interval' not in d['non_thresholded']['intercept'] and all(v is not None and v > 0 for v in d['non_thresholded']['posterior_sds'].values()) and 'predictor_means' not in json.dumps(d)" \
+  bma --data "$HSB" --response read --predictors write,math --bounds 0,100 --epsilon 1 --ridge-draws 300 --seed 3
+# p > n: MCMC over the estimable models
+head -9 "$HSB" >"$TMP/small.csv"
+json_check "d['settings']['search'] == 'mcmc' and all(len(m['predictors']) + 1 < 8 for m in d['non_private']['top_models'])" \
+  bma --data "$TMP/small.csv" --response read --predictors $HP --non-private --seed 4
+grep -q "not estimable" "$TMP/err" && pass || fail "p > n not noted: $(cat "$TMP/err")"
+# the limits are in --help
+if "$DPMU" bma --help | tr -s ' \n' ' ' | grep -q "at most 63"; then pass; else fail "--help does not state the 63-predictor limit"; fi
+# the model-space image (python3 + matplotlib)
+if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
+  json_check "True" bma --data "$HSB" --response read --predictors $HP --non-private --plot "$TMP/models.png"
+  if [ "$(head -c 4 "$TMP/models.png" | od -An -c | tr -d ' ')" = "211PNG" ]; then pass; else fail "--plot wrote no PNG"; fi
+else
+  echo "SKIP: --plot (python3 matplotlib is not installed)"
+fi
+
 echo "bma e2e: $passes passed, $failures failed"
 [ $failures -eq 0 ]

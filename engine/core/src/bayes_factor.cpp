@@ -112,8 +112,13 @@ BayesFactorResult integrate_log_integrand(const LogIntegrand& h, bool want_shrin
   // 3. Integrate exp(h - h*) on panels [t*, t* + s], [t* + s, t* + 3s], ... until h - h* < -60.
   const auto f = [&](double t) { return std::exp(h(t) - h_star); };
   const auto fs = [&](double t) { return logistic(t) * std::exp(h(t) - h_star); };
+  const auto fs2 = [&](double t) {
+    const double l = logistic(t);
+    return l * l * std::exp(h(t) - h_star);
+  };
   double mass = 0.0;
   double shrink = 0.0;
+  double shrink2 = 0.0;
   for (int side = -1; side <= 1; side += 2) {
     double start = t_star;
     double width = scale;
@@ -130,6 +135,7 @@ BayesFactorResult integrate_log_integrand(const LogIntegrand& h, bool want_shrin
         mass += boost::math::quadrature::gauss_kronrod<double, 31>::integrate(f, a, b, 8, 1e-13);
         if (want_shrinkage) {
           shrink += boost::math::quadrature::gauss_kronrod<double, 31>::integrate(fs, a, b, 8, 1e-13);
+          shrink2 += boost::math::quadrature::gauss_kronrod<double, 31>::integrate(fs2, a, b, 8, 1e-13);
         }
       }
       if (last || h(end) - h_star < -60.0) break;
@@ -140,6 +146,7 @@ BayesFactorResult integrate_log_integrand(const LogIntegrand& h, bool want_shrin
   BayesFactorResult out;
   out.log_bayes_factor = h_star + std::log(mass);
   out.shrinkage = want_shrinkage ? std::clamp(shrink / mass, 0.0, 1.0) : 0.0;
+  out.shrinkage_second_moment = want_shrinkage ? std::clamp(shrink2 / mass, 0.0, out.shrinkage) : 0.0;
   return out;
 }
 
@@ -157,6 +164,7 @@ BayesFactorResult compute(const char* fn, const Prior& prior, double log_q, doub
     BayesFactorResult out;
     out.log_bayes_factor = -0.5 * p * std::log1p(g) - 0.5 * (n - p0) * log_likelihood_ratio_term(t, log_q);
     out.shrinkage = g / (1.0 + g);
+    out.shrinkage_second_moment = out.shrinkage * out.shrinkage;
     return out;
   }
   return integrate_log_integrand(make_integrand(prior, log_q, n, p, p0), want_shrinkage);

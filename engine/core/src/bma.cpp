@@ -1,6 +1,8 @@
 #include "dpmu/core/bma.hpp"
 
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
+#include <boost/math/tools/roots.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -78,6 +80,61 @@ BayesFactorResult marginal_or_throw(const char* fn, const CoefficientPrior& prio
     return *lim;
   }
   return log_model_marginal(prior, log_q, n, k, p0);
+}
+
+/// The per-model posterior variances of docs/bma.md "Coefficients" (ModelCoefficientPosterior):
+/// Var[β_j | D, γ] = slope·V_jj + between·β̂_j², BAS's sd² = slope_bas·V_jj, and the intercept's.
+/// Derivation (Bayesian priors, ν = n − p0): given g, σ² | D ~ IG(ν/2, S(s)/2), S(s) = G_yy(1 − sR²),
+/// and β | σ², g, D ~ N(sβ̂, sσ²V), so β | g, D ~ t_ν(sβ̂, s S(s)/ν V) with variance s S(s)/(ν − 2) V;
+/// over g, E[s S(s)] = G_yy(E[s] − R² E[s²]) and the spread of the means adds Var[s] β̂β̂'. The
+/// intercept (flat prior, centred predictors): α | σ², D ~ N(ȳ, σ²/n), Var = G_yy(1 − R² E[s])/((ν − 2) n).
+/// bic/aic/lr (BAS's flat prior on β): ν = n − p0 − k, β | D ~ t_ν(β̂, RSS/ν V), Var = RSS/(ν − 2) V.
+/// BAS (coef.bas): sd² = E[s]·mse·V_jj (no E[s] for bic/aic), mse = RSS/(n − p0 − k), intercept mse/n.
+struct MomentFactors {
+  double degrees_of_freedom = 0.0;
+  double slope = 0.0;
+  double between = 0.0;
+  double slope_bas = 0.0;
+  double intercept = 0.0;
+  double intercept_bas = 0.0;
+};
+
+MomentFactors moment_factors(const CoefficientPrior& prior, const BayesFactorResult& bf, double syy, double log_q,
+                             double n, int k, int p0) {
+  const double rss = log_q == -kInf ? 0.0 : syy * std::exp(log_q);
+  const double r2 = log_q == -kInf ? 1.0 : -std::expm1(log_q);
+  const double residual_df = n - p0 - k;
+  const double mse = rss / residual_df;
+  const auto over = [](double a, double df) { return df > 2.0 ? a / (df - 2.0) : kInf; };
+  MomentFactors f;
+  if (!is_bayesian(prior.prior.kind)) {
+    f.degrees_of_freedom = residual_df;
+    f.slope = over(rss, residual_df);
+    f.slope_bas = mse;
+    f.intercept = over(rss, residual_df) / n;
+  } else {
+    const double es = bf.shrinkage;
+    f.degrees_of_freedom = n - p0;
+    f.slope = over(syy * std::max(0.0, es - r2 * bf.shrinkage_second_moment), n - p0);
+    f.between = std::max(0.0, bf.shrinkage_second_moment - es * es);
+    f.slope_bas = es * mse;
+    f.intercept = over(syy * std::max(0.0, 1.0 - r2 * es), n - p0) / n;
+  }
+  f.intercept_bas = mse / n;
+  return f;
+}
+
+/// V_jj = [G[γ,γ]^{-1}]_jj in index order, from the Cholesky factor of G[γ,γ].
+Eigen::VectorXd inverse_diagonal(const Eigen::Ref<const Eigen::MatrixXd>& gram, const std::vector<Eigen::Index>& idx) {
+  const auto k = static_cast<Eigen::Index>(idx.size());
+  Eigen::MatrixXd sub(k, k);
+  for (Eigen::Index i = 0; i < k; ++i) {
+    for (Eigen::Index j = 0; j < k; ++j) sub(i, j) = 0.5 * (gram(idx[i], idx[j]) + gram(idx[j], idx[i]));
+  }
+  const Eigen::LLT<Eigen::MatrixXd> llt(sub);
+  const Eigen::MatrixXd l_inv =
+      llt.matrixL().solve(Eigen::MatrixXd::Identity(k, k));  // V = L^{-T} L^{-1}: V_jj = ||L^{-1} e_j||²
+  return l_inv.colwise().squaredNorm().transpose();
 }
 
 }  // namespace
@@ -218,10 +275,31 @@ std::optional<ModelMask> find_exact_fit_model(const Eigen::Ref<const Eigen::Matr
 }
 
 void check_finite_evidence(const Eigen::Ref<const Eigen::MatrixXd>& gram, const CoefficientPrior& prior,
-                           ModelMask always_included, double tol) {
+                           ModelMask always_included, double tol, double n, int p0) {
   constexpr const char* fn = "bayesian_model_averaging";
   if (exact_fit_has_finite_evidence(prior)) return;
-  if (const auto m = find_exact_fit_model(gram, always_included, tol)) throw_exact_fit(fn, *m, prior);
+  if (const auto m = find_exact_fit_model(gram, always_included, tol)) {
+    if (n > model_size(*m) + p0) throw_exact_fit(fn, *m, prior);
+  }
+}
+
+Eigen::VectorXd prior_inclusion_probabilities(const ModelPrior& model_prior, ModelMask always_included, int p) {
+  check_model_prior(model_prior);
+  double pi = 0.0;
+  switch (model_prior.kind) {
+    case ModelPriorKind::uniform:
+      pi = 0.5;
+      break;
+    case ModelPriorKind::bernoulli:
+      pi = model_prior.w;
+      break;
+    case ModelPriorKind::beta_binomial:
+      pi = model_prior.a / (model_prior.a + model_prior.b);
+      break;
+  }
+  Eigen::VectorXd out(p);
+  for (int j = 0; j < p; ++j) out(j) = ((always_included >> j) & 1U) ? 1.0 : pi;
+  return out;
 }
 
 std::vector<RankDeficientColumn> rank_deficient_columns(const Eigen::Ref<const Eigen::MatrixXd>& gram, double tol) {
@@ -260,6 +338,204 @@ std::vector<RankDeficientColumn> rank_deficient_columns(const Eigen::Ref<const E
   return out;
 }
 
+ModelCoefficientPosterior model_coefficient_posterior(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
+                                                      ModelMask model, const CoefficientPrior& prior, int p0) {
+  constexpr const char* fn = "model_coefficient_posterior";
+  const GramModelFit fit = classify_model_fit(gram, model);  // checks G and the mask
+  if (fit.kind == GramFitKind::rank_deficient) {
+    throw std::domain_error(std::string(fn) + ": the model with predictors " + model_string(model) +
+                            " (1-based) is rank deficient (G[γ,γ] singular): its coefficients are not identified");
+  }
+  const int p = static_cast<int>(gram.rows() - 1);
+  const int k = model_size(model);
+  if (!(n > k + p0)) throw_domain(fn, "n", n, "> |γ| + p0 = " + std::to_string(k + p0));
+  const double syy = gram(p, p);
+  const double log_q = fit.log_one_minus_r_squared;
+  const BayesFactorResult bf = marginal_or_throw(fn, prior, log_q, n, k, p0, model);
+  const MomentFactors mf = moment_factors(prior, bf, syy, log_q, n, k, p0);
+  const std::vector<Eigen::Index> idx = model_indices(model, p);
+  const Eigen::VectorXd v = inverse_diagonal(gram, idx);
+  ModelCoefficientPosterior out;
+  out.model = model;
+  out.degrees_of_freedom = mf.degrees_of_freedom;
+  out.r_squared = fit.r_squared;
+  out.mean = Eigen::VectorXd::Zero(p);
+  out.sd = Eigen::VectorXd::Zero(p);
+  out.sd_bas = Eigen::VectorXd::Zero(p);
+  out.ols = Eigen::VectorXd::Zero(p);
+  out.inverse_gram_diagonal = Eigen::VectorXd::Zero(p);
+  for (std::size_t c = 0; c < idx.size(); ++c) {
+    const Eigen::Index j = idx[c];
+    const double beta = fit.coefficients(static_cast<Eigen::Index>(c));
+    const double vj = v(static_cast<Eigen::Index>(c));
+    out.ols(j) = beta;
+    out.inverse_gram_diagonal(j) = vj;
+    out.mean(j) = bf.shrinkage * beta;
+    out.sd(j) = std::sqrt(mf.slope * vj + mf.between * beta * beta);
+    out.sd_bas(j) = std::sqrt(mf.slope_bas * vj);
+  }
+  out.intercept_sd = std::sqrt(mf.intercept);
+  out.intercept_sd_bas = std::sqrt(mf.intercept_bas);
+  out.shrinkage = shrinkage_posterior(prior, log_q, n, k, p0);
+  return out;
+}
+
+namespace {
+
+/// One component of a mixture of location-scale Student t distributions.
+struct TComponent {
+  double weight;
+  double location;
+  double scale;
+  double degrees_of_freedom;
+};
+
+/// A model-averaged posterior of one coefficient: a point mass at 0 and t components.
+struct Mixture {
+  double point_mass = 0.0;
+  std::vector<TComponent> components;
+
+  double total() const {
+    double t = point_mass;
+    for (const auto& c : components) t += c.weight;
+    return t;
+  }
+  /// Σ w_c T_ν((x − μ_c)/σ_c), the continuous part of the CDF (unnormalised).
+  double continuous_cdf(double x) const {
+    double f = 0.0;
+    for (const auto& c : components) {
+      const boost::math::students_t_distribution<double> t(c.degrees_of_freedom);
+      const double z = (x - c.location) / c.scale;
+      f += c.weight * (z < 0.0 ? boost::math::cdf(t, z) : 1.0 - boost::math::cdf(t, -z));
+    }
+    return f;
+  }
+};
+
+/// The q-quantile inf{x : F(x) ≥ q} of the normalised mixture: 0 when q falls in the jump at 0;
+/// otherwise the root of the continuous CDF on the side of 0 where it lies, bracketed by doubling
+/// and solved by TOMS 748 to 2^-46 relative.
+double mixture_quantile(const Mixture& mix, double q) {
+  const double target = q * mix.total();
+  double lo = INFINITY;
+  double hi = -INFINITY;
+  for (const auto& c : mix.components) {
+    lo = std::min(lo, c.location - 8.0 * c.scale);
+    hi = std::max(hi, c.location + 8.0 * c.scale);
+  }
+  if (mix.components.empty()) return 0.0;
+  const auto cdf = [&](double x) { return mix.continuous_cdf(x) + (x >= 0.0 ? mix.point_mass : 0.0); };
+  if (mix.point_mass > 0.0) {
+    const double below = mix.continuous_cdf(0.0);  // F(0⁻)
+    if (target >= below && target <= below + mix.point_mass) return 0.0;
+    if (target < below) {
+      hi = 0.0;
+      lo = std::min(lo, -1.0);
+    } else {
+      lo = 0.0;
+      hi = std::max(hi, 1.0);
+    }
+  }
+  const auto f = [&](double x) { return cdf(x) - target; };
+  for (int i = 0; i < 200 && f(lo) > 0.0; ++i) lo -= std::max(hi - lo, 1e-300);
+  for (int i = 0; i < 200 && f(hi) < 0.0; ++i) hi += std::max(hi - lo, 1e-300);
+  std::uintmax_t iterations = 200;
+  const auto [a, b] =
+      boost::math::tools::toms748_solve(f, lo, hi, boost::math::tools::eps_tolerance<double>(46), iterations);
+  return 0.5 * (a + b);
+}
+
+/// The shared last step for the enumeration: the most probable candidates up to interval_mass.
+template <class Candidates>
+void summarise_enumerated_models(const Eigen::MatrixXd& gram, double n, const CoefficientPrior& prior,
+                                 const BmaOptions& options, const Candidates& sorted, double log_z, BmaResult& res) {
+  std::vector<WeightedModel> models;
+  double kept = 0.0;
+  for (const auto& c : sorted) {
+    if (static_cast<int>(models.size()) >= options.interval_max_models || kept >= options.interval_mass) break;
+    models.push_back({c.model, std::exp(c.weight - log_z)});
+    kept += models.back().probability;
+  }
+  summarise_models(gram, n, prior, options.p0, models, std::max(0.0, 1.0 - kept), options.credible_level, res);
+}
+
+}  // namespace
+
+void summarise_models(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, const CoefficientPrior& prior, int p0,
+                      const std::vector<WeightedModel>& models, double omitted_mass, double level, BmaResult& res) {
+  const int p = static_cast<int>(gram.rows() - 1);
+  const auto coefficients_or_nan = [&](ModelMask m) {
+    try {
+      return model_coefficient_posterior(gram, n, m, prior, p0).mean;
+    } catch (const ExactFitError&) {
+      throw;
+    } catch (const std::domain_error&) {  // rank deficient or not estimable
+      return Eigen::VectorXd::Constant(p, std::numeric_limits<double>::quiet_NaN()).eval();
+    }
+  };
+  res.highest_posterior_model_coefficients = coefficients_or_nan(res.highest_posterior_model);
+  res.median_probability_model_coefficients = coefficients_or_nan(res.median_probability_model);
+  res.best_predictive_model = res.highest_posterior_model;
+  res.best_predictive_model_coefficients = res.highest_posterior_model_coefficients;
+  res.credible_intervals = CredibleIntervals{};
+  if (models.empty()) return;
+  const bool intervals = level > 0.0;
+  if (intervals) check_open_interval("summarise_models", "credible level", level, 0.0, 1.0);
+  std::vector<Mixture> slopes(static_cast<std::size_t>(p));
+  Mixture intercept;
+  constexpr double kNodeFloor = 1e-13;  // components lighter than this go to omitted_mass
+  const Eigen::MatrixXd gxx = 0.5 * (gram.topLeftCorner(p, p) + gram.topLeftCorner(p, p).transpose());
+  double best_distance = INFINITY;
+  const double syy = gram(p, p);
+  for (const WeightedModel& wm : models) {
+    const ModelCoefficientPosterior post = model_coefficient_posterior(gram, n, wm.model, prior, p0);
+    const Eigen::VectorXd d = post.mean - res.model_averaged_coefficients;
+    const double distance = d.dot(gxx * d);
+    if (distance < best_distance) {
+      best_distance = distance;
+      res.best_predictive_model = wm.model;
+      res.best_predictive_model_coefficients = post.mean;
+    }
+    if (!intervals) continue;
+    const bool bayesian = is_bayesian(prior.prior.kind);
+    const double nu = post.degrees_of_freedom;
+    const double rss = syy * (1.0 - post.r_squared);
+    for (std::size_t i = 0; i < post.shrinkage.shrinkage.size(); ++i) {
+      const double w = wm.probability * post.shrinkage.probability[i];
+      if (w < kNodeFloor) {
+        omitted_mass += w;
+        continue;
+      }
+      const double s = bayesian ? post.shrinkage.shrinkage[i] : 1.0;
+      const double spread = bayesian ? syy * std::max(0.0, 1.0 - s * post.r_squared) / nu : rss / nu;
+      intercept.components.push_back({w, 0.0, std::sqrt(spread / n), nu});
+      for (int j = 0; j < p; ++j) {
+        if (!((wm.model >> j) & 1U)) continue;
+        const double scale = std::sqrt((bayesian ? s : 1.0) * spread * post.inverse_gram_diagonal(j));
+        slopes[static_cast<std::size_t>(j)].components.push_back({w, s * post.ols(j), scale, nu});
+      }
+    }
+    for (int j = 0; j < p; ++j) {
+      if (!((wm.model >> j) & 1U)) slopes[static_cast<std::size_t>(j)].point_mass += wm.probability;
+    }
+  }
+  if (!intervals) return;
+  CredibleIntervals& ci = res.credible_intervals;
+  ci.level = level;
+  ci.models = models.size();
+  ci.omitted_mass = std::min(1.0, omitted_mass);
+  ci.lower.resize(p);
+  ci.upper.resize(p);
+  const double q_lo = 0.5 * (1.0 - level);
+  const double q_hi = 0.5 * (1.0 + level);
+  for (int j = 0; j < p; ++j) {
+    ci.lower(j) = mixture_quantile(slopes[static_cast<std::size_t>(j)], q_lo);
+    ci.upper(j) = mixture_quantile(slopes[static_cast<std::size_t>(j)], q_hi);
+  }
+  ci.intercept_lower = mixture_quantile(intercept, q_lo);
+  ci.intercept_upper = mixture_quantile(intercept, q_hi);
+}
+
 BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram_in, double n,
                                    const CoefficientPrior& prior, const ModelPrior& model_prior,
                                    const BmaOptions& options) {
@@ -280,6 +556,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
     throw_domain(fn, "n", n, "finite and > p + p0 = " + std::to_string(p + options.p0));
   }
   if (options.top_models < 0) throw_domain(fn, "top_models", options.top_models, ">= 0");
+  if (options.credible_level != 0.0) check_open_interval(fn, "credible_level", options.credible_level, 0.0, 1.0);
   // Symmetrise (the lower triangle is authoritative for accumulated Gram matrices as well).
   Eigen::MatrixXd gram = gram_in;
   gram = 0.5 * (gram + gram.transpose()).eval();
@@ -298,13 +575,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
 
   BmaResult res;
   res.p = p;
-  res.prior_inclusion_probability = Eigen::VectorXd::Ones(p);
-  {
-    double pi = 0.5;
-    if (model_prior.kind == ModelPriorKind::bernoulli) pi = model_prior.w;
-    if (model_prior.kind == ModelPriorKind::beta_binomial) pi = model_prior.a / (model_prior.a + model_prior.b);
-    for (int j : free_idx) res.prior_inclusion_probability(j) = pi;
-  }
+  res.prior_inclusion_probability = prior_inclusion_probabilities(model_prior, options.always_included, p);
   if (options.keep_all_models) {
     res.log_posterior_probability = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(1ULL << p), -kInf);
   }
@@ -366,8 +637,13 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
   double z = 0.0;
   Eigen::VectorXd incl = Eigen::VectorXd::Zero(p);
   Eigen::VectorXd coef = Eigen::VectorXd::Zero(p);
+  Eigen::VectorXd second = Eigen::VectorXd::Zero(p);      // Σ e·E[β_j² | D, γ]
+  Eigen::VectorXd second_bas = Eigen::VectorXd::Zero(p);  // Σ e·(sd_bas² + m²)
+  double intercept_var = 0.0;
+  double intercept_var_bas = 0.0;
   std::vector<Candidate> top;
-  const std::size_t keep_top = static_cast<std::size_t>(options.top_models);
+  const std::size_t keep_top =
+      static_cast<std::size_t>(std::max(options.top_models, std::max(options.interval_max_models, 0)));
 
   const std::uint64_t total = 1ULL << f;
   for (std::uint64_t i = 0; i < total; ++i) {
@@ -393,6 +669,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
     double log_q = 0.0;
     bool refit = !(rss > 1e-10 * gram(y, y));
     Eigen::VectorXd beta_refit;
+    Eigen::VectorXd v_refit;
     if (!refit) {
       log_q = std::min(0.0, std::log(rss) - log_syy);
     } else {
@@ -405,6 +682,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
       if (fit.kind == GramFitKind::exact_fit) ++res.models_exact_fit;
       log_q = fit.log_one_minus_r_squared;
       beta_refit = fit.coefficients;
+      v_refit = inverse_diagonal(gram, model_indices(mask, p));
     }
     const BayesFactorResult bf = marginal_or_throw(fn, prior, log_q, n, k, options.p0, mask);
     const int free_size = k - model_size(options.always_included);
@@ -422,17 +700,28 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
       z *= scale;
       incl *= scale;
       coef *= scale;
+      second *= scale;
+      second_bas *= scale;
+      intercept_var *= scale;
+      intercept_var_bas *= scale;
       max_w = w;
       res.highest_posterior_model = mask;
     }
     const double e = std::exp(w - max_w);
     z += e;
-    const double es = e * bf.shrinkage;
+    const MomentFactors mf = moment_factors(prior, bf, gram(y, y), log_q, n, k, options.p0);
+    intercept_var += e * mf.intercept;
+    intercept_var_bas += e * mf.intercept_bas;
     Eigen::Index pos = 0;
     for (int j = 0; j < p; ++j) {
       if ((mask >> j) & 1U) {
+        const double beta = refit ? beta_refit(pos) : a(j, y);
+        const double v = refit ? v_refit(pos) : -a(j, j);  // the swept block holds −G[γ,γ]^{-1}
+        const double m = bf.shrinkage * beta;
         incl(j) += e;
-        coef(j) += es * (refit ? beta_refit(pos) : a(j, y));
+        coef(j) += e * m;
+        second(j) += e * (m * m + mf.slope * v + mf.between * beta * beta);
+        second_bas(j) += e * (m * m + mf.slope_bas * v);
         ++pos;
       }
     }
@@ -456,12 +745,23 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
     if ((options.always_included >> j) & 1U) res.posterior_inclusion_probability(j) = 1.0;
   }
   res.model_averaged_coefficients = coef / z;
+  const Eigen::ArrayXd mean_sq = res.model_averaged_coefficients.array().square();
+  res.posterior_sd = (second.array() / z - mean_sq).max(0.0).sqrt().matrix();
+  res.posterior_sd_bas = (second_bas.array() / z - mean_sq).max(0.0).sqrt().matrix();
+  res.intercept_sd = std::sqrt(intercept_var / z);
+  res.intercept_sd_bas = std::sqrt(intercept_var_bas / z);
   res.expected_model_size = res.posterior_inclusion_probability.sum();
   res.median_probability_model = median_probability_model(res.posterior_inclusion_probability);
   if (options.keep_all_models) res.log_posterior_probability.array() -= log_z;
 
-  std::sort(top.begin(), top.end(), [](const Candidate& l, const Candidate& r) { return l.weight > r.weight; });
+  std::sort(top.begin(), top.end(), [](const Candidate& l, const Candidate& r) {
+    return l.weight != r.weight ? l.weight > r.weight : l.model < r.model;
+  });
   if (top.size() > keep_top) top.resize(keep_top);
+  summarise_enumerated_models(gram, n, prior, options, top, log_z, res);
+  if (top.size() > static_cast<std::size_t>(options.top_models)) {
+    top.resize(static_cast<std::size_t>(options.top_models));
+  }
   for (const Candidate& c : top) {
     ModelSummary s;
     s.model = c.model;
@@ -485,6 +785,8 @@ Eigen::VectorXd posterior_inclusion_probability(const Eigen::Ref<const Eigen::Ma
   BmaOptions o = options;
   o.keep_all_models = false;
   o.top_models = 0;
+  o.credible_level = 0.0;
+  o.interval_max_models = 0;
   return bayesian_model_averaging(gram, n, prior, model_prior, o).posterior_inclusion_probability;
 }
 
@@ -494,6 +796,8 @@ Eigen::VectorXd model_averaged_coefficients(const Eigen::Ref<const Eigen::Matrix
   BmaOptions o = options;
   o.keep_all_models = false;
   o.top_models = 0;
+  o.credible_level = 0.0;
+  o.interval_max_models = 0;
   return bayesian_model_averaging(gram, n, prior, model_prior, o).model_averaged_coefficients;
 }
 
@@ -503,6 +807,9 @@ ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, do
   const int p = static_cast<int>(gram.rows() - 1);
   ModelEvaluation e;
   e.coefficients = Eigen::VectorXd::Zero(p);
+  e.posterior_mean = Eigen::VectorXd::Zero(p);
+  e.second_moment = Eigen::VectorXd::Zero(p);
+  e.second_moment_bas = Eigen::VectorXd::Zero(p);
   const GramModelFit fit = classify_model_fit(gram, model);
   if (fit.kind == GramFitKind::rank_deficient) return e;
   int free_count = 0;
@@ -514,15 +821,26 @@ ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, do
     }
   }
   const int k = model_size(model);
-  if (!(n > k + p0)) return e;
+  if (!(n > k + p0)) return e;  // not estimable (p > n): weight −inf
   const BayesFactorResult bf =
       marginal_or_throw("bayesian_model_averaging_mcmc", prior, fit.log_one_minus_r_squared, n, k, p0, model);
   e.log_marginal = bf.log_bayes_factor;
   e.shrinkage = bf.shrinkage;
   e.r_squared = fit.r_squared;
   e.log_weight = log_prior_model_probability(model_prior, free_size, free_count) + bf.log_bayes_factor;
+  const MomentFactors mf = moment_factors(prior, bf, gram(p, p), fit.log_one_minus_r_squared, n, k, p0);
+  const Eigen::VectorXd v = inverse_diagonal(gram, model_indices(model, p));
+  e.intercept_variance = mf.intercept;
+  e.intercept_variance_bas = mf.intercept_bas;
   for (int j = 0, c = 0; j < p; ++j) {
-    if ((model >> j) & 1U) e.coefficients(j) = fit.coefficients(c++);
+    if (!((model >> j) & 1U)) continue;
+    const double beta = fit.coefficients(c);
+    const double m = bf.shrinkage * beta;
+    e.coefficients(j) = beta;
+    e.posterior_mean(j) = m;
+    e.second_moment(j) = m * m + mf.slope * v(c) + mf.between * beta * beta;
+    e.second_moment_bas(j) = m * m + mf.slope_bas * v(c);
+    ++c;
   }
   return e;
 }

@@ -167,13 +167,15 @@ struct SinhTable {
 };
 const SinhTable kSinhTable;
 
-/// Trapezoid rule for log ∫ exp(H(x)) dx and the weighted mean ∫ λ(x) e^H / ∫ e^H, where
-/// `eval(x, λ)` returns H(x) and sets λ (the logistic of t: the shrinkage g/(1+g)), after the change
-/// of variables x = x* + s sinh(u), s = (−H''(x*))^{-1/2} clamped to [1e-8, 2], step kStep·stride in u.
-/// Terms decay double-exponentially in |u|; a side stops when a term has fallen below e^-36
-/// (relative to the mode) and is decreasing. `derivatives(x, H', H'')` gives the curvature at x*.
-template <class Eval, class Derivatives>
-BayesFactorResult sinh_trapezoid(Eval&& eval, Derivatives&& derivatives, double x_star, int stride) {
+/// Trapezoid rule for log ∫ exp(H(x)) dx and the weighted means ∫ λ(x) e^H / ∫ e^H and
+/// ∫ λ(x)² e^H / ∫ e^H, where `eval(x, λ)` returns H(x) and sets λ (the logistic of t: the shrinkage
+/// g/(1+g)), after the change of variables x = x* + s sinh(u), s = (−H''(x*))^{-1/2} clamped to
+/// [1e-8, 2], step kStep·stride in u. Terms decay double-exponentially in |u|; a side stops when a
+/// term has fallen below e^-36 (relative to the mode) and is decreasing. `derivatives(x, H', H'')`
+/// gives the curvature at x*. `node(λ, f)` is called for every node with its unnormalised weight f
+/// (the discrete posterior of the shrinkage, shrinkage_posterior).
+template <class Eval, class Derivatives, class Node>
+BayesFactorResult sinh_trapezoid(Eval&& eval, Derivatives&& derivatives, double x_star, int stride, Node&& node) {
   double d1 = 0.0;
   double d2 = 0.0;
   derivatives(x_star, d1, d2);
@@ -184,6 +186,8 @@ BayesFactorResult sinh_trapezoid(Eval&& eval, Derivatives&& derivatives, double 
   const double drop = std::exp(-36.0);
   double mass = 1.0;  // u = 0 term: exp(0) * cosh(0)
   double shrink = logistic_star;
+  double shrink2 = logistic_star * logistic_star;
+  node(logistic_star, 1.0);
   for (int side = -1; side <= 1; side += 2) {
     double prev = 1.0;
     for (int j = stride; j <= kMaxNodes; j += stride) {
@@ -194,6 +198,8 @@ BayesFactorResult sinh_trapezoid(Eval&& eval, Derivatives&& derivatives, double 
       if (!std::isfinite(f)) break;
       mass += f;
       shrink += lt * f;
+      shrink2 += lt * lt * f;
+      node(lt, f);
       if (f < drop && f < prev) break;
       prev = f;
     }
@@ -201,13 +207,16 @@ BayesFactorResult sinh_trapezoid(Eval&& eval, Derivatives&& derivatives, double 
   BayesFactorResult out;
   out.log_bayes_factor = h_star + std::log(mass * s * kStep * stride);
   out.shrinkage = std::clamp(shrink / mass, 0.0, 1.0);
+  out.shrinkage_second_moment = std::clamp(shrink2 / mass, 0.0, out.shrinkage);
   return out;
 }
 
-}  // namespace
+/// No node sink (the hot path of the enumeration).
+constexpr auto kNoNodes = [](double, double) {};
 
-BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log_q, double n, int p, int p0) {
-  if (p == 0) return {0.0, 0.0};
+/// log_bayes_factor_sinh_trapezoid with a node sink.
+template <class Node>
+BayesFactorResult mixture_sinh_trapezoid(const Prior& prior, double log_q, double n, int p, int p0, Node&& node) {
   const Integrand h = make_fast_integrand(prior, log_q, n, p, p0);
   // 1. Mode of h: the root of h' in [-60, 80] by Newton safeguarded with bisection, started at the
   //    local empirical-Bayes estimate of g. The trapezoid below is exact for any centre, so the mode
@@ -229,11 +238,12 @@ BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log
   // kink near g = n needs 1/16); all verified to 1e-9 against the adaptive quadrature.
   const int stride = (m - p >= 50.0 && prior.kind != PriorKind::hyper_g_n) ? 2 : 1;
   return sinh_trapezoid([&](double x, double& lt) { return h.eval(x, lt); },
-                        [&](double x, double& a, double& b) { h.derivatives(x, a, b); }, t_star, stride);
+                        [&](double x, double& a, double& b) { h.derivatives(x, a, b); }, t_star, stride, node);
 }
 
-BayesFactorResult log_bayes_factor_robust_trapezoid(double log_q, double n, int p, int p0) {
-  if (p == 0) return {0.0, 0.0};
+/// log_bayes_factor_robust_trapezoid with a node sink.
+template <class Node>
+BayesFactorResult robust_sinh_trapezoid(double log_q, double n, int p, int p0, Node&& node) {
   Prior robust;
   robust.kind = PriorKind::robust;
   const Integrand h = make_fast_integrand(robust, log_q, n, p, p0);
@@ -253,7 +263,19 @@ BayesFactorResult log_bayes_factor_robust_trapezoid(double log_q, double n, int 
   const double v_star = safeguarded_newton_mode(derivatives, v, lo, hi);
   const auto big_h = [&](double vv, double& lt) { return h.eval(t_min + std::exp(vv), lt) + vv; };
   const int stride = (n - p0 - p >= 50.0) ? 2 : 1;  // as for the other priors; verified to 1e-9
-  return sinh_trapezoid(big_h, derivatives, v_star, stride);
+  return sinh_trapezoid(big_h, derivatives, v_star, stride, node);
+}
+
+}  // namespace
+
+BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log_q, double n, int p, int p0) {
+  if (p == 0) return {0.0, 0.0};
+  return mixture_sinh_trapezoid(prior, log_q, n, p, p0, kNoNodes);
+}
+
+BayesFactorResult log_bayes_factor_robust_trapezoid(double log_q, double n, int p, int p0) {
+  if (p == 0) return {0.0, 0.0};
+  return robust_sinh_trapezoid(log_q, n, p, p0, kNoNodes);
 }
 
 BayesFactorResult zellner_siow_laplace(double r_squared, double n, int k) {
@@ -347,6 +369,8 @@ BayesFactorResult zellner_siow_laplace(double r_squared, double n, int k) {
       out.shrinkage = std::clamp(out.shrinkage, 0.0, 1.0);
     }
   }
+  // No second moment in BAS's approximation: the plug-in s̄² (a point mass of g at s̄/(1 − s̄)).
+  out.shrinkage_second_moment = out.shrinkage * out.shrinkage;
   return out;
 }
 
@@ -461,7 +485,7 @@ BayesFactorResult log_model_marginal(const CoefficientPrior& cp, double log_q, d
     throw_domain(fn, "n", n, "finite and > model_size + p0 = " + std::to_string(k + p0));
   }
   if (!is_bayesian(cp.prior.kind)) {
-    return {log_information_criterion(cp.prior.kind, log_q, n, k), 1.0};
+    return {log_information_criterion(cp.prior.kind, log_q, n, k), 1.0, 1.0};
   }
   if (k == 0) return {0.0, 0.0};
   switch (cp.prior.kind) {
@@ -476,6 +500,38 @@ BayesFactorResult log_model_marginal(const CoefficientPrior& cp, double log_q, d
     default:
       return log_bayes_factor_and_shrinkage(cp.prior, log_q, n, k, p0);
   }
+}
+
+ShrinkagePosterior shrinkage_posterior(const CoefficientPrior& cp, double log_q, double n, int k, int p0) {
+  ShrinkagePosterior out;
+  const auto point = [&out](double s) {
+    out.shrinkage = {s};
+    out.probability = {1.0};
+    return out;
+  };
+  if (log_q == -std::numeric_limits<double>::infinity()) {
+    const auto lim = log_model_marginal_exact_fit(cp, n, k, p0);
+    if (!lim) throw_domain("shrinkage_posterior", "log_one_minus_r_squared", log_q, "finite for this prior");
+    return point(lim->shrinkage);
+  }
+  const BayesFactorResult bf = log_model_marginal(cp, log_q, n, k, p0);  // checks the arguments
+  const bool mixture = k > 0 && !cp.laplace_approximation &&
+                       (cp.prior.kind == PriorKind::zellner_siow || cp.prior.kind == PriorKind::hyper_g ||
+                        cp.prior.kind == PriorKind::hyper_g_n || cp.prior.kind == PriorKind::robust);
+  if (!mixture) return point(bf.shrinkage);
+  double total = 0.0;
+  const auto node = [&](double s, double f) {
+    out.shrinkage.push_back(s);
+    out.probability.push_back(f);
+    total += f;
+  };
+  if (cp.prior.kind == PriorKind::robust) {
+    robust_sinh_trapezoid(log_q, n, k, p0, node);
+  } else {
+    mixture_sinh_trapezoid(cp.prior, log_q, n, k, p0, node);
+  }
+  for (double& w : out.probability) w /= total;
+  return out;
 }
 
 bool exact_fit_has_finite_evidence(const CoefficientPrior& cp) {
@@ -494,7 +550,7 @@ std::optional<BayesFactorResult> log_model_marginal_exact_fit(const CoefficientP
   if (k == 0) return BayesFactorResult{0.0, 0.0};
   const double g = cp.prior.g.value_or(n);
   // log B = −(k/2) log(1+g) − ((n−p0)/2) log((1 + gQ)/(1 + g)) at Q = 0
-  return BayesFactorResult{0.5 * (n - p0 - k) * std::log1p(g), g / (1.0 + g)};
+  return BayesFactorResult{0.5 * (n - p0 - k) * std::log1p(g), g / (1.0 + g), (g / (1.0 + g)) * (g / (1.0 + g))};
 }
 
 }  // namespace dpmu::core

@@ -15,6 +15,9 @@ namespace dpmu::core {
 struct BayesFactorResult {
   double log_bayes_factor = 0.0;  ///< natural log of B10 (Eq. 3)
   double shrinkage = 0.0;         ///< E[g/(1+g) | Y, H1] in [0, 1]
+  /// E[(g/(1+g))² | Y, H1] in [0, 1] (posterior variances of the coefficients, docs/bma.md
+  /// "Posterior SDs"); s² for a fixed g, 1 for information criteria, 0 for p = 0.
+  double shrinkage_second_moment = 0.0;
 };
 
 /// log B10 of paper Eq. (3),

@@ -4,9 +4,11 @@
 /// §5 and §5.5 "plug-in" inference; docs/methods.md §1, §2.5): full enumeration of the 2^p models by
 /// a Gray-code walk with sweep-operator updates, posterior model probabilities, posterior
 /// inclusion probabilities, model-averaged coefficients, highest-probability and
-/// median-probability models.
+/// median-probability models; posterior SDs, credible intervals and the intercept's posterior
+/// (docs/bma.md "Coefficients"); at most kMaxPredictors predictors (a model is a 64-bit mask).
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -22,6 +24,11 @@
 
 namespace dpmu::core {
 
+/// The most predictors a model space can have: a model is a ModelMask (64 bits) and the samplers
+/// shift 1 by up to p, so p ≤ 63. Full enumeration is limited further (p ≤ 30; ≤ 24 keeping all
+/// 2^p weights); beyond that, MCMC (bayesian_model_averaging_mcmc).
+inline constexpr int kMaxPredictors = 63;
+
 /// Options of bayesian_model_averaging.
 struct BmaOptions {
   ModelMask always_included = 0;          ///< predictors forced into every model; the model prior is over the others
@@ -30,6 +37,30 @@ struct BmaOptions {
   bool keep_all_models = true;            ///< fill BmaResult::log_posterior_probability (2^p doubles)
   double collinearity_tolerance = 1e-10;  ///< pivot ≤ tol·G_jj marks a rank-deficient model
   int refresh_interval = 1024;            ///< rebuild the sweep state from G every this many models
+  /// Level of the model-averaged credible intervals in (0, 1); 0: none (BmaResult::credible_intervals).
+  double credible_level = 0.95;
+  /// The intervals and the best predictive model use the most probable models up to this
+  /// cumulative posterior probability, at most interval_max_models of them; the rest is
+  /// CredibleIntervals::omitted_mass, a bound on the error of the interval's CDF.
+  double interval_mass = 1.0 - 1e-9;
+  int interval_max_models = 4096;
+};
+
+/// Model-averaged equal-tailed credible intervals (docs/bma.md "Credible intervals"): quantiles
+/// (1 ∓ level)/2 of the exact posterior of each coefficient, a mixture over models of a point mass
+/// at 0 (models without the predictor) and Student t distributions (one per node of the posterior
+/// of the shrinkage, ShrinkagePosterior), inverted by a bracketing root finder (TOMS 748) to
+/// ~1e-12 relative. Slopes of the centred predictors in the scale of G.
+struct CredibleIntervals {
+  double level = 0.0;  ///< 0: not computed
+  Eigen::VectorXd lower;
+  Eigen::VectorXd upper;
+  double intercept_lower = 0.0;  ///< interval of α − ȳ (add the mean of the response): G has no means
+  double intercept_upper = 0.0;
+  /// Posterior probability of the models (and quadrature nodes below 1e-13) left out of the
+  /// mixture, which is renormalised over the rest: |CDF error| ≤ omitted_mass.
+  double omitted_mass = 0.0;
+  std::uint64_t models = 0;  ///< models in the mixture
 };
 
 /// One model in a BmaResult.
@@ -59,7 +90,71 @@ struct BmaResult {
   std::uint64_t models_evaluated = 0;       ///< admissible models visited (exact fits included)
   std::uint64_t models_rank_deficient = 0;  ///< excluded: G[γ,γ] (numerically) singular
   std::uint64_t models_exact_fit = 0;       ///< R² = 1 (g-prior only: finite limit; see ExactFitError)
+
+  // ---- Coefficients (docs/bma.md "Coefficients"): slopes of the centred predictors in the scale
+  // of G; the intercept is α = ȳ + (its deviation), ȳ being the caller's (G holds no means).
+  /// sqrt(Var[β_j | D]) of the model-averaged posterior under the stated priors (exact within each
+  /// model; +inf when a model with the predictor has ≤ 2 residual degrees of freedom).
+  Eigen::VectorXd posterior_sd;
+  /// BAS's `coef.bas` postsd: sqrt(Σ P(γ|D) (sd_γj² + m_γj²) − m_j²) with sd_γj² = E[s]·mse_γ·V_jj
+  /// (mse_γ = RSS_γ/(n − p0 − |γ|); no E[s] for bic/aic), m_γj = E[s]·β̂_γj.
+  Eigen::VectorXd posterior_sd_bas;
+  double intercept_sd = 0.0;      ///< sqrt(Var[α | D]) (its mean is ȳ in every model)
+  double intercept_sd_bas = 0.0;  ///< BAS: sqrt(Σ P(γ|D) mse_γ/n)
+  CredibleIntervals credible_intervals;
+  /// The model whose posterior-mean fit is closest to the BMA fit on the data,
+  /// argmin_γ (m_γ − m)' G_xx (m_γ − m) over the models of the credible intervals (Clyde's "BPM").
+  ModelMask best_predictive_model = 0;
+  /// E[β | D, γ] (length p, zero outside γ) of the highest-probability, median-probability and best
+  /// predictive models: the coefficients of their predictions. NaN when that model is rank deficient.
+  Eigen::VectorXd highest_posterior_model_coefficients;
+  Eigen::VectorXd median_probability_model_coefficients;
+  Eigen::VectorXd best_predictive_model_coefficients;
 };
+
+/// Prior inclusion probability of each predictor: 1 for the forced ones; for the free ones 1/2
+/// (uniform), w (bernoulli), a/(a+b) (beta-binomial). @throws std::domain_error for invalid priors.
+Eigen::VectorXd prior_inclusion_probabilities(const ModelPrior& model_prior, ModelMask always_included, int p);
+
+/// The posterior of the coefficients within one model γ (docs/bma.md "Coefficients"): with the
+/// g-prior β_γ | σ², g ~ N(0, g σ² G_γγ^{-1}), flat priors on the intercept and log σ, and
+/// s = g/(1+g), V = G_γγ^{-1}, ν = n − p0:
+///   β_γ | D, g ~ t_ν(s β̂, s·S(s)/ν·V), S(s) = G_yy (1 − s R²), α − ȳ | D, g ~ t_ν(0, S(s)/(ν n)),
+/// so E[β_γ | D] = E[s] β̂ and Var[β_j | D] = G_yy (E[s] − R² E[s²])/(ν − 2)·V_jj + Var[s]·β̂_j².
+/// bic/aic/lr (as BAS: a flat prior on β, ν = n − p0 − |γ|): β_γ | D ~ t_ν(β̂, RSS/ν·V).
+struct ModelCoefficientPosterior {
+  ModelMask model = 0;
+  double degrees_of_freedom = 0.0;        ///< ν of the Student t distributions
+  Eigen::VectorXd mean;                   ///< length p, zero outside γ
+  Eigen::VectorXd sd;                     ///< exact posterior SD (length p; +inf for ν ≤ 2)
+  Eigen::VectorXd sd_bas;                 ///< BAS's conditional SD sqrt(E[s]·mse·V_jj)
+  double intercept_sd = 0.0;              ///< exact posterior SD of α
+  double intercept_sd_bas = 0.0;          ///< BAS: sqrt(mse/n)
+  Eigen::VectorXd ols;                    ///< β̂ (length p, zero outside γ)
+  Eigen::VectorXd inverse_gram_diagonal;  ///< V_jj (length p, zero outside γ)
+  double r_squared = 0.0;
+  ShrinkagePosterior shrinkage;  ///< the posterior of s given D and γ
+};
+
+/// ModelCoefficientPosterior of one model from G. @param gram (p+1)×(p+1), response last.
+/// @throws std::domain_error when G[γ,γ] is rank deficient or n ≤ |γ| + p0; ExactFitError for an
+/// exact fit under a prior other than the g-prior; as log_model_marginal otherwise.
+ModelCoefficientPosterior model_coefficient_posterior(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
+                                                      ModelMask model, const CoefficientPrior& prior, int p0 = 1);
+
+/// Models with weights, for summarise_models.
+struct WeightedModel {
+  ModelMask model = 0;
+  double probability = 0.0;
+};
+
+/// The last step of bayesian_model_averaging(_mcmc): credible intervals at `level` (0: none) from
+/// the mixture over `models` (renormalised; `omitted_mass` is added to the reported bound), the
+/// best predictive model among them, and the coefficients of the highest-probability,
+/// median-probability and best predictive models. Needs result.model_averaged_coefficients,
+/// highest_posterior_model and median_probability_model. Deterministic.
+void summarise_models(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, const CoefficientPrior& prior, int p0,
+                      const std::vector<WeightedModel>& models, double omitted_mass, double level, BmaResult& result);
 
 /// 1 − R² at or below this (relative to G_yy) is an exact fit: it is below the rounding error of a
 /// Cholesky factorisation of G (about (|γ|+1)·ε_mach·G_yy), so R² = 1 cannot be told apart from it.
@@ -115,8 +210,11 @@ std::optional<ModelMask> find_exact_fit_model(const Eigen::Ref<const Eigen::Matr
 
 /// If the prior gives exact fits infinite evidence (see ExactFitError) and some admissible model is
 /// an exact fit (find_exact_fit_model), throw ExactFitError naming it; otherwise do nothing.
+/// Models with n ≤ |γ| + p0 are not estimable and never evaluated (p > n), so an exact fit found with
+/// that many predictors is not an error here (the samplers give such models weight −inf).
 void check_finite_evidence(const Eigen::Ref<const Eigen::MatrixXd>& gram, const CoefficientPrior& prior,
-                           ModelMask always_included = 0, double collinearity_tolerance = 1e-10);
+                           ModelMask always_included = 0, double collinearity_tolerance = 1e-10, double n = INFINITY,
+                           int p0 = 1);
 
 /// One predictor that makes models rank deficient (rank_deficient_columns).
 struct RankDeficientColumn {
@@ -191,7 +289,12 @@ struct ModelEvaluation {
   double log_marginal = 0.0;
   double shrinkage = 0.0;
   double r_squared = 0.0;
-  Eigen::VectorXd coefficients;  ///< length p, zero outside γ (OLS, not shrunk)
+  Eigen::VectorXd coefficients;         ///< length p, zero outside γ (OLS, not shrunk)
+  Eigen::VectorXd posterior_mean;       ///< E[β | D, γ] = E[s]·β̂ (length p)
+  Eigen::VectorXd second_moment;        ///< E[β_j² | D, γ] (ModelCoefficientPosterior::sd)
+  Eigen::VectorXd second_moment_bas;    ///< sd_bas² + mean²
+  double intercept_variance = 0.0;      ///< Var[α | D, γ]
+  double intercept_variance_bas = 0.0;  ///< BAS's mse/n
 };
 ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, ModelMask model,
                                const CoefficientPrior& prior, const ModelPrior& model_prior, ModelMask always_included,
@@ -206,6 +309,9 @@ struct McmcOptions {
   std::uint64_t max_iterations = 0;  ///< (0: 100000·p)
   double tolerance = 0.005;          ///< stopping rule on PIPs (see bayesian_model_averaging_mcmc)
   int top_models = 10;
+  double credible_level = 0.95;       ///< as BmaOptions
+  double interval_mass = 1.0 - 1e-9;  ///< as BmaOptions, of the visit frequencies
+  int interval_max_models = 4096;     ///< as BmaOptions
 };
 
 /// Summary of an MCMC run (in addition to the BmaResult).
@@ -224,24 +330,28 @@ struct McmcDiagnostics {
 /// probability is min(1, exp(w' − w)) with w = log P(γ) + log B_γ0. Starts at the forced model.
 ///
 /// Estimates are ergodic averages over iterations: PIP_j = fraction of iterations with γ_j = 1,
-/// E[β|D] = average of s_γ β̂_γ. top_models lists the most probable visited models with
-/// probabilities renormalised over the visited set (as BAS does for sampled models).
+/// E[β|D] = average of s_γ β̂_γ, E[β_j²|D] = average of E[β_j²|D,γ] (posterior_sd); the credible
+/// intervals and the best predictive model use the visit frequencies of the visited models
+/// (summarise_models). Models with n ≤ |γ| + p0 (p > n) get weight −inf. top_models lists the most probable visited
+/// models with probabilities renormalised over the visited set (as BAS does for sampled models).
 ///
 /// Stopping rule: every `batch` iterations after `min_iterations`, the PIPs estimated from the
 /// first and second halves of the run are compared; the run stops when they differ by less than
 /// `tolerance` in every coordinate, or at `max_iterations` (converged = false). Draws from `rng`.
-/// @throws as bayesian_model_averaging (p ≤ 63; ExactFitError before the first step), std::domain_error
-/// for tolerance ≤ 0.
+/// @throws as bayesian_model_averaging (p ≤ kMaxPredictors, but no bound from n; ExactFitError before
+/// the first step, or when the chain reaches an exact fit), std::domain_error for tolerance ≤ 0.
 template <class Rng>
 BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
                                         const CoefficientPrior& prior, const ModelPrior& model_prior, Rng& rng,
                                         const McmcOptions& options, McmcDiagnostics* diagnostics = nullptr) {
   constexpr const char* fn = "bayesian_model_averaging_mcmc";
   const Eigen::Index d = gram.rows();
-  if (gram.cols() != d || d < 2 || d > 64) throw_invalid(fn, "gram must be square (p+1)x(p+1) with 1 <= p <= 63");
+  if (gram.cols() != d || d < 2 || d > kMaxPredictors + 1) {
+    throw_invalid(fn, "gram must be square (p+1)x(p+1) with 1 <= p <= " + std::to_string(kMaxPredictors));
+  }
   const int p = static_cast<int>(d - 1);
   check_positive_finite(fn, "tolerance", options.tolerance);
-  check_finite_evidence(gram, prior, options.always_included);
+  check_finite_evidence(gram, prior, options.always_included, 1e-10, n, options.p0);
   std::vector<int> free_idx;
   for (int j = 0; j < p; ++j) {
     if (!((options.always_included >> j) & 1U)) free_idx.push_back(j);
@@ -264,6 +374,10 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
   // checkpoint of the sums at the half-way point of each check.
   std::vector<std::uint64_t> incl_count(static_cast<std::size_t>(p), 0);
   Eigen::VectorXd coef_sum = Eigen::VectorXd::Zero(p);
+  Eigen::VectorXd second_sum = Eigen::VectorXd::Zero(p);
+  Eigen::VectorXd second_bas_sum = Eigen::VectorXd::Zero(p);
+  double intercept_sum = 0.0;
+  double intercept_bas_sum = 0.0;
   std::vector<ModelMask> trace;  // the chain, to form first-half sums incrementally
   std::vector<double> first(static_cast<std::size_t>(p), 0.0);
   std::uint64_t half_ptr = 0;
@@ -297,7 +411,11 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
     ++it;
     trace.push_back(current);
     for (int j = 0; j < p; ++j) incl_count[static_cast<std::size_t>(j)] += (current >> j) & 1U;
-    coef_sum += cur->shrinkage * cur->coefficients;
+    coef_sum += cur->posterior_mean;
+    second_sum += cur->second_moment;
+    second_bas_sum += cur->second_moment_bas;
+    intercept_sum += cur->intercept_variance;
+    intercept_bas_sum += cur->intercept_variance_bas;
     if (it >= min_it && it % batch == 0) {
       const std::uint64_t half = it / 2;
       for (; half_ptr < half; ++half_ptr) {
@@ -325,16 +443,16 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
     res.posterior_inclusion_probability(j) =
         static_cast<double>(incl_count[static_cast<std::size_t>(j)]) / static_cast<double>(it);
   }
-  res.model_averaged_coefficients = coef_sum / static_cast<double>(it);
+  const double iterations = static_cast<double>(it);
+  res.model_averaged_coefficients = coef_sum / iterations;
+  const Eigen::ArrayXd mean_sq = res.model_averaged_coefficients.array().square();
+  res.posterior_sd = (second_sum.array() / iterations - mean_sq).max(0.0).sqrt().matrix();
+  res.posterior_sd_bas = (second_bas_sum.array() / iterations - mean_sq).max(0.0).sqrt().matrix();
+  res.intercept_sd = std::sqrt(intercept_sum / iterations);
+  res.intercept_sd_bas = std::sqrt(intercept_bas_sum / iterations);
   res.expected_model_size = res.posterior_inclusion_probability.sum();
   res.median_probability_model = median_probability_model(res.posterior_inclusion_probability);
-  res.prior_inclusion_probability = Eigen::VectorXd::Ones(p);
-  {
-    double pi = 0.5;
-    if (model_prior.kind == ModelPriorKind::bernoulli) pi = model_prior.w;
-    if (model_prior.kind == ModelPriorKind::beta_binomial) pi = model_prior.a / (model_prior.a + model_prior.b);
-    for (int j : free_idx) res.prior_inclusion_probability(j) = pi;
-  }
+  res.prior_inclusion_probability = prior_inclusion_probabilities(model_prior, options.always_included, p);
   std::vector<std::pair<double, ModelMask>> visited;
   double max_w = -INFINITY;
   for (const auto& [m, e] : cache) {
@@ -364,6 +482,25 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
     res.top_models.push_back(s);
   }
   res.models_evaluated = visited.size();
+  {
+    // Visit frequencies for the intervals and the best predictive model, most visited first.
+    std::unordered_map<ModelMask, std::uint64_t> visits;
+    for (ModelMask m : trace) ++visits[m];
+    std::vector<WeightedModel> by_frequency;
+    by_frequency.reserve(visits.size());
+    for (const auto& [m, c] : visits) by_frequency.push_back({m, static_cast<double>(c) / iterations});
+    std::sort(by_frequency.begin(), by_frequency.end(), [](const WeightedModel& a, const WeightedModel& b) {
+      return a.probability != b.probability ? a.probability > b.probability : a.model < b.model;
+    });
+    double kept = 0.0;
+    std::size_t used = 0;
+    while (used < by_frequency.size() && static_cast<int>(used) < options.interval_max_models &&
+           kept < options.interval_mass) {
+      kept += by_frequency[used++].probability;
+    }
+    by_frequency.resize(used);
+    summarise_models(gram, n, prior, options.p0, by_frequency, std::max(0.0, 1.0 - kept), options.credible_level, res);
+  }
   diag.iterations = it;
   diag.models_visited = cache.size();
   diag.acceptance_rate = static_cast<double>(accepted) / static_cast<double>(it);

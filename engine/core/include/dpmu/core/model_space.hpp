@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dpmu/core/bayes_factor.hpp"
 #include "dpmu/core/g_priors.hpp"
@@ -105,6 +106,21 @@ BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log
 /// g > ρ(n+1) − 1), so the boundary becomes an exponentially decaying tail. Tested against
 /// log_bayes_factor_and_shrinkage to 1e-9. Deterministic; no argument checks.
 BayesFactorResult log_bayes_factor_robust_trapezoid(double log_one_minus_r_squared, double n, int p, int p0);
+
+/// The posterior of the shrinkage s = g/(1+g) of one model given the data, as a discrete
+/// distribution: the nodes of the quadrature of log_model_marginal with their normalised weights
+/// (zellner-siow, hyper-g, hyper-g-n, robust: the trapezoid in u of log_bayes_factor_sinh_trapezoid,
+/// whose weighted sums are E[s | Y, γ] and E[s² | Y, γ] to ~1e-9), or one point: g/(1+g) for the
+/// g-prior, the Laplace-approximate E[s] for zellner-siow-laplace (a plug-in), 1 for bic/aic/lr
+/// (no shrinkage), 0 for the null model. Used for the exact credible intervals of the coefficients
+/// (docs/bma.md "Credible intervals"). log_one_minus_r_squared = −inf (an exact fit) is accepted for
+/// the g-prior only. @throws as log_model_marginal. Deterministic.
+struct ShrinkagePosterior {
+  std::vector<double> shrinkage;    ///< node values s_i in [0, 1]
+  std::vector<double> probability;  ///< weights, summing to 1
+};
+ShrinkagePosterior shrinkage_posterior(const CoefficientPrior& prior, double log_one_minus_r_squared, double n,
+                                       int model_size, int p0);
 
 /// BAS's Laplace approximation to the ZS log Bayes factor against the null model
 /// (`LogBF_ZS_null` with d = k + 1) and to E[g/(1+g) | Y] (`E_ZS_approx_null`), R package BAS

@@ -1,0 +1,169 @@
+#pragma once
+/// @file bma.hpp
+/// The library entry point of Bayesian model averaging for the `dpmu bma` command and the R and
+/// Python packages (one implementation of the glue between a data matrix and the core): the
+/// non-private analysis of the confidential data, or a differentially private release of the Gram
+/// matrix of the centred data by sufficient-statistic perturbation and model averaging on it
+/// (Peña & Barrientos 2024, §5; docs/bma.md). Every number in a BmaFit of a release is computed
+/// from the released matrix only (post-processing), except the diagnostics named as such.
+
+#include <Eigen/Dense>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpmu/core/bma.hpp"
+#include "dpmu/core/release.hpp"
+
+namespace dpmu::api {
+
+/// The release of a private analysis (docs/privacy.md): the SSP mechanism and its public inputs.
+struct PrivacySettings {
+  double epsilon = 0.0;               ///< > 0 (wishart: < 1)
+  std::optional<double> delta;        ///< wishart only (required there), in (0, 1)
+  std::string mechanism = "laplace";  ///< laplace | wishart
+  std::vector<core::ColumnBounds>
+      bounds;            ///< public bounds on the raw values: 1 (every column) or p + 1 (predictors, then the response)
+  bool rescale = false;  ///< divide each column by its bound width before centring
+  std::optional<double> ridge;                   ///< ridge r added to the diagonal of G*; unset: automatic
+  int ridge_draws = 100000;                      ///< Monte Carlo draws of the automatic Laplace ridge (>= 100)
+  std::optional<double> threshold;               ///< also the hard-thresholded analysis at this percentile
+  std::string threshold_reference = "absolute";  ///< absolute | signed
+};
+
+/// Settings of bma(). Spellings as `dpmu bma --help`.
+struct BmaSettings {
+  std::string prior = "zellner-siow";  ///< zellner-siow | zellner-siow-laplace | g-prior | hyper-g | hyper-g-n | robust
+                                       ///< | bic | aic | lr
+  std::optional<double> g;             ///< fixed g of the g-prior (unset: n)
+  double a = 3.0;                      ///< hyper-g / hyper-g-n parameter, > 2
+  std::string model_prior = "beta-binomial:1,1";  ///< beta-binomial:A,B | uniform | bernoulli:W
+  std::vector<std::string> always_include;        ///< predictors forced into every model
+  int top_models = 10;                            ///< models listed in BmaSummary::models
+  bool mcmc = false;  ///< sample models by MCMC (automatic beyond 24 predictors and when n ≤ p + 1)
+  double mcmc_tolerance = 0.005;
+  double credible_level = 0.95;  ///< of the credible intervals, in (0, 1); 0: none
+  /// Reproducible simulation noise, ridge calibration and MCMC (a release with a seed is not private:
+  /// BmaFit::is_private = false). Unset: secure noise for a release, and a fresh seed from the kernel
+  /// CSPRNG for every random step (BmaFit::seed reports it).
+  std::optional<std::uint64_t> seed;
+  std::optional<PrivacySettings> privacy;  ///< nullopt: non-private (exact analysis of the data)
+};
+
+/// One of the most probable models.
+struct BmaModel {
+  std::vector<std::string> predictors;
+  double posterior_probability = 0.0;
+  double log_posterior_probability = 0.0;
+  double log_prior_probability = 0.0;
+  double log_marginal = 0.0;  ///< log Bayes factor against the null model (or log I for bic/aic/lr)
+  double r_squared = 0.0;
+  double shrinkage = 0.0;  ///< E[g/(1+g) | D, γ]
+};
+
+/// Model averaging in the original scale of the data. Vectors have one entry per predictor.
+struct BmaSummary {
+  Eigen::VectorXd posterior_inclusion_probability;
+  Eigen::VectorXd prior_inclusion_probability;
+  Eigen::VectorXd posterior_mean;    ///< model-averaged E[β_j | D] (0 in models without j)
+  Eigen::VectorXd posterior_sd;      ///< exact model-averaged posterior SD (docs/bma.md "Coefficients")
+  Eigen::VectorXd posterior_sd_bas;  ///< BAS's coef.bas postsd (an approximation; same mean)
+  /// The intercept α with centred predictors: posterior mean ȳ in every model. Non-private only (a
+  /// release publishes no means); its SDs come from the Gram matrix and are given in both paths.
+  std::optional<double> intercept;
+  double intercept_sd = 0.0;
+  double intercept_sd_bas = 0.0;
+  double credible_level = 0.0;  ///< 0: no intervals
+  Eigen::VectorXd lower;        ///< equal-tailed model-averaged credible intervals of the slopes
+  Eigen::VectorXd upper;
+  std::optional<double> intercept_lower;  ///< non-private only (needs ȳ)
+  std::optional<double> intercept_upper;
+  double interval_omitted_mass = 0.0;  ///< bound on the error of the intervals' CDF
+  std::vector<std::string> highest_posterior_model;
+  std::vector<std::string> median_probability_model;
+  std::vector<std::string> best_predictive_model;
+  /// E[β | D, γ] of those models (their predictions' slopes; NaN for a rank-deficient model).
+  Eigen::VectorXd highest_posterior_model_coefficients;
+  Eigen::VectorXd median_probability_model_coefficients;
+  Eigen::VectorXd best_predictive_model_coefficients;
+  double expected_model_size = 0.0;
+  std::vector<BmaModel> models;  ///< the most probable, decreasing
+  std::uint64_t models_evaluated = 0;
+  std::uint64_t models_rank_deficient = 0;
+  std::uint64_t models_exact_fit = 0;
+  std::optional<core::McmcDiagnostics> mcmc;
+};
+
+/// What a release published besides the summaries (absent for a non-private fit).
+struct BmaRelease {
+  core::SspReleaseSettings settings;  ///< mechanism, bounds, ε, δ, n, p, rescale (public)
+  core::PrivacyGuarantee privacy;
+  Eigen::MatrixXd released_gram;  ///< G* (predictors, then the response), scaled columns
+  Eigen::VectorXd column_scale;   ///< column j of the data = column_scale(j) × scaled column j
+  double ridge_requested = 0.0;
+  std::string ridge_method;
+  core::RegularizedGram regularized;  ///< G* + rI actually analysed
+  std::optional<core::RegularizedGram> thresholded_regularized;
+  std::optional<double> threshold_value;
+  int off_diagonal_entries_zeroed = 0;
+  /// Diagnostic (simulation mode only: a seeded, non-private run): clamped values.
+  std::optional<std::uint64_t> clamped_entries;
+};
+
+/// The result of bma().
+struct BmaFit {
+  bool is_private = false;  ///< a release with secure noise (false for non-private and seeded runs)
+  std::string response;
+  std::vector<std::string> predictors;
+  std::vector<std::string> always_include;
+  std::size_t n = 0;
+  std::string prior;        ///< canonical spelling
+  std::optional<double> g;  ///< the g of the g-prior (n when unset)
+  double a = 3.0;
+  std::string model_prior;                ///< canonical spelling
+  std::string search;                     ///< "enumeration" | "mcmc"
+  std::uint64_t seed = 0;                 ///< the seed used (fresh secure when not given)
+  BmaSummary posterior;                   ///< the analysis (of G, or of the released G* + rI)
+  std::optional<BmaSummary> thresholded;  ///< release with PrivacySettings::threshold
+  std::optional<BmaRelease> release;
+  /// Non-private only: column means (predictors), for predict().
+  Eigen::VectorXd predictor_means;
+  /// Messages for the user ("warning: ..." / "note: ..."), in order; the CLI prints them on stderr.
+  std::vector<std::string> messages;
+};
+
+/// Hooks of a release (the CLI's privacy ledger): called after all checks, before any noise is drawn.
+struct BmaHooks {
+  std::function<void(const core::PrivacyGuarantee&)> before_noise;
+};
+
+/// Bayesian model averaging of y on the columns of x (n × p, names `predictors`), non-private or
+/// through a release (settings.privacy). Rows are observations; no missing values (NaN is refused).
+/// p ≤ core::kMaxPredictors (63); enumeration up to 24 predictors, MCMC beyond and when n ≤ p + 1
+/// (then only models with n > |γ| + 1 have positive probability).
+/// @throws std::invalid_argument / std::domain_error with a message naming the input (bad settings,
+/// shapes, a constant response, an exact fit under a prior that gives it infinite evidence).
+BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
+           const std::vector<std::string>& predictors, const std::string& response, const BmaSettings& settings,
+           const BmaHooks& hooks = {});
+
+/// Which coefficients a prediction uses.
+enum class Estimator {
+  bma,  ///< model-averaged posterior mean
+  hpm,  ///< highest-probability model
+  mpm,  ///< median-probability model
+  bpm,  ///< best predictive model
+};
+
+/// "bma" | "hpm" | "mpm" | "bpm" (upper case accepted). @throws std::invalid_argument.
+Estimator parse_estimator(const std::string& name);
+
+/// Posterior mean of the response at new points (rows of new_x, columns as fit.predictors):
+/// ȳ + (x − x̄)'β with β of `estimator` (BmaSummary). Non-private fits only (a release has no means).
+/// @throws std::invalid_argument for a release or a wrong number of columns.
+Eigen::VectorXd predict(const BmaFit& fit, const Eigen::Ref<const Eigen::MatrixXd>& new_x,
+                        Estimator estimator = Estimator::bma);
+
+}  // namespace dpmu::api

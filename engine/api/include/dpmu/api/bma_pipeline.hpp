@@ -1,0 +1,105 @@
+#pragma once
+/// @file bma_pipeline.hpp
+/// The steps of api::bma() (dpmu/api/bma.hpp), exposed for the `dpmu bma` command, which adds its
+/// report, ledger, confidence sets and synthetic data around them: one implementation of each step.
+
+#include <Eigen/Dense>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpmu/api/bma.hpp"
+#include "dpmu/core/bma.hpp"
+#include "dpmu/core/release.hpp"
+#include "dpmu/core/ssp.hpp"
+
+namespace dpmu::api {
+
+/// The names of the predictors in a model, in predictor order.
+std::vector<std::string> model_names(core::ModelMask m, const std::vector<std::string>& names);
+
+/// The centred Gram matrix of the confidential data (non-private analyses) and the column scales.
+/// Scale invariance: PIPs, Bayes factors and R² do not depend on the scale of any column, so each
+/// column is divided by the power of two 2^e with max |x_j| in [2^(e−1), 2^e) before the Gram matrix
+/// (exact: no rounding), and the slopes are multiplied back (summarise). Columns of magnitude 1e-300
+/// or 1e300 then give the answers of unit-scale ones instead of overflowing or underflowing in G. A
+/// constant column is centred to exactly 0. @throws std::invalid_argument for a constant response.
+struct NonPrivateGram {
+  Eigen::MatrixXd gram;   ///< of the scaled columns
+  Eigen::VectorXd scale;  ///< column j of the data = scale(j) × column j of the scaled data
+  Eigen::VectorXd means;  ///< column means of the data (response last)
+};
+NonPrivateGram non_private_gram(const Eigen::MatrixXd& raw, const std::vector<std::string>& columns);
+
+/// How models are searched.
+struct Search {
+  bool mcmc = false;
+  double tolerance = 0.005;
+  std::uint64_t seed = 1;
+  std::uint64_t stream = 0;
+};
+
+/// The parsed priors and options of an analysis.
+struct AnalysisPlan {
+  core::CoefficientPrior prior;
+  core::ModelPrior model_prior;
+  core::BmaOptions options;
+};
+
+/// Enumeration or MCMC (stream "bma/mcmc" of search.seed). @throws as the core functions.
+core::BmaResult run_search(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior,
+                           const core::ModelPrior& mp, const core::BmaOptions& opt, const Search& search,
+                           core::McmcDiagnostics* diag);
+
+/// A core result in the units of the data (slopes × scale(y)/scale(j)); `response_mean` is the
+/// intercept's posterior mean (nullopt for a release).
+BmaSummary summarise(const core::BmaResult& r, const Eigen::VectorXd& scale, const std::vector<std::string>& names,
+                     std::optional<double> response_mean);
+
+/// run_search + summarise, with an exact fit under a prior that gives it infinite evidence
+/// explained in terms of the predictors (std::domain_error; docs/decisions.md).
+BmaSummary analyse(const Eigen::MatrixXd& gram, double n, const AnalysisPlan& plan, const Eigen::VectorXd& scale,
+                   const Search& search, const std::vector<std::string>& names, const std::string& response,
+                   bool release, std::optional<double> response_mean);
+
+/// Messages naming the constant and collinear predictors (non-private analyses only: in a release
+/// the collinearity of the columns is confidential).
+std::vector<std::string> rank_deficient_messages(const std::vector<core::RankDeficientColumn>& deficient,
+                                                 const std::vector<std::string>& names);
+
+/// Messages counting excluded models and exact fits (in a release, of the released matrix).
+std::vector<std::string> excluded_model_messages(const BmaSummary& r, bool release);
+
+}  // namespace dpmu::api
+
+namespace dpmu::runtime {
+class SecureRng;
+}
+
+namespace dpmu::api {
+
+/// Public-input checks of a release before any data are touched: the bound widths must keep the
+/// Gram matrix, its sensitivity and the noise within the range of a double (before constructing the
+/// SspRelease), and so must the noise of the constructed release. @throws std::invalid_argument
+/// naming --bounds / --epsilon.
+void check_release_bounds(const core::SspReleaseSettings& rs);
+void check_release_noise(const core::SspRelease& release, const core::SspReleaseSettings& rs);
+
+/// The ridge and threshold choices of a release.
+struct ReleaseOptions {
+  std::optional<double> ridge;  ///< unset: automatic (Monte Carlo for Laplace, analytic for Wishart)
+  int ridge_draws = 100000;
+  std::optional<double> threshold;
+  core::ThresholdReference threshold_reference = core::ThresholdReference::absolute;
+};
+
+/// Release G* of the raw data (n × (p+1), response last) with `release`, then regularise it (and the
+/// hard-thresholded copy): BmaRelease without summaries. Noise from `secure_rng` when it is given
+/// (a real release), else from the stream "bma/noise" of `seed`; the ridge calibration from
+/// "bma/ridge". hooks.before_noise runs before any noise is drawn. Messages (ridge fallbacks,
+/// simulation-mode clamping) are appended to `messages`.
+BmaRelease release_gram(const Eigen::MatrixXd& raw, const core::SspRelease& release, const ReleaseOptions& options,
+                        std::uint64_t seed, runtime::SecureRng* secure_rng, const BmaHooks& hooks,
+                        std::vector<std::string>& messages);
+
+}  // namespace dpmu::api

@@ -1,0 +1,215 @@
+#include "dpmu/api/bma.hpp"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "dpmu/api/bma_pipeline.hpp"
+#include "dpmu/core/checks.hpp"
+#include "dpmu/core/gram_matrix.hpp"
+#include "dpmu/core/random.hpp"
+#include "dpmu/core/ssp.hpp"
+#include "dpmu/runtime/secure_random.hpp"
+
+namespace dpmu::api {
+
+namespace {
+
+std::string quoted(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& s : names) out += (out.empty() ? "'" : ", '") + s + "'";
+  return out.empty() ? "(none)" : out;
+}
+
+}  // namespace
+
+std::vector<std::string> model_names(core::ModelMask m, const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    if ((m >> j) & 1U) out.push_back(names[j]);
+  }
+  return out;
+}
+
+NonPrivateGram non_private_gram(const Eigen::MatrixXd& raw, const std::vector<std::string>& columns) {
+  NonPrivateGram out;
+  const Eigen::Index d = raw.cols();
+  out.scale = Eigen::VectorXd::Ones(d);
+  Eigen::MatrixXd scaled = raw;
+  std::vector<bool> constant(static_cast<std::size_t>(d));
+  for (Eigen::Index j = 0; j < d; ++j) {
+    const double m = raw.col(j).cwiseAbs().maxCoeff();
+    constant[static_cast<std::size_t>(j)] = raw.col(j).maxCoeff() == raw.col(j).minCoeff();
+    if (m > 0.0) {
+      int e = 0;
+      std::frexp(m, &e);
+      out.scale(j) = std::ldexp(1.0, e);
+      scaled.col(j) = scaled.col(j).unaryExpr([e](double v) { return std::ldexp(v, -e); });  // 2^-e may overflow
+    }
+  }
+  if (constant.back()) {
+    throw std::invalid_argument("the response '" + columns.back() + "' is constant (every value is " +
+                                core::format_value(raw(0, d - 1)) + "): there is nothing for a model to explain");
+  }
+  out.gram = core::gram_matrix(scaled, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), true);
+  for (Eigen::Index j = 0; j < d; ++j) {
+    if (constant[static_cast<std::size_t>(j)]) {
+      out.gram.row(j).setZero();
+      out.gram.col(j).setZero();
+    }
+  }
+  out.means = raw.colwise().mean().transpose();
+  return out;
+}
+
+core::BmaResult run_search(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior,
+                           const core::ModelPrior& mp, const core::BmaOptions& opt, const Search& search,
+                           core::McmcDiagnostics* diag) {
+  if (!search.mcmc) return core::bayesian_model_averaging(gram, n, prior, mp, opt);
+  core::McmcOptions mo;
+  mo.always_included = opt.always_included;
+  mo.p0 = opt.p0;
+  mo.tolerance = search.tolerance;
+  mo.top_models = opt.top_models;
+  mo.credible_level = opt.credible_level;
+  mo.interval_mass = opt.interval_mass;
+  mo.interval_max_models = opt.interval_max_models;
+  core::RngStream rng(search.seed, core::fnv1a_64("bma/mcmc") ^ search.stream, 0, core::StreamPurpose::noise);
+  return core::bayesian_model_averaging_mcmc(gram, n, prior, mp, rng, mo, diag);
+}
+
+BmaSummary summarise(const core::BmaResult& r, const Eigen::VectorXd& scale, const std::vector<std::string>& names,
+                     std::optional<double> response_mean) {
+  const auto p = static_cast<Eigen::Index>(names.size());
+  // slope of column j in data units = slope in scaled units × scale(y)/scale(j); the intercept × scale(y)
+  const Eigen::VectorXd f = Eigen::VectorXd::Constant(p, scale(p)).cwiseQuotient(scale.head(p));
+  const double fy = scale(p);
+  BmaSummary s;
+  s.posterior_inclusion_probability = r.posterior_inclusion_probability;
+  s.prior_inclusion_probability = r.prior_inclusion_probability;
+  s.posterior_mean = r.model_averaged_coefficients.cwiseProduct(f);
+  s.posterior_sd = r.posterior_sd.cwiseProduct(f);
+  s.posterior_sd_bas = r.posterior_sd_bas.cwiseProduct(f);
+  s.intercept = response_mean;
+  s.intercept_sd = r.intercept_sd * fy;
+  s.intercept_sd_bas = r.intercept_sd_bas * fy;
+  const core::CredibleIntervals& ci = r.credible_intervals;
+  s.credible_level = ci.level;
+  if (ci.level > 0.0) {
+    s.lower = ci.lower.cwiseProduct(f);
+    s.upper = ci.upper.cwiseProduct(f);
+    if (response_mean) {
+      s.intercept_lower = *response_mean + ci.intercept_lower * fy;
+      s.intercept_upper = *response_mean + ci.intercept_upper * fy;
+    }
+    s.interval_omitted_mass = ci.omitted_mass;
+  }
+  s.highest_posterior_model = model_names(r.highest_posterior_model, names);
+  s.median_probability_model = model_names(r.median_probability_model, names);
+  s.best_predictive_model = model_names(r.best_predictive_model, names);
+  s.highest_posterior_model_coefficients = r.highest_posterior_model_coefficients.cwiseProduct(f);
+  s.median_probability_model_coefficients = r.median_probability_model_coefficients.cwiseProduct(f);
+  s.best_predictive_model_coefficients = r.best_predictive_model_coefficients.cwiseProduct(f);
+  s.expected_model_size = r.expected_model_size;
+  for (const auto& t : r.top_models) {
+    s.models.push_back({model_names(t.model, names), t.posterior_probability, t.log_posterior_probability,
+                        t.log_prior_probability, t.log_marginal, t.r_squared, t.shrinkage});
+  }
+  s.models_evaluated = r.models_evaluated;
+  s.models_rank_deficient = r.models_rank_deficient;
+  s.models_exact_fit = r.models_exact_fit;
+  return s;
+}
+
+BmaSummary analyse(const Eigen::MatrixXd& gram, double n, const AnalysisPlan& plan, const Eigen::VectorXd& scale,
+                   const Search& search, const std::vector<std::string>& names, const std::string& response,
+                   bool release, std::optional<double> response_mean) {
+  core::McmcDiagnostics diag;
+  core::BmaResult r;
+  try {
+    r = run_search(gram, n, plan.prior, plan.model_prior, plan.options, search, &diag);
+  } catch (const core::ExactFitError& e) {
+    throw std::domain_error(
+        std::string(release ? "in the regularised released matrix G* + rI, " : "") + "the model with predictors " +
+        quoted(model_names(e.model(), names)) + " fits the response '" + response +
+        "' exactly (R^2 = 1). Under --prior " + core::to_string(plan.prior) +
+        " an exact fit has infinite evidence, so model averaging has no answer; --prior g-prior gives it the finite "
+        "limit log B = ((n-1-k)/2) log(1+g) (docs/bma.md), or drop predictors so that none fits exactly");
+  }
+  BmaSummary s = summarise(r, scale, names, response_mean);
+  if (search.mcmc) s.mcmc = diag;
+  return s;
+}
+
+std::vector<std::string> rank_deficient_messages(const std::vector<core::RankDeficientColumn>& deficient,
+                                                 const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  for (const auto& c : deficient) {
+    const std::string& name = names[static_cast<std::size_t>(c.column)];
+    if (c.constant) {
+      out.push_back("warning: predictor '" + name +
+                    "' is constant; every model that contains it is rank-deficient and excluded (its inclusion "
+                    "probability is 0)");
+    } else {
+      out.push_back("warning: predictor '" + name + "' is collinear with " +
+                    quoted(model_names(c.collinear_with, names)) +
+                    "; every model that contains it together with all of them is rank-deficient and excluded");
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> excluded_model_messages(const BmaSummary& r, bool release) {
+  std::vector<std::string> out;
+  if (r.models_rank_deficient > 0) {
+    const std::string total = std::to_string(r.models_rank_deficient + r.models_evaluated);
+    const std::string count = std::to_string(r.models_rank_deficient);
+    if (release) {
+      out.push_back("note: " + count + " of " + total +
+                    " models are numerically singular in the regularised released matrix G* + rI and were excluded "
+                    "(models_rank_deficient)");
+    } else {
+      out.push_back("warning: " + count + " of " + total +
+                    " models are rank-deficient and were excluded (models_rank_deficient), as BAS does; drop the "
+                    "predictors named above to average over full-rank models only");
+    }
+  }
+  if (r.models_exact_fit > 0) {
+    out.push_back("note: " + std::to_string(r.models_exact_fit) + " model(s) fit the response exactly (R^2 = 1" +
+                  (release ? " in the regularised released matrix" : "") +
+                  "); the g-prior's finite limit log B = ((n-1-k)/2) log(1+g) is used for them (docs/bma.md)");
+  }
+  return out;
+}
+
+Estimator parse_estimator(const std::string& name) {
+  std::string s;
+  for (char c : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (s == "bma") return Estimator::bma;
+  if (s == "hpm") return Estimator::hpm;
+  if (s == "mpm") return Estimator::mpm;
+  if (s == "bpm") return Estimator::bpm;
+  throw std::invalid_argument("estimator '" + name + "': use bma, hpm, mpm or bpm");
+}
+
+Eigen::VectorXd predict(const BmaFit& fit, const Eigen::Ref<const Eigen::MatrixXd>& new_x, Estimator estimator) {
+  if (fit.release || !fit.posterior.intercept) {
+    throw std::invalid_argument(
+        "predict: a release publishes no means of the data, so predictions need a non-private fit");
+  }
+  const auto p = static_cast<Eigen::Index>(fit.predictors.size());
+  if (new_x.cols() != p) {
+    throw std::invalid_argument("predict: new data have " + std::to_string(new_x.cols()) +
+                                " columns, but the fit has " + std::to_string(p) + " predictors");
+  }
+  const BmaSummary& s = fit.posterior;
+  const Eigen::VectorXd& beta = estimator == Estimator::bma   ? s.posterior_mean
+                                : estimator == Estimator::hpm ? s.highest_posterior_model_coefficients
+                                : estimator == Estimator::mpm ? s.median_probability_model_coefficients
+                                                              : s.best_predictive_model_coefficients;
+  const Eigen::MatrixXd centred = new_x.rowwise() - fit.predictor_means.transpose();
+  return (centred * beta).array() + *s.intercept;
+}
+
+}  // namespace dpmu::api
