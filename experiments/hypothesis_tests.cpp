@@ -176,6 +176,17 @@ void prepare_test(TestSetup& s, const Cell& cell, std::size_t n, int p, int p0, 
   }
 }
 
+/// "alpha=0.05", "alpha=0.01": the components of the reject_* metrics (kLevels).
+std::vector<std::string> level_labels() {
+  std::vector<std::string> out;
+  for (double alpha : kLevels) {
+    std::ostringstream os;
+    os << "alpha=" << alpha;
+    out.push_back(os.str());
+  }
+  return out;
+}
+
 std::vector<MetricSpec> test_metrics() {
   return {{.name = "log_statistic", .description = "released T* = censored noisy average (log scale)"},
           {.name = "noisy_statistic", .description = "T~ before the second censoring"},
@@ -183,15 +194,18 @@ std::vector<MetricSpec> test_metrics() {
           {.name = "reject_corrected",
            .size = 2,
            .is_vector = true,
-           .description = "T* > corrected critical value at alpha = 0.05, 0.01 (NaN for Bayesian priors)"},
+           .description = "T* > corrected critical value at alpha = 0.05, 0.01 (NaN for Bayesian priors)",
+           .component_labels = level_labels()},
           {.name = "reject_uncorrected",
            .size = 2,
            .is_vector = true,
-           .description = "T* > uncorrected (chi-square) critical value at alpha = 0.05, 0.01"},
+           .description = "T* > uncorrected (chi-square) critical value at alpha = 0.05, 0.01",
+           .component_labels = level_labels()},
           {.name = "reject_corrected_randomized",
            .size = 2,
            .is_vector = true,
-           .description = "corrected test randomized at the atom T* = U (exact level), alpha = 0.05, 0.01"}};
+           .description = "corrected test randomized at the atom T* = U (exact level), alpha = 0.05, 0.01",
+           .component_labels = level_labels()}};
 }
 
 std::vector<std::pair<std::string, std::vector<double>>> test_calibration_outputs(const TestSetup& s) {

@@ -54,7 +54,11 @@ class NormalMean final : public runtime::Experiment {
   std::vector<MetricSpec> metrics(const Cell&) const override {
     return {{.name = "sample_mean", .description = "mean of the n observations"},
             {.name = "covered", .description = "1 if the 95% z-interval covers mu, else 0"},
-            {.name = "quantiles", .size = 3, .is_vector = true, .description = "sample quartiles (type 7)"}};
+            {.name = "quantiles",
+             .size = 3,
+             .is_vector = true,
+             .description = "sample quartiles (type 7)",
+             .component_labels = {"p=0.25", "p=0.5", "p=0.75"}}};
   }
 
   std::shared_ptr<const void> prepare(const Cell&, core::RngStream&) const override {

@@ -19,7 +19,7 @@ void add_plan_test_command(CLI::App& app);
 /// `dpmu replay CONFIG --cell C --replicate R`: recompute one replicate.
 void add_run_command(CLI::App& app);
 
-/// `dpmu merge`, `dpmu summarize`, `dpmu compare`, `dpmu errors`: results files.
+/// `dpmu merge`, `dpmu summarize`, `dpmu compare`, `dpmu errors`, `dpmu export`: results files.
 void add_results_commands(CLI::App& app);
 
 /// `dpmu bma`: DP Bayesian model averaging by sufficient-statistic perturbation (paper §5).
