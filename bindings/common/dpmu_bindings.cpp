@@ -1,17 +1,15 @@
-// The shared entry points of the R and Python packages: the composition of library calls that
-// `dpmu bma` and `dpmu test` make (engine/cli/bma_command.cpp, test_command.cpp), on data in memory.
-// The random streams are keyed exactly as in the CLI, so a seeded call gives the CLI's numbers.
+// The shared pieces of the R and Python packages besides api::bma: the privacy fields of a fit as
+// the CLI's report has them, and the nested test — the composition of library calls that `dpmu test`
+// makes (engine/cli/test_command.cpp), on data in memory, with the random streams keyed as there, so
+// a seeded call gives the CLI's numbers.
 #include "dpmu_bindings.hpp"
 
 #include <cmath>
-#include <limits>
 #include <stdexcept>
 
 #include "data_options.hpp"
 #include "dpmu/core/bayes_factor.hpp"
-#include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
-#include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/information_criteria.hpp"
 #include "dpmu/core/linear_model.hpp"
 #include "dpmu/core/random.hpp"
@@ -24,21 +22,42 @@
 
 namespace dpmu::bindings {
 
-namespace {
-
-std::vector<std::string> model_names(core::ModelMask m, const std::vector<std::string>& names) {
-  std::vector<std::string> out;
-  for (std::size_t j = 0; j < names.size(); ++j) {
-    if ((m >> j) & 1U) out.push_back(names[j]);
+Json bma_privacy(const api::BmaFit& fit) {
+  cli::ReleaseReport report(fit.is_private || !fit.release, "");
+  if (!fit.release) {
+    report.not_private("non-private: exact model averaging of the confidential data, no noise");
+  } else {
+    report.privacy(fit.release->privacy);
+    const core::SspRelease release(fit.release->settings);
+    if (fit.release->settings.mechanism == core::SspMechanismKind::wishart) {
+      const auto w = core::ssp_wishart_parameters(release.mechanism());
+      report.privacy_detail("wishart_degrees_of_freedom", w.degrees_of_freedom);
+      report.privacy_detail("wishart_scale", w.scale);
+    } else {
+      report.privacy_detail("laplace_scale", core::ssp_laplace_scale(release.mechanism()));
+    }
   }
+  const Json full = report.finish();
+  Json out;
+  out["private"] = full["private"];
+  out["private_reason"] = full["private_reason"];
+  out["privacy"] = full.contains("privacy") ? full["privacy"] : Json(nullptr);
   return out;
 }
 
-Json keyed(const Eigen::VectorXd& v, const std::vector<std::string>& names) {
-  Json o = Json::object();
-  for (std::size_t j = 0; j < names.size(); ++j) o[names[j]] = v(static_cast<Eigen::Index>(j));
-  return o;
+std::vector<core::ColumnBounds> bounds_from_pairs(const std::vector<double>& flat) {
+  if (flat.empty() || flat.size() % 2 != 0) {
+    throw std::invalid_argument(
+        "bounds: give l, u (public bounds on the raw values of every column) or l1, u1, ..., "
+        "l(p+1), u(p+1) (predictors in order, response last); " +
+        std::to_string(flat.size()) + " numbers given");
+  }
+  std::vector<core::ColumnBounds> out;
+  for (std::size_t j = 0; j < flat.size(); j += 2) out.push_back({flat[j], flat[j + 1]});
+  return out;
 }
+
+namespace {
 
 void check_data(const char* what, const Eigen::Ref<const Eigen::MatrixXd>& m) {
   if (!m.allFinite()) {
@@ -47,218 +66,7 @@ void check_data(const char* what, const Eigen::Ref<const Eigen::MatrixXd>& m) {
   }
 }
 
-core::BmaResult search(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior,
-                       const core::ModelPrior& mp, const core::BmaOptions& opt, bool mcmc, std::uint64_t seed,
-                       std::optional<core::McmcDiagnostics>& diagnostics) {
-  if (!mcmc) return core::bayesian_model_averaging(gram, n, prior, mp, opt);
-  core::McmcOptions mo;
-  mo.always_included = opt.always_included;
-  mo.p0 = opt.p0;
-  mo.top_models = opt.top_models;
-  core::RngStream rng(seed, core::fnv1a_64("bma/mcmc"), 0, core::StreamPurpose::noise);
-  core::McmcDiagnostics d;
-  core::BmaResult r = core::bayesian_model_averaging_mcmc(gram, n, prior, mp, rng, mo, &d);
-  diagnostics = d;
-  return r;
-}
-
-Json result_json(const core::BmaResult& r, const Eigen::VectorXd& scale, const std::vector<std::string>& names,
-                 const std::optional<core::McmcDiagnostics>& mcmc) {
-  const Eigen::Index p = static_cast<Eigen::Index>(names.size());
-  const Eigen::VectorXd means =
-      r.model_averaged_coefficients.cwiseProduct(Eigen::VectorXd::Constant(p, scale(p)).cwiseQuotient(scale.head(p)));
-  Json o;
-  o["posterior_inclusion_probabilities"] = keyed(r.posterior_inclusion_probability, names);
-  o["posterior_means"] = keyed(means, names);
-  o["prior_inclusion_probabilities"] = keyed(r.prior_inclusion_probability, names);
-  o["expected_model_size"] = r.expected_model_size;
-  o["highest_posterior_model"] = model_names(r.highest_posterior_model, names);
-  o["median_probability_model"] = model_names(r.median_probability_model, names);
-  Json top = Json::array();
-  for (const auto& t : r.top_models) {
-    top.push_back({{"predictors", model_names(t.model, names)},
-                   {"posterior_probability", t.posterior_probability},
-                   {"log_posterior_probability", t.log_posterior_probability},
-                   {"log_prior_probability", t.log_prior_probability},
-                   {"log_marginal", t.log_marginal},
-                   {"r_squared", t.r_squared},
-                   {"shrinkage", t.shrinkage}});
-  }
-  o["top_models"] = top;
-  o["models_evaluated"] = r.models_evaluated;
-  o["models_rank_deficient"] = r.models_rank_deficient;
-  o["models_exact_fit"] = r.models_exact_fit;
-  if (mcmc) {
-    o["mcmc"] = {{"iterations", mcmc->iterations},
-                 {"models_visited", mcmc->models_visited},
-                 {"acceptance_rate", mcmc->acceptance_rate},
-                 {"converged", mcmc->converged},
-                 {"max_pip_difference_between_halves", mcmc->max_pip_difference}};
-  }
-  return o;
-}
-
 }  // namespace
-
-Json bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
-         const std::vector<std::string>& predictors, const std::string& response, const BmaRequest& q) {
-  constexpr const char* fn = "dpmu bma";
-  const Eigen::Index n_rows = x.rows();
-  const auto p = static_cast<std::size_t>(x.cols());
-  if (y.size() != n_rows)
-    throw std::invalid_argument("the response has a different number of rows than the predictors");
-  if (predictors.size() != p) throw std::invalid_argument("one name per predictor column is needed");
-  if (p == 0) throw std::invalid_argument("at least one predictor is needed");
-  if (p > 63) throw std::invalid_argument("at most 63 predictors");
-  check_data("predictors", x);
-  check_data("response", y);
-  const double n = static_cast<double>(n_rows);
-  if (n <= static_cast<double>(p) + 1.0) {
-    throw std::invalid_argument("need more rows than predictors + 1 (n = " + std::to_string(n_rows) + ")");
-  }
-  std::vector<std::string> all = predictors;
-  all.push_back(response);
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (all[i] == all[j]) throw std::invalid_argument("column '" + all[i] + "' is named twice");
-    }
-  }
-  Eigen::MatrixXd raw(n_rows, static_cast<Eigen::Index>(p + 1));
-  raw << x, y;
-
-  core::BmaOptions opt;
-  opt.top_models = q.top_models;
-  for (const auto& name : q.always_include) {
-    std::size_t j = 0;
-    while (j < p && predictors[j] != name) ++j;
-    if (j == p) throw std::invalid_argument("always_include: '" + name + "' is not one of the predictors");
-    opt.always_included |= (1ULL << j);
-  }
-  if (q.top_models < 0) core::throw_domain(fn, "top_models", q.top_models, ">= 0");
-  const core::CoefficientPrior prior = core::parse_coefficient_prior(q.prior, q.g, q.a);
-  const core::ModelPrior mp = core::parse_model_prior(q.model_prior);
-  const bool mcmc = q.mcmc || p > 24;
-  const bool non_private = !q.epsilon;
-  const bool secure = !q.seed && !non_private;
-  runtime::SecureRng secure_rng;
-  const std::uint64_t seed = q.seed ? *q.seed : secure_rng();
-
-  cli::ReleaseReport report(secure || non_private, "SSP model averaging (Pena & Barrientos 2024, Sec. 5)");
-  report.setting("response", response);
-  report.setting("predictors", predictors);
-  report.setting("always_include", q.always_include);
-  report.setting("n", n_rows);
-  report.setting("p", p);
-  report.setting("prior", core::to_string(prior));
-  if (prior.prior.kind == core::PriorKind::g_prior) report.setting("g", prior.prior.g.value_or(n));
-  if (prior.prior.kind == core::PriorKind::hyper_g || prior.prior.kind == core::PriorKind::hyper_g_n) {
-    report.setting("a", prior.prior.a);
-  }
-  report.setting("model_prior", core::to_string(mp));
-  report.setting("centring", "sample means of the clamped data (intercept always included)");
-  report.setting("top_models", q.top_models);
-  report.setting("search", mcmc ? "mcmc" : "enumeration");
-  report.setting("seed", q.seed ? Json(*q.seed) : Json(nullptr));
-
-  std::optional<core::McmcDiagnostics> mcmc_diag;
-  if (non_private) {
-    if (q.delta || !q.bounds.empty() || q.rescale) {
-      throw std::invalid_argument("delta, bounds and rescale need a private run (give epsilon)");
-    }
-    report.not_private("non-private: exact model averaging of the confidential data, no noise");
-    const Eigen::MatrixXd gram =
-        core::gram_matrix(raw, -std::numeric_limits<double>::max(), std::numeric_limits<double>::max(), true);
-    const core::BmaResult r = search(gram, n, prior, mp, opt, mcmc, seed, mcmc_diag);
-    const Json j = result_json(r, Eigen::VectorXd::Ones(static_cast<Eigen::Index>(p + 1)), predictors, mcmc_diag);
-    report.released("posterior_inclusion_probabilities", j["posterior_inclusion_probabilities"]);
-    report.released("posterior_means", j["posterior_means"]);
-    report.released("non_private", j);
-    return report.finish();
-  }
-
-  core::SspReleaseSettings rs;
-  rs.mechanism = core::parse_ssp_mechanism(q.mechanism);
-  const std::size_t d = p + 1;
-  if (q.bounds.size() != 2 && q.bounds.size() != 2 * d) {
-    throw std::invalid_argument("bounds: give l,u (public bounds on the raw values of every column) or " +
-                                std::to_string(2 * d) + " numbers (predictors in order, response last); " +
-                                std::to_string(q.bounds.size()) + " given");
-  }
-  for (std::size_t j = 0; j < q.bounds.size(); j += 2) rs.bounds.push_back({q.bounds[j], q.bounds[j + 1]});
-  core::check_positive_finite(fn, "epsilon", *q.epsilon);
-  cli::check_epsilon_floor(fn, "epsilon", *q.epsilon);
-  if (rs.mechanism == core::SspMechanismKind::laplace && q.delta && *q.delta != 0.0) {
-    throw std::invalid_argument("delta applies to the wishart mechanism only (laplace is epsilon-DP)");
-  }
-  rs.epsilon = *q.epsilon;
-  rs.delta = q.delta.value_or(0.0);
-  rs.n = static_cast<std::size_t>(n_rows);
-  rs.p = static_cast<int>(p);
-  rs.rescale = q.rescale;
-  const core::SspRelease release(rs);
-  const core::SspMechanism& mech = release.mechanism();
-  const Eigen::VectorXd& scale = release.column_scale();
-
-  report.privacy(release.privacy());
-  if (rs.mechanism == core::SspMechanismKind::wishart) {
-    const auto w = core::ssp_wishart_parameters(mech);
-    report.privacy_detail("wishart_degrees_of_freedom", w.degrees_of_freedom);
-    report.privacy_detail("wishart_scale", w.scale);
-  } else {
-    report.privacy_detail("laplace_scale", core::ssp_laplace_scale(mech));
-  }
-  Json bounds = Json::object();
-  for (std::size_t j = 0; j <= p; ++j) {
-    const core::ColumnBounds& b = rs.bounds.size() == 1 ? rs.bounds[0] : rs.bounds[j];
-    bounds[all[j]] = {b.lower, b.upper};
-  }
-  report.setting("bounds", bounds);
-  report.setting("bounds_refer_to", "raw values: each value is clamped into its column's bounds before centring");
-  report.setting("rescale", q.rescale);
-  report.setting("column_scale", keyed(scale, all));
-
-  core::RngStream noise_rng(seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
-  core::NoiseSource noise = secure ? core::NoiseSource::secure([&secure_rng] { return secure_rng(); })
-                                   : core::NoiseSource::simulation(noise_rng);
-  const core::SspOutput released = release.release(raw, noise);
-  const Eigen::MatrixXd& noisy = released.released_gram;
-  Json g = Json::array();
-  for (Eigen::Index i = 0; i < noisy.rows(); ++i) {
-    Json row = Json::array();
-    for (Eigen::Index j = 0; j <= i; ++j) row.push_back(noisy(i, j));
-    g.push_back(row);
-  }
-  report.released("released_gram", g);
-  report.released("released_gram_columns", all);
-  if (released.diagnostics) {
-    report.diagnostic("clamped_entries", released.diagnostics->clamped_entries);
-    report.diagnostic("clamped_fraction",
-                      static_cast<double>(released.diagnostics->clamped_entries) / (n * static_cast<double>(p + 1)));
-  }
-  constexpr int kRidgeDraws = 100000;  // the CLI's default --ridge-draws
-  double r = 0.0;
-  std::string ridge_method;
-  if (mech.kind == core::SspMechanismKind::laplace) {
-    core::RngStream cal(seed, core::fnv1a_64("bma/ridge"), 0, core::StreamPurpose::calibration);
-    r = core::monte_carlo_regularization(mech, cal, kRidgeDraws);
-    ridge_method = "monte-carlo 99th percentile of -eigmin(E), " + std::to_string(kRidgeDraws) + " draws";
-  } else {
-    r = core::wishart_regularization(mech);
-    ridge_method = "analytic (Gaussian singular-value bound, nu = 0.01)";
-  }
-  const core::RegularizedGram g_r = core::regularize(noisy, r);
-  const core::BmaResult res = search(g_r.matrix, n, prior, mp, opt, mcmc, seed, mcmc_diag);
-  const Json nt = result_json(res, scale, predictors, mcmc_diag);
-  report.released("posterior_inclusion_probabilities", nt["posterior_inclusion_probabilities"]);
-  report.released("posterior_means", nt["posterior_means"]);
-  report.released("non_thresholded", nt);
-  Json reg;
-  reg["method"] = ridge_method;
-  reg["requested"] = r;
-  reg["non_thresholded"] = {{"regularization", g_r.regularization}, {"fallback", g_r.fallback}};
-  report.released("regularization", reg);
-  return report.finish();
-}
 
 Json test(const Eigen::Ref<const Eigen::MatrixXd>& common_in, const Eigen::Ref<const Eigen::MatrixXd>& tested,
           const Eigen::Ref<const Eigen::VectorXd>& y, const std::vector<std::string>& common_names,

@@ -1,10 +1,11 @@
 #pragma once
 /// @file dpmu_bindings.hpp
 /// The entry points shared by the R package (bindings/r) and the Python package (bindings/python):
-/// data already in memory (one column per predictor), options named as the CLI's, and the result
-/// as the JSON object that `dpmu bma` / `dpmu test` print for the same data and options (same
-/// fields, same numbers, same privacy rules: docs/privacy.md). Each language converts the JSON
-/// into its own objects; nothing statistical happens in R or Python.
+/// data already in memory (one column per predictor) and options named as the CLI's. Model averaging
+/// is api::bma (dpmu/api/bma.hpp), the entry point the `dpmu bma` command uses; here are the pieces
+/// of the CLI's report the packages need besides it, and the nested test, whose result is the JSON
+/// object `dpmu test` prints for the same data and options (same fields, same numbers, same
+/// privacy rules: docs/privacy.md). Nothing statistical happens in R or Python.
 
 #include <Eigen/Dense>
 #include <cstdint>
@@ -13,34 +14,21 @@
 #include <string>
 #include <vector>
 
+#include "dpmu/api/bma.hpp"
+#include "dpmu/core/release.hpp"
+
 namespace dpmu::bindings {
 
 using Json = nlohmann::ordered_json;
 
-/// Options of bma() (the options of `dpmu bma` that a binding exposes).
-struct BmaRequest {
-  std::string prior = "zellner-siow";             ///< as --prior
-  std::optional<double> g;                        ///< --g (g-prior; default n)
-  double a = 3.0;                                 ///< --a (hyper-g, hyper-g-n)
-  std::string model_prior = "beta-binomial:1,1";  ///< --model-prior (also "beta-binomial(1,1)")
-  std::optional<double> epsilon;                  ///< unset: non-private (exact) model averaging
-  std::optional<double> delta;                    ///< wishart only
-  std::string mechanism = "laplace";              ///< laplace | wishart
-  std::vector<double> bounds;                     ///< as --bounds: l,u or l1,u1,...,l(p+1),u(p+1) (response last)
-  std::optional<std::uint64_t> seed;              ///< unset: a real release (secure noise)
-  bool rescale = false;                           ///< --rescale
-  int top_models = 10;                            ///< --top-models
-  bool mcmc = false;                              ///< --mcmc (automatic for p > 24)
-  std::vector<std::string> always_include;        ///< --always-include
-};
+/// The privacy fields of a model-averaging fit as the CLI reports them (engine/cli/release_report.hpp):
+/// {"private", "private_reason", "privacy"}; "privacy" is null for a non-private fit, and for a
+/// seeded release its "sampler" says that simulation noise was used.
+Json bma_privacy(const api::BmaFit& fit);
 
-/// Model averaging of y on the columns of x (paper §5; docs/bma.md): the JSON of
-/// `dpmu bma --non-private` when request.epsilon is unset, else of the SSP release
-/// `dpmu bma --epsilon ...` (with request.seed: the same noise as `--seed` gives the CLI).
-/// @param x n×p predictors (column j named predictors[j]); @param y length n.
-/// @throws std::invalid_argument / std::domain_error with the CLI's message for bad input.
-Json bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
-         const std::vector<std::string>& predictors, const std::string& response, const BmaRequest& request);
+/// Public bounds given as one flat list l1, u1, l2, u2, ... (R and Python): pairs.
+/// @throws std::invalid_argument for an odd count or an empty list.
+std::vector<core::ColumnBounds> bounds_from_pairs(const std::vector<double>& flat);
 
 /// Options of test() (the options of `dpmu test`).
 struct TestRequest {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from typing import Optional, Sequence
 
 import numpy as np
@@ -46,53 +47,87 @@ def _seed(seed: Optional[int]) -> Optional[int]:
 class BmaResult:
     """Result of :func:`bma`.
 
-    Attributes: ``pip`` (Series of posterior inclusion probabilities), ``coef`` (DataFrame with
-    columns ``mean`` and ``sd`` per predictor), ``models`` (DataFrame of the top models),
-    ``privacy`` (dict of the release's guarantee, or None when non-private), ``private`` (bool),
-    ``report`` (the full JSON of ``dpmu bma`` as a dict).
+    ``pip``: Series of posterior inclusion probabilities; ``coef``: DataFrame with columns ``mean``
+    and ``sd`` (exact model-averaged posterior SD; ``sd_bas`` is BAS's approximation) and ``pip``,
+    one row per predictor after ``(Intercept)`` (whose mean is NaN for a release: it publishes no
+    means); ``confint``: DataFrame of the model-averaged credible intervals; ``models``: DataFrame of
+    the top models (a boolean column per predictor, then posterior probability, log marginal, R²,
+    shrinkage); ``privacy``: dict of the release's guarantee (epsilon, delta, sensitivity, sampler)
+    or None when non-private; ``private``: True only for a release with secure noise;
+    ``release``: the released Gram matrix and ridge (None when non-private); ``posterior``: every
+    summary as NumPy arrays. ``predict(X)`` gives posterior means of the response at new rows.
     """
 
-    def __init__(self, report: dict, predictors: list[str]):
-        self.report = report
+    def __init__(self, fit, predictors: list[str]):
+        self._fit = fit
         self.predictors = predictors
-        analysis = report["non_private"] if "non_private" in report else report["non_thresholded"]
-        self.analysis = analysis
-        self.pip = pd.Series([analysis["posterior_inclusion_probabilities"][p] for p in predictors],
-                             index=predictors, name="pip")
-        self.prior_inclusion = pd.Series([analysis["prior_inclusion_probabilities"][p] for p in predictors],
-                                         index=predictors, name="prior_inclusion")
+        self.response = fit.response
+        self.n = fit.n
+        self.messages = list(fit.messages)
+        s = fit.posterior()
+        self.posterior = s
+        self.pip = pd.Series(s["pip"], index=predictors, name="pip")
+        self.prior_inclusion = pd.Series(s["prior_inclusion"], index=predictors, name="prior_inclusion")
+        index = ["(Intercept)"] + predictors
+        intercept = np.nan if s["intercept"] is None else s["intercept"]
+        self.coef = pd.DataFrame({"mean": np.r_[intercept, s["mean"]], "sd": np.r_[s["intercept_sd"], s["sd"]],
+                                  "sd_bas": np.r_[s["intercept_sd_bas"], s["sd_bas"]], "pip": np.r_[1.0, s["pip"]]},
+                                 index=index)
+        if s["credible_level"] > 0:
+            a = (1 - s["credible_level"]) / 2
+            lo = np.nan if s["intercept_lower"] is None else s["intercept_lower"]
+            hi = np.nan if s["intercept_upper"] is None else s["intercept_upper"]
+            self.confint = pd.DataFrame({f"{100 * a:g} %": np.r_[lo, s["lower"]],
+                                         f"{100 * (1 - a):g} %": np.r_[hi, s["upper"]]}, index=index)
+        else:
+            self.confint = None
         rows = []
-        for m in analysis["top_models"]:
+        for m in s["models"]:
             row = {p: p in m["predictors"] for p in predictors}
-            row.update({k: m[k] for k in ("posterior_probability", "log_posterior_probability",
-                                          "log_prior_probability", "log_marginal", "r_squared", "shrinkage")})
+            row.update({k: v for k, v in m.items() if k != "predictors"})
             rows.append(row)
         self.models = pd.DataFrame(rows, columns=predictors + ["posterior_probability", "log_posterior_probability",
                                                                "log_prior_probability", "log_marginal", "r_squared",
                                                                "shrinkage"])
-        self.privacy = report.get("privacy")
+        report = json.loads(fit.privacy())
+        self.privacy = report["privacy"]
         self.private = bool(report["private"])
         self.private_reason = list(report["private_reason"])
-        self.highest_posterior_model = list(analysis["highest_posterior_model"])
-        self.median_probability_model = list(analysis["median_probability_model"])
+        self.release = fit.release()
+        self.thresholded = fit.thresholded()
+        self.highest_posterior_model = list(s["highest_posterior_model"])
+        self.median_probability_model = list(s["median_probability_model"])
+        self.best_predictive_model = list(s["best_predictive_model"])
 
     @property
     def posterior_mean(self) -> pd.Series:
-        return pd.Series([self.analysis["posterior_means"][p] for p in self.predictors], index=self.predictors,
-                         name="mean")
+        return self.coef["mean"].iloc[1:].rename("mean")
+
+    def predict(self, X, estimator: str = "bma") -> np.ndarray:
+        """Posterior mean of the response at the rows of X (a DataFrame with the predictors' columns,
+        or an array with them in order): model-averaged (``"bma"``) or of the highest posterior
+        (``"hpm"``), median probability (``"mpm"``) or best predictive (``"bpm"``) model.
+        Non-private fits only (a release publishes no means of the data)."""
+        if isinstance(X, pd.DataFrame):
+            x = _columns(X, self.predictors, "predict")
+        else:
+            x = np.asfortranarray(np.asarray(X, dtype=np.float64))
+            if x.ndim == 1:
+                x = x.reshape(1, -1, order="F")
+        return self._fit.predict(x, estimator)
 
     def __repr__(self) -> str:
         kind = "non-private" if self.privacy is None else (
             f"DP release (epsilon = {self.privacy['epsilon']:g}, delta = {self.privacy['delta']:g})")
-        return (f"<dpmu.BmaResult {kind}, private = {self.private}, n = {self.report['settings']['n']}, "
-                f"p = {len(self.predictors)}>\n{self.pip.to_string()}")
+        return (f"<dpmu.BmaResult {kind}, private = {self.private}, n = {self.n}, p = {len(self.predictors)}>\n"
+                f"{self.coef.to_string()}")
 
 
 def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] = None, prior: str = "zellner-siow",
         model_prior: str = "beta-binomial(1,1)", epsilon: Optional[float] = None, delta: float = 0.0,
         mechanism: str = "laplace", bounds: Optional[Sequence[float]] = None, seed: Optional[int] = None, *,
         g: Optional[float] = None, a: float = 3.0, top_models: int = 10, mcmc: bool = False, rescale: bool = False,
-        always_include: Sequence[str] = ()) -> BmaResult:
+        always_include: Sequence[str] = (), credible_level: float = 0.95) -> BmaResult:
     """Bayesian model averaging of ``response`` on ``predictors`` (default: every other column).
 
     ``epsilon=None``: exact (non-private) model averaging, as ``dpmu bma --non-private``. Otherwise
@@ -108,11 +143,13 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     predictors = [str(p) for p in predictors]
     x = _columns(data, predictors, "dpmu.bma predictors")
     y = _columns(data, [response], "dpmu.bma response")[:, 0]
-    out = _dpmu.bma(x, y, predictors, response, prior, g, a, model_prior, epsilon,
+    fit = _dpmu.bma(x, y, predictors, response, prior, g, a, model_prior, epsilon,
                     None if delta in (None, 0, 0.0) else float(delta), mechanism,
                     [] if bounds is None else [float(b) for b in np.ravel(bounds)], _seed(seed), rescale, top_models,
-                    mcmc, list(always_include))
-    return BmaResult(json.loads(out), predictors)
+                    mcmc, list(always_include), credible_level)
+    for m in fit.messages:
+        warnings.warn(f"dpmu.bma: {m}", stacklevel=2)
+    return BmaResult(fit, predictors)
 
 
 class TestResult(dict):

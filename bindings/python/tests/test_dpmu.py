@@ -50,20 +50,58 @@ def test_seeded_dp_bma_equals_cli(hsb2, hsb2_csv, cli):
     r = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100], seed=11)
     c = cli("bma", "--data", hsb2_csv, "--response", "read", "--predictors", ",".join(PREDICTORS), "--prior", "bic",
             "--epsilon", 5, "--bounds", "0,100", "--seed", 11)
-    assert r.report["released_gram"] == c["released_gram"]
+    g = r.release["released_gram"]
+    assert [list(g[i, : i + 1]) for i in range(g.shape[0])] == c["released_gram"]
     np.testing.assert_allclose(r.pip.to_numpy(), pd.Series(c["posterior_inclusion_probabilities"])[PREDICTORS],
                                atol=1e-12)
     assert r.privacy == c["privacy"]
     assert r.private is False and any("seed" in s for s in r.private_reason)
-    assert "diagnostics" in r.report
+    assert r.release["clamped_entries"] == c["diagnostics"]["clamped_entries"]  # a diagnostic: seeded only
 
 
 def test_unseeded_dp_bma_is_a_release(hsb2):
     a = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100])
     b = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100])
-    assert a.private is True and "diagnostics" not in a.report
+    assert a.private is True and "clamped_entries" not in a.release
     assert a.privacy["epsilon"] == 5
-    assert a.report["released_gram"] != b.report["released_gram"]
+    assert not np.array_equal(a.release["released_gram"], b.release["released_gram"])
+    assert np.isnan(a.coef["mean"].iloc[0])  # a release publishes no means
+    with pytest.raises(ValueError, match="release publishes no means"):
+        a.predict(hsb2)
+
+
+def test_coef_and_confint_equal_cli(hsb2, hsb2_csv, cli):
+    r = dpmu.bma(hsb2, "read", PREDICTORS)
+    c = cli("bma", "--non-private", "--data", hsb2_csv, "--response", "read", "--predictors", ",".join(PREDICTORS))
+    c = c["non_private"]
+    assert list(r.coef.columns[:2]) == ["mean", "sd"] and list(r.coef.index) == ["(Intercept)"] + PREDICTORS
+    np.testing.assert_allclose(r.coef["mean"], [c["intercept"]["posterior_mean"]] + [c["posterior_means"][p] for p in PREDICTORS],
+                               rtol=1e-10)
+    np.testing.assert_allclose(r.coef["sd"], [c["intercept"]["posterior_sd"]] + [c["posterior_sds"][p] for p in PREDICTORS],
+                               rtol=1e-10)
+    np.testing.assert_allclose(r.coef["sd_bas"],
+                               [c["intercept"]["posterior_sd_bas"]] + [c["posterior_sds_bas"][p] for p in PREDICTORS],
+                               rtol=1e-10)
+    assert r.coef["mean"].iloc[0] == pytest.approx(hsb2["read"].mean(), rel=1e-12)
+    ci = r.confint.to_numpy()
+    np.testing.assert_allclose(ci[1:], [c["credible_intervals"]["intervals"][p] for p in PREDICTORS], rtol=1e-10)
+    np.testing.assert_allclose(ci[0], c["intercept"]["credible_interval"], rtol=1e-10)
+
+
+def test_predict(hsb2):
+    r = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic")
+    x = hsb2[PREDICTORS].to_numpy(dtype=float)
+    expected = r.coef["mean"].iloc[0] + (x - x.mean(axis=0)) @ r.coef["mean"].iloc[1:].to_numpy()
+    np.testing.assert_allclose(r.predict(hsb2), expected, rtol=1e-12)
+    np.testing.assert_allclose(r.predict(x), expected, rtol=1e-12)
+    # bic: the highest posterior model's prediction is its OLS fit (shrinkage 1)
+    hpm = r.highest_posterior_model
+    design = np.column_stack([np.ones(len(hsb2)), hsb2[hpm].to_numpy(dtype=float)])
+    beta, *_ = np.linalg.lstsq(design, hsb2["read"].to_numpy(dtype=float), rcond=None)
+    np.testing.assert_allclose(r.predict(hsb2, "hpm"), design @ beta, rtol=1e-10)
+    assert r.predict(hsb2.iloc[:3], "mpm").shape == (3,)
+    with pytest.raises(ValueError, match="estimator"):
+        r.predict(hsb2, "nope")
 
 
 def test_default_predictors_are_the_other_columns(hsb2):
@@ -118,3 +156,55 @@ def test_seeded_dp_test_equals_cli(hsb2, hsb2_csv, cli, prior):
 def test_unseeded_dp_test_is_a_release(hsb2):
     r = dpmu.test(hsb2, "math", [], ["female"], prior="zellner-siow", epsilon=1, groups=5)
     assert r["private"] is True and "diagnostics" not in r
+
+
+@pytest.fixture(scope="module")
+def results_file(source_dir, cli, tmp_path_factory):
+    path = tmp_path_factory.mktemp("results") / "study.h5"
+    exe = os.environ["DPMU_EXE"]
+    import subprocess
+    subprocess.run([exe, "run", os.path.join(source_dir, "tests", "fixtures", "export_study.yaml"), "--out", str(path),
+                    "--quiet"], check=True, capture_output=True)
+    return path
+
+
+def test_read_results_equals_summarize(results_file, cli):
+    t = dpmu.read_results(results_file)
+    summary = cli("summarize", results_file)
+    assert isinstance(t, pd.DataFrame)
+    params = [c for c in t.columns[1:] if c in summary[0]["parameters"]]  # in declaration order
+    assert sorted(params) == sorted(summary[0]["parameters"])
+    assert list(t.columns) == ["cell_key"] + params + ["metric", "component", "component_label", "mean", "sd", "mcse",
+                                                       "q025", "q250", "q500", "q750", "q975", "n_ok", "n_nan"]
+    rows = 0
+    for c in summary:
+        for name, s in c["metrics"].items():
+            metric, k = (name[:name.index("[")], int(name[name.index("[") + 1:-1])) if "[" in name else (name, 0)
+            row = t[(t.cell_key == c["cell_key"]) & (t.metric == metric) & (t.component == k)]
+            assert len(row) == 1, (c["cell_key"], name)
+            row = row.iloc[0]
+            for key in ("mean", "sd", "mcse", "q025", "q250", "q500", "q750", "q975", "n_ok", "n_nan"):
+                x, y = s[key], row[key]
+                assert (x is None and pd.isna(y)) or x == y, (c["cell_key"], name, key, x, y)
+            for p, v in c["parameters"].items():
+                assert row[p] == v, (p, row[p], v)
+            rows += 1
+    assert rows == len(t) > 0
+
+
+def test_read_replicates_equals_the_file(results_file):
+    h5py = pytest.importorskip("h5py")
+    r = dpmu.read_replicates(results_file, "reject_corrected")
+    assert list(r.columns[-5:]) == ["replicate", "metric", "component", "component_label", "value"]
+    assert set(r.metric) == {"reject_corrected"}
+    with h5py.File(results_file, "r") as f:
+        v = f["replicates"]["reject_corrected"][()]
+        keys = [k.decode() for k in f["cells/cell_key"][()]]
+    for _, row in r.iterrows():
+        want = v[keys.index(row["cell_key"]), row["replicate"], row["component"]]
+        assert (np.isnan(want) and np.isnan(row["value"])) or want == row["value"]
+    assert len(r) == v.shape[0] * v.shape[1] * v.shape[2]
+    with pytest.raises(ValueError, match="nope"):
+        dpmu.read_replicates(results_file, "nope")
+    with pytest.raises(ValueError):
+        dpmu.read_results(os.path.join(os.path.dirname(results_file), "missing.h5"))

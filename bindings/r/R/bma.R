@@ -35,62 +35,110 @@ dpmu_design <- function(formula, data, na.action, caller) {
 #' @export
 bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binomial(1,1)", epsilon = NULL,
                 delta = 0, mechanism = "laplace", bounds = NULL, seed = NULL, na.action = stats::na.omit,
-                g = NULL, a = 3, top_models = 10, mcmc = FALSE, rescale = FALSE, always_include = character()) {
+                g = NULL, a = 3, top_models = 10, mcmc = FALSE, rescale = FALSE, always_include = character(),
+                credible_level = 0.95) {
   d <- dpmu_design(formula, data, na.action, "dpmu::bma")
   if (ncol(d$x) == 0) stop("dpmu::bma: the formula has no predictors", call. = FALSE)
-  if (!is.null(bounds)) bounds <- as.double(t(as.matrix(bounds)))
+  if (!is.null(bounds)) bounds <- as.double(if (is.matrix(bounds)) bounds else unlist(bounds))
   options <- list(prior = prior, g = g, a = a, model_prior = model_prior, epsilon = epsilon,
                   delta = if (is.null(delta) || delta == 0) NULL else delta, mechanism = mechanism,
                   bounds = bounds, seed = seed, rescale = rescale, top_models = top_models, mcmc = mcmc,
-                  always_include = always_include)
+                  always_include = always_include, credible_level = credible_level)
   out <- .Call(dpmu_bma_c, d$x, d$y, colnames(d$x), d$response, options)
+  for (m in out$messages) message("dpmu::bma: ", m)
   new_dpmu_bma(out, d, match.call())
 }
 
 #' @noRd
 new_dpmu_bma <- function(out, d, call) {
   predictors <- colnames(d$x)
-  private_run <- !is.null(out$privacy)
-  analysis <- if (is.null(out$non_private)) out$non_thresholded else out$non_private
-  num <- function(v) {
-    x <- unlist(v[predictors])
-    names(x) <- predictors
-    x
-  }
-  models <- lapply(analysis$top_models, function(m) m)
-  which <- t(vapply(models, function(m) predictors %in% unlist(m$predictors), logical(length(predictors))))
-  if (length(models) == 0) which <- matrix(FALSE, 0, length(predictors))
-  colnames(which) <- predictors
-  field <- function(k) vapply(models, function(m) as.double(m[[k]]), 0)
+  s <- out$posterior
+  k <- length(s$models$predictors)
+  which <- matrix(FALSE, k, length(predictors), dimnames = list(NULL, predictors))
+  for (i in seq_len(k)) which[i, ] <- predictors %in% s$models$predictors[[i]]
   model_table <- data.frame(
-    model = vapply(models, function(m) {
-      s <- unlist(m$predictors)
-      if (length(s) == 0) "(null)" else paste(s, collapse = " + ")
-    }, ""),
+    model = vapply(s$models$predictors, function(m) if (length(m) == 0) "(null)" else paste(m, collapse = " + "), ""),
     size = rowSums(which),
-    posterior_probability = field("posterior_probability"),
-    log_posterior_probability = field("log_posterior_probability"),
-    log_prior_probability = field("log_prior_probability"),
-    log_marginal = field("log_marginal"),
-    r_squared = field("r_squared"),
-    shrinkage = field("shrinkage"),
+    posterior_probability = s$models$posterior_probability,
+    log_posterior_probability = s$models$log_posterior_probability,
+    log_prior_probability = s$models$log_prior_probability,
+    log_marginal = s$models$log_marginal,
+    r_squared = s$models$r_squared,
+    shrinkage = s$models$shrinkage,
     stringsAsFactors = FALSE)
   structure(list(
-    pip = num(analysis$posterior_inclusion_probabilities),
-    prior_inclusion = num(analysis$prior_inclusion_probabilities),
-    posterior_mean = num(analysis$posterior_means),
+    pip = s$pip,
     models = model_table,
     which = which,
-    highest_posterior_model = unlist(analysis$highest_posterior_model),
-    median_probability_model = unlist(analysis$median_probability_model),
-    expected_model_size = analysis$expected_model_size,
-    privacy = if (private_run) out$privacy else NULL,
-    private = isTRUE(out$private),
-    private_reason = unlist(out$private_reason),
-    settings = out$settings,
-    release = out,
+    posterior = s,
+    thresholded = out$thresholded,
+    privacy = out$report$privacy,
+    private = isTRUE(out$report$private),
+    private_reason = unlist(out$report$private_reason),
+    release = out$release,
+    settings = list(prior = out$prior, model_prior = out$model_prior, search = out$search, seed = out$seed),
+    messages = out$messages,
     n = d$n, response = d$response, terms = d$terms, xlevels = d$xlevels, contrasts = d$contrasts,
-    call = call), class = "dpmu_bma")
+    call = call, pointer = out$pointer), class = "dpmu_bma")
+}
+
+#' Posterior means and SDs of the coefficients (like coef.bas), with the inclusion probabilities.
+#' @export
+coef.dpmu_bma <- function(object, sd = c("exact", "bas"), ...) {
+  sd <- match.arg(sd)
+  s <- object$posterior
+  out <- data.frame(
+    mean = c(if (is.null(s$intercept)) NA_real_ else s$intercept, s$mean),
+    sd = c(if (sd == "exact") s$intercept_sd else s$intercept_sd_bas, if (sd == "exact") s$sd else s$sd_bas),
+    pip = c(1, s$pip),
+    row.names = c("(Intercept)", names(s$pip)))
+  class(out) <- c("coef.dpmu_bma", "data.frame")
+  out
+}
+
+#' @export
+print.coef.dpmu_bma <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("Model-averaged posterior means and SDs of the coefficients",
+      if (is.na(x$mean[1])) " (a release publishes no means: the intercept's mean is NA)", ":\n", sep = "")
+  print(format(as.data.frame(unclass(x), row.names = rownames(x)), digits = digits), ...)
+  invisible(x)
+}
+
+#' Model-averaged equal-tailed credible intervals (exact over the mixture of models; docs/bma.md).
+#' @export
+confint.dpmu_bma <- function(object, parm, level = object$posterior$credible_level, ...) {
+  s <- object$posterior
+  if (s$credible_level == 0) stop("dpmu: the fit has no credible intervals (credible_level = 0)", call. = FALSE)
+  if (abs(level - s$credible_level) > 1e-12) {
+    stop("dpmu: the intervals were computed at credible_level = ", s$credible_level,
+         "; refit with dpmu::bma(..., credible_level = ", level, ")", call. = FALSE)
+  }
+  ci <- cbind(c(if (is.null(s$intercept_lower)) NA_real_ else s$intercept_lower, s$lower),
+              c(if (is.null(s$intercept_upper)) NA_real_ else s$intercept_upper, s$upper))
+  a <- (1 - s$credible_level) / 2
+  dimnames(ci) <- list(c("(Intercept)", names(s$pip)), sprintf("%g %%", 100 * c(a, 1 - a)))
+  if (!missing(parm)) ci <- ci[parm, , drop = FALSE]
+  ci
+}
+
+#' Posterior mean of the response at new data: model-averaged (estimator = "bma") or from the
+#' highest posterior (hpm), median probability (mpm) or best predictive (bpm) model.
+#' @export
+predict.dpmu_bma <- function(object, newdata, estimator = c("bma", "hpm", "mpm", "bpm"), ...) {
+  estimator <- match.arg(estimator)
+  if (missing(newdata)) stop("dpmu: give newdata (a data frame with the predictors)", call. = FALSE)
+  tt <- stats::delete.response(object$terms)
+  mf <- stats::model.frame(tt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
+  x <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
+  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+  storage.mode(x) <- "double"
+  if (!identical(colnames(x), names(object$pip))) {
+    stop("dpmu: newdata gives the columns ", paste(colnames(x), collapse = ", "), " but the fit has ",
+         paste(names(object$pip), collapse = ", "), call. = FALSE)
+  }
+  out <- .Call(dpmu_predict_c, object$pointer, x, estimator)
+  names(out) <- rownames(newdata)
+  out
 }
 
 #' @export
