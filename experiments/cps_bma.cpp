@@ -21,6 +21,7 @@
 
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/gram_matrix.hpp"
+#include "dpmu/core/quantile.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/column_design.hpp"
 #include "dpmu/experiments/data_files.hpp"
@@ -554,14 +555,8 @@ class CpsBma final : public runtime::Experiment {
     for (std::size_t c = 0; c < mc; ++c) {
       auto& v = pooled[c];
       if (v.empty()) continue;
-      std::sort(v.begin(), v.end());
-      auto quantile = [&v](double q) {  // type 7
-        const double h = q * static_cast<double>(v.size() - 1);
-        const auto i = static_cast<std::size_t>(std::floor(h));
-        return i + 1 < v.size() ? v[i] + (h - static_cast<double>(i)) * (v[i + 1] - v[i]) : v.back();
-      };
-      lo[c] = std::min(lo[c], quantile(tail));
-      hi[c] = std::max(hi[c], quantile(1.0 - tail));
+      lo[c] = std::min(lo[c], core::type7_quantile(v, tail));
+      hi[c] = std::max(hi[c], core::type7_quantile(v, 1.0 - tail));
     }
     const int k = static_cast<int>(cell.get_int("histogram_bins"));
     const double margin = cell.get_double("bin_margin");

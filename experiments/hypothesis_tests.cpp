@@ -21,6 +21,7 @@
 #include "dpmu/core/linear_model.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/subsample_and_aggregate.hpp"
+#include "dpmu/experiments/column_design.hpp"
 #include "dpmu/experiments/data_files.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/experiment.hpp"
@@ -34,18 +35,6 @@ using runtime::ParameterSpec;
 using runtime::ParameterType;
 
 constexpr double kLevels[2] = {0.05, 0.01};
-
-std::vector<std::string> split_columns(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const auto b = item.find_first_not_of(' ');
-    const auto e = item.find_last_not_of(' ');
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
-}
 
 /// Parameters shared by every DP-test experiment.
 std::vector<ParameterSpec> test_parameters(const std::string& default_prior, const std::string& default_scale,
@@ -260,8 +249,8 @@ struct RealDataSet {
 /// intercept), a constant response. Missing columns and non-numeric or NaN values are read_csv's
 /// errors (naming the file, line and column).
 RealDataSet load_real_data_set(const Cell& cell) {
-  const auto common = split_columns(cell.get_string("common"));
-  const auto tested = split_columns(cell.get_string("tested"));
+  const auto common = split_list(cell.get_string("common"));
+  const auto tested = split_list(cell.get_string("tested"));
   const std::string response = cell.get_string("response");
   std::vector<std::string> wanted = common;
   wanted.insert(wanted.end(), tested.begin(), tested.end());
@@ -364,8 +353,7 @@ class DpTestRealData final : public runtime::Experiment {
 
   void validate(const Cell& cell) const override {
     limits_of(cell);
-    if (split_columns(cell.get_string("tested")).empty())
-      throw std::invalid_argument("tested: name at least one column");
+    if (split_list(cell.get_string("tested")).empty()) throw std::invalid_argument("tested: name at least one column");
   }
 
   std::vector<runtime::DataFile> data_files(const Cell& cell) const override {

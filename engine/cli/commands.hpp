@@ -37,6 +37,9 @@ const CLI::Validator& unsigned_integer();
 void check_new_output_file(const std::string& option, const std::string& path, const std::vector<std::string>& inputs,
                            bool force);
 
+/// `dpmu describe [EXPERIMENT]`: parameters and metrics of the registered experiments (docs/configs.md).
+void add_describe_command(CLI::App& app);
+
 /// `dpmu ledger FILE`: privacy loss recorded in a privacy-budget ledger, per data set (basic composition).
 void add_ledger_command(CLI::App& app);
 

@@ -19,6 +19,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "dpmu/core/quantile.hpp"
+
 namespace dpmu::runtime {
 
 namespace {
@@ -321,19 +323,6 @@ ParameterType type_from_name(const std::string& s) {
   return ParameterType::string;
 }
 
-/// Type-7 quantile of `v` (reordered in place, O(n) by selection): x[lo] + (h - lo)(x[lo+1] - x[lo]),
-/// h = (n - 1) q, with x the sorted values. Same value as after a full sort.
-double type7(std::vector<double>& v, double q) {
-  if (v.empty()) return kNaN;
-  const double h = (static_cast<double>(v.size()) - 1.0) * q;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-  const double x_lo = v[lo];
-  if (lo + 1 >= v.size() || h == static_cast<double>(lo)) return x_lo;
-  const double x_hi = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
-  return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
-}
-
 }  // namespace
 
 std::string data_files_difference(const std::vector<DataFileFingerprint>& then,
@@ -413,11 +402,11 @@ Summary summarize_values(const double* values, std::size_t stride, const std::ui
     s.sd = std::sqrt(ss / static_cast<double>(ok.size() - 1));
     s.mcse = s.sd / std::sqrt(static_cast<double>(ok.size()));
   }
-  s.q025 = type7(ok, 0.025);
-  s.q250 = type7(ok, 0.25);
-  s.q500 = type7(ok, 0.5);
-  s.q750 = type7(ok, 0.75);
-  s.q975 = type7(ok, 0.975);
+  s.q025 = core::type7_quantile(ok, 0.025);
+  s.q250 = core::type7_quantile(ok, 0.25);
+  s.q500 = core::type7_quantile(ok, 0.5);
+  s.q750 = core::type7_quantile(ok, 0.75);
+  s.q975 = core::type7_quantile(ok, 0.975);
   return s;
 }
 
