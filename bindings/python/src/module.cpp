@@ -1,0 +1,210 @@
+// The extension module dpmu._dpmu for the Python package (bindings/python/dpmu): api::bma
+// (dpmu/api/bma.hpp) and the shared entry points (bindings/common/dpmu_bindings.hpp). Matrices come
+// in as Fortran-ordered float64 arrays (Eigen::Ref: no copy); a fit stays a C++ object (BmaFit) whose
+// summaries are NumPy arrays; the test's result is the JSON text of the CLI, parsed in Python.
+#include <pybind11/eigen.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <exception>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpmu/api/bma.hpp"
+#include "dpmu_bindings.hpp"
+
+namespace py = pybind11;
+
+namespace {
+
+using MatrixRef = Eigen::Ref<const Eigen::MatrixXd>;
+using VectorRef = Eigen::Ref<const Eigen::VectorXd>;
+
+namespace api = dpmu::api;
+
+api::BmaFit bma(const MatrixRef& x, const VectorRef& y, const std::vector<std::string>& predictors,
+                const std::string& response, const std::string& prior, std::optional<double> g, double a,
+                const std::string& model_prior, std::optional<double> epsilon, std::optional<double> delta,
+                const std::string& mechanism, const std::vector<double>& bounds, std::optional<std::uint64_t> seed,
+                bool rescale, int top_models, bool mcmc, const std::vector<std::string>& always_include,
+                double credible_level) {
+  api::BmaSettings q;
+  q.prior = prior;
+  q.g = g;
+  q.a = a;
+  q.model_prior = model_prior;
+  q.always_include = always_include;
+  q.top_models = top_models;
+  q.mcmc = mcmc;
+  q.credible_level = credible_level;
+  q.seed = seed;
+  if (epsilon) {
+    api::PrivacySettings ps;
+    ps.epsilon = *epsilon;
+    ps.delta = delta;
+    ps.mechanism = mechanism;
+    if (bounds.empty()) {
+      throw std::invalid_argument("a private run (epsilon given) needs public bounds on the raw values: bounds=[l, u]");
+    }
+    ps.bounds = dpmu::bindings::bounds_from_pairs(bounds);
+    ps.rescale = rescale;
+    q.privacy = ps;
+  } else if (delta || !bounds.empty() || rescale) {
+    throw std::invalid_argument("delta, bounds and rescale need a private run: give epsilon");
+  }
+  py::gil_scoped_release unlocked;
+  return api::bma(x, y, predictors, response, q);
+}
+
+/// api::BmaSummary → dict of NumPy arrays and lists (in predictor order).
+py::dict summary_dict(const api::BmaSummary& s) {
+  py::dict d;
+  d["pip"] = s.posterior_inclusion_probability;
+  d["prior_inclusion"] = s.prior_inclusion_probability;
+  d["mean"] = s.posterior_mean;
+  d["sd"] = s.posterior_sd;
+  d["sd_bas"] = s.posterior_sd_bas;
+  d["intercept"] = s.intercept;
+  d["intercept_sd"] = s.intercept_sd;
+  d["intercept_sd_bas"] = s.intercept_sd_bas;
+  d["credible_level"] = s.credible_level;
+  d["lower"] = s.lower;
+  d["upper"] = s.upper;
+  d["intercept_lower"] = s.intercept_lower;
+  d["intercept_upper"] = s.intercept_upper;
+  d["interval_omitted_mass"] = s.interval_omitted_mass;
+  d["highest_posterior_model"] = s.highest_posterior_model;
+  d["median_probability_model"] = s.median_probability_model;
+  d["best_predictive_model"] = s.best_predictive_model;
+  d["highest_posterior_model_coefficients"] = s.highest_posterior_model_coefficients;
+  d["median_probability_model_coefficients"] = s.median_probability_model_coefficients;
+  d["best_predictive_model_coefficients"] = s.best_predictive_model_coefficients;
+  d["expected_model_size"] = s.expected_model_size;
+  py::list models;
+  for (const auto& m : s.models) {
+    py::dict md;
+    md["predictors"] = m.predictors;
+    md["posterior_probability"] = m.posterior_probability;
+    md["log_posterior_probability"] = m.log_posterior_probability;
+    md["log_prior_probability"] = m.log_prior_probability;
+    md["log_marginal"] = m.log_marginal;
+    md["r_squared"] = m.r_squared;
+    md["shrinkage"] = m.shrinkage;
+    models.append(md);
+  }
+  d["models"] = models;
+  d["models_evaluated"] = s.models_evaluated;
+  d["models_rank_deficient"] = s.models_rank_deficient;
+  d["models_exact_fit"] = s.models_exact_fit;
+  if (s.mcmc) {
+    py::dict mc;
+    mc["iterations"] = s.mcmc->iterations;
+    mc["models_visited"] = s.mcmc->models_visited;
+    mc["acceptance_rate"] = s.mcmc->acceptance_rate;
+    mc["converged"] = s.mcmc->converged;
+    mc["max_pip_difference_between_halves"] = s.mcmc->max_pip_difference;
+    d["mcmc"] = mc;
+  } else {
+    d["mcmc"] = py::none();
+  }
+  return d;
+}
+
+/// api::BmaRelease → dict: the released matrix, the ridge, and the clamp count (a diagnostic,
+/// present only for a seeded run).
+py::dict release_dict(const api::BmaRelease& r) {
+  py::dict d;
+  d["released_gram"] = r.released_gram;
+  d["column_scale"] = r.column_scale;
+  d["ridge_requested"] = r.ridge_requested;
+  d["ridge_method"] = r.ridge_method;
+  d["regularization"] = r.regularized.regularization;
+  d["regularization_fallback"] = r.regularized.fallback;
+  if (r.clamped_entries) d["clamped_entries"] = *r.clamped_entries;
+  return d;
+}
+
+std::string test(const MatrixRef& common, const MatrixRef& tested, const VectorRef& y,
+                 const std::vector<std::string>& common_names, const std::vector<std::string>& tested_names,
+                 const std::string& response, const std::string& prior, std::optional<double> g, double a,
+                 double prior_h0, std::optional<double> epsilon, double delta, std::optional<std::size_t> groups,
+                 const std::vector<double>& censor, const std::vector<double>& censor_probability,
+                 const std::vector<double>& alpha, std::optional<std::uint64_t> seed, std::size_t simulations,
+                 const std::string& gaussian_calibration) {
+  dpmu::bindings::TestRequest q;
+  q.prior = prior;
+  q.g = g;
+  q.a = a;
+  q.prior_h0 = prior_h0;
+  q.epsilon = epsilon;
+  q.delta = delta;
+  q.groups = groups;
+  q.censor = censor;
+  q.censor_probability = censor_probability;
+  q.alpha = alpha;
+  q.seed = seed;
+  q.simulations = simulations;
+  q.gaussian_calibration = gaussian_calibration;
+  py::gil_scoped_release unlocked;
+  return dpmu::bindings::test(common, tested, y, common_names, tested_names, response, q).dump();
+}
+
+}  // namespace
+
+/// read_results / read_replicates (tidy.cpp).
+void add_tidy_functions(py::module_& m);
+
+PYBIND11_MODULE(_dpmu, m) {
+  m.doc() = "dpmu's C++ core (use the functions of the dpmu package)";
+  // dpmu's errors (bad input, a domain error, a damaged file) become ValueError with dpmu's message.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const py::error_already_set&) {
+      throw;
+    } catch (const py::builtin_exception&) {
+      throw;
+    } catch (const std::exception& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  py::class_<api::BmaFit>(m, "BmaFit", "A model-averaging fit (dpmu/api/bma.hpp)")
+      .def_readonly("response", &api::BmaFit::response)
+      .def_readonly("predictors", &api::BmaFit::predictors)
+      .def_readonly("n", &api::BmaFit::n)
+      .def_readonly("prior", &api::BmaFit::prior)
+      .def_readonly("model_prior", &api::BmaFit::model_prior)
+      .def_readonly("search", &api::BmaFit::search)
+      .def_readonly("seed", &api::BmaFit::seed)
+      .def_readonly("messages", &api::BmaFit::messages)
+      .def("posterior", [](const api::BmaFit& f) { return summary_dict(f.posterior); })
+      .def("thresholded",
+           [](const api::BmaFit& f) -> py::object {
+             return f.thresholded ? py::object(summary_dict(*f.thresholded)) : py::none();
+           })
+      .def("release",
+           [](const api::BmaFit& f) -> py::object {
+             return f.release ? py::object(release_dict(*f.release)) : py::none();
+           })
+      .def("privacy", [](const api::BmaFit& f) { return dpmu::bindings::bma_privacy(f).dump(); })
+      .def(
+          "predict",
+          [](const api::BmaFit& f, const MatrixRef& x, const std::string& estimator) {
+            return api::predict(f, x, api::parse_estimator(estimator));
+          },
+          py::arg("x"), py::arg("estimator"));
+  m.def("bma", &bma, py::arg("x"), py::arg("y"), py::arg("predictors"), py::arg("response"), py::arg("prior"),
+        py::arg("g"), py::arg("a"), py::arg("model_prior"), py::arg("epsilon"), py::arg("delta"), py::arg("mechanism"),
+        py::arg("bounds"), py::arg("seed"), py::arg("rescale"), py::arg("top_models"), py::arg("mcmc"),
+        py::arg("always_include"), py::arg("credible_level"), "Model averaging (api::bma)");
+  add_tidy_functions(m);
+  m.def("test", &test, py::arg("common"), py::arg("tested"), py::arg("y"), py::arg("common_names"),
+        py::arg("tested_names"), py::arg("response"), py::arg("prior"), py::arg("g"), py::arg("a"), py::arg("prior_h0"),
+        py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"), py::arg("censor_probability"),
+        py::arg("alpha"), py::arg("seed"), py::arg("simulations"), py::arg("gaussian_calibration"),
+        "Nested test (JSON of dpmu test)");
+}

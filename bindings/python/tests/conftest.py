@@ -1,0 +1,37 @@
+import json
+import os
+import subprocess
+
+import pandas as pd
+import pytest
+
+
+@pytest.fixture(scope="session")
+def source_dir():
+    d = os.environ.get("DPMU_SOURCE_DIR")
+    if not d:
+        pytest.skip("DPMU_SOURCE_DIR is not set (the comparisons with the CLI run from ctest)")
+    return d
+
+
+@pytest.fixture(scope="session")
+def hsb2_csv(source_dir):
+    return os.path.join(source_dir, "experiments", "data", "hsb2.csv")
+
+
+@pytest.fixture(scope="session")
+def hsb2(hsb2_csv):
+    return pd.read_csv(hsb2_csv)
+
+
+@pytest.fixture(scope="session")
+def cli():
+    exe = os.environ.get("DPMU_EXE")
+    if not exe:
+        pytest.skip("DPMU_EXE is not set")
+
+    def run(*args):
+        out = subprocess.run([exe, *map(str, args)], check=True, capture_output=True, text=True)
+        return json.loads(out.stdout)
+
+    return run

@@ -1,0 +1,210 @@
+"""pytest tests of the Python package: the same numbers as the dpmu command (run by ctest
+bindings.python_test, which sets DPMU_EXE and DPMU_SOURCE_DIR)."""
+import json
+import math
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpmu
+
+PREDICTORS = ["female", "write", "math", "science", "socst"]
+
+
+@pytest.mark.parametrize("prior", ["bic", "zellner-siow", "g-prior", "hyper-g", "robust", "aic"])
+def test_non_private_bma_equals_cli(hsb2, hsb2_csv, cli, prior):
+    r = dpmu.bma(hsb2, "read", PREDICTORS, prior=prior)
+    c = cli("bma", "--non-private", "--data", hsb2_csv, "--response", "read", "--predictors", ",".join(PREDICTORS),
+            "--prior", prior)
+    assert isinstance(r.pip, pd.Series) and list(r.pip.index) == PREDICTORS
+    expected = pd.Series(c["posterior_inclusion_probabilities"])[PREDICTORS]
+    np.testing.assert_allclose(r.pip.to_numpy(), expected.to_numpy(), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(r.posterior_mean.to_numpy(), pd.Series(c["posterior_means"])[PREDICTORS].to_numpy(),
+                               rtol=1e-10, atol=1e-12)
+    top = c["non_private"]["top_models"]
+    np.testing.assert_allclose(r.models["posterior_probability"], [m["posterior_probability"] for m in top],
+                               atol=1e-10)
+    assert [p for p in PREDICTORS if r.models.iloc[0][p]] == top[0]["predictors"]
+    assert r.privacy is None and r.private is False
+
+
+def test_bma_agrees_with_bas_reference(source_dir):
+    with open(os.path.join(source_dir, "tests", "reference", "bma_bas_reference.json")) as f:
+        ref = json.load(f)
+    priors = {"g-prior": lambda c: dict(prior="g-prior", g=c["alpha"]),
+              "hyper-g": lambda c: dict(prior="hyper-g", a=c["alpha"]), "JZS": lambda c: dict(prior="zellner-siow"),
+              "ZS-null": lambda c: dict(prior="zellner-siow-laplace"), "BIC": lambda c: dict(prior="bic"),
+              "AIC": lambda c: dict(prior="aic")}
+    for c in ref["configurations"]:
+        d = pd.read_csv(os.path.join(source_dir, "experiments", "data", c["data"]))
+        r = dpmu.bma(d, c["response"], c["predictors"], model_prior=c["model_prior"], **priors[c["prior"]](c))
+        np.testing.assert_allclose(r.pip.to_numpy(), c["posterior_inclusion_probabilities"], atol=1e-6,
+                                   err_msg=c["name"])
+        mean = np.asarray(c["posterior_means"])
+        assert np.max(np.abs(r.posterior_mean.to_numpy() - mean) / np.maximum(1, np.abs(mean))) < 1e-6, c["name"]
+
+
+def test_seeded_dp_bma_equals_cli(hsb2, hsb2_csv, cli):
+    r = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100], seed=11)
+    c = cli("bma", "--data", hsb2_csv, "--response", "read", "--predictors", ",".join(PREDICTORS), "--prior", "bic",
+            "--epsilon", 5, "--bounds", "0,100", "--seed", 11)
+    g = r.release["released_gram"]
+    assert [list(g[i, : i + 1]) for i in range(g.shape[0])] == c["released_gram"]
+    np.testing.assert_allclose(r.pip.to_numpy(), pd.Series(c["posterior_inclusion_probabilities"])[PREDICTORS],
+                               atol=1e-12)
+    assert r.privacy == c["privacy"]
+    assert r.private is False and any("seed" in s for s in r.private_reason)
+    assert r.release["clamped_entries"] == c["diagnostics"]["clamped_entries"]  # a diagnostic: seeded only
+
+
+def test_unseeded_dp_bma_is_a_release(hsb2):
+    a = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100])
+    b = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100])
+    assert a.private is True and "clamped_entries" not in a.release
+    assert a.privacy["epsilon"] == 5
+    assert not np.array_equal(a.release["released_gram"], b.release["released_gram"])
+    assert np.isnan(a.coef["mean"].iloc[0])  # a release publishes no means
+    with pytest.raises(ValueError, match="release publishes no means"):
+        a.predict(hsb2)
+
+
+def test_coef_and_confint_equal_cli(hsb2, hsb2_csv, cli):
+    r = dpmu.bma(hsb2, "read", PREDICTORS)
+    c = cli("bma", "--non-private", "--data", hsb2_csv, "--response", "read", "--predictors", ",".join(PREDICTORS))
+    c = c["non_private"]
+    assert list(r.coef.columns[:2]) == ["mean", "sd"] and list(r.coef.index) == ["(Intercept)"] + PREDICTORS
+    np.testing.assert_allclose(r.coef["mean"], [c["intercept"]["posterior_mean"]] + [c["posterior_means"][p] for p in PREDICTORS],
+                               rtol=1e-10)
+    np.testing.assert_allclose(r.coef["sd"], [c["intercept"]["posterior_sd"]] + [c["posterior_sds"][p] for p in PREDICTORS],
+                               rtol=1e-10)
+    np.testing.assert_allclose(r.coef["sd_bas"],
+                               [c["intercept"]["posterior_sd_bas"]] + [c["posterior_sds_bas"][p] for p in PREDICTORS],
+                               rtol=1e-10)
+    assert r.coef["mean"].iloc[0] == pytest.approx(hsb2["read"].mean(), rel=1e-12)
+    ci = r.confint.to_numpy()
+    np.testing.assert_allclose(ci[1:], [c["credible_intervals"]["intervals"][p] for p in PREDICTORS], rtol=1e-10)
+    np.testing.assert_allclose(ci[0], c["intercept"]["credible_interval"], rtol=1e-10)
+
+
+def test_predict(hsb2):
+    r = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic")
+    x = hsb2[PREDICTORS].to_numpy(dtype=float)
+    expected = r.coef["mean"].iloc[0] + (x - x.mean(axis=0)) @ r.coef["mean"].iloc[1:].to_numpy()
+    np.testing.assert_allclose(r.predict(hsb2), expected, rtol=1e-12)
+    np.testing.assert_allclose(r.predict(x), expected, rtol=1e-12)
+    # bic: the highest posterior model's prediction is its OLS fit (shrinkage 1)
+    hpm = r.highest_posterior_model
+    design = np.column_stack([np.ones(len(hsb2)), hsb2[hpm].to_numpy(dtype=float)])
+    beta, *_ = np.linalg.lstsq(design, hsb2["read"].to_numpy(dtype=float), rcond=None)
+    np.testing.assert_allclose(r.predict(hsb2, "hpm"), design @ beta, rtol=1e-10)
+    assert r.predict(hsb2.iloc[:3], "mpm").shape == (3,)
+    with pytest.raises(ValueError, match="estimator"):
+        r.predict(hsb2, "nope")
+
+
+def test_default_predictors_are_the_other_columns(hsb2):
+    d = hsb2[PREDICTORS + ["read"]]
+    assert list(dpmu.bma(d, "read", prior="bic").pip.index) == PREDICTORS
+
+
+def test_errors_are_value_errors_with_dpmus_message(hsb2):
+    with pytest.raises(ValueError, match="nonsense"):
+        dpmu.bma(hsb2, "read", PREDICTORS, prior="nonsense")
+    with pytest.raises(ValueError, match="bounds"):
+        dpmu.bma(hsb2, "read", PREDICTORS, epsilon=1)
+    with pytest.raises(ValueError, match="no column 'nope'"):
+        dpmu.bma(hsb2, "read", ["nope"])
+    d = hsb2.copy()
+    d.loc[3, "math"] = np.nan
+    with pytest.raises(ValueError, match="missing"):
+        dpmu.bma(d, "read", PREDICTORS)
+    with pytest.raises(ValueError, match="seed"):
+        dpmu.bma(hsb2, "read", PREDICTORS, epsilon=1, bounds=[0, 100], seed=-1)
+
+
+@pytest.mark.parametrize("prior", ["g-prior", "zellner-siow", "hyper-g", "hyper-g-n", "robust", "bic", "aic", "lr"])
+def test_non_private_test_equals_cli(hsb2, hsb2_csv, cli, prior):
+    r = dpmu.test(hsb2, "math", ["science"], ["read"], prior=prior)
+    c = cli("test", "--non-private", "--data", hsb2_csv, "--response", "math", "--common", "science", "--tested",
+            "read", "--prior", prior)
+    del c["data"]
+    assert set(r) == set(c)
+    for k, v in c.items():
+        if isinstance(v, float):
+            assert math.isclose(r[k], v, rel_tol=1e-12, abs_tol=1e-300), k
+        else:
+            assert r[k] == v, k
+
+
+@pytest.mark.parametrize("prior", ["zellner-siow", "lr"])
+def test_seeded_dp_test_equals_cli(hsb2, hsb2_csv, cli, prior):
+    censor = [0, 7] if prior == "lr" else None
+    r = dpmu.test(hsb2, "math", ["science"], ["read", "female"], prior=prior, epsilon=1, groups=10, censor=censor,
+                  seed=5, simulations=2000)
+    args = ["test", "--data", hsb2_csv, "--response", "math", "--common", "science", "--tested", "read,female",
+            "--prior", prior, "--epsilon", 1, "--groups", 10, "--seed", 5, "--simulations", 2000]
+    if censor:
+        args += ["--censor", "0,7"]
+    c = cli(*args)
+    del c["settings"]["data"]
+    assert dict(r) == c
+    assert r["private"] is False and "diagnostics" in r
+
+
+def test_unseeded_dp_test_is_a_release(hsb2):
+    r = dpmu.test(hsb2, "math", [], ["female"], prior="zellner-siow", epsilon=1, groups=5)
+    assert r["private"] is True and "diagnostics" not in r
+
+
+@pytest.fixture(scope="module")
+def results_file(source_dir, cli, tmp_path_factory):
+    path = tmp_path_factory.mktemp("results") / "study.h5"
+    exe = os.environ["DPMU_EXE"]
+    import subprocess
+    subprocess.run([exe, "run", os.path.join(source_dir, "tests", "fixtures", "export_study.yaml"), "--out", str(path),
+                    "--quiet"], check=True, capture_output=True)
+    return path
+
+
+def test_read_results_equals_summarize(results_file, cli):
+    t = dpmu.read_results(results_file)
+    summary = cli("summarize", results_file)
+    assert isinstance(t, pd.DataFrame)
+    params = [c for c in t.columns[1:] if c in summary[0]["parameters"]]  # in declaration order
+    assert sorted(params) == sorted(summary[0]["parameters"])
+    assert list(t.columns) == ["cell_key"] + params + ["metric", "component", "component_label", "mean", "sd", "mcse",
+                                                       "q025", "q250", "q500", "q750", "q975", "n_ok", "n_nan"]
+    rows = 0
+    for c in summary:
+        for name, s in c["metrics"].items():
+            metric, k = (name[:name.index("[")], int(name[name.index("[") + 1:-1])) if "[" in name else (name, 0)
+            row = t[(t.cell_key == c["cell_key"]) & (t.metric == metric) & (t.component == k)]
+            assert len(row) == 1, (c["cell_key"], name)
+            row = row.iloc[0]
+            for key in ("mean", "sd", "mcse", "q025", "q250", "q500", "q750", "q975", "n_ok", "n_nan"):
+                x, y = s[key], row[key]
+                assert (x is None and pd.isna(y)) or x == y, (c["cell_key"], name, key, x, y)
+            for p, v in c["parameters"].items():
+                assert row[p] == v, (p, row[p], v)
+            rows += 1
+    assert rows == len(t) > 0
+
+
+def test_read_replicates_equals_the_file(results_file):
+    h5py = pytest.importorskip("h5py")
+    r = dpmu.read_replicates(results_file, "reject_corrected")
+    assert list(r.columns[-5:]) == ["replicate", "metric", "component", "component_label", "value"]
+    assert set(r.metric) == {"reject_corrected"}
+    with h5py.File(results_file, "r") as f:
+        v = f["replicates"]["reject_corrected"][()]
+        keys = [k.decode() for k in f["cells/cell_key"][()]]
+    for _, row in r.iterrows():
+        want = v[keys.index(row["cell_key"]), row["replicate"], row["component"]]
+        assert (np.isnan(want) and np.isnan(row["value"])) or want == row["value"]
+    assert len(r) == v.shape[0] * v.shape[1] * v.shape[2]
+    with pytest.raises(ValueError, match="nope"):
+        dpmu.read_replicates(results_file, "nope")
+    with pytest.raises(ValueError):
+        dpmu.read_results(os.path.join(os.path.dirname(results_file), "missing.h5"))

@@ -1,0 +1,65 @@
+# Nested tests H0: y ~ 1 + common against H1: y ~ 1 + common + tested (Pena & Barrientos 2024,
+# Sec. 3-4), non-private or differentially private by subsample and aggregate, on dpmu's C++ core.
+
+#' Test two nested linear models with a Bayes factor or an information criterion.
+#'
+#' See man/test.Rd.
+#' @export
+test <- function(formula_h0, formula_h1, data, prior = "g-prior", epsilon = NULL, delta = 0, groups = NULL,
+                 censor = NULL, censor_probability = NULL, alpha = c(0.05, 0.01), seed = NULL,
+                 simulations = 10000, g = NULL, a = 3, prior_h0 = 0.5, gaussian_calibration = "exact",
+                 na.action = stats::na.omit) {
+  if (missing(data)) stop("dpmu::test: give the data frame as 'data'", call. = FALSE)
+  if (!identical(formula_h0[[2]], formula_h1[[2]])) {
+    stop("dpmu::test: formula_h0 and formula_h1 must have the same response", call. = FALSE)
+  }
+  # The rows complete in both models, so that both models see the same rows.
+  ok <- stats::complete.cases(stats::model.frame(formula_h0, data = data, na.action = stats::na.pass),
+                              stats::model.frame(formula_h1, data = data, na.action = stats::na.pass))
+  if (!all(ok)) {
+    if (identical(na.action, stats::na.fail)) stop("dpmu::test: missing values in the data (na.action = na.fail)", call. = FALSE)
+    data <- data[ok, , drop = FALSE]
+    message("dpmu::test: ", sum(!ok), " of ", length(ok), " rows have missing values and were removed")
+  }
+  d0 <- dpmu_design(formula_h0, data, stats::na.fail, "dpmu::test")
+  d1 <- dpmu_design(formula_h1, data, stats::na.fail, "dpmu::test")
+  common <- colnames(d0$x)
+  missing_h1 <- setdiff(common, colnames(d1$x))
+  if (length(missing_h1) > 0) {
+    stop("dpmu::test: the models are not nested: ", paste(missing_h1, collapse = ", "),
+         " of formula_h0 are not in formula_h1", call. = FALSE)
+  }
+  tested <- setdiff(colnames(d1$x), common)
+  if (length(tested) == 0) stop("dpmu::test: formula_h1 adds no predictor to formula_h0", call. = FALSE)
+  options <- list(prior = prior, g = g, a = a, prior_h0 = prior_h0, epsilon = epsilon, delta = delta, groups = groups,
+                  censor = censor, censor_probability = censor_probability, alpha = alpha, seed = seed,
+                  simulations = simulations, gaussian_calibration = gaussian_calibration)
+  out <- .Call(dpmu_test_c, d1$x[, common, drop = FALSE], d1$x[, tested, drop = FALSE], d1$y, common, tested,
+               d1$response, options)
+  out$call <- match.call()
+  class(out) <- "dpmu_test"
+  out
+}
+
+#' @export
+print.dpmu_test <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  s <- if (is.null(x$settings)) x else x$settings
+  cat("\nH0: ", s$response, " ~ 1", if (length(s$common)) paste0(" + ", paste(s$common, collapse = " + ")),
+      "\nH1: H0 + ", paste(s$tested, collapse = " + "), "\n", sep = "")
+  cat("prior: ", s$prior, ", n = ", s$n %||% x$n, "\n", sep = "")
+  if (!is.null(x$privacy)) {
+    cat(sprintf("Differentially private (subsample and aggregate, M = %d): epsilon = %g, delta = %g\n",
+                as.integer(s$num_subsets), x$privacy$epsilon, x$privacy$delta))
+  }
+  if (!isTRUE(x$private)) {
+    cat("Not private", if (length(x$private_reason)) paste0(": ", paste(x$private_reason, collapse = "; ")), "\n",
+        sep = "")
+  }
+  cat(x$statistic %||% s$statistic, " = ", format(x$log_statistic, digits = digits), "\n", sep = "")
+  if (!is.null(x$posterior_probability_h1)) {
+    cat("P(H1 | data) = ", format(x$posterior_probability_h1, digits = digits), "\n", sep = "")
+  }
+  invisible(x)
+}
+
+`%||%` <- function(a, b) if (is.null(a)) b else a

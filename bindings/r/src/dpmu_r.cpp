@@ -1,0 +1,306 @@
+// The R package's native routines: api::bma (dpmu/api/bma.hpp) and the shared entry points
+// (bindings/common/dpmu_bindings.hpp) called through .Call, with the results converted into R lists. Errors become R
+// errors carrying dpmu's message (Rcpp's BEGIN_RCPP / END_RCPP).
+#include <R_ext/Rdynload.h>
+#include <Rcpp.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpmu/api/bma.hpp"
+#include "dpmu_bindings.hpp"
+
+namespace {
+
+using dpmu::bindings::Json;
+
+/// JSON → R: objects become named lists; arrays of numbers, strings or booleans become atomic
+/// vectors (an empty array becomes list()); other arrays lists; null NULL.
+SEXP to_r(const Json& j) {
+  switch (j.type()) {
+    case Json::value_t::null:
+      return R_NilValue;
+    case Json::value_t::boolean:
+      return Rcpp::wrap(j.get<bool>());
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float:
+      return Rcpp::wrap(j.get<double>());
+    case Json::value_t::string:
+      return Rcpp::wrap(j.get<std::string>());
+    case Json::value_t::array: {
+      bool numbers = !j.empty(), strings = !j.empty(), bools = !j.empty();
+      for (const auto& e : j) {
+        numbers = numbers && e.is_number();
+        strings = strings && e.is_string();
+        bools = bools && e.is_boolean();
+      }
+      if (numbers) {
+        Rcpp::NumericVector v(j.size());
+        for (std::size_t i = 0; i < j.size(); ++i) v[i] = j[i].get<double>();
+        return v;
+      }
+      if (strings) return Rcpp::wrap(j.get<std::vector<std::string>>());
+      if (bools) return Rcpp::wrap(j.get<std::vector<bool>>());
+      Rcpp::List l(j.size());
+      for (std::size_t i = 0; i < j.size(); ++i) l[i] = to_r(j[i]);
+      return l;
+    }
+    case Json::value_t::object: {
+      Rcpp::List l(j.size());
+      Rcpp::CharacterVector names(j.size());
+      std::size_t i = 0;
+      for (const auto& [k, v] : j.items()) {
+        names[i] = k;
+        l[i++] = to_r(v);
+      }
+      l.attr("names") = names;
+      return l;
+    }
+    default:
+      return R_NilValue;
+  }
+}
+
+std::optional<double> opt_double(SEXP s) {
+  if (Rf_isNull(s)) return std::nullopt;
+  return Rcpp::as<double>(s);
+}
+
+/// A seed from R: a whole number in [0, 2^53] (R has no 64-bit integers), or NULL.
+std::optional<std::uint64_t> opt_seed(SEXP s) {
+  if (Rf_isNull(s)) return std::nullopt;
+  const double v = Rcpp::as<double>(s);
+  if (!(v >= 0.0 && v <= 9007199254740992.0 && v == static_cast<double>(static_cast<std::uint64_t>(v)))) {
+    throw std::invalid_argument("seed must be a whole number between 0 and 2^53 (or NULL for a real release)");
+  }
+  return static_cast<std::uint64_t>(v);
+}
+
+std::vector<std::string> strings(SEXP s) {
+  if (Rf_isNull(s)) return {};
+  return Rcpp::as<std::vector<std::string>>(s);
+}
+
+std::vector<double> doubles(SEXP s) {
+  if (Rf_isNull(s)) return {};
+  return Rcpp::as<std::vector<double>>(s);
+}
+
+Eigen::Map<const Eigen::MatrixXd> matrix(SEXP s) {
+  if (!Rf_isReal(s) || !Rf_isMatrix(s)) throw std::invalid_argument("internal: expected a numeric matrix");
+  return {REAL(s), Rf_nrows(s), Rf_ncols(s)};
+}
+
+Eigen::Map<const Eigen::VectorXd> vector(SEXP s) {
+  if (!Rf_isReal(s)) throw std::invalid_argument("internal: expected a numeric vector");
+  return {REAL(s), Rf_xlength(s)};
+}
+
+}  // namespace
+
+namespace {
+
+Rcpp::NumericVector named(const Eigen::VectorXd& v, const std::vector<std::string>& names) {
+  Rcpp::NumericVector out(v.data(), v.data() + v.size());
+  if (static_cast<std::size_t>(v.size()) == names.size()) out.attr("names") = Rcpp::wrap(names);
+  return out;
+}
+
+SEXP opt_number(const std::optional<double>& v) { return v ? Rcpp::wrap(*v) : R_NilValue; }
+
+/// api::BmaSummary → list (one entry per field; vectors named by predictor).
+Rcpp::List summary_list(const dpmu::api::BmaSummary& s, const std::vector<std::string>& names) {
+  const std::size_t k = s.models.size();
+  Rcpp::List model_predictors(k);
+  Rcpp::NumericVector prob(k), log_prob(k), log_prior(k), log_marginal(k), r2(k), shrinkage(k);
+  for (std::size_t i = 0; i < k; ++i) {
+    const auto& m = s.models[i];
+    model_predictors[i] = Rcpp::wrap(m.predictors);
+    prob[i] = m.posterior_probability;
+    log_prob[i] = m.log_posterior_probability;
+    log_prior[i] = m.log_prior_probability;
+    log_marginal[i] = m.log_marginal;
+    r2[i] = m.r_squared;
+    shrinkage[i] = m.shrinkage;
+  }
+  Rcpp::List models = Rcpp::List::create(
+      Rcpp::Named("predictors") = model_predictors, Rcpp::Named("posterior_probability") = prob,
+      Rcpp::Named("log_posterior_probability") = log_prob, Rcpp::Named("log_prior_probability") = log_prior,
+      Rcpp::Named("log_marginal") = log_marginal, Rcpp::Named("r_squared") = r2, Rcpp::Named("shrinkage") = shrinkage);
+  SEXP mcmc = R_NilValue;
+  if (s.mcmc) {
+    mcmc = Rcpp::List::create(Rcpp::Named("iterations") = static_cast<double>(s.mcmc->iterations),
+                              Rcpp::Named("models_visited") = static_cast<double>(s.mcmc->models_visited),
+                              Rcpp::Named("acceptance_rate") = s.mcmc->acceptance_rate,
+                              Rcpp::Named("converged") = s.mcmc->converged,
+                              Rcpp::Named("max_pip_difference_between_halves") = s.mcmc->max_pip_difference);
+  }
+  Rcpp::List out;
+  out["pip"] = named(s.posterior_inclusion_probability, names);
+  out["prior_inclusion"] = named(s.prior_inclusion_probability, names);
+  out["mean"] = named(s.posterior_mean, names);
+  out["sd"] = named(s.posterior_sd, names);
+  out["sd_bas"] = named(s.posterior_sd_bas, names);
+  out["intercept"] = opt_number(s.intercept);
+  out["intercept_sd"] = s.intercept_sd;
+  out["intercept_sd_bas"] = s.intercept_sd_bas;
+  out["credible_level"] = s.credible_level;
+  out["lower"] = named(s.lower, names);
+  out["upper"] = named(s.upper, names);
+  out["intercept_lower"] = opt_number(s.intercept_lower);
+  out["intercept_upper"] = opt_number(s.intercept_upper);
+  out["interval_omitted_mass"] = s.interval_omitted_mass;
+  out["highest_posterior_model"] = Rcpp::wrap(s.highest_posterior_model);
+  out["median_probability_model"] = Rcpp::wrap(s.median_probability_model);
+  out["best_predictive_model"] = Rcpp::wrap(s.best_predictive_model);
+  out["highest_posterior_model_coefficients"] = named(s.highest_posterior_model_coefficients, names);
+  out["median_probability_model_coefficients"] = named(s.median_probability_model_coefficients, names);
+  out["best_predictive_model_coefficients"] = named(s.best_predictive_model_coefficients, names);
+  out["expected_model_size"] = s.expected_model_size;
+  out["models"] = models;
+  out["models_evaluated"] = static_cast<double>(s.models_evaluated);
+  out["models_rank_deficient"] = static_cast<double>(s.models_rank_deficient);
+  out["models_exact_fit"] = static_cast<double>(s.models_exact_fit);
+  out["mcmc"] = mcmc;
+  return out;
+}
+
+/// api::BmaRelease → list: the released matrix with its column names, the ridge, and the clamp
+/// count (a diagnostic, present only for a seeded run).
+Rcpp::List release_list(const dpmu::api::BmaRelease& r, const std::vector<std::string>& columns) {
+  Rcpp::NumericMatrix g(r.released_gram.rows(), r.released_gram.cols(), r.released_gram.data());
+  g.attr("dimnames") = Rcpp::List::create(Rcpp::wrap(columns), Rcpp::wrap(columns));
+  Rcpp::List out;
+  out["released_gram"] = g;
+  out["column_scale"] = named(r.column_scale, columns);
+  out["ridge_requested"] = r.ridge_requested;
+  out["ridge_method"] = r.ridge_method;
+  out["regularization"] = r.regularized.regularization;
+  out["regularization_fallback"] = r.regularized.fallback;
+  if (r.clamped_entries) out["clamped_entries"] = static_cast<double>(*r.clamped_entries);
+  return out;
+}
+
+}  // namespace
+
+extern "C" SEXP dpmu_bma_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP options) {
+  BEGIN_RCPP
+  const Rcpp::List o(options);
+  dpmu::api::BmaSettings q;
+  q.prior = Rcpp::as<std::string>(o["prior"]);
+  q.g = opt_double(o["g"]);
+  q.a = Rcpp::as<double>(o["a"]);
+  q.model_prior = Rcpp::as<std::string>(o["model_prior"]);
+  q.always_include = strings(o["always_include"]);
+  q.top_models = Rcpp::as<int>(o["top_models"]);
+  q.mcmc = Rcpp::as<bool>(o["mcmc"]);
+  q.credible_level = Rcpp::as<double>(o["credible_level"]);
+  q.seed = opt_seed(o["seed"]);
+  if (!Rf_isNull(o["epsilon"])) {
+    dpmu::api::PrivacySettings ps;
+    ps.epsilon = Rcpp::as<double>(o["epsilon"]);
+    ps.delta = opt_double(o["delta"]);
+    ps.mechanism = Rcpp::as<std::string>(o["mechanism"]);
+    if (Rf_isNull(o["bounds"])) {
+      throw std::invalid_argument(
+          "a private run (epsilon given) needs public bounds on the raw values: bounds = c(l, u)");
+    }
+    ps.bounds = dpmu::bindings::bounds_from_pairs(doubles(o["bounds"]));
+    ps.rescale = Rcpp::as<bool>(o["rescale"]);
+    q.privacy = ps;
+  } else if (!Rf_isNull(o["delta"]) || !Rf_isNull(o["bounds"]) || Rcpp::as<bool>(o["rescale"])) {
+    throw std::invalid_argument("delta, bounds and rescale need a private run: give epsilon");
+  }
+  const std::vector<std::string> names = strings(predictors);
+  const std::string resp = Rcpp::as<std::string>(response);
+  auto* fit = new dpmu::api::BmaFit(dpmu::api::bma(matrix(x), vector(y), names, resp, q));
+  Rcpp::XPtr<dpmu::api::BmaFit> pointer(fit, true);
+  std::vector<std::string> columns = names;
+  columns.push_back(resp);
+  Rcpp::List out;
+  out["pointer"] = pointer;
+  out["report"] = to_r(dpmu::bindings::bma_privacy(*fit));
+  out["n"] = static_cast<double>(fit->n);
+  out["prior"] = fit->prior;
+  out["model_prior"] = fit->model_prior;
+  out["search"] = fit->search;
+  out["seed"] = std::to_string(fit->seed);
+  out["messages"] = Rcpp::wrap(fit->messages);
+  out["posterior"] = summary_list(fit->posterior, names);
+  out["thresholded"] = fit->thresholded ? SEXP(summary_list(*fit->thresholded, names)) : R_NilValue;
+  out["release"] = fit->release ? SEXP(release_list(*fit->release, columns)) : R_NilValue;
+  return out;
+  END_RCPP
+}
+
+/// Predictions of a fit at the rows of newx (columns as the fit's predictors).
+extern "C" SEXP dpmu_predict_c(SEXP pointer, SEXP newx, SEXP estimator) {
+  BEGIN_RCPP
+  auto* fit = static_cast<dpmu::api::BmaFit*>(R_ExternalPtrAddr(pointer));
+  if (fit == nullptr) {
+    throw std::invalid_argument(
+        "this dpmu_bma object was saved and reloaded, and its fit is gone: run dpmu::bma again to predict");
+  }
+  const Eigen::VectorXd v =
+      dpmu::api::predict(*fit, matrix(newx), dpmu::api::parse_estimator(Rcpp::as<std::string>(estimator)));
+  return Rcpp::NumericVector(v.data(), v.data() + v.size());
+  END_RCPP
+}
+
+extern "C" SEXP dpmu_test_c(SEXP common, SEXP tested, SEXP y, SEXP common_names, SEXP tested_names, SEXP response,
+                            SEXP options) {
+  BEGIN_RCPP
+  const Rcpp::List o(options);
+  dpmu::bindings::TestRequest q;
+  q.prior = Rcpp::as<std::string>(o["prior"]);
+  q.g = opt_double(o["g"]);
+  q.a = Rcpp::as<double>(o["a"]);
+  q.prior_h0 = Rcpp::as<double>(o["prior_h0"]);
+  q.epsilon = opt_double(o["epsilon"]);
+  q.delta = Rcpp::as<double>(o["delta"]);
+  if (!Rf_isNull(o["groups"])) {
+    const double m = Rcpp::as<double>(o["groups"]);
+    if (!(m >= 1.0 && m == static_cast<double>(static_cast<std::size_t>(m)))) {
+      throw std::invalid_argument("groups must be a whole number >= 1");
+    }
+    q.groups = static_cast<std::size_t>(m);
+  }
+  q.censor = doubles(o["censor"]);
+  q.censor_probability = doubles(o["censor_probability"]);
+  q.alpha = doubles(o["alpha"]);
+  q.seed = opt_seed(o["seed"]);
+  q.simulations = static_cast<std::size_t>(Rcpp::as<double>(o["simulations"]));
+  q.gaussian_calibration = Rcpp::as<std::string>(o["gaussian_calibration"]);
+  const Json out = dpmu::bindings::test(matrix(common), matrix(tested), vector(y), strings(common_names),
+                                        strings(tested_names), Rcpp::as<std::string>(response), q);
+  return to_r(out);
+  END_RCPP
+}
+
+/// JSON text → R list (the same conversion as the results; used by the tests to read the CLI's output).
+extern "C" SEXP dpmu_parse_json_c(SEXP text) {
+  BEGIN_RCPP
+  return to_r(Json::parse(Rcpp::as<std::string>(text)));
+  END_RCPP
+}
+
+// Results files (tidy_r.cpp).
+extern "C" SEXP dpmu_read_results_c(SEXP path);
+extern "C" SEXP dpmu_read_replicates_c(SEXP path, SEXP metric);
+
+static const R_CallMethodDef kCallMethods[] = {
+    {"dpmu_bma_c", reinterpret_cast<DL_FUNC>(&dpmu_bma_c), 5},
+    {"dpmu_predict_c", reinterpret_cast<DL_FUNC>(&dpmu_predict_c), 3},
+    {"dpmu_test_c", reinterpret_cast<DL_FUNC>(&dpmu_test_c), 7},
+    {"dpmu_parse_json_c", reinterpret_cast<DL_FUNC>(&dpmu_parse_json_c), 1},
+    {"dpmu_read_results_c", reinterpret_cast<DL_FUNC>(&dpmu_read_results_c), 1},
+    {"dpmu_read_replicates_c", reinterpret_cast<DL_FUNC>(&dpmu_read_replicates_c), 2},
+    {nullptr, nullptr, 0}};
+
+extern "C" void R_init_dpmu(DllInfo* dll) {
+  R_registerRoutines(dll, nullptr, kCallMethods, nullptr, nullptr);
+  R_useDynamicSymbols(dll, FALSE);
+}

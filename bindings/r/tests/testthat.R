@@ -1,0 +1,3 @@
+library(testthat)
+library(dpmu)
+test_check("dpmu")
