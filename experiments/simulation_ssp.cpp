@@ -19,9 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -282,7 +280,7 @@ struct Prepared {
   std::vector<Variant> variants;
 };
 
-class SspSimulation final : public runtime::Experiment {
+class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedGram> {
  public:
   std::string name() const override { return "ssp_simulation"; }
 
@@ -451,8 +449,9 @@ class SspSimulation final : public runtime::Experiment {
     };
   }
 
-  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& /*calibration*/) const override {
-    auto pr = std::make_shared<Prepared>();
+  Prepared prepare(const Cell& cell, core::RngStream& /*calibration*/) const override {
+    Prepared prepared;
+    Prepared* pr = &prepared;
     const int p = static_cast<int>(cell.get_int("p"));
     pr->n = effective_n(cell);
     const double n = static_cast<double>(pr->n);
@@ -498,12 +497,11 @@ class SspSimulation final : public runtime::Experiment {
         }
       }
     }
-    return pr;
+    return prepared;
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                               const void* prepared) const override {
-    const auto& pr = *static_cast<const Prepared*>(prepared);
+                                                                               const Prepared& pr) const override {
     std::vector<double> vp, ve, vm, vt, reg, thr, dof;
     for (const auto& v : pr.variants) {
       vp.push_back(v.prior);
@@ -539,15 +537,21 @@ class SspSimulation final : public runtime::Experiment {
             {"simulated_n", {static_cast<double>(pr.n)}}};
   }
 
-  void run_replicate(const Cell&, const void* prepared, core::RngStream& data, core::RngStream& noise,
-                     std::span<double> out) const override {
-    const auto& pr = *static_cast<const Prepared*>(prepared);
+  /// The data set of (p, |T|, z, n, n_scale, replicate), streamed into its centred Gram matrix.
+  SimulatedGram generate(const Cell& data_cell, core::RngStream& data) const override {
+    const SimulationDesign design =
+        simulation_design(static_cast<int>(data_cell.get_int("p")),
+                          static_cast<int>(data_cell.get_int("true_model_size")), data_cell.get_double("signal_z"));
+    const std::uint64_t key0 = data();
+    const std::uint64_t key1 = data();
+    return simulate_gram_matrix(design, effective_n(data_cell), key0, key1);
+  }
+
+  void analyse(const Cell&, const Prepared& pr, const SimulatedGram& sim, core::RngStream& noise,
+               runtime::MetricWriter& out) const override {
     const int p = pr.design.p;
     const int t = pr.design.true_model_size;
     const double n = static_cast<double>(pr.n);
-    const std::uint64_t key0 = data();
-    const std::uint64_t key1 = data();
-    const SimulatedGram sim = simulate_gram_matrix(pr.design, pr.n, key0, key1);
     Eigen::VectorXd beta = Eigen::VectorXd::Zero(p);
     beta.head(t).setConstant(pr.design.coefficient);
     const core::ModelMask truth = (core::ModelMask{1} << t) - 1;
@@ -578,39 +582,31 @@ class SspSimulation final : public runtime::Experiment {
                           (var.thresholded ? 1 : 0)];
       const core::BmaResult res = core::bayesian_model_averaging(
           rel ? rel->matrix : sim.gram, n, pr.priors[static_cast<std::size_t>(var.prior)], pr.model_prior, opts);
-      out[v] = predictive_mse(sim.gram, n, beta, res.model_averaged_coefficients);
-      out[k + v] = std::exp(res.log_posterior_probability(static_cast<Eigen::Index>(truth)));
-      out[2 * k + v] = res.highest_posterior_model == truth ? 1.0 : 0.0;
+      out.set("predictive_mse", v, predictive_mse(sim.gram, n, beta, res.model_averaged_coefficients));
+      out.set("prob_true_model", v, std::exp(res.log_posterior_probability(static_cast<Eigen::Index>(truth))));
+      out.set("highest_posterior_model_is_true", v, res.highest_posterior_model == truth ? 1.0 : 0.0);
       const auto& pip = res.posterior_inclusion_probability;
-      out[3 * k + v] = t > 0 ? pip.head(t).mean() : std::nan("");
-      out[4 * k + v] = t < p ? pip.tail(p - t).mean() : std::nan("");
-      out[5 * k + v] = rel ? (rel->fallback ? 1.0 : 0.0) : std::nan("");
+      out.set("mean_pip_active", v, t > 0 ? pip.head(t).mean() : std::nan(""));
+      out.set("mean_pip_inactive", v, t < p ? pip.tail(p - t).mean() : std::nan(""));
+      out.set("ridge_fallback", v, rel ? (rel->fallback ? 1.0 : 0.0) : std::nan(""));
     }
-    out[6 * k] = static_cast<double>(sim.redrawn_rows);
+    out.set("redrawn_rows", static_cast<double>(sim.redrawn_rows));
   }
 
  private:
   // Monte Carlo ridge (99th percentile of −eigmin(E)): a function of the public mechanism
   // parameters only (kind, p, l, u, ε, δ, draws, quantile) — not of n, |T|, the cell or the
-  // master seed — computed once per distinct parameter set from a stream keyed by them, and
-  // cached. 72 cells of the full study need 6 computations instead of 144 (docs/decisions.md).
-  double monte_carlo_ridge(const core::SspMechanism& m, int draws, double q) const {
+  // master seed — drawn from a stream keyed by them, so every cell with the same mechanism gets
+  // the same ridge (docs/decisions.md). Computed in prepare(), once per cell.
+  static double monte_carlo_ridge(const core::SspMechanism& m, int draws, double q) {
     std::ostringstream os;
     os.precision(17);
     os << "ssp_ridge:" << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':' << m.epsilon
        << ':' << m.delta << ':' << draws << ':' << q;
-    const std::string key = os.str();
-    const std::lock_guard<std::mutex> lock(ridge_mutex_);
-    const auto it = ridge_cache_.find(key);
-    if (it != ridge_cache_.end()) return it->second;
-    core::RngStream rng(kRidgeSeed, core::fnv1a_64(key), 0, core::StreamPurpose::calibration);
-    const double r = core::monte_carlo_regularization(m, rng, draws, q);
-    ridge_cache_.emplace(key, r);
-    return r;
+    core::RngStream rng(kRidgeSeed, core::fnv1a_64(os.str()), 0, core::StreamPurpose::calibration);
+    return core::monte_carlo_regularization(m, rng, draws, q);
   }
   static constexpr std::uint64_t kRidgeSeed = 20240521;
-  mutable std::mutex ridge_mutex_;
-  mutable std::map<std::string, double> ridge_cache_;
 
   static std::uint64_t effective_n(const Cell& cell) {
     const double v = std::round(static_cast<double>(cell.get_int("n")) * cell.get_double("n_scale"));

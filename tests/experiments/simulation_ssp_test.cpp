@@ -13,6 +13,7 @@
 #include "dpmu/core/random.hpp"
 #include "dpmu/experiments/registry.hpp"
 #include "dpmu/runtime/experiment.hpp"
+#include "run_replicate.hpp"
 
 namespace ex = dpmu::experiments;
 namespace core = dpmu::core;
@@ -160,18 +161,14 @@ TEST_CASE("ssp_simulation: metric layout and the non-private variant equal a dir
   REQUIRE_NOTHROW(e.validate(cell));
   const std::size_t k = 2 * (1 + 2 * 2 * 2);  // priors × (non-private + ε × mechanism × threshold)
   REQUIRE(metric_size(cell) == 6 * k + 1);
-  core::RngStream cal(7, cell.cell_id(), 0, core::StreamPurpose::calibration);
-  const auto prepared = e.prepare(cell, cal);
-  const auto calib = e.calibration_outputs(cell, prepared.get());
+  const auto prepared = dpmu_test::prepare_cell(e, cell, 7);
+  const auto calib = e.calibration_outputs_erased(cell, prepared.get());
   REQUIRE(calib[0].first == "variant_prior");
   REQUIRE(calib[0].second.size() == k);
   CHECK(calib[2].second[0] == 0.0);  // mechanism code of variant 0 (non-private)
   CHECK(calib[2].second[1] == 1.0);  // laplace
   CHECK(calib[3].second[2] == 1.0);  // thresholded
-  std::vector<double> out(metric_size(cell), std::nan(""));
-  core::RngStream data(7, cell.data_id(), 3, core::StreamPurpose::data);
-  core::RngStream noise(7, cell.cell_id(), 3, core::StreamPurpose::noise);
-  e.run_replicate(cell, prepared.get(), data, noise, out);
+  const std::vector<double> out = dpmu_test::run_replicate(e, cell, 7, 3, prepared);
   for (double x : out) CHECK((std::isfinite(x) || std::isnan(x)));
   // direct: same keys, same G
   core::RngStream data2(7, cell.data_id(), 3, core::StreamPurpose::data);
@@ -206,13 +203,8 @@ TEST_CASE("ssp_simulation: with epsilon -> infinity the DP variants equal the no
                                {"priors", std::string("zellner_siow,bic")},
                                {"laplace_ridge_draws", std::int64_t{200}}});
   const auto& e = rt::find_experiment("ssp_simulation");
-  core::RngStream cal(9, cell.cell_id(), 0, core::StreamPurpose::calibration);
-  const auto prepared = e.prepare(cell, cal);
   const std::size_t k = 2 * 3;
-  std::vector<double> out(metric_size(cell), std::nan(""));
-  core::RngStream data(9, cell.data_id(), 0, core::StreamPurpose::data);
-  core::RngStream noise(9, cell.cell_id(), 0, core::StreamPurpose::noise);
-  e.run_replicate(cell, prepared.get(), data, noise, out);
+  const std::vector<double> out = dpmu_test::run_replicate(e, cell, 9, 0);
   for (std::size_t prior = 0; prior < 2; ++prior) {
     const std::size_t v0 = prior * 3;
     for (std::size_t v = v0 + 1; v < v0 + 3; ++v) {
@@ -253,9 +245,8 @@ TEST_CASE("ssp_simulation: the Monte Carlo ridge depends on the mechanism's publ
                                  {"true_model_size", t},
                                  {"laplace_ridge_draws", std::int64_t{300}},
                                  {"priors", std::string("bic")}});
-    core::RngStream cal(seed, cell.cell_id(), 0, core::StreamPurpose::calibration);
-    const auto prepared = e.prepare(cell, cal);
-    const auto outputs = e.calibration_outputs(cell, prepared.get());
+    const auto prepared = dpmu_test::prepare_cell(e, cell, seed);
+    const auto outputs = e.calibration_outputs_erased(cell, prepared.get());
     std::vector<double> r;
     for (const auto& o : outputs) {
       if (o.first == "regularization") r = o.second;

@@ -454,6 +454,24 @@ void check_duplicate_keys(const YAML::Node& map, const std::string& prefix, Diag
   }
 }
 
+/// StudySpec::data_groups: cells with one data key share a group (in cell order, groups in the
+/// order of their first cell); without a data step every cell is a group of its own.
+std::vector<std::vector<std::size_t>> group_cells_by_data_key(const StudySpec& study) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::map<std::string, std::size_t> group_of_key;
+  const bool shared = study.experiment->has_data_step();
+  for (std::size_t c = 0; c < study.cells.size(); ++c) {
+    if (!shared) {
+      groups.push_back({c});
+      continue;
+    }
+    auto [it, fresh] = group_of_key.emplace(study.cells[c].data_key(), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(c);
+  }
+  return groups;
+}
+
 }  // namespace
 
 ConfigError::ConfigError(std::vector<std::string> messages)
@@ -476,8 +494,8 @@ StudySpec load_study(const std::filesystem::path& path, const StudyOverrides& ov
 }
 
 namespace {
-StudySpec parse_study_impl(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides) {
-  Diagnostics diag(source);
+/// Step 1: the YAML text as one document whose root is a map with only known keys.
+YAML::Node load_root(const std::string& yaml_text, Diagnostics& diag) {
   YAML::Node root;
   try {
     std::vector<YAML::Node> docs = YAML::LoadAll(yaml_text);
@@ -509,30 +527,32 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
                       "parameters", "grid", "exclude"},
                      "", diag);
 
-  StudySpec study;
-  study.source = source;
-  study.config_yaml = yaml_text;
+  return root;
+}
 
-  auto required_scalar = [&](const char* key) -> std::optional<std::string> {
-    const YAML::Node n = root[key];
-    if (!n.IsDefined() || n.IsNull()) {
-      diag.add(root, key, "missing required key");
-      return std::nullopt;
-    }
-    if (!n.IsScalar()) {
-      diag.add(n, key, fmt::format("expected a single value, got {}", node_kind(n)));
-      return std::nullopt;
-    }
-    return n.Scalar();
-  };
+/// A required scalar key of the root; nullopt (with a diagnostic) if missing or not a scalar.
+std::optional<std::string> required_scalar(const YAML::Node& root, const char* key, Diagnostics& diag) {
+  const YAML::Node n = root[key];
+  if (!n.IsDefined() || n.IsNull()) {
+    diag.add(root, key, "missing required key");
+    return std::nullopt;
+  }
+  if (!n.IsScalar()) {
+    diag.add(n, key, fmt::format("expected a single value, got {}", node_kind(n)));
+    return std::nullopt;
+  }
+  return n.Scalar();
+}
 
-  if (auto s = required_scalar("master_seed")) {
+/// Step 2: master_seed, replicates (and --replicates), block_size, max_failure_fraction, description.
+void read_run_settings(const YAML::Node& root, const StudyOverrides& overrides, StudySpec& study, Diagnostics& diag) {
+  if (auto s = required_scalar(root, "master_seed", diag)) {
     if (auto v = parse_uint(*s))
       study.master_seed = *v;
     else
       diag.add(root["master_seed"], "master_seed", fmt::format("'{}' is not an integer in [0, 2^64)", *s));
   }
-  if (auto s = required_scalar("replicates")) {
+  if (auto s = required_scalar(root, "replicates", diag)) {
     auto v = parse_exact_int(*s);
     if (!v || *v < 1)
       diag.add(root["replicates"], "replicates", fmt::format("'{}' is not an integer >= 1", *s));
@@ -568,10 +588,12 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     else
       study.description = root["description"].Scalar();
   }
+}
 
-  // The experiment: without it nothing else can be checked.
+/// Step 3: the experiment (without it nothing else can be checked) and its parameter specs.
+ExperimentInfo read_experiment(const YAML::Node& root, StudySpec& study, Diagnostics& diag) {
   ExperimentInfo info;
-  if (auto s = required_scalar("experiment")) {
+  if (auto s = required_scalar(root, "experiment", diag)) {
     try {
       study.experiment = &find_experiment(*s);
       study.experiment_name = *s;
@@ -592,15 +614,26 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     if (spec.data_factor) study.data_factors.push_back(spec.name);
     info.specs.emplace(spec.name, std::move(spec));
   }
-  auto unknown_param = [&](const YAML::Node& at, const std::string& key) {
-    diag.add(at, key,
-             fmt::format("unknown parameter of experiment '{}'; parameters are {}", study.experiment_name,
-                         join(info.order, ", ")));
-  };
+  return info;
+}
 
-  // Fixed parameters.
-  std::map<std::string, ParameterValue> fixed;
-  std::map<std::string, int> fixed_lines;
+void report_unknown_parameter(const YAML::Node& at, const std::string& key, const StudySpec& study,
+                              const ExperimentInfo& info, Diagnostics& diag) {
+  diag.add(at, key,
+           fmt::format("unknown parameter of experiment '{}'; parameters are {}", study.experiment_name,
+                       join(info.order, ", ")));
+}
+
+/// The `parameters:` map: values and the lines they were set on.
+struct FixedParameters {
+  std::map<std::string, ParameterValue> values;
+  std::map<std::string, int> lines;
+};
+
+/// Step 4: the fixed parameters (`parameters:`), each parsed and checked against its spec.
+FixedParameters read_fixed_parameters(const YAML::Node& root, const StudySpec& study, const ExperimentInfo& info,
+                                      Diagnostics& diag) {
+  FixedParameters fixed;
   if (root["parameters"].IsDefined() && !root["parameters"].IsNull()) {
     const YAML::Node params = root["parameters"];
     if (!params.IsMap()) {
@@ -612,19 +645,26 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
         const std::string key = "parameters." + name;
         const ParameterSpec* spec = info.find(name);
         if (spec == nullptr) {
-          unknown_param(it->first, key);
+          report_unknown_parameter(it->first, key, study, info, diag);
           continue;
         }
         if (auto v = parse_value(it->second, *spec, key, diag)) {
           if (check_value(*v, *spec, it->second, key, diag)) {
-            fixed[name] = *v;
-            fixed_lines[name] = it->second.Mark().line + 1;
+            fixed.values[name] = *v;
+            fixed.lines[name] = it->second.Mark().line + 1;
           }
         }
       }
     }
   }
 
+  return fixed;
+}
+
+/// Step 5: the grid (blocks of axes, zips, ranges, exclusions) expanded into cell plans, with
+/// defaults filled in; an empty grid is one cell of fixed parameters and defaults.
+std::vector<CellPlan> expand_grid(const YAML::Node& root, const StudySpec& study, const ExperimentInfo& info,
+                                  const FixedParameters& fixed, Diagnostics& diag) {
   // Global exclusions.
   std::vector<ExcludeRule> global_excludes;
   if (root["exclude"].IsDefined()) global_excludes = parse_excludes(root["exclude"], "exclude", info, diag);
@@ -668,10 +708,10 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
       const std::string name = name_node.as<std::string>();
       const ParameterSpec* spec = info.find(name);
       if (spec == nullptr) {
-        unknown_param(name_node, key);
+        report_unknown_parameter(name_node, key, study, info, diag);
         return false;
       }
-      if (fixed.count(name)) {
+      if (fixed.values.count(name)) {
         diag.add(name_node, key, "parameter is both fixed (parameters:) and a grid axis");
         return false;
       }
@@ -737,8 +777,8 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
       }
     }
     // Required parameters and defaults.
-    std::map<std::string, ParameterValue> base = fixed;
-    std::map<std::string, int> base_lines = fixed_lines;
+    std::map<std::string, ParameterValue> base = fixed.values;
+    std::map<std::string, int> base_lines = fixed.lines;
     const int block_line = block.Mark().line + 1;
     for (const auto& name : info.order) {
       if (base.count(name) || in_block.count(name)) continue;
@@ -807,6 +847,13 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     diag.raise();
   }
 
+  return plans;
+}
+
+/// Step 6: the cells of the plans: duplicates refused, then per cell the experiment's validate(),
+/// its data files (SHA-256 once per file) and check_data(); problems shared by many cells are
+/// reported once.
+void build_cells(const std::vector<CellPlan>& plans, const std::string& source, StudySpec& study, Diagnostics& diag) {
   // Cells, duplicates, experiment checks, metric layouts.
   std::map<std::string, std::size_t> seen;
   // The same validation message from many cells (a fixed parameter that is wrong everywhere) is
@@ -884,7 +931,10 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     diag.add(0, "", fmt::format("... and {} more distinct problems", problems.size() - kMaxValidateErrors));
   }
   if (!diag.empty()) diag.raise();
+}
 
+/// Step 7: the metric layout of every cell (names equal in every cell, sizes >= 1).
+void declare_metrics(StudySpec& study, Diagnostics& diag) {
   for (const auto& cell : study.cells) {
     std::vector<MetricSpec> m;
     try {
@@ -917,7 +967,22 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     }
     study.cell_metrics.push_back(std::move(m));
   }
+}
+
+StudySpec parse_study_impl(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides) {
+  Diagnostics diag(source);
+  const YAML::Node root = load_root(yaml_text, diag);
+  StudySpec study;
+  study.source = source;
+  study.config_yaml = yaml_text;
+  read_run_settings(root, overrides, study, diag);
+  const ExperimentInfo info = read_experiment(root, study, diag);
+  const FixedParameters fixed = read_fixed_parameters(root, study, info, diag);
+  const std::vector<CellPlan> plans = expand_grid(root, study, info, fixed, diag);
+  build_cells(plans, source, study, diag);
+  declare_metrics(study, diag);
   if (!diag.empty()) diag.raise();
+  study.data_groups = group_cells_by_data_key(study);
   return study;
 }
 

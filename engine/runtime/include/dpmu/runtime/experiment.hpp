@@ -2,11 +2,16 @@
 /// @file experiment.hpp
 /// The experiment contract of the Monte Carlo engine (docs/architecture.md §3.2, §3.5).
 ///
-/// An experiment is code that, given one grid cell's parameters and random streams, produces
-/// one replicate's named metrics. It knows nothing about threads, files or summaries; the engine
-/// knows nothing about statistics. This header is self-contained (header-only, depends on
-/// dpmu_core only) so that `dpmu_experiments` can implement experiments without linking
-/// `dpmu_runtime`.
+/// An experiment is a data design plus an analysis: given one grid cell's parameters and random
+/// streams it produces one replicate's named metrics. It knows nothing about threads, files or
+/// summaries; the engine knows nothing about statistics. This header is self-contained
+/// (header-only, depends on dpmu_core only) so that `dpmu_experiments` can implement experiments
+/// without linking `dpmu_runtime`.
+///
+/// Parameters are of two kinds: data factors (ParameterSpec::data_factor, e.g. n, p) decide the
+/// simulated data set; method parameters (epsilon, mechanism, prior, ...) decide how it is
+/// analysed. Cells with the same data factors have the same data key and share their data sets
+/// (common random numbers by construction, as batchtools' problems and algorithms).
 ///
 /// Life cycle, per study:
 ///  1. `parameters()` declares every parameter; the config must give each required one, either
@@ -20,15 +25,17 @@
 ///  3. `metrics(cell)` declares the metric layout of a cell (names must not depend on the cell;
 ///     vector lengths may).
 ///  4. `prepare(cell, calibration)` runs once per cell (lazily, on the first task of that cell
-///     in a process) and its result is shared read-only by every replicate of the cell;
-///     `calibration_outputs(cell, prepared)` may expose numbers of it for the results file.
-///  5. `run_replicate(...)` runs once per replicate, concurrently from several threads; it must
-///     not modify shared state. Its streams are
-///       data  = RngStream(master_seed, data_id, replicate, data)
-///       noise = RngStream(master_seed, cell_id, replicate, noise)
+///     in a process; the engine caches the result and shares it read-only by every replicate of
+///     the cell); `calibration_outputs(cell, prepared)` may expose numbers of it for the results
+///     file.
+///  5. Per (data key, replicate r), `generate(data_cell, data)` simulates the data set once and
+///     `analyse(cell, prepared, data set, noise, metrics)` analyses it for every cell of the data
+///     key, concurrently from several threads (neither may modify shared state). Streams:
+///       data  = RngStream(master_seed, data_id, r, data)     (data_id = FNV-1a of the data key)
+///       noise = RngStream(master_seed, cell_id, r, noise)
 ///     and `prepare` gets calibration = RngStream(master_seed, cell_id, 0, calibration).
-///     An exception thrown by `prepare` or `run_replicate` is recorded in the results file's
-///     `/errors` and the replicate's metrics become NaN; replicates are never redrawn.
+///     An exception thrown by `prepare`, `generate` or `analyse` is recorded in the results
+///     file's `/errors` and the replicate's metrics become NaN; replicates are never redrawn.
 
 #include <algorithm>
 #include <charconv>
@@ -41,6 +48,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -126,6 +134,7 @@ class Cell {
       key_ += (key_.empty() ? "" : ";") + item;
       if (std::find(data_factors.begin(), data_factors.end(), name) != data_factors.end()) {
         data_key_ += (data_key_.empty() ? "" : ";") + item;
+        data_values_.emplace_back(name, value);
       }
     }
     cell_id_ = core::fnv1a_64(key_);
@@ -176,6 +185,15 @@ class Cell {
   const std::string& config_dir() const { return config_dir_; }
   /// Set by the engine when it expands a config.
   void set_config_dir(std::string dir) { config_dir_ = std::move(dir); }
+  /// The cell restricted to its data factors (what generate() sees): its key() is data_key(),
+  /// its cell_id() and data_id() are data_id(); the config folder is kept.
+  Cell data_cell() const {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : data_values_) names.push_back(name);
+    Cell c(data_values_, names);
+    c.config_dir_ = config_dir_;
+    return c;
+  }
   /// FNV-1a-64 of key(): keys the noise and calibration streams.
   std::uint64_t cell_id() const { return cell_id_; }
   /// FNV-1a-64 of data_key(): keys the data stream (common random numbers across method factors).
@@ -189,6 +207,7 @@ class Cell {
   }
 
   std::vector<std::pair<std::string, ParameterValue>> values_;
+  std::vector<std::pair<std::string, ParameterValue>> data_values_;  // the data factors, sorted by name
   std::string key_;
   std::string data_key_;
   std::string config_dir_;
@@ -196,8 +215,86 @@ class Cell {
   std::uint64_t data_id_ = 0;
 };
 
-/// An experiment (see the file comment for the life cycle). Implementations must be stateless
-/// or immutable after construction: every const member may be called from several threads.
+/// Placeholder for experiments without a data step or without per-cell set-up.
+struct Nothing {};
+
+/// Writes one replicate's metrics by name into the engine's buffer, checked against the declared
+/// layout (Experiment::metrics(cell)): an unknown name, a scalar write to a vector metric, a
+/// vector of the wrong length or a component out of range throws std::logic_error naming the
+/// metric (the replicate is then recorded as failed: it is a bug of the experiment). A metric or
+/// component that is not written stays NaN. Not thread-safe (one writer per replicate).
+class MetricWriter {
+ public:
+  /// `out` has the total size of `specs` (the engine prefills it with NaN).
+  /// @throws std::logic_error if the sizes disagree.
+  MetricWriter(std::span<const MetricSpec> specs, std::span<double> out) : specs_(specs), out_(out) {
+    std::size_t total = 0;
+    for (const auto& s : specs_) total += s.size;
+    if (total != out_.size()) {
+      throw std::logic_error("MetricWriter: the buffer has " + std::to_string(out_.size()) +
+                             " values but the metrics need " + std::to_string(total));
+    }
+  }
+
+  /// A scalar metric (declared with size 1 and is_vector false).
+  void set(std::string_view name, double value) {
+    const auto [spec, at] = find(name);
+    if (spec->is_vector || spec->size != 1) {
+      throw std::logic_error("MetricWriter: metric '" + std::string(name) + "' is a vector of " +
+                             std::to_string(spec->size) + " components; write it with a component index or a span");
+    }
+    out_[at] = value;
+  }
+
+  /// Component `component` of a vector metric.
+  void set(std::string_view name, std::size_t component, double value) {
+    const auto [spec, at] = find(name);
+    if (component >= spec->size) {
+      throw std::logic_error("MetricWriter: component " + std::to_string(component) + " of metric '" +
+                             std::string(name) + "' is out of range (it has " + std::to_string(spec->size) +
+                             " components)");
+    }
+    out_[at + component] = value;
+  }
+
+  /// Every component of a metric at once; `values` must have its declared size.
+  void set(std::string_view name, std::span<const double> values) {
+    auto slot = components(name);
+    if (values.size() != slot.size()) {
+      throw std::logic_error("MetricWriter: metric '" + std::string(name) + "' has " + std::to_string(slot.size()) +
+                             " components but " + std::to_string(values.size()) + " values were written");
+    }
+    std::copy(values.begin(), values.end(), slot.begin());
+  }
+
+  /// The components of a metric, to be filled in place (e.g. a histogram).
+  std::span<double> components(std::string_view name) {
+    const auto [spec, at] = find(name);
+    return out_.subspan(at, spec->size);
+  }
+
+ private:
+  std::pair<const MetricSpec*, std::size_t> find(std::string_view name) const {
+    std::size_t at = 0;
+    for (const auto& s : specs_) {
+      if (s.name == name) return {&s, at};
+      at += s.size;
+    }
+    std::string names;
+    for (const auto& s : specs_) names += (names.empty() ? "" : ", ") + s.name;
+    throw std::logic_error("MetricWriter: the experiment writes an undeclared metric '" + std::string(name) +
+                           "' (declared: " + names + ")");
+  }
+  std::span<const MetricSpec> specs_;
+  std::span<double> out_;
+};
+
+/// An experiment (see the file comment for the life cycle), type-erased: the engine calls these.
+/// Experiments derive from TypedExperiment<Prepared, Data>, which implements the *_erased members
+/// with the one cast between the engine's handles and the experiment's types. Implementations
+/// must be stateless: every const member may be called from several threads at once, and
+/// everything a cell needs (ridges, thresholds, null distributions, loaded data) is computed by
+/// prepare() and cached by the engine.
 class Experiment {
  public:
   virtual ~Experiment() = default;
@@ -205,7 +302,8 @@ class Experiment {
   /// Registered name, used as `experiment:` in configs.
   virtual std::string name() const = 0;
 
-  /// Every parameter the experiment reads.
+  /// Every parameter the experiment reads. Parameters with `data_factor = true` are the data
+  /// factors (the only ones generate() may read); the others are method parameters.
   virtual std::vector<ParameterSpec> parameters() const = 0;
 
   /// Cross-parameter checks of one cell (single parameters are checked by the engine from
@@ -226,27 +324,86 @@ class Experiment {
   /// @throws std::invalid_argument("key: message") as validate(). Default: nothing.
   virtual void check_data(const Cell& /*cell*/) const {}
 
-  /// Metric layout for a cell; run_replicate writes them concatenated in this order.
+  /// Metric layout for a cell (analyse() writes the metrics by name through a MetricWriter).
   virtual std::vector<MetricSpec> metrics(const Cell& cell) const = 0;
 
-  /// Shared read-only per-cell set-up (a critical-value table, a loaded data set), computed
-  /// once per cell from the calibration stream. Default: nothing.
-  virtual std::shared_ptr<const void> prepare(const Cell& /*cell*/, core::RngStream& /*calibration*/) const {
-    return nullptr;
+  /// True if the experiment simulates a data set per replicate (generate()); false if every
+  /// replicate analyses fixed data (loaded by prepare()). The engine shares a generated data set
+  /// between the cells of one data key; without a data step it runs every cell on its own.
+  virtual bool has_data_step() const = 0;
+
+  /// Engine side of TypedExperiment::prepare.
+  virtual std::shared_ptr<const void> prepare_erased(const Cell& cell, core::RngStream& calibration) const = 0;
+  /// Engine side of TypedExperiment::calibration_outputs.
+  virtual std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs_erased(
+      const Cell& cell, const void* prepared) const = 0;
+  /// Engine side of TypedExperiment::generate (`data_cell` holds the data factors only).
+  virtual std::shared_ptr<const void> generate_erased(const Cell& data_cell, core::RngStream& data) const = 0;
+  /// Engine side of TypedExperiment::analyse.
+  virtual void analyse_erased(const Cell& cell, const void* prepared, const void* data, core::RngStream& noise,
+                              MetricWriter& metrics) const = 0;
+};
+
+/// The base class of every experiment: `Prepared` is what prepare() computes once per cell (use
+/// Nothing if there is nothing), `Data` what generate() simulates once per (data key, replicate)
+/// (Nothing for experiments on fixed data). The engine owns both; the experiment sees them as
+/// const references of its own types.
+template <class Prepared, class Data = Nothing>
+class TypedExperiment : public Experiment {
+ public:
+  bool has_data_step() const final { return !std::is_same_v<Data, Nothing>; }
+
+  /// Shared read-only per-cell set-up (a critical-value table, a ridge, a loaded data set),
+  /// computed once per cell from the calibration stream. Default (Prepared = Nothing): nothing.
+  /// @throws anything: recorded in /errors for every replicate of the cell (stage "prepare").
+  virtual Prepared prepare(const Cell& /*cell*/, core::RngStream& /*calibration*/) const {
+    if constexpr (std::is_same_v<Prepared, Nothing>) {
+      return Prepared{};
+    } else {
+      throw std::logic_error(name() + ": prepare() is not implemented");
+    }
   }
 
   /// Optional: numbers that describe a prepare() result (e.g. a critical-value table), stored
   /// in the results file as /calibration/<name>, float64 [cells, k] padded with NaN. Called once
   /// per cell, right after prepare(). Default: none.
-  virtual std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell& /*cell*/,
-                                                                                       const void* /*prepared*/) const {
+  virtual std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(
+      const Cell& /*cell*/, const Prepared& /*prepared*/) const {
     return {};
   }
 
-  /// One replicate. `metrics_out` has the total size of metrics(cell), prefilled with NaN.
-  /// May throw (recorded; metrics become NaN).
-  virtual void run_replicate(const Cell& cell, const void* prepared, core::RngStream& data, core::RngStream& noise,
-                             std::span<double> metrics_out) const = 0;
+  /// The data set of one replicate, from the data stream. `data_cell` holds only the data
+  /// factors (reading another parameter throws std::out_of_range), so every cell with the same
+  /// data factors analyses the same data set. Default (Data = Nothing): nothing.
+  /// @throws anything: recorded for every cell of the data key at this replicate (stage "generate").
+  virtual Data generate(const Cell& /*data_cell*/, core::RngStream& /*data*/) const {
+    if constexpr (std::is_same_v<Data, Nothing>) {
+      return Data{};
+    } else {
+      throw std::logic_error(name() + ": generate() is not implemented");
+    }
+  }
+
+  /// Analyse one replicate's data with the cell's method parameters and its noise stream; write
+  /// the metrics by name. Runs concurrently from several threads; must not modify shared state.
+  /// @throws anything: recorded (stage "replicate"); the replicate's metrics become NaN.
+  virtual void analyse(const Cell& cell, const Prepared& prepared, const Data& data, core::RngStream& noise,
+                       MetricWriter& metrics) const = 0;
+
+  std::shared_ptr<const void> prepare_erased(const Cell& cell, core::RngStream& calibration) const final {
+    return std::make_shared<const Prepared>(prepare(cell, calibration));
+  }
+  std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs_erased(
+      const Cell& cell, const void* prepared) const final {
+    return calibration_outputs(cell, *static_cast<const Prepared*>(prepared));
+  }
+  std::shared_ptr<const void> generate_erased(const Cell& data_cell, core::RngStream& data) const final {
+    return std::make_shared<const Data>(generate(data_cell, data));
+  }
+  void analyse_erased(const Cell& cell, const void* prepared, const void* data, core::RngStream& noise,
+                      MetricWriter& metrics) const final {
+    analyse(cell, *static_cast<const Prepared*>(prepared), *static_cast<const Data*>(data), noise, metrics);
+  }
 };
 
 namespace detail {
