@@ -207,7 +207,7 @@ DesignOptions design_options(const Cell& cell, bool resolve) {
   o.data_file = resolve ? resolve_data_file(cell, cell.get_string("data_file")) : cell.get_string("data_file");
   o.response = cell.get_string("response");
   o.predictors = cell.get_string("predictors");
-  o.permuted = split_list(cell.get_string("permute"));
+  o.permuted = cell.get_string_list("permute");
   o.joint_permutation = cell.get_string("permutation") == "joint";
   o.permutation_seed = static_cast<std::uint64_t>(cell.get_int("permutation_seed"));
   o.rescale = cell.get_string("rescale") == "public_bounds" ? RescaleMode::public_bounds : RescaleMode::data_range;
@@ -217,19 +217,12 @@ DesignOptions design_options(const Cell& cell, bool resolve) {
 
 std::vector<int> coefficient_indices(const Cell& cell, int p) {
   std::vector<int> out;
-  for (const auto& s : split_list(cell.get_string("coefficients"))) {
-    int j = 0;
-    try {
-      std::size_t used = 0;
-      j = std::stoi(s, &used);
-      if (used != s.size()) throw std::invalid_argument("");
-    } catch (const std::exception&) {
-      throw std::invalid_argument("coefficients: '" + s + "' is not an integer");
-    }
+  for (const std::int64_t j : cell.get_int_list("coefficients")) {
     if (j < 1 || j > p) {
-      throw std::invalid_argument("coefficients: " + s + " is not a predictor index in 1.." + std::to_string(p));
+      throw std::invalid_argument("coefficients: " + std::to_string(j) + " is not a predictor index in 1.." +
+                                  std::to_string(p));
     }
-    out.push_back(j - 1);
+    out.push_back(static_cast<int>(j - 1));
   }
   if (out.empty()) throw std::invalid_argument("coefficients: name at least one predictor index (1-based)");
   return out;
@@ -307,10 +300,10 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
          .default_value = std::string(kDefaultPredictors),
          .description = "'name = expression; ...' in β order (column_design.hpp)"},
         {.name = "permute",
-         .type = ParameterType::string,
+         .type = ParameterType::string_list,
          .data_factor = true,
-         .default_value = std::string("married, education"),
-         .description = "comma-separated predictors whose rows are permuted (empty: none)"},
+         .default_value = std::vector<std::string>{"married", "education"},
+         .description = "predictors whose rows are permuted (empty list: none)"},
         {.name = "permutation",
          .type = ParameterType::string,
          .data_factor = true,
@@ -402,8 +395,8 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
          .allowed = {"frobenius", "spectral", "max-abs"},
          .description = "matrix norm of the confidence set"},
         {.name = "coefficients",
-         .type = ParameterType::string,
-         .default_value = std::string("1, 3, 4"),
+         .type = ParameterType::integer_list,
+         .default_value = std::vector<std::int64_t>{1, 3, 4},
          .description = "1-based predictor indices j of the histograms of E(beta_j | G)"},
         {.name = "histogram_bins",
          .type = ParameterType::integer,
@@ -463,7 +456,7 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
 
   std::vector<MetricSpec> metrics(const Cell& cell) const override {
     const auto p = parse_design_spec(cell.get_string("predictors")).size();
-    const auto m = split_list(cell.get_string("coefficients")).size();
+    const auto m = cell.get_int_list("coefficients").size();
     const auto k = static_cast<std::size_t>(cell.get_int("histogram_bins"));
     return {
         {"pip_non_thresholded", p, true, "posterior inclusion probabilities from G*_r"},

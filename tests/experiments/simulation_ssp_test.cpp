@@ -167,6 +167,7 @@ TEST_CASE("ssp_simulation: the non-private cell equals a direct BMA on the same 
                                {"true_model_size", std::int64_t{3}},
                                {"mechanism", std::string("none")},
                                {"prior", std::string("zellner_siow")}});
+  ex::register_builtin_experiments();
   const auto& e = rt::find_experiment("ssp_simulation");
   REQUIRE_NOTHROW(e.validate(cell));
   REQUIRE(metric_size(cell) == 7);
@@ -190,6 +191,7 @@ TEST_CASE("ssp_simulation: the non-private cell equals a direct BMA on the same 
 
 TEST_CASE("ssp_simulation: a private cell equals the mechanism applied to the same G with the cell's noise stream",
           "[ssp_simulation]") {
+  ex::register_builtin_experiments();
   const auto& e = rt::find_experiment("ssp_simulation");
   for (const std::string mechanism : {"laplace", "wishart"}) {
     for (std::int64_t thresholded : {0, 1}) {
@@ -238,6 +240,7 @@ TEST_CASE("ssp_simulation: a private cell equals the mechanism applied to the sa
 TEST_CASE("ssp_simulation: with epsilon -> infinity the private cells approach the non-private one",
           "[ssp_simulation]") {
   // epsilon = 1e9: Laplace scale 48/1e9, ridge ~ 5e-7, threshold ~ 1.4e-7 (tiny against G ~ n).
+  ex::register_builtin_experiments();
   const auto& e = rt::find_experiment("ssp_simulation");
   for (const std::string prior : {"zellner_siow", "bic"}) {
     const auto cell = [&](const std::string& mechanism, double epsilon, std::int64_t thresholded) {

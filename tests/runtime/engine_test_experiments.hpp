@@ -149,11 +149,43 @@ class TestData final : public dpmu::runtime::TypedExperiment<double> {
   }
 };
 
+/// List parameters: `tags` (string_list, items from a, b, c), `weights` (real_list, items >= 0,
+/// a data factor), `indices` (integer_list, required). Metric: sum of weights + a noise uniform.
+class TestLists final : public dpmu::runtime::TypedExperiment<dpmu::runtime::Nothing> {
+ public:
+  std::string name() const override { return "test_lists"; }
+  std::vector<dpmu::runtime::ParameterSpec> parameters() const override {
+    using dpmu::runtime::ParameterType;
+    return {
+        {.name = "tags",
+         .type = ParameterType::string_list,
+         .default_value = std::vector<std::string>{},
+         .allowed = {"a", "b", "c"}},
+        {.name = "weights",
+         .type = ParameterType::real_list,
+         .data_factor = true,
+         .default_value = std::vector<double>{1.0},
+         .min = 0.0},
+        {.name = "indices", .type = ParameterType::integer_list},
+    };
+  }
+  std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell&) const override {
+    return {{.name = "sum"}};
+  }
+  void analyse(const dpmu::runtime::Cell& c, const dpmu::runtime::Nothing&, const dpmu::runtime::Nothing&,
+               dpmu::core::RngStream& noise, dpmu::runtime::MetricWriter& out) const override {
+    double sum = 0;
+    for (double w : c.get_real_list("weights")) sum += w;
+    out.set("sum", sum + dpmu::core::uniform_open01(noise));
+  }
+};
+
 inline void register_test_experiments() {
   static const bool once = [] {
     dpmu::experiments::register_builtin_experiments();
     dpmu::runtime::register_experiment(std::make_unique<TestEngine>());
     dpmu::runtime::register_experiment(std::make_unique<TestData>());
+    dpmu::runtime::register_experiment(std::make_unique<TestLists>());
     return true;
   }();
   (void)once;

@@ -431,6 +431,27 @@ TEST_CASE("results file round trip: what is written is read back", "[engine][hdf
   CHECK_THROWS_WITH(rt::read_results(dir / "bad.h5"), Contains("not an HDF5 file"));
 }
 
+TEST_CASE("results file round trip: list parameters come back as lists", "[engine][hdf5]") {
+  TempDir dir;
+  dpmu_test::register_test_experiments();
+  const auto s = rt::parse_study(
+      "experiment: test_lists\nmaster_seed: 3\nreplicates: 4\nparameters:\n  tags: [b]\n  indices: [7, 8]\n"
+      "grid:\n  weights: [[0.25, 1e-3], []]\n",
+      "lists.yaml");
+  rt::run_study(s, options(dir / "a.h5"));
+  const auto r = rt::read_results(dir / "a.h5");
+  REQUIRE(r.cells.size() == 2);
+  for (std::size_t c = 0; c < 2; ++c) {
+    CHECK(r.cells[c].key() == s.cells[c].key());
+    CHECK(r.cells[c].values() == s.cells[c].values());
+  }
+  CHECK(r.cells[0].get_real_list("weights") == std::vector<double>{0.25, 1e-3});
+  CHECK(r.cells[1].get_real_list("weights").empty());
+  CHECK(r.parameter_types == std::vector<rt::ParameterType>{rt::ParameterType::string_list,
+                                                            rt::ParameterType::real_list,
+                                                            rt::ParameterType::integer_list});
+}
+
 TEST_CASE("parse_shard", "[engine]") {
   CHECK(rt::parse_shard("1/4").index == 1);
   CHECK(rt::parse_shard("1/4").count == 4);

@@ -115,16 +115,71 @@ std::optional<std::uint64_t> parse_uint(const std::string& s) {
   return std::nullopt;
 }
 
-/// Parse a scalar node as a value of the given spec; on failure add a diagnostic and return nullopt.
+std::optional<ParameterValue> parse_scalar_value(const YAML::Node& node, const ParameterSpec& spec, ParameterType type,
+                                                 const std::string& key, Diagnostics& diag);
+
+/// A list parameter's value: a YAML sequence of scalars of its item type. A string item may not
+/// contain a comma (the canonical text of a list joins its items with ", ").
+std::optional<ParameterValue> parse_list(const YAML::Node& node, const ParameterSpec& spec, const std::string& key,
+                                         Diagnostics& diag) {
+  if (!node.IsSequence()) {
+    diag.add(
+        node, key,
+        fmt::format("expected a list (e.g. [a, b]) for the list parameter {}, got {}", spec.name, node_kind(node)));
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> ints;
+  std::vector<double> reals;
+  std::vector<std::string> strings;
+  bool ok = true;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string item_key = fmt::format("{}[{}]", key, i);
+    auto v = parse_scalar_value(node[i], spec, item_type(spec.type), item_key, diag);
+    if (!v) {
+      ok = false;
+      continue;
+    }
+    if (auto* x = std::get_if<std::int64_t>(&*v)) ints.push_back(*x);
+    if (auto* x = std::get_if<double>(&*v)) reals.push_back(*x);
+    if (auto* x = std::get_if<std::string>(&*v)) {
+      if (x->find(',') != std::string::npos) {
+        diag.add(node[i], item_key,
+                 fmt::format("'{}' contains a comma; list items cannot (give each as its own item)", *x));
+        ok = false;
+      }
+      strings.push_back(*x);
+    }
+  }
+  if (!ok) return std::nullopt;
+  switch (spec.type) {
+    case ParameterType::integer_list:
+      return ParameterValue(std::move(ints));
+    case ParameterType::real_list:
+      return ParameterValue(std::move(reals));
+    default:
+      return ParameterValue(std::move(strings));
+  }
+}
+
+/// Parse a node as a value of the given spec (a scalar, or a sequence for a list type); on
+/// failure add a diagnostic and return nullopt.
 std::optional<ParameterValue> parse_value(const YAML::Node& node, const ParameterSpec& spec, const std::string& key,
                                           Diagnostics& diag) {
+  if (is_list_type(spec.type)) return parse_list(node, spec, key, diag);
+  return parse_scalar_value(node, spec, spec.type, key, diag);
+}
+
+/// Parse a scalar node as a value of `type` (spec.type, or its item type); on failure add a
+/// diagnostic and return nullopt.
+std::optional<ParameterValue> parse_scalar_value(const YAML::Node& node, const ParameterSpec& spec, ParameterType type,
+                                                 const std::string& key, Diagnostics& diag) {
   if (!node.IsScalar()) {
     diag.add(node, key, fmt::format("expected a single value, got {}", node_kind(node)));
     return std::nullopt;
   }
   const std::string& s = node.Scalar();
   ParameterValue value;
-  switch (spec.type) {
+  switch (type) {
     case ParameterType::integer: {
       auto v = parse_exact_int(s);  // reals with an exact integer value are integers, e.g. 1e5
       if (!v) {
@@ -146,14 +201,41 @@ std::optional<ParameterValue> parse_value(const YAML::Node& node, const Paramete
     case ParameterType::string:
       value = spec.path ? normalize_path_value(s) : s;
       break;
+    case ParameterType::integer_list:
+    case ParameterType::real_list:
+    case ParameterType::string_list:
+      diag.add(node, key, "a list item cannot be a list");
+      return std::nullopt;
   }
   return value;
 }
 
-/// Check a value against its spec's range or allowed strings.
+bool check_scalar_value(const ParameterValue& value, const ParameterSpec& spec, const YAML::Node& node,
+                        const std::string& key, Diagnostics& diag);
+
+/// Check a value against its spec's range or allowed strings (every item of a list).
 bool check_value(const ParameterValue& value, const ParameterSpec& spec, const YAML::Node& node, const std::string& key,
                  Diagnostics& diag) {
-  if (spec.type == ParameterType::string) {
+  bool ok = true;
+  if (const auto* v = std::get_if<std::vector<std::int64_t>>(&value)) {
+    for (auto x : *v) ok = check_scalar_value(x, spec, node, key, diag) && ok;
+    return ok;
+  }
+  if (const auto* v = std::get_if<std::vector<double>>(&value)) {
+    for (auto x : *v) ok = check_scalar_value(x, spec, node, key, diag) && ok;
+    return ok;
+  }
+  if (const auto* v = std::get_if<std::vector<std::string>>(&value)) {
+    for (const auto& x : *v) ok = check_scalar_value(x, spec, node, key, diag) && ok;
+    return ok;
+  }
+  return check_scalar_value(value, spec, node, key, diag);
+}
+
+/// Check a scalar (or one list item) against its spec's range or allowed strings.
+bool check_scalar_value(const ParameterValue& value, const ParameterSpec& spec, const YAML::Node& node,
+                        const std::string& key, Diagnostics& diag) {
+  if (std::holds_alternative<std::string>(value)) {
     const auto& s = std::get<std::string>(value);
     if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(), s) == spec.allowed.end()) {
       diag.add(node, key,
@@ -179,8 +261,13 @@ bool check_value(const ParameterValue& value, const ParameterSpec& spec, const Y
   return true;
 }
 
+/// True if the two values are numerically the same scalar (1 and 1.0), or equal otherwise.
+bool is_number(const ParameterValue& v) {
+  return std::holds_alternative<std::int64_t>(v) || std::holds_alternative<double>(v);
+}
+
 bool values_equal(const ParameterValue& a, const ParameterValue& b) {
-  if (std::holds_alternative<std::string>(a) || std::holds_alternative<std::string>(b)) return a == b;
+  if (!is_number(a) || !is_number(b)) return a == b;
   auto num = [](const ParameterValue& v) {
     return std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<std::int64_t>(v));
   };
@@ -202,9 +289,7 @@ void check_repeated_values(const std::vector<ParameterValue>& values, const std:
   auto less = [&](std::size_t a, std::size_t b) {
     const auto& x = values[a];
     const auto& y = values[b];
-    if (std::holds_alternative<std::string>(x) || std::holds_alternative<std::string>(y)) {
-      return std::tie(x, a) < std::tie(y, b);
-    }
+    if (!is_number(x) || !is_number(y)) return std::tie(x, a) < std::tie(y, b);
     auto num = [](const ParameterValue& v) {
       return std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<std::int64_t>(v));
     };
@@ -249,7 +334,7 @@ std::vector<ParameterValue> parse_axis(const YAML::Node& node, const ParameterSp
     }
     if (!in_zip) check_repeated_values(out, labels, texts, lines, spec, diag);  // zip: rows must differ (below)
   } else if (node.IsMap()) {
-    if (spec.type == ParameterType::string) {
+    if (spec.type != ParameterType::integer && spec.type != ParameterType::real) {
       diag.add(node, key, "a range needs a numeric parameter");
       return out;
     }

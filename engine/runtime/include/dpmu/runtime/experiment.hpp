@@ -57,35 +57,123 @@
 
 namespace dpmu::runtime {
 
-/// A parameter value: YAML integers stay integers, reals are doubles, strings are strings.
-using ParameterValue = std::variant<std::int64_t, double, std::string>;
+/// A parameter value: YAML integers stay integers, reals are doubles, strings are strings; a
+/// YAML sequence given to a list parameter is a list of one of these.
+using ParameterValue = std::variant<std::int64_t, double, std::string, std::vector<std::int64_t>, std::vector<double>,
+                                    std::vector<std::string>>;
 
-/// Declared type of a parameter.
-enum class ParameterType { integer, real, string };
+/// Declared type of a parameter. A list type takes a YAML sequence (`coefficients: [1, 3, 4]`)
+/// in `parameters:`; as a grid axis each value is a sequence (`permute: [[], [married]]`).
+enum class ParameterType { integer, real, string, integer_list, real_list, string_list };
+
+/// True for integer_list, real_list and string_list.
+inline bool is_list_type(ParameterType t) {
+  return t == ParameterType::integer_list || t == ParameterType::real_list || t == ParameterType::string_list;
+}
+
+/// The type of the items of a list type (the type itself for a scalar type).
+inline ParameterType item_type(ParameterType t) {
+  switch (t) {
+    case ParameterType::integer_list:
+      return ParameterType::integer;
+    case ParameterType::real_list:
+      return ParameterType::real;
+    case ParameterType::string_list:
+      return ParameterType::string;
+    case ParameterType::integer:
+    case ParameterType::real:
+    case ParameterType::string:
+      return t;
+  }
+  return t;
+}
+
+namespace detail {
+inline std::string format_real(double d) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, d);
+  return std::string(buf, res.ptr);
+}
+template <class T, class F>
+std::string join_items(const std::vector<T>& items, F format) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + format(items[i]);
+  return out;
+}
+}  // namespace detail
 
 /// Canonical text of a value: integers in decimal, doubles in the shortest form that
-/// round-trips (std::to_chars), strings verbatim. Used in cell keys, so it must never change.
+/// round-trips (std::to_chars), strings verbatim; a list is its items' texts joined by ", "
+/// (string items never contain a comma, so the text is unambiguous given the parameter's type;
+/// the empty list is ""). Used in cell keys, so it must never change (docs/configs.md).
 inline std::string format_parameter_value(const ParameterValue& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  if (const auto* d = std::get_if<double>(&v)) {
-    char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof buf, *d);
-    return std::string(buf, res.ptr);
+  if (const auto* d = std::get_if<double>(&v)) return detail::format_real(*d);
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* li = std::get_if<std::vector<std::int64_t>>(&v))
+    return detail::join_items(*li, [](std::int64_t x) { return std::to_string(x); });
+  if (const auto* ld = std::get_if<std::vector<double>>(&v)) return detail::join_items(*ld, detail::format_real);
+  return detail::join_items(std::get<std::vector<std::string>>(v), [](const std::string& x) { return x; });
+}
+
+/// The list value of canonical text `text` (format_parameter_value of a list of type `type`),
+/// as stored in results files. @throws std::invalid_argument if an item does not parse.
+inline ParameterValue parse_list_value(ParameterType type, const std::string& text) {
+  std::vector<std::string> items;
+  if (!text.empty()) {
+    std::size_t start = 0;
+    while (true) {
+      const auto comma = text.find(", ", start);
+      items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 2;
+    }
   }
-  return std::get<std::string>(v);
+  auto bad = [&](const std::string& item) {
+    return std::invalid_argument("list value '" + text + "': item '" + item + "' does not parse");
+  };
+  switch (type) {
+    case ParameterType::integer_list: {
+      std::vector<std::int64_t> out;
+      for (const auto& s : items) {
+        std::int64_t x = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+        if (ec != std::errc() || p != s.data() + s.size()) throw bad(s);
+        out.push_back(x);
+      }
+      return out;
+    }
+    case ParameterType::real_list: {
+      std::vector<double> out;
+      for (const auto& s : items) {
+        double x = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+        if (ec != std::errc() || p != s.data() + s.size()) throw bad(s);
+        out.push_back(x);
+      }
+      return out;
+    }
+    case ParameterType::string_list:
+      return items;
+    case ParameterType::integer:
+    case ParameterType::real:
+    case ParameterType::string:
+      break;
+  }
+  throw std::invalid_argument("parse_list_value: not a list type");
 }
 
 /// Declaration of one experiment parameter.
 struct ParameterSpec {
   std::string name;                                            ///< snake_case, docs/architecture.md §4 terms
-  ParameterType type = ParameterType::real;                    ///< integer, real or string
+  ParameterType type = ParameterType::real;                    ///< integer, real, string or a list of one
   bool data_factor = false;                                    ///< true if it changes the simulated data set
   std::optional<ParameterValue> default_value = std::nullopt;  ///< nullopt: the config must give it
-  std::optional<double> min = std::nullopt;                    ///< lower bound (numbers), see min_inclusive
+  std::optional<double> min = std::nullopt;                    ///< lower bound (numbers, list items), see min_inclusive
   std::optional<double> max = std::nullopt;                    ///< upper bound (numbers), see max_inclusive
   bool min_inclusive = true;                                   ///< false: value must be > min
   bool max_inclusive = true;                                   ///< false: value must be < max
-  std::vector<std::string> allowed = {};                       ///< strings: allowed values (empty: any)
+  std::vector<std::string> allowed = {};                       ///< strings, string items: allowed values (empty: any)
   std::string description = {};                                ///< one line, shown in docs and errors
   bool path = false;  ///< a file path (strings): normalised lexically ("./a.csv" -> "a.csv") before it enters the key
 };
@@ -157,7 +245,7 @@ class Cell {
     const ParameterValue& v = get(name);
     if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
     if (const auto* d = std::get_if<double>(&v)) return *d;
-    throw std::invalid_argument("Cell: parameter '" + std::string(name) + "' is a string, not a number");
+    throw std::invalid_argument("Cell: parameter '" + std::string(name) + "' is not a number");
   }
 
   /// An integer parameter. @throws std::out_of_range if missing; std::invalid_argument if not an integer.
@@ -168,10 +256,19 @@ class Cell {
   }
 
   /// A string parameter. @throws std::out_of_range if missing; std::invalid_argument if not a string.
-  const std::string& get_string(std::string_view name) const {
-    const ParameterValue& v = get(name);
-    if (const auto* s = std::get_if<std::string>(&v)) return *s;
-    throw std::invalid_argument("Cell: parameter '" + std::string(name) + "' is not a string");
+  const std::string& get_string(std::string_view name) const { return get_as<std::string>(name, "a string"); }
+
+  /// A string_list parameter. @throws std::out_of_range if missing; std::invalid_argument if not one.
+  const std::vector<std::string>& get_string_list(std::string_view name) const {
+    return get_as<std::vector<std::string>>(name, "a list of strings");
+  }
+  /// An integer_list parameter. @throws std::out_of_range if missing; std::invalid_argument if not one.
+  const std::vector<std::int64_t>& get_int_list(std::string_view name) const {
+    return get_as<std::vector<std::int64_t>>(name, "a list of integers");
+  }
+  /// A real_list parameter. @throws std::out_of_range if missing; std::invalid_argument if not one.
+  const std::vector<double>& get_real_list(std::string_view name) const {
+    return get_as<std::vector<double>>(name, "a list of numbers");
   }
 
   /// (name, value) pairs sorted by name.
@@ -200,6 +297,12 @@ class Cell {
   std::uint64_t data_id() const { return data_id_; }
 
  private:
+  template <class T>
+  const T& get_as(std::string_view name, const char* what) const {
+    const ParameterValue& v = get(name);
+    if (const auto* x = std::get_if<T>(&v)) return *x;
+    throw std::invalid_argument("Cell: parameter '" + std::string(name) + "' is not " + what);
+  }
   const ParameterValue* find(std::string_view name) const {
     auto it = std::lower_bound(values_.begin(), values_.end(), name,
                                [](const auto& a, std::string_view n) { return a.first < n; });
