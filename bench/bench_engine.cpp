@@ -21,7 +21,8 @@
 
 namespace {
 
-class Trivial final : public dpmu::runtime::Experiment {
+/// Data: one uniform from the data stream; analysis: plus one from the noise stream.
+class Trivial final : public dpmu::runtime::TypedExperiment<dpmu::runtime::Nothing, double> {
  public:
   std::string name() const override { return "bench_trivial"; }
   std::vector<dpmu::runtime::ParameterSpec> parameters() const override {
@@ -31,9 +32,12 @@ class Trivial final : public dpmu::runtime::Experiment {
              .default_value = std::int64_t{1}}};
   }
   std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell&) const override { return {{.name = "u"}}; }
-  void run_replicate(const dpmu::runtime::Cell&, const void*, dpmu::core::RngStream& data, dpmu::core::RngStream& noise,
-                     std::span<double> out) const override {
-    out[0] = dpmu::core::uniform_open01(data) + dpmu::core::uniform_open01(noise);
+  double generate(const dpmu::runtime::Cell&, dpmu::core::RngStream& data) const override {
+    return dpmu::core::uniform_open01(data);
+  }
+  void analyse(const dpmu::runtime::Cell&, const dpmu::runtime::Nothing&, const double& u, dpmu::core::RngStream& noise,
+               dpmu::runtime::MetricWriter& out) const override {
+    out.set("u", u + dpmu::core::uniform_open01(noise));
   }
 };
 

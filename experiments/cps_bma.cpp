@@ -208,7 +208,7 @@ DesignOptions design_options(const Cell& cell, bool resolve) {
   o.data_file = resolve ? resolve_data_file(cell, cell.get_string("data_file")) : cell.get_string("data_file");
   o.response = cell.get_string("response");
   o.predictors = cell.get_string("predictors");
-  o.permuted = split_list(cell.get_string("permute"));
+  o.permuted = cell.get_string_list("permute");
   o.joint_permutation = cell.get_string("permutation") == "joint";
   o.permutation_seed = static_cast<std::uint64_t>(cell.get_int("permutation_seed"));
   o.rescale = cell.get_string("rescale") == "public_bounds" ? RescaleMode::public_bounds : RescaleMode::data_range;
@@ -218,19 +218,12 @@ DesignOptions design_options(const Cell& cell, bool resolve) {
 
 std::vector<int> coefficient_indices(const Cell& cell, int p) {
   std::vector<int> out;
-  for (const auto& s : split_list(cell.get_string("coefficients"))) {
-    int j = 0;
-    try {
-      std::size_t used = 0;
-      j = std::stoi(s, &used);
-      if (used != s.size()) throw std::invalid_argument("");
-    } catch (const std::exception&) {
-      throw std::invalid_argument("coefficients: '" + s + "' is not an integer");
-    }
+  for (const std::int64_t j : cell.get_int_list("coefficients")) {
     if (j < 1 || j > p) {
-      throw std::invalid_argument("coefficients: " + s + " is not a predictor index in 1.." + std::to_string(p));
+      throw std::invalid_argument("coefficients: " + std::to_string(j) + " is not a predictor index in 1.." +
+                                  std::to_string(p));
     }
-    out.push_back(j - 1);
+    out.push_back(static_cast<int>(j - 1));
   }
   if (out.empty()) throw std::invalid_argument("coefficients: name at least one predictor index (1-based)");
   return out;
@@ -285,7 +278,7 @@ std::size_t fixed_bin_density(const std::vector<double>& values, const std::vect
   return outside;
 }
 
-class CpsBma final : public runtime::Experiment {
+class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
  public:
   std::string name() const override { return "cps_bma"; }
 
@@ -308,10 +301,10 @@ class CpsBma final : public runtime::Experiment {
          .default_value = std::string(kDefaultPredictors),
          .description = "'name = expression; ...' in β order (column_design.hpp)"},
         {.name = "permute",
-         .type = ParameterType::string,
+         .type = ParameterType::string_list,
          .data_factor = true,
-         .default_value = std::string("married, education"),
-         .description = "comma-separated predictors whose rows are permuted (empty: none)"},
+         .default_value = std::vector<std::string>{"married", "education"},
+         .description = "predictors whose rows are permuted (empty list: none)"},
         {.name = "permutation",
          .type = ParameterType::string,
          .data_factor = true,
@@ -403,8 +396,8 @@ class CpsBma final : public runtime::Experiment {
          .allowed = {"frobenius", "spectral", "max-abs"},
          .description = "matrix norm of the confidence set"},
         {.name = "coefficients",
-         .type = ParameterType::string,
-         .default_value = std::string("1, 3, 4"),
+         .type = ParameterType::integer_list,
+         .default_value = std::vector<std::int64_t>{1, 3, 4},
          .description = "1-based predictor indices j of the histograms of E(beta_j | G)"},
         {.name = "histogram_bins",
          .type = ParameterType::integer,
@@ -489,65 +482,65 @@ class CpsBma final : public runtime::Experiment {
     };
   }
 
-  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& calibration) const override {
-    auto s = std::make_shared<CpsSetup>();
-    s->design = load_design(design_options(cell, true));
-    s->p = static_cast<int>(s->design.data.cols()) - 1;
-    s->n = static_cast<double>(s->design.data.rows());
+  CpsSetup prepare(const Cell& cell, core::RngStream& calibration) const override {
+    CpsSetup s;
+    s.design = load_design(design_options(cell, true));
+    s.p = static_cast<int>(s.design.data.cols()) - 1;
+    s.n = static_cast<double>(s.design.data.rows());
     std::uint64_t clamped = 0;
-    s->gram = core::gram_matrix(s->design.data, -0.5, 0.5, false, &clamped);
+    s.gram = core::gram_matrix(s.design.data, -0.5, 0.5, false, &clamped);
     if (clamped != 0) throw std::logic_error("cps_bma: rescaled data outside [-0.5, 0.5]");
-    s->prior = core::parse_coefficient_prior(cell.get_string("prior"));
-    s->model_prior = core::parse_model_prior(cell.get_string("model_prior"));
-    s->bma_options.keep_all_models = false;
-    s->bma_options.top_models = 1;
-    s->non_private = averaging(*s, s->gram);
+    s.prior = core::parse_coefficient_prior(cell.get_string("prior"));
+    s.model_prior = core::parse_model_prior(cell.get_string("model_prior"));
+    s.bma_options.keep_all_models = false;
+    s.bma_options.top_models = 1;
+    s.non_private = averaging(s, s.gram);
 
-    auto& m = s->mechanism;
+    auto& m = s.mechanism;
     m.kind = core::parse_ssp_mechanism(cell.get_string("mechanism"));
-    m.p = s->p;
+    m.p = s.p;
     m.lower = -0.5;
     m.upper = 0.5;
     m.epsilon = cell.get_double("epsilon");
     m.delta = m.kind == core::SspMechanismKind::wishart
-                  ? (cell.get_double("delta") > 0 ? cell.get_double("delta") : 1.0 / s->n)
+                  ? (cell.get_double("delta") > 0 ? cell.get_double("delta") : 1.0 / s.n)
                   : 0.0;
     core::check_ssp_mechanism(m);
     if (m.kind == core::SspMechanismKind::laplace || cell.get_string("wishart_ridge") == "mc99") {
-      s->regularization =
+      s.regularization =
           core::monte_carlo_regularization(m, calibration, static_cast<int>(cell.get_int("ridge_draws")));
     } else {
-      s->regularization = core::wishart_regularization(m);
+      s.regularization = core::wishart_regularization(m);
     }
-    s->threshold = core::threshold_value(m, cell.get_double("threshold_percentile"),
-                                         core::parse_threshold_reference(cell.get_string("threshold_reference")));
-    s->coefficients = coefficient_indices(cell, s->p);
-    s->simulations = static_cast<int>(cell.get_int("simulations"));
-    s->confidence = cell.get_double("confidence");
-    s->norm = core::parse_matrix_norm(cell.get_string("norm"));
+    s.threshold = core::threshold_value(m, cell.get_double("threshold_percentile"),
+                                        core::parse_threshold_reference(cell.get_string("threshold_reference")));
+    s.coefficients = coefficient_indices(cell, s.p);
+    s.simulations = static_cast<int>(cell.get_int("simulations"));
+    s.confidence = cell.get_double("confidence");
+    s.norm = core::parse_matrix_norm(cell.get_string("norm"));
 
     // Bin range (docs/methods.md A12 adapted to streaming runs): pilot runs from the calibration
     // stream (the same computation as a replicate, with min(nsim, 2000) draws); range = the
     // [bin_quantile, 1 − bin_quantile] quantiles of the pooled pilot confidence-set values, extended
     // to cover the non-private value and the pilot DP estimates, widened by bin_margin of its width.
-    const std::size_t mc = s->coefficients.size();
+    const std::size_t mc = s.coefficients.size();
     std::vector<std::vector<double>> pooled(mc);
     std::vector<double> lo(mc), hi(mc);
-    for (std::size_t c = 0; c < mc; ++c) lo[c] = hi[c] = s->non_private.model_averaged_coefficients(s->coefficients[c]);
+    for (std::size_t c = 0; c < mc; ++c) lo[c] = hi[c] = s.non_private.model_averaged_coefficients(s.coefficients[c]);
     const int pilots = static_cast<int>(cell.get_int("bin_pilot_runs"));
     for (int r = 0; r < pilots; ++r) {
-      const Eigen::MatrixXd noisy = core::noisy_gram_matrix(s->gram, m, calibration);
-      const auto set = confidence_set(*s, noisy, calibration, std::min(s->simulations, 2000));
+      const Eigen::MatrixXd noisy = core::noisy_gram_matrix(s.gram, m, calibration);
+      const auto set = confidence_set(s, noisy, calibration, std::min(s.simulations, 2000));
       for (const auto& t : set.summaries) {
         for (std::size_t c = 0; c < mc; ++c) pooled[c].push_back(t(static_cast<Eigen::Index>(c)));
       }
       for (const Eigen::MatrixXd& a :
-           {core::regularize(noisy, s->regularization).matrix,
-            core::regularize(core::hard_threshold(noisy, s->threshold), s->regularization).matrix}) {
-        const auto b = averaging(*s, a);
+           {core::regularize(noisy, s.regularization).matrix,
+            core::regularize(core::hard_threshold(noisy, s.threshold), s.regularization).matrix}) {
+        const auto b = averaging(s, a);
         for (std::size_t c = 0; c < mc; ++c) {
-          lo[c] = std::min(lo[c], b.model_averaged_coefficients(s->coefficients[c]));
-          hi[c] = std::max(hi[c], b.model_averaged_coefficients(s->coefficients[c]));
+          lo[c] = std::min(lo[c], b.model_averaged_coefficients(s.coefficients[c]));
+          hi[c] = std::max(hi[c], b.model_averaged_coefficients(s.coefficients[c]));
         }
       }
     }
@@ -567,14 +560,13 @@ class CpsBma final : public runtime::Experiment {
       std::vector<double> e(static_cast<std::size_t>(k) + 1);
       for (int i = 0; i <= k; ++i) e[static_cast<std::size_t>(i)] = a + (b - a) * i / k;
       e.back() = b;
-      s->edges.push_back(std::move(e));
+      s.edges.push_back(std::move(e));
     }
     return s;
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                               const void* prepared) const override {
-    const auto& s = *static_cast<const CpsSetup*>(prepared);
+                                                                               const CpsSetup& s) const override {
     auto vec = [](const Eigen::VectorXd& v) { return std::vector<double>(v.data(), v.data() + v.size()); };
     std::vector<double> edges, coefs;
     for (const auto& e : s.edges) edges.insert(edges.end(), e.begin(), e.end());
@@ -599,46 +591,37 @@ class CpsBma final : public runtime::Experiment {
     };
   }
 
-  void run_replicate(const Cell&, const void* prepared, core::RngStream&, core::RngStream& noise,
-                     std::span<double> out) const override {
-    const auto& s = *static_cast<const CpsSetup*>(prepared);
+  void analyse(const Cell&, const CpsSetup& s, const runtime::Nothing&, core::RngStream& noise,
+               runtime::MetricWriter& out) const override {
     const Eigen::MatrixXd noisy = core::noisy_gram_matrix(s.gram, s.mechanism, noise);
     const auto g_r = core::regularize(noisy, s.regularization);
     const auto gt_r = core::regularize(core::hard_threshold(noisy, s.threshold), s.regularization);
     const auto a = averaging(s, g_r.matrix);
     const auto b = averaging(s, gt_r.matrix);
-    std::size_t at = 0;
-    auto put = [&](const Eigen::VectorXd& v) {
-      for (Eigen::Index i = 0; i < v.size(); ++i) out[at++] = v(i);
+    auto put = [&](const char* name, const Eigen::VectorXd& v) {
+      out.set(name, std::span<const double>(v.data(), static_cast<std::size_t>(v.size())));
     };
-    put(a.posterior_inclusion_probability);
-    put(b.posterior_inclusion_probability);
-    put(a.model_averaged_coefficients);
-    put(b.model_averaged_coefficients);
+    put("pip_non_thresholded", a.posterior_inclusion_probability);
+    put("pip_thresholded", b.posterior_inclusion_probability);
+    put("posterior_mean_non_thresholded", a.model_averaged_coefficients);
+    put("posterior_mean_thresholded", b.model_averaged_coefficients);
     const auto set = confidence_set(s, noisy, noise, s.simulations);
     const std::size_t mc = s.coefficients.size();
     const std::size_t k = s.edges.front().size() - 1;
-    std::vector<double> lower(mc, std::nan("")), upper(mc, std::nan("")), outside(mc, std::nan(""));
+    const std::span<double> histogram = out.components("confidence_set_density");
     for (std::size_t c = 0; c < mc; ++c) {
       std::vector<double> values;
       values.reserve(set.summaries.size());
       for (const auto& t : set.summaries) values.push_back(t(static_cast<Eigen::Index>(c)));
-      if (values.empty()) {
-        at += k;
-        continue;
-      }
-      const std::size_t out_count = fixed_bin_density(values, s.edges[c], &out[at]);
-      at += k;
-      lower[c] = *std::min_element(values.begin(), values.end());
-      upper[c] = *std::max_element(values.begin(), values.end());
-      outside[c] = static_cast<double>(out_count) / static_cast<double>(values.size());
+      if (values.empty()) continue;
+      const std::size_t out_count = fixed_bin_density(values, s.edges[c], histogram.subspan(c * k, k).data());
+      out.set("confidence_set_lower", c, *std::min_element(values.begin(), values.end()));
+      out.set("confidence_set_upper", c, *std::max_element(values.begin(), values.end()));
+      out.set("confidence_set_outside_bins", c, static_cast<double>(out_count) / static_cast<double>(values.size()));
     }
-    for (double v : lower) out[at++] = v;
-    for (double v : upper) out[at++] = v;
-    for (double v : outside) out[at++] = v;
-    out[at++] = static_cast<double>(set.summaries.size());
-    out[at++] = g_r.fallback ? 1.0 : 0.0;
-    out[at++] = gt_r.fallback ? 1.0 : 0.0;
+    out.set("confidence_set_size", static_cast<double>(set.summaries.size()));
+    out.set("ridge_fallback_non_thresholded", g_r.fallback ? 1.0 : 0.0);
+    out.set("ridge_fallback_thresholded", gt_r.fallback ? 1.0 : 0.0);
   }
 
  private:

@@ -213,27 +213,29 @@ std::vector<std::pair<std::string, std::vector<double>>> test_calibration_output
 }
 
 void write_release(const TestSetup& s, const Cell& cell, const std::vector<double>& t, core::RngStream& noise,
-                   std::span<double> out) {
+                   runtime::MetricWriter& out) {
   core::NoiseSource source = core::NoiseSource::simulation(noise);
   const auto rel = s.release->release_statistics(t, source);
-  out[0] = rel.released_statistic;
-  out[1] = rel.noisy_statistic;
-  out[2] = s.prior.kind == core::PriorKind::lr
-               ? std::nan("")
-               : core::posterior_probability_h1(rel.released_statistic, cell.get_double("prior_h0"));
-  for (int k = 0; k < 2; ++k) {
-    out[3 + k] = std::isnan(s.corrected[k]) ? std::nan("") : (rel.released_statistic > s.corrected[k] ? 1.0 : 0.0);
-    out[5 + k] = std::isnan(s.uncorrected[k]) ? std::nan("") : (rel.released_statistic > s.uncorrected[k] ? 1.0 : 0.0);
+  out.set("log_statistic", rel.released_statistic);
+  out.set("noisy_statistic", rel.noisy_statistic);
+  out.set("posterior_probability_h1",
+          s.prior.kind == core::PriorKind::lr
+              ? std::nan("")
+              : core::posterior_probability_h1(rel.released_statistic, cell.get_double("prior_h0")));
+  for (std::size_t k = 0; k < 2; ++k) {
+    out.set("reject_corrected", k,
+            std::isnan(s.corrected[k]) ? std::nan("") : (rel.released_statistic > s.corrected[k] ? 1.0 : 0.0));
+    out.set("reject_uncorrected", k,
+            std::isnan(s.uncorrected[k]) ? std::nan("") : (rel.released_statistic > s.uncorrected[k] ? 1.0 : 0.0));
   }
   // Randomized decision at the atom: one uniform per level, always drawn (fixed stream use).
-  for (int k = 0; k < 2; ++k) {
+  for (std::size_t k = 0; k < 2; ++k) {
     const double u = core::uniform_open01(noise);
-    out[7 + k] = s.critical_values.empty()
-                     ? std::nan("")
-                     : (u < core::rejection_probability(s.critical_values[static_cast<std::size_t>(k)],
-                                                        rel.released_statistic, s.limits)
-                            ? 1.0
-                            : 0.0);
+    out.set(
+        "reject_corrected_randomized", k,
+        s.critical_values.empty()
+            ? std::nan("")
+            : (u < core::rejection_probability(s.critical_values[k], rel.released_statistic, s.limits) ? 1.0 : 0.0));
   }
 }
 
@@ -307,7 +309,7 @@ RealDataSet load_real_data_set(const Cell& cell) {
 }
 
 /// A DP test on a fixed CSV data set.
-class DpTestRealData final : public runtime::Experiment {
+class DpTestRealData final : public runtime::TypedExperiment<TestSetup> {
  public:
   DpTestRealData(std::string name, std::string prior, std::string scale, double lower, double upper, std::string common,
                  std::string tested)
@@ -384,33 +386,32 @@ class DpTestRealData final : public runtime::Experiment {
 
   std::vector<MetricSpec> metrics(const Cell&) const override { return test_metrics(); }
 
-  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& calibration) const override {
-    auto s = std::make_shared<TestSetup>();
+  TestSetup prepare(const Cell& cell, core::RngStream& calibration) const override {
+    TestSetup s;
     RealDataSet d = load_real_data_set(cell);
-    s->common = std::move(d.common);
-    s->tested = std::move(d.tested);
-    s->response = std::move(d.response);
-    const auto n = s->response.size();
-    const int p = static_cast<int>(s->tested.cols()), p0 = static_cast<int>(s->common.cols());
-    prepare_test(*s, cell, static_cast<std::size_t>(n), p, p0, calibration);
-    const auto fit = core::fit_nested_models(s->common, s->tested, s->response);
-    s->non_private_log_statistic =
-        core::subset_statistic(s->prior, fit.log_one_minus_r_squared, static_cast<double>(n), p, p0);
-    if (s->prior.kind != core::PriorKind::lr) {
-      s->non_private_posterior =
-          core::posterior_probability_h1(s->non_private_log_statistic, cell.get_double("prior_h0"));
+    s.common = std::move(d.common);
+    s.tested = std::move(d.tested);
+    s.response = std::move(d.response);
+    const auto n = s.response.size();
+    const int p = static_cast<int>(s.tested.cols()), p0 = static_cast<int>(s.common.cols());
+    prepare_test(s, cell, static_cast<std::size_t>(n), p, p0, calibration);
+    const auto fit = core::fit_nested_models(s.common, s.tested, s.response);
+    s.non_private_log_statistic =
+        core::subset_statistic(s.prior, fit.log_one_minus_r_squared, static_cast<double>(n), p, p0);
+    if (s.prior.kind != core::PriorKind::lr) {
+      s.non_private_posterior =
+          core::posterior_probability_h1(s.non_private_log_statistic, cell.get_double("prior_h0"));
     }
     return s;
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                               const void* prepared) const override {
-    return test_calibration_outputs(*static_cast<const TestSetup*>(prepared));
+                                                                               const TestSetup& s) const override {
+    return test_calibration_outputs(s);
   }
 
-  void run_replicate(const Cell& cell, const void* prepared, core::RngStream&, core::RngStream& noise,
-                     std::span<double> out) const override {
-    const auto& s = *static_cast<const TestSetup*>(prepared);
+  void analyse(const Cell& cell, const TestSetup& s, const runtime::Nothing&, core::RngStream& noise,
+               runtime::MetricWriter& out) const override {
     const auto partition = core::random_partition(static_cast<std::size_t>(s.response.size()), s.sizes.size(), noise);
     const auto t =
         core::subset_statistics(s.common, s.tested, s.response, partition, s.prior, s.release->failure_value());
@@ -424,7 +425,13 @@ class DpTestRealData final : public runtime::Experiment {
 };
 
 /// Type-I error of DP tests on data simulated under H0.
-class Type1Calibration final : public runtime::Experiment {
+/// One data set simulated under H0 (Type1Calibration::generate).
+struct NullDataSet {
+  Eigen::MatrixXd common, tested;
+  Eigen::VectorXd response;
+};
+
+class Type1Calibration final : public runtime::TypedExperiment<TestSetup, NullDataSet> {
  public:
   std::string name() const override { return "type1_calibration"; }
 
@@ -469,40 +476,43 @@ class Type1Calibration final : public runtime::Experiment {
 
   std::vector<MetricSpec> metrics(const Cell&) const override { return test_metrics(); }
 
-  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& calibration) const override {
-    auto s = std::make_shared<TestSetup>();
-    prepare_test(*s, cell, static_cast<std::size_t>(cell.get_int("n")), static_cast<int>(cell.get_int("p")),
+  TestSetup prepare(const Cell& cell, core::RngStream& calibration) const override {
+    TestSetup s;
+    prepare_test(s, cell, static_cast<std::size_t>(cell.get_int("n")), static_cast<int>(cell.get_int("p")),
                  static_cast<int>(cell.get_int("p0")), calibration);
     return s;
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                               const void* prepared) const override {
-    return test_calibration_outputs(*static_cast<const TestSetup*>(prepared));
+                                                                               const TestSetup& s) const override {
+    return test_calibration_outputs(s);
   }
 
-  void run_replicate(const Cell& cell, const void* prepared, core::RngStream& data, core::RngStream& noise,
-                     std::span<double> out) const override {
-    const auto& s = *static_cast<const TestSetup*>(prepared);
-    const auto n = static_cast<Eigen::Index>(cell.get_int("n"));
-    const auto p = static_cast<Eigen::Index>(cell.get_int("p"));
-    const auto p0 = static_cast<Eigen::Index>(cell.get_int("p0"));
-    // H0: y = 1 + 0.5 Σ z_j + N(0, 1); tested columns correlated with the common ones.
-    Eigen::MatrixXd common(n, p0), tested(n, p);
-    Eigen::VectorXd y(n);
+  /// H0: y = 1 + 0.5 Σ z_j + N(0, 1); tested columns correlated with the common ones.
+  NullDataSet generate(const Cell& data_cell, core::RngStream& data) const override {
+    const auto n = static_cast<Eigen::Index>(data_cell.get_int("n"));
+    const auto p = static_cast<Eigen::Index>(data_cell.get_int("p"));
+    const auto p0 = static_cast<Eigen::Index>(data_cell.get_int("p0"));
+    NullDataSet d{Eigen::MatrixXd(n, p0), Eigen::MatrixXd(n, p), Eigen::VectorXd(n)};
     for (Eigen::Index i = 0; i < n; ++i) {
-      common(i, 0) = 1.0;
+      d.common(i, 0) = 1.0;
       double mean = 1.0, zsum = 0.0;
       for (Eigen::Index j = 1; j < p0; ++j) {
-        common(i, j) = core::standard_normal(data);
-        mean += 0.5 * common(i, j);
-        zsum += common(i, j);
+        d.common(i, j) = core::standard_normal(data);
+        mean += 0.5 * d.common(i, j);
+        zsum += d.common(i, j);
       }
-      for (Eigen::Index j = 0; j < p; ++j) tested(i, j) = 0.3 * zsum + core::standard_normal(data);
-      y(i) = mean + core::standard_normal(data);
+      for (Eigen::Index j = 0; j < p; ++j) d.tested(i, j) = 0.3 * zsum + core::standard_normal(data);
+      d.response(i) = mean + core::standard_normal(data);
     }
-    const auto partition = core::random_partition(static_cast<std::size_t>(n), s.sizes.size(), noise);
-    const auto t = core::subset_statistics(common, tested, y, partition, s.prior, s.release->failure_value());
+    return d;
+  }
+
+  void analyse(const Cell& cell, const TestSetup& s, const NullDataSet& d, core::RngStream& noise,
+               runtime::MetricWriter& out) const override {
+    const auto partition = core::random_partition(static_cast<std::size_t>(d.response.size()), s.sizes.size(), noise);
+    const auto t =
+        core::subset_statistics(d.common, d.tested, d.response, partition, s.prior, s.release->failure_value());
     write_release(s, cell, t, noise, out);
   }
 };

@@ -239,7 +239,7 @@ std::vector<std::pair<core::ModelMask, core::ModelMask>> select_over_penalties(
   return out;
 }
 
-class LeiSimulation final : public runtime::Experiment {
+class LeiSimulation final : public runtime::TypedExperiment<runtime::Nothing, LeiData> {
  public:
   std::string name() const override { return "lei_simulation"; }
 
@@ -296,11 +296,15 @@ class LeiSimulation final : public runtime::Experiment {
             {.name = "clamped_entries", .description = "entries of X and Y clamped into the bound"}};
   }
 
-  void run_replicate(const Cell& cell, const void*, core::RngStream& data, core::RngStream& noise,
-                     std::span<double> out) const override {
+  LeiData generate(const Cell& data_cell, core::RngStream& data) const override {
+    return lei_simulate_data(static_cast<int>(data_cell.get_int("n")),
+                             lei_true_coefficients(data_cell.get_string("beta_model")), data);
+  }
+
+  void analyse(const Cell& cell, const runtime::Nothing&, const LeiData& d, core::RngStream& noise,
+               runtime::MetricWriter& out) const override {
     const int n = static_cast<int>(cell.get_int("n"));
     const int k = static_cast<int>(cell.get_int("num_penalties"));
-    const LeiData d = lei_simulate_data(n, lei_true_coefficients(cell.get_string("beta_model")), data);
     const std::string& rule = cell.get_string("data_bound_rule");
     const double r = rule == "fixed"   ? cell.get_double("data_bound")
                      : rule == "max_y" ? d.y.maxCoeff()
@@ -313,14 +317,13 @@ class LeiSimulation final : public runtime::Experiment {
     const auto sel = select_over_penalties(prep, static_cast<std::size_t>(n), s, algorithm, epsilon,
                                            cell.get_double("delta"), penalties, noise);
     constexpr core::ModelMask kTruth = 0b000111;
-    const auto ku = static_cast<std::size_t>(k);
-    for (std::size_t i = 0; i < ku; ++i) {
-      out[i] = sel[i].first == kTruth ? 1.0 : 0.0;
-      out[ku + i] = sel[i].second == kTruth ? 1.0 : 0.0;
-      out[2 * ku + i] = penalties[i];
+    for (std::size_t i = 0; i < static_cast<std::size_t>(k); ++i) {
+      out.set("prob_true_model", i, sel[i].first == kTruth ? 1.0 : 0.0);
+      out.set("non_private_prob_true_model", i, sel[i].second == kTruth ? 1.0 : 0.0);
+      out.set("penalty", i, penalties[i]);
     }
-    out[3 * ku] = r;
-    out[3 * ku + 1] = static_cast<double>(prep.clamped_x_entries + prep.clamped_y_entries);
+    out.set("data_bound", r);
+    out.set("clamped_entries", static_cast<double>(prep.clamped_x_entries + prep.clamped_y_entries));
   }
 };
 
@@ -386,7 +389,7 @@ void load_real_data(const Cell& cell, Eigen::MatrixXd& x, Eigen::VectorXd& y) {
   core::standardize_columns(x, y);
 }
 
-class LeiRealData final : public runtime::Experiment {
+class LeiRealData final : public runtime::TypedExperiment<RealDataSetup> {
  public:
   std::string name() const override { return "lei_real_data"; }
 
@@ -437,22 +440,20 @@ class LeiRealData final : public runtime::Experiment {
     load_real_data(cell, x, y);
   }
 
-  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream&) const override {
+  RealDataSetup prepare(const Cell& cell, core::RngStream&) const override {
     Eigen::MatrixXd x;
     Eigen::VectorXd y;
     load_real_data(cell, x, y);
-    auto s = std::make_shared<RealDataSetup>();
+    RealDataSetup s;
     const core::LcssfSettings st = settings_of(cell, cell.get_double("data_bound"), cell.get_double("penalty"));
-    s->prep =
-        core::lcssf_prepare("lei_real_data", x, y, st, cell.get_double("epsilon"), cell.get_int("algorithm") == 2);
-    s->n = static_cast<std::size_t>(x.rows());
-    s->d = static_cast<int>(x.cols());
+    s.prep = core::lcssf_prepare("lei_real_data", x, y, st, cell.get_double("epsilon"), cell.get_int("algorithm") == 2);
+    s.n = static_cast<std::size_t>(x.rows());
+    s.d = static_cast<int>(x.cols());
     return s;
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell& cell,
-                                                                               const void* prepared) const override {
-    const auto& s = *static_cast<const RealDataSetup*>(prepared);
+                                                                               const RealDataSetup& s) const override {
     const core::LcssfSettings st = settings_of(cell, cell.get_double("data_bound"), cell.get_double("penalty"));
     // non-private minimiser of the (untruncated, for Algorithm 2) score at this penalty
     const auto scores =
@@ -468,19 +469,17 @@ class LeiRealData final : public runtime::Experiment {
             {"dp_valid", {s.prep.dp_valid ? 1.0 : 0.0}}};
   }
 
-  void run_replicate(const Cell& cell, const void* prepared, core::RngStream&, core::RngStream& noise,
-                     std::span<double> out) const override {
-    const auto& s = *static_cast<const RealDataSetup*>(prepared);
+  void analyse(const Cell& cell, const RealDataSetup& s, const runtime::Nothing&, core::RngStream& noise,
+               runtime::MetricWriter& out) const override {
     const core::LcssfSettings st = settings_of(cell, cell.get_double("data_bound"), cell.get_double("penalty"));
     const auto sel =
         select_over_penalties(s.prep, s.n, st, static_cast<int>(cell.get_int("algorithm")), cell.get_double("epsilon"),
                               cell.get_double("delta"), {cell.get_double("penalty")}, noise);
     const std::size_t models = s.prep.models.size();
-    for (std::size_t j = 0; j < models; ++j) out[j] = 0.0;
-    out[sel[0].first] = 1.0;
-    out[models] = static_cast<double>(sel[0].first);
-    out[models + 1] = sel[0].first == sel[0].second ? 1.0 : 0.0;
-    out[models + 2] = static_cast<double>(core::model_size(sel[0].first));
+    for (std::size_t j = 0; j < models; ++j) out.set("selection_frequency", j, j == sel[0].first ? 1.0 : 0.0);
+    out.set("selected_model", static_cast<double>(sel[0].first));
+    out.set("selected_non_private_minimiser", sel[0].first == sel[0].second ? 1.0 : 0.0);
+    out.set("model_size", static_cast<double>(core::model_size(sel[0].first)));
   }
 };
 
@@ -509,7 +508,7 @@ struct HeadToHeadSetup {
   double wishart_threshold = 0.0;
 };
 
-class SelectionHeadToHead final : public runtime::Experiment {
+class SelectionHeadToHead final : public runtime::TypedExperiment<HeadToHeadSetup, LeiData> {
  public:
   std::string name() const override { return "selection_head_to_head"; }
 
@@ -580,28 +579,32 @@ class SelectionHeadToHead final : public runtime::Experiment {
     return m;
   }
 
-  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& calibration) const override {
-    auto s = std::make_shared<HeadToHeadSetup>();
+  HeadToHeadSetup prepare(const Cell& cell, core::RngStream& calibration) const override {
+    HeadToHeadSetup s;
     const double r = cell.get_double("data_bound");
     const double epsilon = cell.get_double("epsilon");
     const double n = static_cast<double>(cell.get_int("n"));
     const double lambda = cell.get_double("threshold_percentile");
-    s->laplace = {core::SspMechanismKind::laplace, 6, -r, r, epsilon, 0.0};
-    s->laplace_ridge =
-        core::monte_carlo_regularization(s->laplace, calibration, static_cast<int>(cell.get_int("ridge_draws")));
-    s->laplace_threshold = core::threshold_value(s->laplace, lambda);
-    s->wishart_valid = epsilon < 1.0;
-    if (s->wishart_valid) {
-      s->wishart = {core::SspMechanismKind::wishart, 6, -r, r, epsilon, 1.0 / n};
-      s->wishart_ridge = core::wishart_regularization(s->wishart);
-      s->wishart_threshold = core::threshold_value(s->wishart, lambda);
+    s.laplace = {core::SspMechanismKind::laplace, 6, -r, r, epsilon, 0.0};
+    s.laplace_ridge =
+        core::monte_carlo_regularization(s.laplace, calibration, static_cast<int>(cell.get_int("ridge_draws")));
+    s.laplace_threshold = core::threshold_value(s.laplace, lambda);
+    s.wishart_valid = epsilon < 1.0;
+    if (s.wishart_valid) {
+      s.wishart = {core::SspMechanismKind::wishart, 6, -r, r, epsilon, 1.0 / n};
+      s.wishart_ridge = core::wishart_regularization(s.wishart);
+      s.wishart_threshold = core::threshold_value(s.wishart, lambda);
     }
     return s;
   }
 
-  void run_replicate(const Cell& cell, const void* prepared, core::RngStream& data, core::RngStream& noise,
-                     std::span<double> out) const override {
-    const auto& setup = *static_cast<const HeadToHeadSetup*>(prepared);
+  LeiData generate(const Cell& data_cell, core::RngStream& data) const override {
+    return lei_simulate_data(static_cast<int>(data_cell.get_int("n")),
+                             lei_true_coefficients(data_cell.get_string("beta_model")), data);
+  }
+
+  void analyse(const Cell& cell, const HeadToHeadSetup& setup, const LeiData& d, core::RngStream& noise,
+               runtime::MetricWriter& out) const override {
     const int n = static_cast<int>(cell.get_int("n"));
     const int k = static_cast<int>(cell.get_int("num_penalties"));
     const auto ku = static_cast<std::size_t>(k);
@@ -609,7 +612,6 @@ class SelectionHeadToHead final : public runtime::Experiment {
     const double r = cell.get_double("data_bound");
     const double nd = static_cast<double>(n);
     constexpr core::ModelMask kTruth = 0b000111;
-    const LeiData d = lei_simulate_data(n, lei_true_coefficients(cell.get_string("beta_model")), data);
 
     // (a), (b) LCSSF: public r, raw (uncentred) data as in LCSSF's no-intercept model
     const core::LcssfSettings s = settings_of(cell, r, 0.0);
@@ -620,8 +622,8 @@ class SelectionHeadToHead final : public runtime::Experiment {
     const auto a2 =
         select_over_penalties(prep1, static_cast<std::size_t>(n), s, 2, epsilon / 2.0, 1.0 / nd, penalties, noise);
     for (std::size_t i = 0; i < ku; ++i) {
-      out[i] = a1[i].first == kTruth ? 1.0 : 0.0;
-      out[ku + i] = a2[i].first == kTruth ? 1.0 : 0.0;
+      out.set("lei_alg1_correct", i, a1[i].first == kTruth ? 1.0 : 0.0);
+      out.set("lei_alg2_correct", i, a2[i].first == kTruth ? 1.0 : 0.0);
     }
     // (c) SSP: centred data (sample means, as `dpmu bma`), clamped into [-r, r], G = D'D
     Eigen::MatrixXd dm(n, 7);
@@ -635,29 +637,28 @@ class SelectionHeadToHead final : public runtime::Experiment {
     core::BmaOptions opt;
     opt.keep_all_models = false;
     opt.top_models = 1;
-    auto hpm_mpm = [&](const Eigen::MatrixXd& g, std::size_t at) {
+    auto hpm_mpm = [&](const Eigen::MatrixXd& g, const std::string& method) {
       const auto res = core::bayesian_model_averaging(g, nd, prior, model_prior, opt);
-      out[at] = res.highest_posterior_model == kTruth ? 1.0 : 0.0;
-      out[at + 1] = res.median_probability_model == kTruth ? 1.0 : 0.0;
+      out.set("ssp_" + method + "_hpm", res.highest_posterior_model == kTruth ? 1.0 : 0.0);
+      out.set("ssp_" + method + "_mpm", res.median_probability_model == kTruth ? 1.0 : 0.0);
     };
-    const std::size_t base = 2 * ku;
     {
       const Eigen::MatrixXd noisy = core::noisy_gram_matrix(gram, setup.laplace, noise);
-      hpm_mpm(core::regularize(noisy, setup.laplace_ridge).matrix, base);
+      hpm_mpm(core::regularize(noisy, setup.laplace_ridge).matrix, "laplace");
       hpm_mpm(core::regularize(core::hard_threshold(noisy, setup.laplace_threshold), setup.laplace_ridge).matrix,
-              base + 2);
+              "laplace_thresholded");
     }
     if (setup.wishart_valid) {
       const Eigen::MatrixXd noisy = core::noisy_gram_matrix(gram, setup.wishart, noise);
-      hpm_mpm(core::regularize(noisy, setup.wishart_ridge).matrix, base + 4);
+      hpm_mpm(core::regularize(noisy, setup.wishart_ridge).matrix, "wishart");
       hpm_mpm(core::regularize(core::hard_threshold(noisy, setup.wishart_threshold), setup.wishart_ridge).matrix,
-              base + 6);
+              "wishart_thresholded");
     }
     // (d) non-private best subset by BIC on the confidential, unclamped centred data
     const Eigen::MatrixXd g_np = dm.transpose() * dm;
     const auto bic = core::bayesian_model_averaging(g_np, nd, core::parse_coefficient_prior("bic"),
                                                     core::ModelPrior{core::ModelPriorKind::uniform}, opt);
-    out[base + 8] = bic.highest_posterior_model == kTruth ? 1.0 : 0.0;
+    out.set("bic_best_subset", bic.highest_posterior_model == kTruth ? 1.0 : 0.0);
   }
 };
 

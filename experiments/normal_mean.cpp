@@ -3,7 +3,9 @@
 /// Data: x_1..x_n iid N(mu, sigma²) from the data stream. Metrics: the sample mean, whether the
 /// 95% z-interval mean ± z_{0.975} sigma/√n (sigma known) covers mu, and the sample quartiles
 /// (type-7 quantiles, as R and numpy) of the data. `prepare` computes z_{0.975} once per cell
-/// (stored as /calibration/z_critical).
+/// (stored as /calibration/z_critical). generate() draws the standard normals z_i (n and mu are
+/// the data factors); analyse() forms x_i = mu + sigma z_i, so cells that differ in sigma only
+/// share their draws.
 
 #include <algorithm>
 #include <boost/math/distributions/normal.hpp>
@@ -23,7 +25,10 @@ using runtime::MetricSpec;
 using runtime::ParameterSpec;
 using runtime::ParameterType;
 
-class NormalMean final : public runtime::Experiment {
+/// Per-replicate data: n standard normals (the data stream); analyse() scales them by sigma.
+using StandardNormals = std::vector<double>;
+
+class NormalMean final : public runtime::TypedExperiment<double, StandardNormals> {
  public:
   std::string name() const override { return "normal_mean"; }
 
@@ -55,34 +60,38 @@ class NormalMean final : public runtime::Experiment {
              .component_labels = {"p=0.25", "p=0.5", "p=0.75"}}};
   }
 
-  std::shared_ptr<const void> prepare(const Cell&, core::RngStream&) const override {
-    return std::make_shared<const double>(boost::math::quantile(boost::math::normal(), 0.975));
+  double prepare(const Cell&, core::RngStream&) const override {
+    return boost::math::quantile(boost::math::normal(), 0.975);
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                               const void* prepared) const override {
-    return {{"z_critical", {*static_cast<const double*>(prepared)}}};
+                                                                               const double& z) const override {
+    return {{"z_critical", {z}}};
   }
 
-  void run_replicate(const Cell& cell, const void* prepared, core::RngStream& data, core::RngStream&,
-                     std::span<double> out) const override {
-    const auto n = static_cast<std::size_t>(cell.get_int("n"));
+  StandardNormals generate(const Cell& data_cell, core::RngStream& data) const override {
+    StandardNormals z(static_cast<std::size_t>(data_cell.get_int("n")));
+    for (auto& zi : z) zi = core::standard_normal(data);
+    return z;
+  }
+
+  void analyse(const Cell& cell, const double& z_critical, const StandardNormals& z, core::RngStream&,
+               runtime::MetricWriter& out) const override {
     const double mu = cell.get_double("mu");
     const double sigma = cell.get_double("sigma");
-    const double z = *static_cast<const double*>(prepared);
-    std::vector<double> x(n);
+    std::vector<double> x(z.size());
     double sum = 0.0;
-    for (auto& xi : x) {
-      xi = mu + sigma * core::standard_normal(data);
-      sum += xi;
+    for (std::size_t i = 0; i < z.size(); ++i) {
+      x[i] = mu + sigma * z[i];
+      sum += x[i];
     }
-    const double mean = sum / static_cast<double>(n);
-    const double half_width = z * sigma / std::sqrt(static_cast<double>(n));
-    out[0] = mean;
-    out[1] = std::abs(mean - mu) <= half_width ? 1.0 : 0.0;
-    out[2] = core::type7_quantile(x, 0.25);
-    out[3] = core::type7_quantile(x, 0.5);
-    out[4] = core::type7_quantile(x, 0.75);
+    const double mean = sum / static_cast<double>(x.size());
+    const double half_width = z_critical * sigma / std::sqrt(static_cast<double>(x.size()));
+    out.set("sample_mean", mean);
+    out.set("covered", std::abs(mean - mu) <= half_width ? 1.0 : 0.0);
+    out.set("quantiles", 0, core::type7_quantile(x, 0.25));
+    out.set("quantiles", 1, core::type7_quantile(x, 0.5));
+    out.set("quantiles", 2, core::type7_quantile(x, 0.75));
   }
 };
 

@@ -2,16 +2,12 @@
 /// `ssp_simulation`: the simulation study of Peña & Barrientos (2024, JMLR 25) §5.2.1
 /// (Figures 3, 4 with the Zellner–Siow prior; Appendix C Figures 8, 9 with BIC).
 ///
-/// One data set per (p, |T|, n, replicate) is streamed into its centred Gram matrix G
-/// (simulate_gram_matrix) and analysed by every variant inside one replicate (common random
-/// numbers, and the data are generated once for all variants):
-///   for each prior in `priors`: [non-private G] + for each ε in `epsilons`, for each mechanism
-///   in `mechanisms`, {non-thresholded G*_r, thresholded G**_r}.
-/// Vector metrics have one component per variant in that order (prior-major, then ε, then
-/// mechanism, then non-thresholded before thresholded). /calibration/variant_* describe each
-/// component (prior index, ε, mechanism code 0 = none/1 = laplace/2 = wishart, thresholded 0/1).
-/// Noise: for each ε, for each mechanism, one G* = G + E from the noise stream; the same G*
-/// serves both threshold variants and every prior (PB §5.3: both are post-processing).
+/// Data factors (p, |T|, z, n, n_scale): one data set per (data key, replicate), streamed into its
+/// centred Gram matrix G (simulate_gram_matrix) by generate(). Method axes (mechanism none /
+/// laplace / wishart, epsilon, thresholded, prior, ...): analyse() releases G* = G + E from the
+/// cell's noise stream (mechanism none: G itself), hard-thresholds it if thresholded (PB §5.3,
+/// post-processing), adds the ridge and runs model averaging. The engine generates each data set
+/// once and analyses it for every method cell (common random numbers).
 
 #include "dpmu/experiments/simulation_ssp.hpp"
 
@@ -19,9 +15,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <map>
+#include <limits>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -182,107 +178,20 @@ using runtime::MetricSpec;
 using runtime::ParameterSpec;
 using runtime::ParameterType;
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const auto b = item.find_first_not_of(" \t");
-    const auto e = item.find_last_not_of(" \t");
-    out.push_back(b == std::string::npos ? std::string() : item.substr(b, e - b + 1));
-  }
-  if (!text.empty() && text.back() == ',') out.emplace_back();  // getline drops a trailing empty item
-  return out;
-}
-
-/// The items of a comma-separated list parameter; an empty item ("0.5,", "a,,b") or an item
-/// listed twice is an error naming the parameter (duplicates would silently analyse a variant twice).
-std::vector<std::string> list_items(const std::string& name, const std::string& text) {
-  const auto items = split_list(text);
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (items[i].empty() && items.size() > 1) {
-      throw std::invalid_argument(name + ": \"" + text + "\" has an empty item (remove the extra comma)");
-    }
-    for (std::size_t j = 0; j < i; ++j) {
-      if (items[j] == items[i]) {
-        throw std::invalid_argument(name + ": '" + items[i] + "' is listed twice in \"" + text + "\"");
-      }
-    }
-  }
-  return items;
-}
-
-std::vector<double> parse_epsilons(const std::string& text) {
-  std::vector<double> out;
-  for (const auto& s : list_items("epsilons", text)) {
-    double v = std::nan("");
-    std::size_t used = 0;
-    try {
-      v = std::stod(s, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (s.empty() || used != s.size() || !std::isfinite(v) || v <= 0.0) {
-      throw std::invalid_argument("epsilons: '" + s + "' in \"" + text +
-                                  "\" is not a positive number (expected a comma-separated list such as \"0.5,0.9\")");
-    }
-    out.push_back(v);
-  }
-  if (out.empty()) throw std::invalid_argument("epsilons: the list is empty");
-  return out;
-}
-
-std::vector<core::SspMechanismKind> parse_mechanisms(const std::string& text) {
-  std::vector<core::SspMechanismKind> out;
-  for (const auto& s : list_items("mechanisms", text)) {
-    if (s == "laplace") {
-      out.push_back(core::SspMechanismKind::laplace);
-    } else if (s == "wishart") {
-      out.push_back(core::SspMechanismKind::wishart);
-    } else {
-      throw std::invalid_argument("mechanisms: '" + s + "' in \"" + text +
-                                  "\" is not a mechanism (allowed: laplace, wishart)");
-    }
-  }
-  if (out.empty()) throw std::invalid_argument("mechanisms: the list is empty");
-  return out;
-}
-
-std::vector<core::CoefficientPrior> parse_priors(const std::string& text, double n) {
-  std::vector<core::CoefficientPrior> out;
-  for (const auto& s : list_items("priors", text)) {
-    try {
-      out.push_back(core::parse_coefficient_prior(s, n));
-    } catch (const std::exception& e) {
-      throw std::invalid_argument("priors: '" + s + "' in \"" + text + "\" is not a prior (" + e.what() + ")");
-    }
-  }
-  if (out.empty()) throw std::invalid_argument("priors: the list is empty");
-  return out;
-}
-
-struct Variant {
-  int prior = 0;
-  int epsilon = -1;    // index into epsilons; -1 = non-private
-  int mechanism = -1;  // index into mechanisms; -1 = non-private
-  bool thresholded = false;
-};
-
+/// What prepare() computes once per cell: the design, the prior and, for a private cell, the
+/// mechanism with its ridge and threshold (functions of public parameters only).
 struct Prepared {
   SimulationDesign design;
   std::uint64_t n = 0;
-  std::vector<double> epsilons;
-  std::vector<core::SspMechanismKind> mechanisms;
-  std::vector<core::CoefficientPrior> priors;
+  core::CoefficientPrior prior;
   core::ModelPrior model_prior;
-  // [epsilon][mechanism]
-  std::vector<std::vector<core::SspMechanism>> mechanism;
-  std::vector<std::vector<double>> regularization;
-  std::vector<std::vector<double>> threshold;
-  std::vector<Variant> variants;
+  std::optional<core::SspMechanism> mechanism;  ///< none for the non-private analysis
+  bool thresholded = false;
+  double regularization = std::nan("");
+  double threshold = std::nan("");
 };
 
-class SspSimulation final : public runtime::Experiment {
+class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedGram> {
  public:
   std::string name() const override { return "ssp_simulation"; }
 
@@ -319,6 +228,25 @@ class SspSimulation final : public runtime::Experiment {
          .max = 1.0,
          .min_inclusive = false,
          .description = "quick runs: simulate round(n * n_scale) rows (1 = paper size)"},
+        {.name = "mechanism",
+         .type = ParameterType::string,
+         .allowed = {"none", "laplace", "wishart"},
+         .description = "release of G: none (the non-private G), laplace or wishart (docs/methods.md §5)"},
+        {.name = "epsilon",
+         .type = ParameterType::real,
+         .default_value = std::numeric_limits<double>::infinity(),
+         .min = 0.0,
+         .min_inclusive = false,
+         .description = "privacy budget of the mechanism (required unless mechanism is none; default inf = none)"},
+        {.name = "thresholded",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{0},
+         .min = 0.0,
+         .max = 1.0,
+         .description = "1: hard-threshold G* before the ridge (G**_r, docs/methods.md A9); 0: G*_r"},
+        {.name = "prior",
+         .type = ParameterType::string,
+         .description = "coefficient prior (zellner_siow, bic, g_prior, hyper_g, robust, ...)"},
         {.name = "lower",
          .type = ParameterType::real,
          .default_value = -2.0,
@@ -327,18 +255,6 @@ class SspSimulation final : public runtime::Experiment {
          .type = ParameterType::real,
          .default_value = 2.0,
          .description = "u: upper bound of the centred data for the mechanisms (> 0)"},
-        {.name = "epsilons",
-         .type = ParameterType::string,
-         .default_value = std::string("0.5,0.9"),
-         .description = "comma-separated privacy budgets, each analysed on the same data"},
-        {.name = "mechanisms",
-         .type = ParameterType::string,
-         .default_value = std::string("laplace,wishart"),
-         .description = "comma-separated subset of laplace, wishart"},
-        {.name = "priors",
-         .type = ParameterType::string,
-         .default_value = std::string("zellner_siow,bic"),
-         .description = "comma-separated coefficient priors (zellner_siow, bic, g_prior, hyper_g, robust, ...)"},
         {.name = "model_prior",
          .type = ParameterType::string,
          .default_value = std::string("beta-binomial:1,1"),
@@ -397,20 +313,37 @@ class SspSimulation final : public runtime::Experiment {
     if (!(cell.get_double("lower") < 0.0 && cell.get_double("upper") > 0.0)) {
       throw std::invalid_argument("lower: the bounds must satisfy lower < 0 < upper");
     }
-    const auto eps = parse_epsilons(cell.get_string("epsilons"));
-    const auto mech = parse_mechanisms(cell.get_string("mechanisms"));
-    parse_priors(cell.get_string("priors"), static_cast<double>(n));
+    try {
+      core::parse_coefficient_prior(cell.get_string("prior"), static_cast<double>(n));
+    } catch (const std::exception& e) {
+      throw std::invalid_argument("prior: '" + cell.get_string("prior") + "' is not a prior (" + e.what() + ")");
+    }
     try {
       core::parse_model_prior(cell.get_string("model_prior"));
     } catch (const std::exception& e) {
       throw std::invalid_argument(std::string("model_prior: ") + e.what());
     }
-    const bool wishart = std::find(mech.begin(), mech.end(), core::SspMechanismKind::wishart) != mech.end();
-    for (double e : eps) {
-      if (wishart && e >= 1.0) {
+    const std::string& mechanism = cell.get_string("mechanism");
+    const double epsilon = cell.get_double("epsilon");
+    if (mechanism == "none") {
+      if (std::isfinite(epsilon)) {
+        throw std::invalid_argument(
+            "epsilon: the non-private analysis (mechanism none) has no privacy budget; "
+            "give epsilon only to the laplace and wishart cells");
+      }
+      if (cell.get_int("thresholded") != 0) {
+        throw std::invalid_argument(
+            "thresholded: the non-private analysis (mechanism none) adds no noise to "
+            "threshold; use thresholded: 0");
+      }
+    } else {
+      if (!std::isfinite(epsilon)) {
+        throw std::invalid_argument("epsilon: mechanism " + mechanism + " needs a privacy budget (set epsilon)");
+      }
+      if (mechanism == "wishart" && epsilon >= 1.0) {
         std::ostringstream v;
-        v << e;
-        throw std::invalid_argument("epsilons: the Wishart mechanism needs epsilon < 1, got " + v.str());
+        v << epsilon;
+        throw std::invalid_argument("epsilon: the Wishart mechanism needs epsilon < 1, got " + v.str());
       }
     }
     if (core::parse_threshold_reference(cell.get_string("threshold_reference")) ==
@@ -420,229 +353,123 @@ class SspSimulation final : public runtime::Experiment {
     }
   }
 
-  std::vector<MetricSpec> metrics(const Cell& cell) const override {
-    const std::size_t k = variant_count(cell);
+  std::vector<MetricSpec> metrics(const Cell&) const override {
     return {
-        {.name = "predictive_mse",
-         .size = k,
-         .is_vector = true,
-         .description = "n^-1 ||V_T beta_T - V beta*||^2 per variant (confidential V'V)",
-         .component_labels = variant_labels(cell)},
-        {.name = "prob_true_model",
-         .size = k,
-         .is_vector = true,
-         .description = "posterior probability of the true model per variant",
-         .component_labels = variant_labels(cell)},
-        {.name = "highest_posterior_model_is_true",
-         .size = k,
-         .is_vector = true,
-         .description = "1 if the highest posterior model equals T, per variant",
-         .component_labels = variant_labels(cell)},
-        {.name = "mean_pip_active",
-         .size = k,
-         .is_vector = true,
-         .description = "mean PIP of the |T| active predictors (NaN if |T| = 0)",
-         .component_labels = variant_labels(cell)},
-        {.name = "mean_pip_inactive",
-         .size = k,
-         .is_vector = true,
-         .description = "mean PIP of the p - |T| inactive predictors (NaN if |T| = p)",
-         .component_labels = variant_labels(cell)},
+        {.name = "predictive_mse", .description = "n^-1 ||V_T beta_T - V beta*||^2 (confidential V'V)"},
+        {.name = "prob_true_model", .description = "posterior probability of the true model"},
+        {.name = "highest_posterior_model_is_true", .description = "1 if the highest posterior model equals T"},
+        {.name = "mean_pip_active", .description = "mean PIP of the |T| active predictors (NaN if |T| = 0)"},
+        {.name = "mean_pip_inactive", .description = "mean PIP of the p - |T| inactive predictors (NaN if |T| = p)"},
         {.name = "ridge_fallback",
-         .size = k,
-         .is_vector = true,
-         .description = "1 if r had to be raised to make the matrix PD (NaN for the non-private variant)",
-         .component_labels = variant_labels(cell)},
+         .description = "1 if r had to be raised to make the matrix PD (NaN for mechanism none)"},
         {.name = "redrawn_rows", .description = "rows redrawn because |y| >= upper bound (expected 0)"},
     };
   }
 
-  std::shared_ptr<const void> prepare(const Cell& cell, core::RngStream& /*calibration*/) const override {
-    auto pr = std::make_shared<Prepared>();
+  Prepared prepare(const Cell& cell, core::RngStream& /*calibration*/) const override {
+    Prepared pr;
     const int p = static_cast<int>(cell.get_int("p"));
-    pr->n = effective_n(cell);
-    const double n = static_cast<double>(pr->n);
-    pr->design = simulation_design(p, static_cast<int>(cell.get_int("true_model_size")), cell.get_double("signal_z"));
-    pr->epsilons = parse_epsilons(cell.get_string("epsilons"));
-    pr->mechanisms = parse_mechanisms(cell.get_string("mechanisms"));
-    pr->priors = parse_priors(cell.get_string("priors"), n);
-    pr->model_prior = core::parse_model_prior(cell.get_string("model_prior"));
-    const double lower = cell.get_double("lower");
-    const double upper = cell.get_double("upper");
+    pr.n = effective_n(cell);
+    const double n = static_cast<double>(pr.n);
+    pr.design = simulation_design(p, static_cast<int>(cell.get_int("true_model_size")), cell.get_double("signal_z"));
+    pr.prior = core::parse_coefficient_prior(cell.get_string("prior"), n);
+    pr.model_prior = core::parse_model_prior(cell.get_string("model_prior"));
+    const std::string& name = cell.get_string("mechanism");
+    if (name == "none") return pr;
+    const auto kind = core::parse_ssp_mechanism(name);
     const double delta = cell.get_double("wishart_delta") > 0.0 ? cell.get_double("wishart_delta") : 1.0 / n;
-    const double lambda = cell.get_double("threshold_percentile");
-    const auto reference = core::parse_threshold_reference(cell.get_string("threshold_reference"));
+    core::SspMechanism m{.kind = kind,
+                         .p = p,
+                         .lower = cell.get_double("lower"),
+                         .upper = cell.get_double("upper"),
+                         .epsilon = cell.get_double("epsilon"),
+                         .delta = kind == core::SspMechanismKind::wishart ? delta : 0.0};
+    core::check_ssp_mechanism(m);
     const double q = cell.get_double("ridge_quantile");
-    const int draws = static_cast<int>(cell.get_int("laplace_ridge_draws"));
-    const bool wishart_mc = cell.get_string("wishart_ridge") == "mc99";
-    for (double eps : pr->epsilons) {
-      std::vector<core::SspMechanism> ms;
-      std::vector<double> rs, ts;
-      for (auto kind : pr->mechanisms) {
-        core::SspMechanism m{.kind = kind,
-                             .p = p,
-                             .lower = lower,
-                             .upper = upper,
-                             .epsilon = eps,
-                             .delta = kind == core::SspMechanismKind::wishart ? delta : 0.0};
-        core::check_ssp_mechanism(m);
-        const bool mc = kind == core::SspMechanismKind::laplace || wishart_mc;
-        rs.push_back(mc ? monte_carlo_ridge(m, draws, q) : core::wishart_regularization(m, 1.0 - q));
-        ts.push_back(core::threshold_value(m, lambda, reference));
-        ms.push_back(m);
-      }
-      pr->mechanism.push_back(ms);
-      pr->regularization.push_back(rs);
-      pr->threshold.push_back(ts);
+    const bool mc = kind == core::SspMechanismKind::laplace || cell.get_string("wishart_ridge") == "mc99";
+    pr.regularization = mc ? monte_carlo_ridge(m, static_cast<int>(cell.get_int("laplace_ridge_draws")), q)
+                           : core::wishart_regularization(m, 1.0 - q);
+    pr.thresholded = cell.get_int("thresholded") != 0;
+    if (pr.thresholded) {
+      pr.threshold = core::threshold_value(m, cell.get_double("threshold_percentile"),
+                                           core::parse_threshold_reference(cell.get_string("threshold_reference")));
     }
-    for (int a = 0; a < static_cast<int>(pr->priors.size()); ++a) {
-      pr->variants.push_back({a, -1, -1, false});
-      for (int e = 0; e < static_cast<int>(pr->epsilons.size()); ++e) {
-        for (int m = 0; m < static_cast<int>(pr->mechanisms.size()); ++m) {
-          pr->variants.push_back({a, e, m, false});
-          pr->variants.push_back({a, e, m, true});
-        }
-      }
-    }
+    pr.mechanism = m;
     return pr;
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                               const void* prepared) const override {
-    const auto& pr = *static_cast<const Prepared*>(prepared);
-    std::vector<double> vp, ve, vm, vt, reg, thr, dof;
-    for (const auto& v : pr.variants) {
-      vp.push_back(v.prior);
-      ve.push_back(v.epsilon < 0 ? std::nan("") : pr.epsilons[static_cast<std::size_t>(v.epsilon)]);
-      vm.push_back(
-          v.mechanism < 0
-              ? 0.0
-              : (pr.mechanisms[static_cast<std::size_t>(v.mechanism)] == core::SspMechanismKind::laplace ? 1.0 : 2.0));
-      vt.push_back(v.thresholded ? 1.0 : 0.0);
-      if (v.epsilon < 0) {
-        reg.push_back(std::nan(""));
-        thr.push_back(std::nan(""));
-        dof.push_back(std::nan(""));
-      } else {
-        const auto e = static_cast<std::size_t>(v.epsilon);
-        const auto m = static_cast<std::size_t>(v.mechanism);
-        reg.push_back(pr.regularization[e][m]);
-        thr.push_back(v.thresholded ? pr.threshold[e][m] : std::nan(""));
-        dof.push_back(pr.mechanisms[m] == core::SspMechanismKind::wishart
-                          ? core::ssp_wishart_parameters(pr.mechanism[e][m]).degrees_of_freedom
-                          : std::nan(""));
-      }
-    }
-    return {{"variant_prior", vp},
-            {"variant_epsilon", ve},
-            {"variant_mechanism", vm},
-            {"variant_thresholded", vt},
-            {"regularization", reg},
-            {"threshold", thr},
-            {"wishart_degrees_of_freedom", dof},
+                                                                               const Prepared& pr) const override {
+    const bool wishart = pr.mechanism && pr.mechanism->kind == core::SspMechanismKind::wishart;
+    return {{"regularization", {pr.regularization}},
+            {"threshold", {pr.threshold}},
+            {"wishart_degrees_of_freedom",
+             {wishart ? core::ssp_wishart_parameters(*pr.mechanism).degrees_of_freedom : std::nan("")}},
             {"coefficient", {pr.design.coefficient}},
             {"sigma", {pr.design.sigma}},
             {"simulated_n", {static_cast<double>(pr.n)}}};
   }
 
-  void run_replicate(const Cell&, const void* prepared, core::RngStream& data, core::RngStream& noise,
-                     std::span<double> out) const override {
-    const auto& pr = *static_cast<const Prepared*>(prepared);
+  /// The data set of (p, |T|, z, n, n_scale, replicate), streamed into its centred Gram matrix.
+  SimulatedGram generate(const Cell& data_cell, core::RngStream& data) const override {
+    const SimulationDesign design =
+        simulation_design(static_cast<int>(data_cell.get_int("p")),
+                          static_cast<int>(data_cell.get_int("true_model_size")), data_cell.get_double("signal_z"));
+    const std::uint64_t key0 = data();
+    const std::uint64_t key1 = data();
+    return simulate_gram_matrix(design, effective_n(data_cell), key0, key1);
+  }
+
+  /// Model averaging on the released G (G*_r or G**_r from one G* = G + E of the noise stream;
+  /// the non-private G for mechanism none), evaluated against the truth and the confidential G.
+  void analyse(const Cell&, const Prepared& pr, const SimulatedGram& sim, core::RngStream& noise,
+               runtime::MetricWriter& out) const override {
     const int p = pr.design.p;
     const int t = pr.design.true_model_size;
     const double n = static_cast<double>(pr.n);
-    const std::uint64_t key0 = data();
-    const std::uint64_t key1 = data();
-    const SimulatedGram sim = simulate_gram_matrix(pr.design, pr.n, key0, key1);
     Eigen::VectorXd beta = Eigen::VectorXd::Zero(p);
     beta.head(t).setConstant(pr.design.coefficient);
     const core::ModelMask truth = (core::ModelMask{1} << t) - 1;
-
-    // DP releases: one G* per (epsilon, mechanism), thresholded and not (post-processing).
-    const std::size_t ne = pr.epsilons.size();
-    const std::size_t nm = pr.mechanisms.size();
-    std::vector<core::RegularizedGram> released(ne * nm * 2);
-    for (std::size_t e = 0; e < ne; ++e) {
-      for (std::size_t m = 0; m < nm; ++m) {
-        const Eigen::MatrixXd gstar = core::noisy_gram_matrix(sim.gram, pr.mechanism[e][m], noise);
-        released[(e * nm + m) * 2] = core::regularize(gstar, pr.regularization[e][m]);
-        released[(e * nm + m) * 2 + 1] =
-            core::regularize(core::hard_threshold(gstar, pr.threshold[e][m]), pr.regularization[e][m]);
-      }
+    std::optional<core::RegularizedGram> released;
+    if (pr.mechanism) {
+      const Eigen::MatrixXd gstar = core::noisy_gram_matrix(sim.gram, *pr.mechanism, noise);
+      released =
+          core::regularize(pr.thresholded ? core::hard_threshold(gstar, pr.threshold) : gstar, pr.regularization);
     }
-
-    const std::size_t k = pr.variants.size();
     core::BmaOptions opts;
     opts.top_models = 0;
     opts.keep_all_models = true;
-    for (std::size_t v = 0; v < k; ++v) {
-      const Variant& var = pr.variants[v];
-      const core::RegularizedGram* rel =
-          var.epsilon < 0
-              ? nullptr
-              : &released[(static_cast<std::size_t>(var.epsilon) * nm + static_cast<std::size_t>(var.mechanism)) * 2 +
-                          (var.thresholded ? 1 : 0)];
-      const core::BmaResult res = core::bayesian_model_averaging(
-          rel ? rel->matrix : sim.gram, n, pr.priors[static_cast<std::size_t>(var.prior)], pr.model_prior, opts);
-      out[v] = predictive_mse(sim.gram, n, beta, res.model_averaged_coefficients);
-      out[k + v] = std::exp(res.log_posterior_probability(static_cast<Eigen::Index>(truth)));
-      out[2 * k + v] = res.highest_posterior_model == truth ? 1.0 : 0.0;
-      const auto& pip = res.posterior_inclusion_probability;
-      out[3 * k + v] = t > 0 ? pip.head(t).mean() : std::nan("");
-      out[4 * k + v] = t < p ? pip.tail(p - t).mean() : std::nan("");
-      out[5 * k + v] = rel ? (rel->fallback ? 1.0 : 0.0) : std::nan("");
-    }
-    out[6 * k] = static_cast<double>(sim.redrawn_rows);
+    const core::BmaResult res =
+        core::bayesian_model_averaging(released ? released->matrix : sim.gram, n, pr.prior, pr.model_prior, opts);
+    out.set("predictive_mse", predictive_mse(sim.gram, n, beta, res.model_averaged_coefficients));
+    out.set("prob_true_model", std::exp(res.log_posterior_probability(static_cast<Eigen::Index>(truth))));
+    out.set("highest_posterior_model_is_true", res.highest_posterior_model == truth ? 1.0 : 0.0);
+    const auto& pip = res.posterior_inclusion_probability;
+    out.set("mean_pip_active", t > 0 ? pip.head(t).mean() : std::nan(""));
+    out.set("mean_pip_inactive", t < p ? pip.tail(p - t).mean() : std::nan(""));
+    out.set("ridge_fallback", released ? (released->fallback ? 1.0 : 0.0) : std::nan(""));
+    out.set("redrawn_rows", static_cast<double>(sim.redrawn_rows));
   }
 
  private:
   // Monte Carlo ridge (99th percentile of −eigmin(E)): a function of the public mechanism
-  // parameters only (kind, p, l, u, ε, δ, draws, quantile) — not of n, |T|, the cell or the
-  // master seed — computed once per distinct parameter set from a stream keyed by them, and
-  // cached. 72 cells of the full study need 6 computations instead of 144 (docs/decisions.md).
-  double monte_carlo_ridge(const core::SspMechanism& m, int draws, double q) const {
+  // parameters only (kind, p, l, u, ε, δ, draws, quantile) — not of n, |T|, the prior, the
+  // thresholding, the cell or the master seed — drawn from a stream keyed by them, so every cell
+  // with the same mechanism gets the same ridge (docs/decisions.md). Computed in prepare(), once
+  // per cell.
+  static double monte_carlo_ridge(const core::SspMechanism& m, int draws, double q) {
     std::ostringstream os;
     os.precision(17);
     os << "ssp_ridge:" << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':' << m.epsilon
        << ':' << m.delta << ':' << draws << ':' << q;
-    const std::string key = os.str();
-    const std::lock_guard<std::mutex> lock(ridge_mutex_);
-    const auto it = ridge_cache_.find(key);
-    if (it != ridge_cache_.end()) return it->second;
-    core::RngStream rng(kRidgeSeed, core::fnv1a_64(key), 0, core::StreamPurpose::calibration);
-    const double r = core::monte_carlo_regularization(m, rng, draws, q);
-    ridge_cache_.emplace(key, r);
-    return r;
+    core::RngStream rng(kRidgeSeed, core::fnv1a_64(os.str()), 0, core::StreamPurpose::calibration);
+    return core::monte_carlo_regularization(m, rng, draws, q);
   }
   static constexpr std::uint64_t kRidgeSeed = 20240521;
-  mutable std::mutex ridge_mutex_;
-  mutable std::map<std::string, double> ridge_cache_;
 
   static std::uint64_t effective_n(const Cell& cell) {
     const double v = std::round(static_cast<double>(cell.get_int("n")) * cell.get_double("n_scale"));
     return v < 0 ? 0 : static_cast<std::uint64_t>(v);
-  }
-  /// One label per variant, in the order of Prepared::variants: per prior "prior=P;mechanism=none",
-  /// then per epsilon and mechanism "prior=P;mechanism=M;epsilon=E;thresholded=no" and "...=yes".
-  static std::vector<std::string> variant_labels(const Cell& cell) {
-    std::vector<std::string> out;
-    for (const auto& prior : split_list(cell.get_string("priors"))) {
-      out.push_back("prior=" + prior + ";mechanism=none");
-      for (const auto& epsilon : split_list(cell.get_string("epsilons"))) {
-        for (const auto& mechanism : split_list(cell.get_string("mechanisms"))) {
-          const std::string base = "prior=" + prior + ";mechanism=" + mechanism + ";epsilon=" + epsilon;
-          out.push_back(base + ";thresholded=no");
-          out.push_back(base + ";thresholded=yes");
-        }
-      }
-    }
-    return out;
-  }
-  static std::size_t variant_count(const Cell& cell) {
-    const std::size_t np = split_list(cell.get_string("priors")).size();
-    const std::size_t ne = split_list(cell.get_string("epsilons")).size();
-    const std::size_t nm = split_list(cell.get_string("mechanisms")).size();
-    return np * (1 + ne * nm * 2);
   }
 };
 

@@ -4,8 +4,9 @@ Figure 3 (Zellner-Siow) / 8 (BIC): Monte Carlo mean of the predictive MSE agains
 both axes on log scales. Figure 4 (ZS) / 9 (BIC): mean posterior probability of the true model.
 Facets: rows = p in {2, 6, 9}, columns = the three |T| values of that p. Colour = method and
 mechanism (G (not DP), Lap Non-thresh, Wish Non-thresh, Lap Thresh, Wish Thresh); line type =
-epsilon. The x position is the simulated number of rows (``/calibration/simulated_n``), so quick
-runs with ``n_scale < 1`` are drawn where they were simulated. Error bars (P(true model) only): +-2 MC SEs.
+epsilon. Cells are selected by their axis values (mechanism, thresholded, epsilon, prior). The x
+position is the simulated number of rows (``/calibration/simulated_n``), so quick runs with
+``n_scale < 1`` are drawn where they were simulated. Error bars (P(true model) only): +-2 MC SEs.
 """
 import argparse
 import os
@@ -19,32 +20,42 @@ import numpy as np  # noqa: E402
 
 from dpmu_h5 import Results, check_results_file, figure_note, save_figure  # noqa: E402
 
-METHODS = [  # (mechanism code, thresholded, label, colour)
-    (0, 0, "G (not DP)", "black"),
-    (1, 0, "Lap Non-thresh", "tab:blue"),
-    (2, 0, "Wish Non-thresh", "tab:red"),
-    (1, 1, "Lap Thresh", "tab:green"),
-    (2, 1, "Wish Thresh", "tab:orange"),
+METHODS = [  # (mechanism, thresholded, label, colour)
+    ("none", 0, "G (not DP)", "black"),
+    ("laplace", 0, "Lap Non-thresh", "tab:blue"),
+    ("wishart", 0, "Wish Non-thresh", "tab:red"),
+    ("laplace", 1, "Lap Thresh", "tab:green"),
+    ("wishart", 1, "Wish Thresh", "tab:orange"),
 ]
 LINESTYLES = ["-", "--", ":", "-."]
 FIGURE_NUMBERS = {"zellner_siow": (3, 4), "bic": (8, 9)}
 
 
 def _priors(res):
-    if "priors" in res.cells:
-        text = res.cells["priors"][0]
-    else:
-        text = "zellner_siow,bic"
-    return [s.strip().replace("-", "_") for s in str(text).split(",")]
+    """The coefficient priors of the file (the ``prior`` axis)."""
+    return res.values("prior")
 
 
-def plot_metric(res, metric, prior_index, ylabel, log_y, title, out_base):
+def _epsilons(res):
+    """The finite privacy budgets of the file (mechanism none has epsilon = inf)."""
+    return [e for e in res.values("epsilon") if np.isfinite(e)]
+
+
+def _cells(res, prior, mechanism, thr, eps, **data):
+    """Indices of the cells of one method (and the given data factors), n increasing."""
+    idx = res.select(prior=prior, mechanism=mechanism, thresholded=thr,
+                     epsilon=np.inf if eps is None else eps, **data)
+    n_sim = res.calibration["simulated_n"][idx, 0]
+    order = np.argsort(n_sim)
+    return idx[order], n_sim[order]
+
+
+def plot_metric(res, metric, prior, ylabel, log_y, title, out_base):
     """Draw one 3x3 figure (p x |T|) of ``metric`` for one prior; returns the written paths."""
     ps = res.values("p")
-    cal = res.calibration
     mean = res.summary[metric]["mean"]
     mcse = res.summary[metric]["mcse"]
-    epsilons = sorted({float(e) for e in np.ravel(cal["variant_epsilon"]) if np.isfinite(e)})
+    epsilons = _epsilons(res)
     ncol = max(len(set(res.cells["true_model_size"][res.select(p=p)].tolist())) for p in ps)
     fig, axes = plt.subplots(len(ps), ncol, figsize=(3.3 * ncol, 2.7 * len(ps)), sharex=True, squeeze=False)
     handles = {}
@@ -52,22 +63,14 @@ def plot_metric(res, metric, prior_index, ylabel, log_y, title, out_base):
         ts = sorted(set(res.cells["true_model_size"][res.select(p=p)].tolist()))
         for c, t in enumerate(ts):
             ax = axes[r][c]
-            idx = res.select(p=p, true_model_size=t)
-            n_k = cal["simulated_n"][idx, 0] / 1000.0
-            order = np.argsort(n_k)
-            idx, n_k = idx[order], n_k[order]
-            for code, thr, label, colour in METHODS:
-                for e_i, eps in enumerate(epsilons if code else [None]):
-                    row0 = idx[0]
-                    comp = [k for k in range(mean.shape[1])
-                            if cal["variant_prior"][row0, k] == prior_index
-                            and cal["variant_mechanism"][row0, k] == code
-                            and cal["variant_thresholded"][row0, k] == thr
-                            and (eps is None or np.isclose(cal["variant_epsilon"][row0, k], eps))]
-                    if not comp:
+            for mechanism, thr, label, colour in METHODS:
+                for e_i, eps in enumerate(epsilons if mechanism != "none" else [None]):
+                    idx, n_sim = _cells(res, prior, mechanism, thr, eps, p=p, true_model_size=t)
+                    if len(idx) == 0:
                         continue
-                    y = mean[idx, comp[0]]
-                    se = mcse[idx, comp[0]]
+                    n_k = n_sim / 1000.0
+                    y = mean[idx]
+                    se = mcse[idx]
                     ok = np.isfinite(y) & ((y > 0) if log_y else True)
                     ls = "-" if eps is None else LINESTYLES[e_i % len(LINESTYLES)]
                     (h,) = ax.plot(n_k[ok], y[ok], ls, color=colour, lw=1.2, marker="o", ms=2.5)
@@ -105,36 +108,27 @@ def plot_file(path, out_dir, name=None):
     name = name or os.path.splitext(os.path.basename(path))[0]
     os.makedirs(out_dir, exist_ok=True)
     written = []
-    for a, prior in enumerate(_priors(res)):
+    for prior in _priors(res):
         f_pmse, f_true = FIGURE_NUMBERS.get(prior, (None, None))
         tag_pmse = f"fig{f_pmse}" if f_pmse else f"pmse_{prior}"
         tag_true = f"fig{f_true}" if f_true else f"prob_true_model_{prior}"
-        written += plot_metric(res, "predictive_mse", a, "PMSE", True,
+        written += plot_metric(res, "predictive_mse", prior, "PMSE", True,
                                f"Predictive MSE, prior {prior}", os.path.join(out_dir, f"{name}_{tag_pmse}"))
-        written += plot_metric(res, "prob_true_model", a, "P(true model | D)", False,
+        written += plot_metric(res, "prob_true_model", prior, "P(true model | D)", False,
                                f"Posterior probability of the true model, prior {prior}",
                                os.path.join(out_dir, f"{name}_{tag_true}"))
     return written
 
 
-def _series(res, metric, prior_index, code, thr, eps):
-    """{(p, T): (n_sim array, mean array)} for one variant, n increasing."""
-    cal = res.calibration
+def _series(res, metric, prior, mechanism, thr, eps):
+    """{(p, T): (n_sim array, mean array)} for one method, n increasing."""
     mean = res.summary[metric]["mean"]
     out = {}
     for p in res.values("p"):
         for t in sorted(set(res.cells["true_model_size"][res.select(p=p)].tolist())):
-            idx = res.select(p=p, true_model_size=t)
-            row0 = idx[0]
-            comp = [k for k in range(mean.shape[1])
-                    if cal["variant_prior"][row0, k] == prior_index and cal["variant_mechanism"][row0, k] == code
-                    and cal["variant_thresholded"][row0, k] == thr
-                    and (eps is None or np.isclose(cal["variant_epsilon"][row0, k], eps))]
-            if not comp:
-                continue
-            n_sim = cal["simulated_n"][idx, 0]
-            order = np.argsort(n_sim)
-            out[(p, t)] = (n_sim[order], mean[idx[order], comp[0]])
+            idx, n_sim = _cells(res, prior, mechanism, thr, eps, p=p, true_model_size=t)
+            if len(idx):
+                out[(p, t)] = (n_sim, mean[idx])
     return out
 
 
@@ -142,18 +136,16 @@ def check_claims(path, prior="zellner_siow"):
     """The qualitative claims of PB §5.2.1 checked on a results file; returns markdown lines."""
     res = Results(path)
     priors = _priors(res)
-    if prior.replace("-", "_") not in priors:
+    if prior not in priors:
         print(f"error: --claims {prior}: the file has the priors {', '.join(priors)}", file=sys.stderr)
         sys.exit(2)
-    a = priors.index(prior.replace("-", "_"))
-    cal = res.calibration
-    eps = sorted({float(e) for e in np.ravel(cal["variant_epsilon"]) if np.isfinite(e)})
+    eps = _epsilons(res)
     lo_e, hi_e = eps[0], eps[-1]
-    pm = lambda code, thr, e: _series(res, "predictive_mse", a, code, thr, e)  # noqa: E731
-    pt = lambda code, thr, e: _series(res, "prob_true_model", a, code, thr, e)  # noqa: E731
+    pm = lambda mech, thr, e: _series(res, "predictive_mse", prior, mech, thr, e)  # noqa: E731
+    pt = lambda mech, thr, e: _series(res, "prob_true_model", prior, mech, thr, e)  # noqa: E731
     lines = [f"Prior `{prior}`, file `{os.path.basename(path)}`, "
              f"{int(np.nanmax(res.summary['predictive_mse']['n_ok']))} data sets per cell.", ""]
-    variants = [(0, 0, None)] + [(c, t, e) for e in eps for c in (1, 2) for t in (0, 1)]
+    variants = [("none", 0, None)] + [(c, t, e) for e in eps for c in ("laplace", "wishart") for t in (0, 1)]
     # 1. PMSE decreases with n
     steps = down = ends = ends_down = 0
     for v in variants:
@@ -166,7 +158,7 @@ def check_claims(path, prior="zellner_siow"):
     lines.append(f"1. PMSE decreases with n: {ends_down}/{ends} series lower at the largest n than at the smallest; "
                  f"{down}/{steps} consecutive steps decrease.")
     # 2. DP above non-private
-    g = pm(0, 0, None)
+    g = pm("none", 0, None)
     tot = above = 0
     for v in variants[1:]:
         for key, (n, y) in pm(*v).items():
@@ -175,7 +167,7 @@ def check_claims(path, prior="zellner_siow"):
     lines.append(f"2. DP PMSE above non-private: {above}/{tot} (cell, DP variant) pairs.")
     # 3. epsilon 0.9 below 0.5
     tot = below = 0
-    for c in (1, 2):
+    for c in ("laplace", "wishart"):
         for t in (0, 1):
             s_lo, s_hi = pm(c, t, lo_e), pm(c, t, hi_e)
             for key in s_lo:
@@ -186,7 +178,7 @@ def check_claims(path, prior="zellner_siow"):
     tot = lap = tot_x = wish_x = 0
     for e in eps:
         for t in (0, 1):
-            sl, sw = pm(1, t, e), pm(2, t, e)
+            sl, sw = pm("laplace", t, e), pm("wishart", t, e)
             for (p, tt), (n, y) in sl.items():
                 exc = (p in (6, 9)) & (tt == 0) & (n <= 50000)
                 yw = sw[(p, tt)][1]
@@ -199,7 +191,7 @@ def check_claims(path, prior="zellner_siow"):
     # 5. thresholding: better at |T| = 0, worse at |T| = p with small n
     tot0 = better0 = totp = worsep = 0
     for e in eps:
-        for c in (1, 2):
+        for c in ("laplace", "wishart"):
             s_nt, s_t = pm(c, 0, e), pm(c, 1, e)
             for (p, tt), (n, y) in s_nt.items():
                 yt = s_t[(p, tt)][1]
@@ -219,8 +211,8 @@ def check_claims(path, prior="zellner_siow"):
             ends += 1
             up += int(y[-1] > y[0])
     lines.append(f"6. P(true model) higher at the largest n than at the smallest: {up}/{ends} series.")
-    for v, name in [((0, 0, None), "G (not DP)"), ((1, 0, hi_e), f"Lap Non-thresh, epsilon {hi_e:g}"),
-                    ((2, 0, hi_e), f"Wish Non-thresh, epsilon {hi_e:g}")]:
+    for v, name in [(("none", 0, None), "G (not DP)"), (("laplace", 0, hi_e), f"Lap Non-thresh, epsilon {hi_e:g}"),
+                    (("wishart", 0, hi_e), f"Wish Non-thresh, epsilon {hi_e:g}")]:
         s = pt(*v)
         parts = []
         for (p, t), (n, y) in sorted(s.items()):

@@ -30,6 +30,12 @@ const char* type_name(ParameterType t) {
       return "real";
     case ParameterType::string:
       return "string";
+    case ParameterType::integer_list:
+      return "integer list";
+    case ParameterType::real_list:
+      return "real list";
+    case ParameterType::string_list:
+      return "string list";
   }
   return "?";  // unreachable: the switch is exhaustive (-Wswitch)
 }
@@ -59,7 +65,9 @@ std::string range_text(const ParameterSpec& s) {
 std::string default_text(const ParameterSpec& s) {
   if (!s.default_value) return "required";
   const std::string v = runtime::format_parameter_value(*s.default_value);
-  if (std::holds_alternative<std::string>(*s.default_value)) return v.empty() ? "\"\"" : "`" + v + "`";
+  if (!std::holds_alternative<std::int64_t>(*s.default_value) && !std::holds_alternative<double>(*s.default_value)) {
+    return v.empty() ? "\"\"" : "`" + v + "`";
+  }
   return v;
 }
 
@@ -84,6 +92,15 @@ runtime::Cell placeholder_cell(const Experiment& e) {
         break;
       case ParameterType::string:
         values.emplace_back(s.name, s.allowed.empty() ? std::string("x") : s.allowed.front());
+        break;
+      case ParameterType::integer_list:
+        values.emplace_back(s.name, std::vector<std::int64_t>{1});
+        break;
+      case ParameterType::real_list:
+        values.emplace_back(s.name, std::vector<double>{0.5});
+        break;
+      case ParameterType::string_list:
+        values.emplace_back(s.name, std::vector<std::string>{"x"});
         break;
     }
   }
@@ -131,9 +148,7 @@ void print_markdown(const Experiment& e, std::ostream& os) {
 }
 
 nlohmann::ordered_json to_json(const ParameterValue& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  return std::get<std::string>(v);
+  return std::visit([](const auto& x) { return nlohmann::ordered_json(x); }, v);
 }
 
 nlohmann::ordered_json describe_json(const Experiment& e) {

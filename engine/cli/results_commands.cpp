@@ -22,9 +22,7 @@ namespace dpmu::cli {
 namespace {
 
 nlohmann::ordered_json value_json(const runtime::ParameterValue& v) {
-  if (const auto* i = std::get_if<std::int64_t>(&v)) return *i;
-  if (const auto* d = std::get_if<double>(&v)) return *d;
-  return std::get<std::string>(v);
+  return std::visit([](const auto& x) { return nlohmann::ordered_json(x); }, v);
 }
 
 /// The summary with the names of /summary/<metric>/... in the results file (docs/results-schema.md).

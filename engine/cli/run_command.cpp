@@ -66,12 +66,13 @@ void dry_run(const runtime::StudySpec& s, const runtime::Shard& shard) {
   for (const auto& f : s.data_files) {
     std::cout << fmt::format("data file: {} ({}), sha256 {}\n", f.path, f.resolved, f.sha256);
   }
-  std::cout << fmt::format("cells: {}\n", s.cells.size());
+  std::cout << fmt::format("cells: {} ({} data sets per replicate)\n", s.cells.size(), s.data_groups.size());
   for (std::size_t c = 0; c < s.cells.size(); ++c) {
     std::cout << fmt::format("  {:>5}  {:016x}  {}\n", c, s.cells[c].cell_id(), s.cells[c].key());
   }
-  const auto tasks = static_cast<std::int64_t>(s.cells.size()) * blocks;
-  const std::int64_t shard_tasks = tasks / shard.count + (shard.index < tasks % shard.count ? 1 : 0);
+  const runtime::ShardPlan plan(s, shard);
+  const auto tasks = static_cast<std::int64_t>(plan.tasks_all_shards());
+  const auto shard_tasks = static_cast<std::int64_t>(plan.tasks().size());
   const double mb = static_cast<double>(width_total) * static_cast<double>(s.replicates) * 8.0 / 1e6;
   std::cout << fmt::format(
       "work: {} replicates in {} tasks; this shard ({}/{}): {} tasks; {} metric values per replicate on average; "
@@ -184,14 +185,29 @@ void replay(const std::string& config, const std::string& which, std::int64_t re
     throw std::invalid_argument(fmt::format("--replicate: {} is not in [0, {})", replicate, s.replicates));
   }
   const auto& cell = s.cells[c];
-  auto calibration = runtime::calibration_stream(s.master_seed, cell);
-  const auto prepared = s.experiment->prepare(cell, calibration);
+  // Exactly what dpmu run does for this cell and replicate (its data set is generated from the
+  // data stream of its data key, whichever other cells share it).
+  runtime::CellReplicate one;
+  one.cell = &cell;
+  std::shared_ptr<const void> prepared;
+  try {
+    auto calibration = runtime::calibration_stream(s.master_seed, cell);
+    prepared = s.experiment->prepare_erased(cell, calibration);
+    one.prepared = prepared.get();
+  } catch (const std::exception& e) {
+    one.prepare_error = e.what();
+  }
   std::size_t width = 0;
   for (const auto& m : s.cell_metrics[c]) width += m.size;
   std::vector<double> out(width, std::numeric_limits<double>::quiet_NaN());
-  auto data = runtime::data_stream(s.master_seed, cell, static_cast<std::uint64_t>(replicate));
-  auto noise = runtime::noise_stream(s.master_seed, cell, static_cast<std::uint64_t>(replicate));
-  s.experiment->run_replicate(cell, prepared.get(), data, noise, out);
+  one.metrics = s.cell_metrics[c];
+  one.out = out;
+  runtime::run_one_replicate(*s.experiment, cell.data_cell(), s.master_seed, static_cast<std::uint64_t>(replicate),
+                             std::span<runtime::CellReplicate>(&one, 1));
+  if (!one.failure_stage.empty()) {
+    throw std::runtime_error(
+        fmt::format("replicate {} of cell {} failed ({}): {}", replicate, c, one.failure_stage, one.failure_message));
+  }
   nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
   std::size_t off = 0;
   for (const auto& m : s.cell_metrics[c]) {

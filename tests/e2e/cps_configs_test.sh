@@ -16,7 +16,7 @@ for config in fig5_cps fig5_cps_centred_age fig5_cps_public_bounds; do
     echo "FAIL: configs/$config.yaml does not validate: $(cat "$TMP/err")"; failures=$((failures + 1)); fi
 done
 # a bad config is rejected before any work, naming the key
-sed 's/  permute: "married, education"/  permute: "married, income"/' configs/smoke/fig5_cps.yaml > "$TMP/bad.yaml"
+sed 's/  permute: \[married, education\]/  permute: [married, income]/' configs/smoke/fig5_cps.yaml > "$TMP/bad.yaml"
 if "$DPMU" run "$TMP/bad.yaml" --out "$TMP/bad.h5" --quiet 2>"$TMP/err"; then
   echo "FAIL: bad permute accepted"; failures=$((failures + 1))
 elif grep -q "'income' is not one of the predictors" "$TMP/err"; then passes=$((passes + 1)); else

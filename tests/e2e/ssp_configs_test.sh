@@ -26,21 +26,23 @@ for m in a["replicates"]:
 PYEOF
 then passes=$((passes + 1)); else echo "FAIL: 1 vs 2 threads differ"; failures=$((failures + 1)); fi
 # a bad config value is a clear error with exit code 2
-sed 's/epsilons: "0.5,0.9"/epsilons: "0.5,1.5"/' configs/smoke/fig8_9_bic.yaml > "$TMP/bad.yaml"
+sed 's/epsilon: \[0.5, 0.9\]/epsilon: [0.5, 1.5]/' configs/smoke/fig8_9_bic.yaml > "$TMP/bad.yaml"
 "$DPMU" run "$TMP/bad.yaml" --out "$TMP/bad.h5" --quiet 2>"$TMP/err"; rc=$?
 if [ $rc -eq 2 ] && grep -q "Wishart mechanism needs epsilon < 1" "$TMP/err"; then passes=$((passes + 1)); else
-  echo "FAIL: bad epsilons: exit $rc, $(cat "$TMP/err")"; failures=$((failures + 1)); fi
-# list parameters: an empty item or a repeated item is an error, and a problem shared by every
+  echo "FAIL: bad epsilon: exit $rc, $(cat "$TMP/err")"; failures=$((failures + 1)); fi
+# method axes: a repeated value, a budget for the non-private analysis; a problem shared by every
 # cell is reported once (with the number of cells), not once per cell
-for case in 'epsilons: "0.5,"|has an empty item' 'epsilons: "0.5,0.5"|is listed twice' \
-            'model_prior: "beta-binomial:"|model_prior' 'lower: 3|in 27 cells'; do
-  line="${case%%|*}"; want="${case#*|}"
-  { grep -v "^  ${line%%:*}:" configs/smoke/fig8_9_bic.yaml | sed "s/^parameters:/parameters:\n  $line/"; } > "$TMP/bad2.yaml"
+for case in 's/epsilon: \[0.5, 0.9\]/epsilon: [0.5, 0.5]/|repeats' \
+            's/mechanism: none/mechanism: none\n    epsilon: 0.5/|the non-private analysis (mechanism none) has no privacy budget' \
+            's/model_prior: "beta-binomial:1,1"/model_prior: "beta-binomial:"/|model_prior' \
+            's/lower: -2/lower: 3/|in 243 cells'; do
+  expr="${case%%|*}"; want="${case#*|}"
+  sed "$expr" configs/smoke/fig8_9_bic.yaml > "$TMP/bad2.yaml"
   "$DPMU" run "$TMP/bad2.yaml" --out "$TMP/bad2.h5" --quiet 2>"$TMP/err"; rc=$?
   if [ $rc -eq 2 ] && grep -qF -- "$want" "$TMP/err" && [ "$(grep -c "lower" "$TMP/err")" -le 1 ] && [ ! -e "$TMP/bad2.h5" ]; then
     passes=$((passes + 1))
   else
-    echo "FAIL: '$line': exit $rc, want '$want' once; $(cat "$TMP/err")"; failures=$((failures + 1))
+    echo "FAIL: '$expr': exit $rc, want '$want' once; $(cat "$TMP/err")"; failures=$((failures + 1))
   fi
 done
 if "$PY" plotting/plot_all.py "$TMP" --out "$TMP/figures" > "$TMP/plots.txt"; then passes=$((passes + 1)); else
@@ -54,23 +56,37 @@ for png in fig3_4_zellner_siow_fig3 fig3_4_zellner_siow_fig4 fig3_4_zellner_siow
     echo "FAIL: $png.png/.pdf missing or not a PNG"; failures=$((failures + 1))
   fi
 done
-# numbers: shapes, probabilities in [0, 1], PMSE >= 0, no failed replicates, the BIC-only file
-# equals the BIC part of the ZS+BIC file (same data, same noise order per variant)
+# numbers: shapes, probabilities in [0, 1], PMSE >= 0, no failed replicates; the method axes are
+# cell parameters; one data set per (p, |T|, n) is shared by its method cells (same data_id, the
+# same redrawn-row count); the BIC-only file equals the BIC cells of the ZS+BIC file (same keys:
+# same data and noise streams)
 if "$PY" - "$TMP/fig3_4_zellner_siow.h5" "$TMP/fig8_9_bic.h5" <<'PYEOF'
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 assert f.attrs["experiment"] in (b"ssp_simulation", "ssp_simulation")
 pm = f["replicates/predictive_mse"][()]
-assert pm.shape[0] == 27 and pm.shape[2] == 18, pm.shape
+assert pm.shape == (27 * 18, 2), pm.shape
 assert np.all(pm >= 0), "negative PMSE"
 pt = f["replicates/prob_true_model"][()]
 assert np.all((pt >= 0) & (pt <= 1 + 1e-12))
 assert np.all(f["replicates/redrawn_rows"][()] == 0)
 assert len(f["errors/message"][()]) == 0 if "errors/message" in f else True
+text = lambda a: [x.decode() if isinstance(x, bytes) else x for x in a]
+cells = f["cells"]
+mech, prior = text(cells["mechanism"][()]), text(cells["prior"][()])
+eps, thr = cells["epsilon"][()], cells["thresholded"][()]
+assert sorted(set(mech)) == ["laplace", "none", "wishart"] and sorted(set(prior)) == ["bic", "zellner_siow"]
+assert all(np.isinf(e) == (m == "none") for e, m in zip(eps, mech))
+assert sorted(set(eps[np.isfinite(eps)])) == [0.5, 0.9] and sorted(set(thr)) == [0, 1]
+assert "variant_mechanism" not in f["calibration"] and "variant_prior" not in f["calibration"]
+assert len(set(cells["data_id"][()])) == 27
 g = h5py.File(sys.argv[2], "r")
-assert g["replicates/predictive_mse"].shape[2] == 9
-# the non-private BIC variant uses only the data stream: identical in both files
-assert np.array_equal(pm[:, :, 9], g["replicates/predictive_mse"][()][:, :, 0])
+assert g["replicates/predictive_mse"].shape == (27 * 9, 2)
+keys_f = {k: i for i, k in enumerate(text(cells["key"][()]))}
+for j, k in enumerate(text(g["cells/key"][()])):
+    i = keys_f[k]
+    for m in g["replicates"]:
+        assert np.array_equal(f["replicates"][m][i], g["replicates"][m][j], equal_nan=True), (k, m)
 PYEOF
 then passes=$((passes + 1)); else echo "FAIL: HDF5 contents"; failures=$((failures + 1)); fi
 echo "ssp_configs_test: $passes passed, $failures failed"

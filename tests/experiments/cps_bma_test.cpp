@@ -303,18 +303,22 @@ TEST_CASE("cps_bma: bad config values and missing columns are config errors", "[
   dpmu::experiments::register_builtin_experiments();
   using Catch::Matchers::Contains;
   CHECK(config_error("") == "");
-  CHECK_THAT(config_error("  permute: \"\"\n  predictors: \"age = age; wage = wages\"\n"),
+  CHECK_THAT(config_error("  permute: []\n  predictors: \"age = age; wage = wages\"\n"),
              Contains("column 'wages' is not in"));
   CHECK_THAT(config_error("  response: salary\n"), Contains("column 'salary' is not in"));
   CHECK_THAT(config_error("  data_file: no/such/file.csv\n"), Contains("does not exist"));
-  CHECK_THAT(config_error("  permute: \"married, income\"\n"), Contains("'income' is not one of the predictors"));
+  CHECK_THAT(config_error("  permute: [married, income]\n"), Contains("'income' is not one of the predictors"));
+  CHECK_THAT(config_error("  permute: \"married, income\"\n"),
+             Contains("expected a list (e.g. [a, b]) for the list parameter permute, got a scalar"));
+  CHECK_THAT(config_error("  permute: [\"married, income\"]\n"), Contains("contains a comma; list items cannot"));
   CHECK_THAT(config_error("  rescale: public_bounds\n"), Contains("no bounds for predictor 'age'"));
   CHECK_THAT(config_error("  rescale: public_bounds\n  public_bounds: \"age = 15, 85; age_squared = 225, 7225; "
                           "married = 0, 1; male = 0, 1; education = 0, 20; white = 0, 1\"\n"),
              Contains("no bounds for 'response'"));
   CHECK_THAT(config_error("  public_bounds: \"age = 15, 85\"\n"), Contains("only used with rescale: public_bounds"));
-  CHECK_THAT(config_error("  coefficients: \"1, 7\"\n"), Contains("7 is not a predictor index in 1..6"));
-  CHECK_THAT(config_error("  coefficients: \"x\"\n"), Contains("'x' is not an integer"));
+  CHECK_THAT(config_error("  coefficients: [1, 7]\n"), Contains("7 is not a predictor index in 1..6"));
+  CHECK_THAT(config_error("  coefficients: [1, x]\n"), Contains("coefficients[1]: 'x' is not an integer"));
+  CHECK_THAT(config_error("  coefficients: []\n"), Contains("name at least one predictor index"));
   CHECK_THAT(config_error("  epsilon: 1.5\n"), Contains("Wishart mechanism needs epsilon < 1"));
   CHECK_THAT(config_error("  rescale: minmax\n"), Contains("rescale"));
   CHECK_THAT(config_error("  model_prior: dirichlet\n"), Contains("dirichlet"));

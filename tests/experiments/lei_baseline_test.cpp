@@ -11,6 +11,7 @@
 #include "dpmu/core/lcssf.hpp"
 #include "dpmu/experiments/registry.hpp"
 #include "dpmu/runtime/experiment.hpp"
+#include "run_replicate.hpp"
 
 namespace rt = dpmu::runtime;
 namespace core = dpmu::core;
@@ -49,10 +50,8 @@ TEST_CASE("lei_simulation equals lcssf_algorithm1/2 run at each phi with the sam
     CHECK(grid[4] == 50.0);
     int agree = 0, truths = 0, total = 0;
     for (std::uint64_t rep = 0; rep < 60; ++rep) {
-      std::vector<double> out(3 * 5 + 2);
-      core::RngStream data(5, cell.data_id(), rep, core::StreamPurpose::data);
-      core::RngStream noise(5, cell.cell_id(), rep, core::StreamPurpose::noise);
-      exp.run_replicate(cell, nullptr, data, noise, out);
+      const std::vector<double> out = dpmu_test::run_replicate(exp, cell, 5, rep);
+      REQUIRE(out.size() == 3 * 5 + 2);
       core::RngStream data2(5, cell.data_id(), rep, core::StreamPurpose::data);
       const auto d = lei_simulate_data(100, lei_true_coefficients("model2"), data2);
       core::LcssfSettings s;
@@ -124,12 +123,8 @@ TEST_CASE("selection_head_to_head: with negligible noise every method finds the 
   REQUIRE(total == 2 * 11 + 9);
   {  // ε = 1e7: noise scales ~1e-4 (LCSSF) and ~1e-6 (SSP) against signals ~1e3
     const rt::Cell cell = cell_for(1e7);
-    core::RngStream cal(3, cell.cell_id(), 0, core::StreamPurpose::calibration);
-    const auto prepared = exp.prepare(cell, cal);
-    std::vector<double> out(total, std::nan(""));
-    core::RngStream data(3, cell.data_id(), 0, core::StreamPurpose::data);
-    core::RngStream noise(3, cell.cell_id(), 0, core::StreamPurpose::noise);
-    exp.run_replicate(cell, prepared.get(), data, noise, out);
+    const std::vector<double> out = dpmu_test::run_replicate(exp, cell, 3, 0);
+    REQUIRE(out.size() == total);
     CHECK(*std::max_element(out.begin(), out.begin() + 11) == 1.0);       // LCSSF Alg. 1 at a good phi
     CHECK(*std::max_element(out.begin() + 11, out.begin() + 22) == 1.0);  // Alg. 2-like
     for (std::size_t j = 22; j < 26; ++j) CHECK(out[j] == 1.0);           // SSP Laplace HPM/MPM, thresholded or not
@@ -138,12 +133,8 @@ TEST_CASE("selection_head_to_head: with negligible noise every method finds the 
   }
   {  // ε = 0.5: the Wishart arm runs and gives 0/1 values
     const rt::Cell cell = cell_for(0.5);
-    core::RngStream cal(3, cell.cell_id(), 0, core::StreamPurpose::calibration);
-    const auto prepared = exp.prepare(cell, cal);
-    std::vector<double> out(total, std::nan(""));
-    core::RngStream data(3, cell.data_id(), 0, core::StreamPurpose::data);
-    core::RngStream noise(3, cell.cell_id(), 0, core::StreamPurpose::noise);
-    exp.run_replicate(cell, prepared.get(), data, noise, out);
+    const std::vector<double> out = dpmu_test::run_replicate(exp, cell, 3, 0);
+    REQUIRE(out.size() == total);
     for (std::size_t j = 26; j < 30; ++j) CHECK((out[j] == 0.0 || out[j] == 1.0));
   }
 }

@@ -6,13 +6,16 @@
 #include <boost/math/distributions/normal.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "dpmu/core/block_random.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/registry.hpp"
 #include "dpmu/runtime/experiment.hpp"
+#include "run_replicate.hpp"
 
 namespace ex = dpmu::experiments;
 namespace core = dpmu::core;
@@ -119,8 +122,12 @@ TEST_CASE("predictive_mse from G equals the brute-force n^-1 ||V beta - V beta_h
 
 TEST_CASE("ssp_simulation: bad config values give clear errors", "[ssp_simulation]") {
   const auto base = [](std::vector<std::pair<std::string, rt::ParameterValue>> extra) {
-    std::vector<std::pair<std::string, rt::ParameterValue>> v = {
-        {"n", std::int64_t{5000}}, {"p", std::int64_t{2}}, {"true_model_size", std::int64_t{1}}};
+    std::vector<std::pair<std::string, rt::ParameterValue>> v = {{"n", std::int64_t{5000}},
+                                                                 {"p", std::int64_t{2}},
+                                                                 {"true_model_size", std::int64_t{1}},
+                                                                 {"mechanism", std::string("laplace")},
+                                                                 {"epsilon", 0.5},
+                                                                 {"prior", std::string("zellner_siow")}};
     for (auto& e : extra) {
       for (auto& x : v) {
         if (x.first == e.first) x.second = e.second;
@@ -131,93 +138,126 @@ TEST_CASE("ssp_simulation: bad config values give clear errors", "[ssp_simulatio
     }
     return make_cell(v);
   };
+  const double inf = std::numeric_limits<double>::infinity();
   CHECK(validation_error(base({})).empty());
   CHECK_THAT(validation_error(base({{"true_model_size", std::int64_t{3}}})),
              Catch::Contains("true_model_size: 3 exceeds p = 2"));
   CHECK_THAT(validation_error(base({{"n", std::int64_t{4}}})),
              Catch::Contains("n: round(n * n_scale) = 4 must be >= p + 3"));
-  CHECK_THAT(validation_error(base({{"epsilons", std::string("0.5,abc")}})), Catch::Contains("epsilons: 'abc'"));
-  CHECK_THAT(validation_error(base({{"epsilons", std::string("0.5,-1")}})), Catch::Contains("not a positive number"));
-  CHECK_THAT(validation_error(base({{"epsilons", std::string("0.5,1.5")}})),
-             Catch::Contains("Wishart mechanism needs epsilon < 1"));
-  CHECK(validation_error(base({{"epsilons", std::string("1.5")}, {"mechanisms", std::string("laplace")}})).empty());
-  CHECK_THAT(validation_error(base({{"mechanisms", std::string("laplace,gauss")}})),
-             Catch::Contains("mechanisms: 'gauss'"));
-  CHECK_THAT(validation_error(base({{"priors", std::string("zellner_siow,foo")}})), Catch::Contains("priors: 'foo'"));
+  CHECK_THAT(validation_error(base({{"mechanism", std::string("wishart")}, {"epsilon", 1.5}})),
+             Catch::Contains("epsilon: the Wishart mechanism needs epsilon < 1"));
+  CHECK(validation_error(base({{"epsilon", 1.5}})).empty());  // Laplace takes any epsilon > 0
+  CHECK_THAT(validation_error(base({{"epsilon", inf}})), Catch::Contains("epsilon: mechanism laplace needs a privacy"));
+  CHECK(validation_error(base({{"mechanism", std::string("none")}, {"epsilon", inf}})).empty());
+  CHECK_THAT(validation_error(base({{"mechanism", std::string("none")}})),
+             Catch::Contains("epsilon: the non-private analysis (mechanism none) has no privacy budget"));
+  CHECK_THAT(
+      validation_error(base({{"mechanism", std::string("none")}, {"epsilon", inf}, {"thresholded", std::int64_t{1}}})),
+      Catch::Contains("thresholded: the non-private analysis"));
+  CHECK_THAT(validation_error(base({{"prior", std::string("foo")}})), Catch::Contains("prior: 'foo'"));
   CHECK_THAT(validation_error(base({{"model_prior", std::string("dirichlet")}})), Catch::Contains("model_prior:"));
   CHECK_THAT(validation_error(base({{"lower", 1.0}})), Catch::Contains("lower < 0 < upper"));
   CHECK_THAT(validation_error(base({{"threshold_reference", std::string("signed")}, {"threshold_percentile", 0.3}})),
              Catch::Contains("threshold_percentile"));
 }
 
-TEST_CASE("ssp_simulation: metric layout and the non-private variant equal a direct BMA on the same data",
-          "[ssp_simulation]") {
+TEST_CASE("ssp_simulation: the non-private cell equals a direct BMA on the same data", "[ssp_simulation]") {
   const auto cell = make_cell({{"n", std::int64_t{4000}},
                                {"p", std::int64_t{6}},
                                {"true_model_size", std::int64_t{3}},
-                               {"laplace_ridge_draws", std::int64_t{500}}});
+                               {"mechanism", std::string("none")},
+                               {"prior", std::string("zellner_siow")}});
+  ex::register_builtin_experiments();
   const auto& e = rt::find_experiment("ssp_simulation");
   REQUIRE_NOTHROW(e.validate(cell));
-  const std::size_t k = 2 * (1 + 2 * 2 * 2);  // priors × (non-private + ε × mechanism × threshold)
-  REQUIRE(metric_size(cell) == 6 * k + 1);
-  core::RngStream cal(7, cell.cell_id(), 0, core::StreamPurpose::calibration);
-  const auto prepared = e.prepare(cell, cal);
-  const auto calib = e.calibration_outputs(cell, prepared.get());
-  REQUIRE(calib[0].first == "variant_prior");
-  REQUIRE(calib[0].second.size() == k);
-  CHECK(calib[2].second[0] == 0.0);  // mechanism code of variant 0 (non-private)
-  CHECK(calib[2].second[1] == 1.0);  // laplace
-  CHECK(calib[3].second[2] == 1.0);  // thresholded
-  std::vector<double> out(metric_size(cell), std::nan(""));
-  core::RngStream data(7, cell.data_id(), 3, core::StreamPurpose::data);
-  core::RngStream noise(7, cell.cell_id(), 3, core::StreamPurpose::noise);
-  e.run_replicate(cell, prepared.get(), data, noise, out);
-  for (double x : out) CHECK((std::isfinite(x) || std::isnan(x)));
-  // direct: same keys, same G
+  REQUIRE(metric_size(cell) == 7);
+  const std::vector<double> out = dpmu_test::run_replicate(e, cell, 7, 3);
+  // direct: the data stream of the cell's data key, the same G
   core::RngStream data2(7, cell.data_id(), 3, core::StreamPurpose::data);
   const std::uint64_t k0 = data2(), k1 = data2();
   const auto d = ex::simulation_design(6, 3, 7.0);
   const auto sim = ex::simulate_gram_matrix(d, 4000, k0, k1);
   const auto zs = core::parse_coefficient_prior("zellner-siow", 4000.0);
   const auto res = core::bayesian_model_averaging(sim.gram, 4000.0, zs, core::parse_model_prior("beta-binomial:1,1"));
-  CHECK(out[k] == Approx(std::exp(res.log_posterior_probability(7))).epsilon(1e-12));
   Eigen::VectorXd beta = Eigen::VectorXd::Zero(6);
   beta.head(3).setConstant(d.coefficient);
   CHECK(out[0] == Approx(ex::predictive_mse(sim.gram, 4000.0, beta, res.model_averaged_coefficients)).epsilon(1e-12));
-  CHECK(out[3 * k] == Approx(res.posterior_inclusion_probability.head(3).mean()).epsilon(1e-12));
-  CHECK(out[4 * k] == Approx(res.posterior_inclusion_probability.tail(3).mean()).epsilon(1e-12));
-  CHECK(std::isnan(out[5 * k]));  // no ridge for the non-private variant
-  CHECK(out[6 * k] == 0.0);       // redrawn rows
-  // DP PMSE is positive and the probabilities are probabilities
-  for (std::size_t v = 0; v < k; ++v) {
-    CHECK(out[v] >= 0.0);
-    CHECK(out[k + v] >= 0.0);
-    CHECK(out[k + v] <= 1.0 + 1e-12);
+  CHECK(out[1] == Approx(std::exp(res.log_posterior_probability(7))).epsilon(1e-12));
+  CHECK(out[3] == Approx(res.posterior_inclusion_probability.head(3).mean()).epsilon(1e-12));
+  CHECK(out[4] == Approx(res.posterior_inclusion_probability.tail(3).mean()).epsilon(1e-12));
+  CHECK(std::isnan(out[5]));  // no ridge without a mechanism
+  CHECK(out[6] == 0.0);       // redrawn rows
+}
+
+TEST_CASE("ssp_simulation: a private cell equals the mechanism applied to the same G with the cell's noise stream",
+          "[ssp_simulation]") {
+  ex::register_builtin_experiments();
+  const auto& e = rt::find_experiment("ssp_simulation");
+  for (const std::string mechanism : {"laplace", "wishart"}) {
+    for (std::int64_t thresholded : {0, 1}) {
+      const auto cell = make_cell({{"n", std::int64_t{3000}},
+                                   {"p", std::int64_t{2}},
+                                   {"true_model_size", std::int64_t{1}},
+                                   {"mechanism", mechanism},
+                                   {"epsilon", 0.5},
+                                   {"thresholded", thresholded},
+                                   {"prior", std::string("bic")},
+                                   {"laplace_ridge_draws", std::int64_t{300}}});
+      REQUIRE_NOTHROW(e.validate(cell));
+      const auto prepared = dpmu_test::prepare_cell(e, cell, 11);
+      const std::vector<double> out = dpmu_test::run_replicate(e, cell, 11, 2, prepared);
+      double ridge = 0, threshold = 0;
+      for (const auto& [name, v] : e.calibration_outputs_erased(cell, prepared.get())) {
+        if (name == "regularization") ridge = v[0];
+        if (name == "threshold") threshold = v[0];
+      }
+      CHECK(ridge > 0.0);
+      CHECK((thresholded != 0 ? threshold > 0.0 : std::isnan(threshold)));
+      core::RngStream data(11, cell.data_id(), 2, core::StreamPurpose::data);
+      const std::uint64_t k0 = data(), k1 = data();
+      const auto d = ex::simulation_design(2, 1, 7.0);
+      const auto sim = ex::simulate_gram_matrix(d, 3000, k0, k1);
+      const core::SspMechanism m{.kind = core::parse_ssp_mechanism(mechanism),
+                                 .p = 2,
+                                 .lower = -2.0,
+                                 .upper = 2.0,
+                                 .epsilon = 0.5,
+                                 .delta = mechanism == "wishart" ? 1.0 / 3000.0 : 0.0};
+      core::RngStream noise(11, cell.cell_id(), 2, core::StreamPurpose::noise);
+      const Eigen::MatrixXd gstar = core::noisy_gram_matrix(sim.gram, m, noise);
+      const auto released = core::regularize(thresholded != 0 ? core::hard_threshold(gstar, threshold) : gstar, ridge);
+      const auto res = core::bayesian_model_averaging(released.matrix, 3000.0, core::parse_coefficient_prior("bic"),
+                                                      core::parse_model_prior("beta-binomial:1,1"));
+      Eigen::VectorXd beta = Eigen::VectorXd::Zero(2);
+      beta(0) = d.coefficient;
+      CHECK(out[0] == ex::predictive_mse(sim.gram, 3000.0, beta, res.model_averaged_coefficients));
+      CHECK(out[1] == std::exp(res.log_posterior_probability(1)));
+      CHECK(out[5] == (released.fallback ? 1.0 : 0.0));
+    }
   }
 }
 
-TEST_CASE("ssp_simulation: with epsilon -> infinity the DP variants equal the non-private one", "[ssp_simulation]") {
+TEST_CASE("ssp_simulation: with epsilon -> infinity the private cells approach the non-private one",
+          "[ssp_simulation]") {
   // epsilon = 1e9: Laplace scale 48/1e9, ridge ~ 5e-7, threshold ~ 1.4e-7 (tiny against G ~ n).
-  const auto cell = make_cell({{"n", std::int64_t{5000}},
-                               {"p", std::int64_t{6}},
-                               {"true_model_size", std::int64_t{3}},
-                               {"epsilons", std::string("1e9")},
-                               {"mechanisms", std::string("laplace")},
-                               {"priors", std::string("zellner_siow,bic")},
-                               {"laplace_ridge_draws", std::int64_t{200}}});
+  ex::register_builtin_experiments();
   const auto& e = rt::find_experiment("ssp_simulation");
-  core::RngStream cal(9, cell.cell_id(), 0, core::StreamPurpose::calibration);
-  const auto prepared = e.prepare(cell, cal);
-  const std::size_t k = 2 * 3;
-  std::vector<double> out(metric_size(cell), std::nan(""));
-  core::RngStream data(9, cell.data_id(), 0, core::StreamPurpose::data);
-  core::RngStream noise(9, cell.cell_id(), 0, core::StreamPurpose::noise);
-  e.run_replicate(cell, prepared.get(), data, noise, out);
-  for (std::size_t prior = 0; prior < 2; ++prior) {
-    const std::size_t v0 = prior * 3;
-    for (std::size_t v = v0 + 1; v < v0 + 3; ++v) {
-      CHECK(out[k + v] == Approx(out[k + v0]).margin(1e-6));         // prob_true_model
-      CHECK(out[v] == Approx(out[v0]).epsilon(1e-4).margin(1e-15));  // predictive_mse
+  for (const std::string prior : {"zellner_siow", "bic"}) {
+    const auto cell = [&](const std::string& mechanism, double epsilon, std::int64_t thresholded) {
+      return make_cell({{"n", std::int64_t{5000}},
+                        {"p", std::int64_t{6}},
+                        {"true_model_size", std::int64_t{3}},
+                        {"mechanism", mechanism},
+                        {"epsilon", epsilon},
+                        {"thresholded", thresholded},
+                        {"prior", prior},
+                        {"laplace_ridge_draws", std::int64_t{200}}});
+    };
+    const auto g = dpmu_test::run_replicate(e, cell("none", std::numeric_limits<double>::infinity(), 0), 9, 0);
+    for (std::int64_t thr : {0, 1}) {
+      const auto dp = dpmu_test::run_replicate(e, cell("laplace", 1e9, thr), 9, 0);
+      CHECK(dp[1] == Approx(g[1]).margin(1e-6));                 // prob_true_model
+      CHECK(dp[0] == Approx(g[0]).epsilon(1e-4).margin(1e-15));  // predictive_mse
     }
   }
 }
@@ -243,29 +283,28 @@ TEST_CASE("simulation design by simulation: Var(x'beta), Var(y) and SNR 1/2", "[
 
 TEST_CASE("ssp_simulation: the Monte Carlo ridge depends on the mechanism's public parameters only",
           "[ssp_simulation]") {
-  // Same (p, epsilon, l, u): equal ridge for different n, |T| and calibration streams; another
-  // epsilon gives another ridge (variant 1 = Laplace, epsilon 0.5 non-thresholded; 5 = epsilon 0.9).
+  // Same (mechanism, p, epsilon, l, u): equal ridge for different n, |T|, prior, thresholding and
+  // calibration streams; another epsilon gives another ridge.
   ex::register_builtin_experiments();
   const auto& e = rt::find_experiment("ssp_simulation");
-  const auto ridge = [&](std::int64_t n, std::int64_t t, std::uint64_t seed) {
+  const auto ridge = [&](std::int64_t n, std::int64_t t, double epsilon, const std::string& prior,
+                         std::int64_t thresholded, std::uint64_t seed) {
     const auto cell = make_cell({{"n", n},
                                  {"p", std::int64_t{2}},
                                  {"true_model_size", t},
                                  {"laplace_ridge_draws", std::int64_t{300}},
-                                 {"priors", std::string("bic")}});
-    core::RngStream cal(seed, cell.cell_id(), 0, core::StreamPurpose::calibration);
-    const auto prepared = e.prepare(cell, cal);
-    const auto outputs = e.calibration_outputs(cell, prepared.get());
-    std::vector<double> r;
-    for (const auto& o : outputs) {
-      if (o.first == "regularization") r = o.second;
+                                 {"mechanism", std::string("laplace")},
+                                 {"epsilon", epsilon},
+                                 {"thresholded", thresholded},
+                                 {"prior", prior}});
+    const auto prepared = dpmu_test::prepare_cell(e, cell, seed);
+    for (const auto& o : e.calibration_outputs_erased(cell, prepared.get())) {
+      if (o.first == "regularization") return o.second.at(0);
     }
-    return r;
+    return std::nan("");
   };
-  const auto a = ridge(5000, 1, 1), b = ridge(100000, 0, 2);
-  REQUIRE(a.size() == 9);
-  CHECK(a[1] == b[1]);
-  CHECK(a[5] == b[5]);
-  CHECK(a[1] > a[5]);  // more noise at epsilon 0.5 than 0.9
-  CHECK(a[1] > 0.0);
+  const double a = ridge(5000, 1, 0.5, "bic", 0, 1);
+  CHECK(a == ridge(100000, 0, 0.5, "zellner_siow", 1, 2));
+  CHECK(a > ridge(5000, 1, 0.9, "bic", 0, 1));  // more noise at epsilon 0.5 than 0.9
+  CHECK(a > 0.0);
 }

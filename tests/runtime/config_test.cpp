@@ -215,3 +215,52 @@ TEST_CASE("config errors name the file, line and key", "[engine][config]") {
                         Contains("study.yaml:7: parameters.delta"));
   }
 }
+
+TEST_CASE("list parameters: a YAML sequence under parameters, typed items, canonical key text", "[engine][config]") {
+  const std::string head = "experiment: test_lists\nmaster_seed: 1\nreplicates: 2\n";
+  const auto s = parse(head + "parameters:\n  tags: [a, c]\n  indices: [1, 3, 4]\n  weights: [0.5, 2]\n");
+  REQUIRE(s.cells.size() == 1);
+  const auto& c = s.cells[0];
+  CHECK(c.get_string_list("tags") == std::vector<std::string>{"a", "c"});
+  CHECK(c.get_int_list("indices") == std::vector<std::int64_t>{1, 3, 4});
+  CHECK(c.get_real_list("weights") == std::vector<double>{0.5, 2.0});
+  // canonical text: items joined by ", " (integers in decimal, reals shortest round trip)
+  CHECK(c.key() == "indices=1, 3, 4;tags=a, c;weights=0.5, 2");
+  CHECK(c.data_key() == "weights=0.5, 2");
+  CHECK_THROWS_AS(c.get_string("tags"), std::invalid_argument);
+  CHECK_THROWS_AS(c.get_string_list("indices"), std::invalid_argument);
+  // the canonical text parses back to the value (results files store it)
+  for (const auto& [name, value] : c.values()) {
+    const auto type = name == "tags"      ? dpmu::runtime::ParameterType::string_list
+                      : name == "indices" ? dpmu::runtime::ParameterType::integer_list
+                                          : dpmu::runtime::ParameterType::real_list;
+    CHECK(dpmu::runtime::parse_list_value(type, dpmu::runtime::format_parameter_value(value)) == value);
+  }
+  // defaults, the empty list
+  const auto d = parse(head + "parameters:\n  indices: []\n");
+  CHECK(d.cells[0].get_string_list("tags").empty());
+  CHECK(d.cells[0].get_real_list("weights") == std::vector<double>{1.0});
+  CHECK(d.cells[0].key() == "indices=;tags=;weights=1");
+  // as a grid axis, each value is a list
+  const auto g = parse(head + "parameters:\n  indices: [2]\ngrid:\n  weights: [[1, 2], [3], []]\n");
+  REQUIRE(g.cells.size() == 3);
+  CHECK(g.cells[1].get_real_list("weights") == std::vector<double>{3.0});
+  CHECK(g.data_groups.size() == 3);
+}
+
+TEST_CASE("list parameters: bad values are config errors naming the item", "[engine][config]") {
+  const std::string head = "experiment: test_lists\nmaster_seed: 1\nreplicates: 2\nparameters:\n";
+  CHECK_THAT(error_of(head + "  indices: \"1, 3\"\n"),
+             Contains("study.yaml:5: parameters.indices: expected a list (e.g. [a, b]) for the list parameter indices, "
+                      "got a scalar"));
+  CHECK_THAT(error_of(head + "  indices: [1, x]\n"), Contains("parameters.indices[1]: 'x' is not an integer"));
+  CHECK_THAT(error_of(head + "  indices: [1, [2]]\n"), Contains("parameters.indices[1]: expected a single value"));
+  CHECK_THAT(error_of(head + "  indices: [1]\n  tags: [a, d]\n"),
+             Contains("'d' is not allowed; tags must be one of a, b, c"));
+  CHECK_THAT(error_of(head + "  indices: [1]\n  tags: [\"a,b\"]\n"), Contains("contains a comma"));
+  CHECK_THAT(error_of(head + "  indices: [1]\n  weights: [1, -2]\n"), Contains("value -2 is out of range"));
+  CHECK_THAT(error_of(head + "  indices: [1]\ngrid:\n  weights: [1, 2]\n"),
+             Contains("grid.weights[0]: expected a list"));
+  CHECK_THAT(error_of(head + "  indices: [1]\ngrid:\n  weights: {from: 1, to: 2, count: 2}\n"),
+             Contains("a range needs a numeric parameter"));
+}

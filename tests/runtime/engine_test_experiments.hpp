@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "dpmu/core/random.hpp"
 #include "dpmu/experiments/data_files.hpp"
@@ -17,10 +18,17 @@ namespace dpmu_test {
 inline std::atomic<bool> g_stop{false};
 inline std::atomic<long> g_calls{0};
 inline std::atomic<long> g_prepare_calls{0};
+inline std::atomic<long> g_generate_calls{0};
 
 /// Parameters shaped like the paper's (n, p, epsilon, delta, num_subsets, lower/upper, mechanism).
 /// Metrics: x (data uniform + noise uniform), v[p] (p data normals), failing replicates throw.
-class TestEngine final : public dpmu::runtime::Experiment {
+/// The data of one replicate: a uniform u and p normals (data stream).
+struct TestEngineData {
+  double u = 0.0;
+  std::vector<double> v;
+};
+
+class TestEngine final : public dpmu::runtime::TypedExperiment<double, TestEngineData> {
  public:
   std::string name() const override { return "test_engine"; }
   std::vector<dpmu::runtime::ParameterSpec> parameters() const override {
@@ -71,32 +79,37 @@ class TestEngine final : public dpmu::runtime::Experiment {
         {.name = "x"},
         {.name = "v", .size = static_cast<std::size_t>(c.get_int("p")), .is_vector = true, .component_labels = labels}};
   }
-  std::shared_ptr<const void> prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream& calibration) const override {
+  double prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream& calibration) const override {
     g_prepare_calls.fetch_add(1);
     if (c.get_int("fail_prepare") != 0) throw std::runtime_error("prepare failed on purpose");
     // A calibration-dependent constant, small against the Monte Carlo error of x.
-    return std::make_shared<const double>(1e-6 * dpmu::core::uniform_open01(calibration));
+    return 1e-6 * dpmu::core::uniform_open01(calibration);
   }
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const dpmu::runtime::Cell& c,
-                                                                               const void* prepared) const override {
-    return {{"offset",
-             std::vector<double>(static_cast<std::size_t>(c.get_int("p")), *static_cast<const double*>(prepared))}};
+                                                                               const double& offset) const override {
+    return {{"offset", std::vector<double>(static_cast<std::size_t>(c.get_int("p")), offset)}};
   }
-  void run_replicate(const dpmu::runtime::Cell& c, const void* prepared, dpmu::core::RngStream& data,
-                     dpmu::core::RngStream& noise, std::span<double> out) const override {
+  TestEngineData generate(const dpmu::runtime::Cell& data_cell, dpmu::core::RngStream& data) const override {
+    g_generate_calls.fetch_add(1);
+    TestEngineData d;
+    d.u = dpmu::core::uniform_open01(data);
+    for (std::int64_t j = 0; j < data_cell.get_int("p"); ++j) d.v.push_back(dpmu::core::standard_normal(data));
+    return d;
+  }
+  void analyse(const dpmu::runtime::Cell& c, const double& offset, const TestEngineData& d,
+               dpmu::core::RngStream& noise, dpmu::runtime::MetricWriter& out) const override {
     const long calls = g_calls.fetch_add(1) + 1;
     const auto stop_after = c.get_int("stop_after");
     if (stop_after > 0 && calls >= stop_after) g_stop.store(true);
-    const double u = dpmu::core::uniform_open01(data);
-    if (u < c.get_double("fail_probability")) throw std::runtime_error("replicate failed on purpose");
-    out[0] = u + dpmu::core::uniform_open01(noise) + *static_cast<const double*>(prepared);
-    for (std::int64_t j = 0; j < c.get_int("p"); ++j) out[1 + j] = dpmu::core::standard_normal(data);
+    if (d.u < c.get_double("fail_probability")) throw std::runtime_error("replicate failed on purpose");
+    out.set("x", d.u + dpmu::core::uniform_open01(noise) + offset);
+    out.set("v", d.v);
   }
 };
 
 /// Reads one column of a CSV (`data_file`, a path parameter): for data-file identity, resolution
 /// and up-front data checks. Metric: mean of the column + a uniform from the noise stream.
-class TestData final : public dpmu::runtime::Experiment {
+class TestData final : public dpmu::runtime::TypedExperiment<double> {
  public:
   std::string name() const override { return "test_data"; }
   std::vector<dpmu::runtime::ParameterSpec> parameters() const override {
@@ -119,15 +132,15 @@ class TestData final : public dpmu::runtime::Experiment {
     }
   }
   std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell&) const override { return {{.name = "m"}}; }
-  std::shared_ptr<const void> prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream&) const override {
+  double prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream&) const override {
     const auto& v = table(c)->column(c.get_string("column"));
     double sum = 0;
     for (double x : v) sum += x;
-    return std::make_shared<const double>(sum / static_cast<double>(v.size()));
+    return sum / static_cast<double>(v.size());
   }
-  void run_replicate(const dpmu::runtime::Cell& c, const void* prepared, dpmu::core::RngStream&,
-                     dpmu::core::RngStream& noise, std::span<double> out) const override {
-    out[0] = c.get_double("scale") * *static_cast<const double*>(prepared) + dpmu::core::uniform_open01(noise);
+  void analyse(const dpmu::runtime::Cell& c, const double& mean, const dpmu::runtime::Nothing&,
+               dpmu::core::RngStream& noise, dpmu::runtime::MetricWriter& out) const override {
+    out.set("m", c.get_double("scale") * mean + dpmu::core::uniform_open01(noise));
   }
 
  private:
@@ -141,11 +154,43 @@ class TestData final : public dpmu::runtime::Experiment {
   }
 };
 
+/// List parameters: `tags` (string_list, items from a, b, c), `weights` (real_list, items >= 0,
+/// a data factor), `indices` (integer_list, required). Metric: sum of weights + a noise uniform.
+class TestLists final : public dpmu::runtime::TypedExperiment<dpmu::runtime::Nothing> {
+ public:
+  std::string name() const override { return "test_lists"; }
+  std::vector<dpmu::runtime::ParameterSpec> parameters() const override {
+    using dpmu::runtime::ParameterType;
+    return {
+        {.name = "tags",
+         .type = ParameterType::string_list,
+         .default_value = std::vector<std::string>{},
+         .allowed = {"a", "b", "c"}},
+        {.name = "weights",
+         .type = ParameterType::real_list,
+         .data_factor = true,
+         .default_value = std::vector<double>{1.0},
+         .min = 0.0},
+        {.name = "indices", .type = ParameterType::integer_list},
+    };
+  }
+  std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell&) const override {
+    return {{.name = "sum"}};
+  }
+  void analyse(const dpmu::runtime::Cell& c, const dpmu::runtime::Nothing&, const dpmu::runtime::Nothing&,
+               dpmu::core::RngStream& noise, dpmu::runtime::MetricWriter& out) const override {
+    double sum = 0;
+    for (double w : c.get_real_list("weights")) sum += w;
+    out.set("sum", sum + dpmu::core::uniform_open01(noise));
+  }
+};
+
 inline void register_test_experiments() {
   static const bool once = [] {
     dpmu::experiments::register_builtin_experiments();
     dpmu::runtime::register_experiment(std::make_unique<TestEngine>());
     dpmu::runtime::register_experiment(std::make_unique<TestData>());
+    dpmu::runtime::register_experiment(std::make_unique<TestLists>());
     return true;
   }();
   (void)once;

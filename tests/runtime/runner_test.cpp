@@ -9,6 +9,7 @@
 
 #include "dpmu/runtime/config.hpp"
 #include "dpmu/runtime/results.hpp"
+#include "dpmu/runtime/streams.hpp"
 #include "engine_test_experiments.hpp"
 #include "temp_dir.hpp"
 
@@ -86,7 +87,9 @@ TEST_CASE("engine: 1 thread, 2 threads and 2 shards merged give bit-identical re
   const auto r0 = rt::run_study(s, o0);
   rt::run_study(s, o1);
   CHECK(r0.complete);
-  CHECK(r0.tasks_total == 8 * 9 / 2);  // 9 blocks of 7 per cell (60 replicates)
+  // 4 data groups (n, p) of 2 cells (mechanism), 9 blocks of 7 per group (60 replicates)
+  CHECK(s.data_groups.size() == 4);
+  CHECK(r0.tasks_total == 4 * 9 / 2);
   rt::merge_results(dir / "merged.h5", {dir / "s1.h5", dir / "s0.h5"});
   const auto one = rt::read_results(dir / "one.h5");
   const auto two = rt::read_results(dir / "two.h5");
@@ -121,6 +124,106 @@ TEST_CASE("engine: data streams are shared across method factors, noise streams 
   const auto& b = r.cell_results[1];
   CHECK(a.values[1] == b.values[1]);
   CHECK(a.values[0] != b.values[0]);
+}
+
+TEST_CASE("engine: one data set per (data key, replicate), analysed by every cell of the key",
+          "[engine][determinism]") {
+  TempDir dir;
+  const auto s = study("", 20);
+  REQUIRE(s.data_groups.size() == 4);
+  for (const auto& g : s.data_groups) {
+    REQUIRE(g.size() == 2);
+    CHECK(s.cells[g[0]].data_key() == s.cells[g[1]].data_key());
+    CHECK(s.cells[g[0]].get_string("mechanism") != s.cells[g[1]].get_string("mechanism"));
+  }
+  dpmu_test::g_generate_calls = 0;
+  dpmu_test::g_calls = 0;
+  rt::run_study(s, options(dir / "a.h5", 2));
+  CHECK(dpmu_test::g_generate_calls == 4 * 20);  // not 8 * 20: generated once per group and replicate
+  CHECK(dpmu_test::g_calls == 8 * 20);           // analysed once per cell and replicate
+  // What run_one_replicate gives for one cell alone (replay) equals that cell's row in the file.
+  const auto r = rt::read_results(dir / "a.h5");
+  const auto& e = *s.experiment;
+  for (std::size_t c : {std::size_t{1}, std::size_t{6}}) {
+    auto calibration = rt::calibration_stream(s.master_seed, s.cells[c]);
+    const auto prepared = e.prepare_erased(s.cells[c], calibration);
+    const auto& cr = r.cell_results[c];
+    std::vector<double> out(cr.width);
+    rt::CellReplicate one;
+    one.cell = &s.cells[c];
+    one.prepared = prepared.get();
+    one.metrics = s.cell_metrics[c];
+    one.out = out;
+    rt::run_one_replicate(e, s.cells[c].data_cell(), s.master_seed, 13, std::span<rt::CellReplicate>(&one, 1));
+    CHECK(one.failure_stage.empty());
+    CHECK(std::memcmp(out.data(), cr.values.data() + 13 * cr.width, cr.width * sizeof(double)) == 0);
+  }
+}
+
+TEST_CASE("engine: generate sees the data factors only; its failure fails every cell of the key", "[engine][errors]") {
+  const auto s = study("", 3);
+  const rt::Cell& cell = s.cells[0];
+  const rt::Cell data = cell.data_cell();
+  CHECK(data.key() == cell.data_key());
+  CHECK(data.data_id() == cell.data_id());
+  CHECK(data.cell_id() == cell.data_id());
+  CHECK(data.get_int("n") == cell.get_int("n"));
+  CHECK(data.values().size() == 2);
+  CHECK_THROWS_AS(data.get("epsilon"), std::out_of_range);  // a method parameter
+
+  struct FailingData final : rt::TypedExperiment<rt::Nothing, double> {
+    std::string name() const override { return "failing_data"; }
+    std::vector<rt::ParameterSpec> parameters() const override { return {}; }
+    std::vector<rt::MetricSpec> metrics(const rt::Cell&) const override { return {{.name = "m"}}; }
+    double generate(const rt::Cell&, dpmu::core::RngStream&) const override {
+      throw std::runtime_error("no data today");
+    }
+    void analyse(const rt::Cell&, const rt::Nothing&, const double& x, dpmu::core::RngStream&,
+                 rt::MetricWriter& out) const override {
+      out.set("m", x);
+    }
+  } failing;
+  const rt::Nothing nothing;
+  const std::vector<rt::MetricSpec> specs = failing.metrics(cell);
+  std::vector<double> a(1, 0.0), b(1, 0.0);
+  std::vector<rt::CellReplicate> reps(2);
+  for (auto [rep, out] : {std::pair{&reps[0], &a}, std::pair{&reps[1], &b}}) {
+    rep->cell = &cell;
+    rep->prepared = &nothing;
+    rep->metrics = specs;
+    rep->out = *out;
+  }
+  rt::run_one_replicate(failing, data, 1, 0, reps);
+  for (const auto& r : reps) {
+    CHECK(r.failure_stage == "generate");
+    CHECK(r.failure_message == "no data today");
+  }
+  CHECK(std::isnan(a[0]));
+  CHECK(std::isnan(b[0]));
+}
+
+TEST_CASE("MetricWriter: writes by name, checked against the declared metrics", "[engine][metrics]") {
+  const std::vector<rt::MetricSpec> specs = {
+      {.name = "a"}, {.name = "v", .size = 3, .is_vector = true}, {.name = "w", .size = 1, .is_vector = true}};
+  std::vector<double> out(5, std::nan(""));
+  rt::MetricWriter w(specs, out);
+  w.set("a", 1.5);
+  w.set("v", 2, 7.0);
+  w.set("w", std::vector<double>{4.0});
+  CHECK(out[0] == 1.5);
+  CHECK(std::isnan(out[1]));  // unwritten stays NaN
+  CHECK(std::isnan(out[2]));
+  CHECK(out[3] == 7.0);
+  CHECK(out[4] == 4.0);
+  w.set("v", std::vector<double>{1, 2, 3});
+  CHECK(out[1] == 1.0);
+  CHECK(out[3] == 3.0);
+  CHECK_THROWS_WITH(w.set("b", 1.0), Contains("undeclared metric 'b'") && Contains("declared: a, v, w"));
+  CHECK_THROWS_WITH(w.set("v", 1.0), Contains("'v' is a vector of 3 components"));
+  CHECK_THROWS_WITH(w.set("w", 1.0), Contains("'w' is a vector"));
+  CHECK_THROWS_WITH(w.set("v", 3, 1.0), Contains("component 3 of metric 'v' is out of range"));
+  CHECK_THROWS_WITH(w.set("v", std::vector<double>{1, 2}), Contains("'v' has 3 components but 2 values"));
+  CHECK_THROWS_AS(rt::MetricWriter(specs, std::span<double>(out.data(), 4)), std::logic_error);
 }
 
 TEST_CASE("engine: interrupted run resumes from its journal (torn last record ignored), bit-identical",
@@ -326,6 +429,27 @@ TEST_CASE("results file round trip: what is written is read back", "[engine][hdf
   CHECK_THROWS_WITH(rt::read_results(dir / "none.h5"), Contains("no such file"));
   { std::ofstream(dir / "bad.h5") << "not hdf5"; }
   CHECK_THROWS_WITH(rt::read_results(dir / "bad.h5"), Contains("not an HDF5 file"));
+}
+
+TEST_CASE("results file round trip: list parameters come back as lists", "[engine][hdf5]") {
+  TempDir dir;
+  dpmu_test::register_test_experiments();
+  const auto s = rt::parse_study(
+      "experiment: test_lists\nmaster_seed: 3\nreplicates: 4\nparameters:\n  tags: [b]\n  indices: [7, 8]\n"
+      "grid:\n  weights: [[0.25, 1e-3], []]\n",
+      "lists.yaml");
+  rt::run_study(s, options(dir / "a.h5"));
+  const auto r = rt::read_results(dir / "a.h5");
+  REQUIRE(r.cells.size() == 2);
+  for (std::size_t c = 0; c < 2; ++c) {
+    CHECK(r.cells[c].key() == s.cells[c].key());
+    CHECK(r.cells[c].values() == s.cells[c].values());
+  }
+  CHECK(r.cells[0].get_real_list("weights") == std::vector<double>{0.25, 1e-3});
+  CHECK(r.cells[1].get_real_list("weights").empty());
+  CHECK(r.parameter_types == std::vector<rt::ParameterType>{rt::ParameterType::string_list,
+                                                            rt::ParameterType::real_list,
+                                                            rt::ParameterType::integer_list});
 }
 
 TEST_CASE("parse_shard", "[engine]") {

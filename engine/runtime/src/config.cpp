@@ -119,16 +119,71 @@ std::optional<std::uint64_t> parse_uint(const std::string& s) {
   return std::nullopt;
 }
 
-/// Parse a scalar node as a value of the given spec; on failure add a diagnostic and return nullopt.
+std::optional<ParameterValue> parse_scalar_value(const YAML::Node& node, const ParameterSpec& spec, ParameterType type,
+                                                 const std::string& key, Diagnostics& diag);
+
+/// A list parameter's value: a YAML sequence of scalars of its item type. A string item may not
+/// contain a comma (the canonical text of a list joins its items with ", ").
+std::optional<ParameterValue> parse_list(const YAML::Node& node, const ParameterSpec& spec, const std::string& key,
+                                         Diagnostics& diag) {
+  if (!node.IsSequence()) {
+    diag.add(
+        node, key,
+        fmt::format("expected a list (e.g. [a, b]) for the list parameter {}, got {}", spec.name, node_kind(node)));
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> ints;
+  std::vector<double> reals;
+  std::vector<std::string> strings;
+  bool ok = true;
+  for (std::size_t i = 0; i < node.size(); ++i) {
+    const std::string item_key = fmt::format("{}[{}]", key, i);
+    auto v = parse_scalar_value(node[i], spec, item_type(spec.type), item_key, diag);
+    if (!v) {
+      ok = false;
+      continue;
+    }
+    if (auto* x = std::get_if<std::int64_t>(&*v)) ints.push_back(*x);
+    if (auto* x = std::get_if<double>(&*v)) reals.push_back(*x);
+    if (auto* x = std::get_if<std::string>(&*v)) {
+      if (x->find(',') != std::string::npos) {
+        diag.add(node[i], item_key,
+                 fmt::format("'{}' contains a comma; list items cannot (give each as its own item)", *x));
+        ok = false;
+      }
+      strings.push_back(*x);
+    }
+  }
+  if (!ok) return std::nullopt;
+  switch (spec.type) {
+    case ParameterType::integer_list:
+      return ParameterValue(std::move(ints));
+    case ParameterType::real_list:
+      return ParameterValue(std::move(reals));
+    default:
+      return ParameterValue(std::move(strings));
+  }
+}
+
+/// Parse a node as a value of the given spec (a scalar, or a sequence for a list type); on
+/// failure add a diagnostic and return nullopt.
 std::optional<ParameterValue> parse_value(const YAML::Node& node, const ParameterSpec& spec, const std::string& key,
                                           Diagnostics& diag) {
+  if (is_list_type(spec.type)) return parse_list(node, spec, key, diag);
+  return parse_scalar_value(node, spec, spec.type, key, diag);
+}
+
+/// Parse a scalar node as a value of `type` (spec.type, or its item type); on failure add a
+/// diagnostic and return nullopt.
+std::optional<ParameterValue> parse_scalar_value(const YAML::Node& node, const ParameterSpec& spec, ParameterType type,
+                                                 const std::string& key, Diagnostics& diag) {
   if (!node.IsScalar()) {
     diag.add(node, key, fmt::format("expected a single value, got {}", node_kind(node)));
     return std::nullopt;
   }
   const std::string& s = node.Scalar();
   ParameterValue value;
-  switch (spec.type) {
+  switch (type) {
     case ParameterType::integer: {
       auto v = parse_exact_int(s);  // reals with an exact integer value are integers, e.g. 1e5
       if (!v) {
@@ -150,14 +205,41 @@ std::optional<ParameterValue> parse_value(const YAML::Node& node, const Paramete
     case ParameterType::string:
       value = spec.path ? normalize_path_value(s) : s;
       break;
+    case ParameterType::integer_list:
+    case ParameterType::real_list:
+    case ParameterType::string_list:
+      diag.add(node, key, "a list item cannot be a list");
+      return std::nullopt;
   }
   return value;
 }
 
-/// Check a value against its spec's range or allowed strings.
+bool check_scalar_value(const ParameterValue& value, const ParameterSpec& spec, const YAML::Node& node,
+                        const std::string& key, Diagnostics& diag);
+
+/// Check a value against its spec's range or allowed strings (every item of a list).
 bool check_value(const ParameterValue& value, const ParameterSpec& spec, const YAML::Node& node, const std::string& key,
                  Diagnostics& diag) {
-  if (spec.type == ParameterType::string) {
+  bool ok = true;
+  if (const auto* v = std::get_if<std::vector<std::int64_t>>(&value)) {
+    for (auto x : *v) ok = check_scalar_value(x, spec, node, key, diag) && ok;
+    return ok;
+  }
+  if (const auto* v = std::get_if<std::vector<double>>(&value)) {
+    for (auto x : *v) ok = check_scalar_value(x, spec, node, key, diag) && ok;
+    return ok;
+  }
+  if (const auto* v = std::get_if<std::vector<std::string>>(&value)) {
+    for (const auto& x : *v) ok = check_scalar_value(x, spec, node, key, diag) && ok;
+    return ok;
+  }
+  return check_scalar_value(value, spec, node, key, diag);
+}
+
+/// Check a scalar (or one list item) against its spec's range or allowed strings.
+bool check_scalar_value(const ParameterValue& value, const ParameterSpec& spec, const YAML::Node& node,
+                        const std::string& key, Diagnostics& diag) {
+  if (std::holds_alternative<std::string>(value)) {
     const auto& s = std::get<std::string>(value);
     if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(), s) == spec.allowed.end()) {
       diag.add(node, key,
@@ -183,8 +265,13 @@ bool check_value(const ParameterValue& value, const ParameterSpec& spec, const Y
   return true;
 }
 
+/// True if the two values are numerically the same scalar (1 and 1.0), or equal otherwise.
+bool is_number(const ParameterValue& v) {
+  return std::holds_alternative<std::int64_t>(v) || std::holds_alternative<double>(v);
+}
+
 bool values_equal(const ParameterValue& a, const ParameterValue& b) {
-  if (std::holds_alternative<std::string>(a) || std::holds_alternative<std::string>(b)) return a == b;
+  if (!is_number(a) || !is_number(b)) return a == b;
   auto num = [](const ParameterValue& v) {
     return std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<std::int64_t>(v));
   };
@@ -206,9 +293,7 @@ void check_repeated_values(const std::vector<ParameterValue>& values, const std:
   auto less = [&](std::size_t a, std::size_t b) {
     const auto& x = values[a];
     const auto& y = values[b];
-    if (std::holds_alternative<std::string>(x) || std::holds_alternative<std::string>(y)) {
-      return std::tie(x, a) < std::tie(y, b);
-    }
+    if (!is_number(x) || !is_number(y)) return std::tie(x, a) < std::tie(y, b);
     auto num = [](const ParameterValue& v) {
       return std::holds_alternative<double>(v) ? std::get<double>(v) : static_cast<double>(std::get<std::int64_t>(v));
     };
@@ -253,7 +338,7 @@ std::vector<ParameterValue> parse_axis(const YAML::Node& node, const ParameterSp
     }
     if (!in_zip) check_repeated_values(out, labels, texts, lines, spec, diag);  // zip: rows must differ (below)
   } else if (node.IsMap()) {
-    if (spec.type == ParameterType::string) {
+    if (spec.type != ParameterType::integer && spec.type != ParameterType::real) {
       diag.add(node, key, "a range needs a numeric parameter");
       return out;
     }
@@ -458,6 +543,24 @@ void check_duplicate_keys(const YAML::Node& map, const std::string& prefix, Diag
   }
 }
 
+/// StudySpec::data_groups: cells with one data key share a group (in cell order, groups in the
+/// order of their first cell); without a data step every cell is a group of its own.
+std::vector<std::vector<std::size_t>> group_cells_by_data_key(const StudySpec& study) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::map<std::string, std::size_t> group_of_key;
+  const bool shared = study.experiment->has_data_step();
+  for (std::size_t c = 0; c < study.cells.size(); ++c) {
+    if (!shared) {
+      groups.push_back({c});
+      continue;
+    }
+    auto [it, fresh] = group_of_key.emplace(study.cells[c].data_key(), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(c);
+  }
+  return groups;
+}
+
 }  // namespace
 
 ConfigError::ConfigError(std::vector<std::string> messages)
@@ -480,8 +583,8 @@ StudySpec load_study(const std::filesystem::path& path, const StudyOverrides& ov
 }
 
 namespace {
-StudySpec parse_study_impl(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides) {
-  Diagnostics diag(source);
+/// Step 1: the YAML text as one document whose root is a map with only known keys.
+YAML::Node load_root(const std::string& yaml_text, Diagnostics& diag) {
   YAML::Node root;
   try {
     std::vector<YAML::Node> docs = YAML::LoadAll(yaml_text);
@@ -513,30 +616,32 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
                       "parameters", "grid", "exclude"},
                      "", diag);
 
-  StudySpec study;
-  study.source = source;
-  study.config_yaml = yaml_text;
+  return root;
+}
 
-  auto required_scalar = [&](const char* key) -> std::optional<std::string> {
-    const YAML::Node n = root[key];
-    if (!n.IsDefined() || n.IsNull()) {
-      diag.add(root, key, "missing required key");
-      return std::nullopt;
-    }
-    if (!n.IsScalar()) {
-      diag.add(n, key, fmt::format("expected a single value, got {}", node_kind(n)));
-      return std::nullopt;
-    }
-    return n.Scalar();
-  };
+/// A required scalar key of the root; nullopt (with a diagnostic) if missing or not a scalar.
+std::optional<std::string> required_scalar(const YAML::Node& root, const char* key, Diagnostics& diag) {
+  const YAML::Node n = root[key];
+  if (!n.IsDefined() || n.IsNull()) {
+    diag.add(root, key, "missing required key");
+    return std::nullopt;
+  }
+  if (!n.IsScalar()) {
+    diag.add(n, key, fmt::format("expected a single value, got {}", node_kind(n)));
+    return std::nullopt;
+  }
+  return n.Scalar();
+}
 
-  if (auto s = required_scalar("master_seed")) {
+/// Step 2: master_seed, replicates (and --replicates), block_size, max_failure_fraction, description.
+void read_run_settings(const YAML::Node& root, const StudyOverrides& overrides, StudySpec& study, Diagnostics& diag) {
+  if (auto s = required_scalar(root, "master_seed", diag)) {
     if (auto v = parse_uint(*s))
       study.master_seed = *v;
     else
       diag.add(root["master_seed"], "master_seed", fmt::format("'{}' is not an integer in [0, 2^64)", *s));
   }
-  if (auto s = required_scalar("replicates")) {
+  if (auto s = required_scalar(root, "replicates", diag)) {
     auto v = parse_exact_int(*s);
     if (!v || *v < 1)
       diag.add(root["replicates"], "replicates", fmt::format("'{}' is not an integer >= 1", *s));
@@ -572,10 +677,12 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     else
       study.description = root["description"].Scalar();
   }
+}
 
-  // The experiment: without it nothing else can be checked.
+/// Step 3: the experiment (without it nothing else can be checked) and its parameter specs.
+ExperimentInfo read_experiment(const YAML::Node& root, StudySpec& study, Diagnostics& diag) {
   ExperimentInfo info;
-  if (auto s = required_scalar("experiment")) {
+  if (auto s = required_scalar(root, "experiment", diag)) {
     try {
       study.experiment = &find_experiment(*s);
       study.experiment_name = *s;
@@ -596,15 +703,26 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     if (spec.data_factor) study.data_factors.push_back(spec.name);
     info.specs.emplace(spec.name, std::move(spec));
   }
-  auto unknown_param = [&](const YAML::Node& at, const std::string& key) {
-    diag.add(at, key,
-             fmt::format("unknown parameter of experiment '{}'; parameters are {}", study.experiment_name,
-                         join(info.order, ", ")));
-  };
+  return info;
+}
 
-  // Fixed parameters.
-  std::map<std::string, ParameterValue> fixed;
-  std::map<std::string, int> fixed_lines;
+void report_unknown_parameter(const YAML::Node& at, const std::string& key, const StudySpec& study,
+                              const ExperimentInfo& info, Diagnostics& diag) {
+  diag.add(at, key,
+           fmt::format("unknown parameter of experiment '{}'; parameters are {}", study.experiment_name,
+                       join(info.order, ", ")));
+}
+
+/// The `parameters:` map: values and the lines they were set on.
+struct FixedParameters {
+  std::map<std::string, ParameterValue> values;
+  std::map<std::string, int> lines;
+};
+
+/// Step 4: the fixed parameters (`parameters:`), each parsed and checked against its spec.
+FixedParameters read_fixed_parameters(const YAML::Node& root, const StudySpec& study, const ExperimentInfo& info,
+                                      Diagnostics& diag) {
+  FixedParameters fixed;
   if (root["parameters"].IsDefined() && !root["parameters"].IsNull()) {
     const YAML::Node params = root["parameters"];
     if (!params.IsMap()) {
@@ -616,19 +734,26 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
         const std::string key = "parameters." + name;
         const ParameterSpec* spec = info.find(name);
         if (spec == nullptr) {
-          unknown_param(it->first, key);
+          report_unknown_parameter(it->first, key, study, info, diag);
           continue;
         }
         if (auto v = parse_value(it->second, *spec, key, diag)) {
           if (check_value(*v, *spec, it->second, key, diag)) {
-            fixed[name] = *v;
-            fixed_lines[name] = it->second.Mark().line + 1;
+            fixed.values[name] = *v;
+            fixed.lines[name] = it->second.Mark().line + 1;
           }
         }
       }
     }
   }
 
+  return fixed;
+}
+
+/// Step 5: the grid (blocks of axes, zips, ranges, exclusions) expanded into cell plans, with
+/// defaults filled in; an empty grid is one cell of fixed parameters and defaults.
+std::vector<CellPlan> expand_grid(const YAML::Node& root, const StudySpec& study, const ExperimentInfo& info,
+                                  const FixedParameters& fixed, Diagnostics& diag) {
   // Global exclusions.
   std::vector<ExcludeRule> global_excludes;
   if (root["exclude"].IsDefined()) global_excludes = parse_excludes(root["exclude"], "exclude", info, diag);
@@ -672,10 +797,10 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
       const std::string name = name_node.as<std::string>();
       const ParameterSpec* spec = info.find(name);
       if (spec == nullptr) {
-        unknown_param(name_node, key);
+        report_unknown_parameter(name_node, key, study, info, diag);
         return false;
       }
-      if (fixed.count(name)) {
+      if (fixed.values.count(name)) {
         diag.add(name_node, key, "parameter is both fixed (parameters:) and a grid axis");
         return false;
       }
@@ -741,8 +866,8 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
       }
     }
     // Required parameters and defaults.
-    std::map<std::string, ParameterValue> base = fixed;
-    std::map<std::string, int> base_lines = fixed_lines;
+    std::map<std::string, ParameterValue> base = fixed.values;
+    std::map<std::string, int> base_lines = fixed.lines;
     const int block_line = block.Mark().line + 1;
     for (const auto& name : info.order) {
       if (base.count(name) || in_block.count(name)) continue;
@@ -811,6 +936,13 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     diag.raise();
   }
 
+  return plans;
+}
+
+/// Step 6: the cells of the plans: duplicates refused, then per cell the experiment's validate(),
+/// its data files (SHA-256 once per file) and check_data(); problems shared by many cells are
+/// reported once.
+void build_cells(const std::vector<CellPlan>& plans, const std::string& source, StudySpec& study, Diagnostics& diag) {
   // Cells, duplicates, experiment checks, metric layouts.
   std::map<std::string, std::size_t> seen;
   // The same validation message from many cells (a fixed parameter that is wrong everywhere) is
@@ -888,7 +1020,10 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     diag.add(0, "", fmt::format("... and {} more distinct problems", problems.size() - kMaxValidateErrors));
   }
   if (!diag.empty()) diag.raise();
+}
 
+/// Step 7: the metric layout of every cell (names equal in every cell, sizes >= 1).
+void declare_metrics(StudySpec& study, Diagnostics& diag) {
   for (const auto& cell : study.cells) {
     std::vector<MetricSpec> m;
     try {
@@ -926,7 +1061,22 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
     }
     study.cell_metrics.push_back(std::move(m));
   }
+}
+
+StudySpec parse_study_impl(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides) {
+  Diagnostics diag(source);
+  const YAML::Node root = load_root(yaml_text, diag);
+  StudySpec study;
+  study.source = source;
+  study.config_yaml = yaml_text;
+  read_run_settings(root, overrides, study, diag);
+  const ExperimentInfo info = read_experiment(root, study, diag);
+  const FixedParameters fixed = read_fixed_parameters(root, study, info, diag);
+  const std::vector<CellPlan> plans = expand_grid(root, study, info, fixed, diag);
+  build_cells(plans, source, study, diag);
+  declare_metrics(study, diag);
   if (!diag.empty()) diag.raise();
+  study.data_groups = group_cells_by_data_key(study);
   return study;
 }
 

@@ -312,14 +312,24 @@ const char* type_name(ParameterType t) {
       return "integer";
     case ParameterType::real:
       return "real";
-    default:
+    case ParameterType::string:
       return "string";
+    case ParameterType::integer_list:
+      return "integer_list";
+    case ParameterType::real_list:
+      return "real_list";
+    case ParameterType::string_list:
+      return "string_list";
   }
+  return "string";
 }
 
 ParameterType type_from_name(const std::string& s) {
   if (s == "integer") return ParameterType::integer;
   if (s == "real") return ParameterType::real;
+  if (s == "integer_list") return ParameterType::integer_list;
+  if (s == "real_list") return ParameterType::real_list;
+  if (s == "string_list") return ParameterType::string_list;
   return ParameterType::string;
 }
 
@@ -614,6 +624,14 @@ void write_cells(H5::H5File& file, const StudyResults& r) {
       case ParameterType::string: {
         std::vector<std::string> v;
         for (const auto& c : r.cells) v.push_back(c.get_string(name));
+        string_dataset(cells, name, v);
+        break;
+      }
+      case ParameterType::integer_list:
+      case ParameterType::real_list:
+      case ParameterType::string_list: {  // the canonical text of the list (docs/results-schema.md)
+        std::vector<std::string> v;
+        for (const auto& c : r.cells) v.push_back(format_parameter_value(c.get(name)));
         string_dataset(cells, name, v);
         break;
       }
@@ -924,6 +942,20 @@ StudyResults read_results(const std::filesystem::path& path) {
           auto v = read_string_dataset(cells, name);
           need(v.size(), C, "/cells/" + name);
           for (std::size_t c = 0; c < C; ++c) values[c].emplace_back(name, v[c]);
+          break;
+        }
+        case ParameterType::integer_list:
+        case ParameterType::real_list:
+        case ParameterType::string_list: {
+          auto v = read_string_dataset(cells, name);
+          need(v.size(), C, "/cells/" + name);
+          for (std::size_t c = 0; c < C; ++c) {
+            try {
+              values[c].emplace_back(name, parse_list_value(r.parameter_types[p], v[c]));
+            } catch (const std::invalid_argument& e) {
+              throw damaged(fmt::format("/cells/{}: {}", name, e.what()));
+            }
+          }
           break;
         }
       }

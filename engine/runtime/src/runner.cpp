@@ -33,7 +33,8 @@ namespace dpmu::runtime {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr char kJournalMagic[8] = {'D', 'P', 'M', 'U', 'J', 'N', 'L', '1'};
+// Version 2: one record per task (a data group's cells for one replicate block).
+constexpr char kJournalMagic[8] = {'D', 'P', 'M', 'U', 'J', 'N', 'L', '2'};
 
 double process_cpu_seconds() {
   rusage u{};
@@ -135,7 +136,7 @@ void write_all(int fd, const std::string& bytes, const std::filesystem::path& pa
   }
 }
 
-constexpr std::uint64_t kBlockRecord = 0;
+constexpr std::uint64_t kTaskRecord = 0;
 constexpr std::uint64_t kCalibrationRecord = 1;
 constexpr std::uint64_t kDataFilesRecord = 2;  // the data files' fingerprints, right after the header
 
@@ -148,23 +149,34 @@ std::string framed(const std::string& payload) {
   return rec.bytes;
 }
 
-/// A block's record: kind, cell, first replicate, count, width, values, task time, errors.
-std::string block_record(const StudyResults& r, std::size_t cell, std::size_t first, std::size_t count, double wall,
-                         const std::vector<ErrorRecord>& errors) {
-  const auto& cr = r.cell_results[cell];
+/// One cell's block inside a task record.
+struct CellBlock {
+  std::size_t cell = 0;
+  double wall = 0.0;
+  std::vector<ErrorRecord> errors;
+};
+
+/// A task's record (one record, so a task is in the journal whole or not at all): kind,
+/// first replicate, count, number of cells, then per cell: cell, width, values, task time, errors.
+std::string task_record(const StudyResults& r, std::size_t first, std::size_t count,
+                        const std::vector<CellBlock>& cells) {
   ByteWriter p;
-  p.put<std::uint64_t>(kBlockRecord);
-  p.put<std::uint64_t>(cell);
+  p.put<std::uint64_t>(kTaskRecord);
   p.put<std::uint64_t>(first);
   p.put<std::uint64_t>(count);
-  p.put<std::uint64_t>(cr.width);
-  p.put_doubles(cr.values.data() + first * cr.width, count * cr.width);
-  p.put<double>(wall);
-  p.put<std::uint64_t>(errors.size());
-  for (const auto& e : errors) {
-    p.put<std::uint64_t>(e.replicate);
-    p.put_string(e.stage);
-    p.put_string(e.message);
+  p.put<std::uint64_t>(cells.size());
+  for (const auto& cb : cells) {
+    const auto& cr = r.cell_results[cb.cell];
+    p.put<std::uint64_t>(cb.cell);
+    p.put<std::uint64_t>(cr.width);
+    p.put_doubles(cr.values.data() + first * cr.width, count * cr.width);
+    p.put<double>(cb.wall);
+    p.put<std::uint64_t>(cb.errors.size());
+    for (const auto& e : cb.errors) {
+      p.put<std::uint64_t>(e.replicate);
+      p.put_string(e.stage);
+      p.put_string(e.message);
+    }
   }
   return framed(p.bytes);
 }
@@ -279,30 +291,33 @@ std::size_t load_journal(const std::filesystem::path& path, const JournalHeader&
       pos += 16 + len;
       continue;
     }
-    if (kind != kBlockRecord)
+    if (kind != kTaskRecord)
       throw std::runtime_error(fmt::format("{}: unknown checkpoint record kind {}", path.string(), kind));
-    const auto cell = rd.get<std::uint64_t>();
     const auto first = rd.get<std::uint64_t>();
     const auto count = rd.get<std::uint64_t>();
-    const auto width = rd.get<std::uint64_t>();
-    if (cell >= r.cells.size() || first + count > R || width != r.cell_results[cell].width) {
-      throw std::runtime_error(fmt::format("{}: inconsistent checkpoint record (cell {}, replicates {}+{})",
-                                           path.string(), cell, first, count));
+    const auto n_cells = rd.get<std::uint64_t>();
+    for (std::uint64_t k = 0; k < n_cells; ++k) {
+      const auto cell = rd.get<std::uint64_t>();
+      const auto width = rd.get<std::uint64_t>();
+      if (cell >= r.cells.size() || first + count > R || width != r.cell_results[cell].width) {
+        throw std::runtime_error(fmt::format("{}: inconsistent checkpoint record (cell {}, replicates {}+{})",
+                                             path.string(), cell, first, count));
+      }
+      auto& cr = r.cell_results[cell];
+      rd.get_doubles(cr.values.data() + first * width, count * width);
+      cr.wall_seconds += rd.get<double>();
+      const auto n_err = rd.get<std::uint64_t>();
+      for (std::uint64_t i = 0; i < n_err; ++i) {
+        ErrorRecord e;
+        e.cell = cell;
+        e.replicate = rd.get<std::uint64_t>();
+        e.stage = rd.get_string();
+        e.message = rd.get_string();
+        r.errors.push_back(std::move(e));
+      }
+      std::fill_n(cr.done.begin() + first, count, std::uint8_t{1});
+      blocks_done.emplace(cell, first / static_cast<std::size_t>(r.info.block_size));
     }
-    auto& cr = r.cell_results[cell];
-    rd.get_doubles(cr.values.data() + first * width, count * width);
-    cr.wall_seconds += rd.get<double>();
-    const auto n_err = rd.get<std::uint64_t>();
-    for (std::uint64_t i = 0; i < n_err; ++i) {
-      ErrorRecord e;
-      e.cell = cell;
-      e.replicate = rd.get<std::uint64_t>();
-      e.stage = rd.get_string();
-      e.message = rd.get_string();
-      r.errors.push_back(std::move(e));
-    }
-    std::fill_n(cr.done.begin() + first, count, std::uint8_t{1});
-    blocks_done.emplace(cell, first / static_cast<std::size_t>(r.info.block_size));
     pos += 16 + len;
   }
   return pos;
@@ -314,14 +329,380 @@ void sort_errors(std::vector<ErrorRecord>& errors) {
   });
 }
 
+/// Per-cell state of a run: the prepared set-up, computed once (lazily) and dropped when the last
+/// task of the cell's group in this process is done.
 struct CellState {
   std::once_flag once;
   std::shared_ptr<const void> prepared;
   std::string prepare_error;
-  std::atomic<std::int64_t> remaining{0};
+};
+
+/// Results are kept in memory until written: refuse what cannot fit rather than crash later.
+void check_results_fit_in_memory(const StudySpec& study) {
+  double values = 0;
+  for (const auto& m : study.cell_metrics)
+    for (const auto& spec : m) values += static_cast<double>(spec.size) * static_cast<double>(study.replicates);
+  const double bytes = 8.0 * values;
+  const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+  if (ram > 0 && 3.0 * bytes > ram) {
+    throw std::invalid_argument(
+        fmt::format("the results need about {:.1f} GB in memory (3x that while writing and "
+                    "verifying the file) but "
+                    "this machine has {:.1f} GB; use fewer replicates or cells per file",
+                    bytes / 1e9, ram / 1e9));
+  }
+}
+
+/// The output folder must exist and be writable: say so before any work, with the reason.
+void check_output_folder(const std::filesystem::path& out) {
+  namespace fs = std::filesystem;
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw std::invalid_argument(
+        fmt::format("--out {}: the folder {} does not exist (create it first)", out.string(), dir.string()));
+  }
+  if (::access(dir.c_str(), W_OK) != 0) {
+    throw std::invalid_argument(
+        fmt::format("--out {}: cannot write in the folder {}: {}", out.string(), dir.string(), std::strerror(errno)));
+  }
+}
+
+/// Without --resume: refuse an existing checkpoint or results file.
+void refuse_existing_output(const std::filesystem::path& out, const std::filesystem::path& jpath) {
+  namespace fs = std::filesystem;
+  if (fs::exists(jpath)) {
+    throw std::invalid_argument(
+        fmt::format("{}: a checkpoint of an unfinished run exists; pass --resume to continue it, "
+                    "or delete it to start again",
+                    jpath.string()));
+  }
+  if (fs::exists(out)) {
+    throw std::invalid_argument(
+        fmt::format("{}: the file exists; choose another --out or delete it (--resume continues "
+                    "an unfinished run)",
+                    out.string()));
+  }
+}
+
+/// --resume without a checkpoint: accept `out` if it is this study's shard, complete (and say so
+/// in the report); refuse anything else.
+RunReport accept_complete_file(const StudyResults& r, const RunOptions& opt, const ShardPlan& plan,
+                               const std::filesystem::path& jpath) {
+  const StudyResults old = read_results(opt.out);
+  if (!old.info.data_files.empty() && old.info.shard_index == opt.shard.index &&
+      old.info.shard_count == opt.shard.count) {
+    const std::string why = data_files_difference(old.info.data_files, r.info.data_files, "in the file", "now");
+    if (!why.empty()) {
+      throw std::invalid_argument(
+          fmt::format("{}: the file was computed from other data: {}; it cannot be resumed "
+                      "with this config (restore the data file, or run into a new file)",
+                      opt.out.string(), why));
+    }
+  }
+  if (old.info.fingerprint != r.info.fingerprint || old.info.shard_index != opt.shard.index ||
+      old.info.shard_count != opt.shard.count) {
+    throw std::invalid_argument(fmt::format(
+        "{}: the file holds another study or shard; it cannot be resumed with this config", opt.out.string()));
+  }
+  if (!old.info.complete) {
+    throw std::invalid_argument(
+        fmt::format("{}: the file is incomplete but its checkpoint {} is missing; run again without "
+                    "--resume into a new file",
+                    opt.out.string(), jpath.string()));
+  }
+  RunReport report;
+  report.cells = r.cells.size();
+  report.complete = true;
+  report.already_complete = true;
+  report.tasks_total = report.tasks_resumed = plan.tasks().size();
+  return report;
+}
+
+/// Open the checkpoint for appending: a new one (header and data-file record written via a
+/// temporary file and a rename) or an old one truncated to its valid prefix. Returns the fd.
+int open_journal(const std::filesystem::path& jpath, const JournalHeader& header,
+                 const std::vector<DataFileFingerprint>& files, std::size_t valid_end) {
+  namespace fs = std::filesystem;
+  if (valid_end == 0) {
+    const fs::path tmp = jpath.string() + ".tmp";
+    {
+      std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
+      o << header_bytes(header) << data_files_record(files);
+      o.flush();
+      if (!o) {
+        throw std::runtime_error(
+            fmt::format("{}: cannot create the checkpoint journal: {}", tmp.string(), std::strerror(errno)));
+      }
+    }
+    fs::rename(tmp, jpath);
+  } else {
+    fs::resize_file(jpath, valid_end);
+  }
+  const int fd = ::open(jpath.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd < 0)
+    throw std::runtime_error(
+        fmt::format("{}: cannot open the checkpoint journal: {}", jpath.string(), std::strerror(errno)));
+  return fd;
+}
+
+/// The data must not have changed under the run (cells prepared after a change would use other data).
+void check_data_files_unchanged(const StudySpec& study, const std::filesystem::path& out,
+                                const std::filesystem::path& jpath) {
+  for (const auto& f : study.data_files) {
+    std::string now;
+    try {
+      now = sha256_file(f.resolved);
+    } catch (const std::exception& e) {
+      now = std::string("unreadable: ") + e.what();
+    }
+    if (now != f.sha256) {
+      throw std::runtime_error(fmt::format(
+          "data file {} ({}) changed while the study ran (SHA-256 {}... at the start, {} now): cells prepared after "
+          "the change used other data, so {} was not written. Restore the file and resume, or delete the checkpoint "
+          "{} and run again",
+          f.path, f.resolved, f.sha256.substr(0, 12), now.size() == 64 ? now.substr(0, 12) + "..." : now, out.string(),
+          jpath.string()));
+    }
+  }
+}
+
+/// The parallel part of a run: the pending tasks, each (data group, block), on oneTBB.
+class TaskRunner {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  TaskRunner(const StudySpec& study, const RunOptions& opt, StudyResults& r, int journal_fd,
+             std::filesystem::path jpath, std::optional<Clock::time_point> deadline)
+      : study_(study),
+        opt_(opt),
+        r_(r),
+        fd_(journal_fd),
+        jpath_(std::move(jpath)),
+        deadline_(deadline),
+        states_(study.cells.size()),
+        remaining_(study.data_groups.size()) {}
+
+  /// Count a pending task (before run()).
+  void add_pending(const ShardPlan::Task& t) {
+    pending_.push_back(t);
+    remaining_[t.group].fetch_add(1, std::memory_order_relaxed);
+  }
+  const std::vector<ShardPlan::Task>& pending() const { return pending_; }
+  /// True if no task of `group` is pending.
+  bool group_done(std::size_t group) const { return remaining_[group].load() == 0; }
+
+  /// Run every pending task (or stop early on --max-time or a signal).
+  void run(Progress& progress) {
+    std::optional<tbb::global_control> limit;
+    if (opt_.threads > 0)
+      limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(opt_.threads));
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, pending_.size(), 1),
+                      [&](const tbb::blocked_range<std::size_t>& range) {
+                        for (std::size_t i = range.begin(); i != range.end(); ++i) {
+                          if (should_stop()) return;
+                          run_task(pending_[i], progress);
+                        }
+                      });
+  }
+
+  bool stopped() const { return stop_.load(); }
+  std::size_t tasks_run() const { return tasks_run_.load(); }
+  std::uint64_t replicates_run() const { return reps_run_.load(); }
+
+ private:
+  bool should_stop() {
+    if (stop_.load(std::memory_order_relaxed)) return true;
+    if ((opt_.stop_flag && opt_.stop_flag->load(std::memory_order_relaxed)) ||
+        (deadline_ && Clock::now() >= *deadline_)) {
+      stop_.store(true);
+      return true;
+    }
+    return false;
+  }
+
+  /// prepare() of cell c, once per process; its calibration outputs go to the journal.
+  void prepare_once(std::size_t c) {
+    auto& st = states_[c];
+    std::call_once(st.once, [&] {
+      try {
+        const Cell& cell = study_.cells[c];
+        core::RngStream calibration = calibration_stream(study_.master_seed, cell);
+        st.prepared = study_.experiment->prepare_erased(cell, calibration);
+        auto cal = study_.experiment->calibration_outputs_erased(cell, st.prepared.get());
+        if (!cal.empty()) {
+          const std::string record = calibration_record(c, cal);
+          std::lock_guard<std::mutex> lock(journal_mutex_);
+          write_all(fd_, record, jpath_);
+          r_.calibration[c] = std::move(cal);
+        }
+      } catch (const std::bad_alloc&) {
+        throw;  // out of memory is not a property of the cell: end the run, keep the journal
+      } catch (const std::exception& e) {
+        st.prepare_error = e.what();
+      } catch (...) {
+        st.prepare_error = "unknown exception";
+      }
+    });
+  }
+
+  void run_task(const ShardPlan::Task& task, Progress& progress) {
+    const auto& group = study_.data_groups[task.group];
+    const auto R = static_cast<std::size_t>(study_.replicates);
+    const auto B = static_cast<std::size_t>(study_.block_size);
+    const std::size_t first = task.block * B, last = std::min(R, first + B);
+    const auto task_start = Clock::now();
+    std::vector<std::shared_ptr<const void>> prepared;  // held for the task: a cell may be released meanwhile
+    for (std::size_t c : group) {
+      prepare_once(c);
+      prepared.push_back(states_[c].prepared);
+    }
+    const Cell data_cell = study_.cells[group.front()].data_cell();
+    std::vector<CellBlock> blocks(group.size());
+    std::vector<CellReplicate> reps(group.size());
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      const std::size_t c = group[k];
+      blocks[k].cell = c;
+      reps[k].cell = &study_.cells[c];
+      reps[k].prepared = prepared[k].get();
+      reps[k].prepare_error = states_[c].prepare_error;
+      reps[k].metrics = study_.cell_metrics[c];
+    }
+    for (std::size_t rep = first; rep < last; ++rep) {
+      if (rep > first && should_stop()) {  // abandon the task: nothing of it is kept
+        for (std::size_t c : group) {
+          auto& cr = r_.cell_results[c];
+          std::fill(cr.values.begin() + static_cast<std::ptrdiff_t>(first * cr.width),
+                    cr.values.begin() + static_cast<std::ptrdiff_t>(last * cr.width), kNaN);
+        }
+        return;
+      }
+      for (std::size_t k = 0; k < group.size(); ++k) {
+        auto& cr = r_.cell_results[group[k]];
+        reps[k].out = std::span<double>(cr.values.data() + rep * cr.width, cr.width);
+      }
+      run_one_replicate(*study_.experiment, data_cell, study_.master_seed, rep, reps);
+      for (std::size_t k = 0; k < group.size(); ++k) {
+        blocks[k].wall += reps[k].seconds;
+        if (!reps[k].failure_stage.empty()) {
+          blocks[k].errors.push_back({group[k], rep, reps[k].failure_stage, reps[k].failure_message});
+        }
+      }
+    }
+    // Cells of a group share the task's overhead (prepare, data cell) in proportion to nothing in
+    // particular: give each an equal share of what the replicates did not account for.
+    double accounted = 0;
+    for (const auto& b : blocks) accounted += b.wall;
+    const double wall = std::chrono::duration<double>(Clock::now() - task_start).count();
+    const double overhead = std::max(0.0, wall - accounted) / static_cast<double>(group.size());
+    for (auto& b : blocks) b.wall += overhead;
+    const std::string record = task_record(r_, first, last - first, blocks);
+    {
+      std::lock_guard<std::mutex> lock(journal_mutex_);
+      write_all(fd_, record, jpath_);
+      for (const auto& b : blocks) {
+        r_.cell_results[b.cell].wall_seconds += b.wall;
+        r_.errors.insert(r_.errors.end(), b.errors.begin(), b.errors.end());
+      }
+    }
+    for (std::size_t c : group) {
+      auto& done = r_.cell_results[c].done;
+      std::fill(done.begin() + static_cast<std::ptrdiff_t>(first), done.begin() + static_cast<std::ptrdiff_t>(last),
+                std::uint8_t{1});
+    }
+    tasks_run_.fetch_add(1);
+    reps_run_.fetch_add((last - first) * group.size());
+    const bool group_finished = remaining_[task.group].fetch_sub(1) == 1;
+    if (group_finished) {
+      for (std::size_t c : group) states_[c].prepared.reset();  // every task of the group here is finished
+    }
+    progress.add((last - first) * group.size(), group_finished ? group.size() : 0);
+  }
+
+  const StudySpec& study_;
+  const RunOptions& opt_;
+  StudyResults& r_;
+  int fd_;
+  std::filesystem::path jpath_;
+  std::optional<Clock::time_point> deadline_;
+  std::vector<CellState> states_;
+  std::vector<std::atomic<std::int64_t>> remaining_;  // pending tasks per group in this process
+  std::vector<ShardPlan::Task> pending_;
+  std::mutex journal_mutex_;  // guards the journal fd and r_.errors
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> tasks_run_{0};
+  std::atomic<std::uint64_t> reps_run_{0};
 };
 
 }  // namespace
+
+ShardPlan::ShardPlan(const StudySpec& study, Shard shard)
+    : shard_(shard), groups_(study.data_groups.size()), blocks_(static_cast<std::size_t>(study.blocks_per_cell())) {
+  for (std::size_t g = 0; g < groups_; ++g)
+    for (std::size_t b = 0; b < blocks_; ++b)
+      if (owns(g, b)) tasks_.push_back({g, b});
+}
+
+std::vector<std::size_t> ShardPlan::cells(const StudySpec& study) const {
+  std::set<std::size_t> touched;
+  for (const auto& t : tasks_) touched.insert(study.data_groups[t.group].begin(), study.data_groups[t.group].end());
+  return {touched.begin(), touched.end()};
+}
+
+void run_one_replicate(const Experiment& experiment, const Cell& data_cell, std::uint64_t master_seed,
+                       std::uint64_t replicate, std::span<CellReplicate> cells) {
+  using Clock = std::chrono::steady_clock;
+  auto fail = [](CellReplicate& c, const char* stage, std::string message) {
+    std::fill(c.out.begin(), c.out.end(), kNaN);
+    c.failure_stage = stage;
+    c.failure_message = std::move(message);
+  };
+  for (auto& c : cells) {
+    std::fill(c.out.begin(), c.out.end(), kNaN);
+    c.failure_stage.clear();
+    c.failure_message.clear();
+    c.seconds = 0.0;
+    if (!c.prepare_error.empty()) fail(c, "prepare", c.prepare_error);
+  }
+  if (std::all_of(cells.begin(), cells.end(), [](const CellReplicate& c) { return !c.failure_stage.empty(); })) {
+    return;
+  }
+  const auto t0 = Clock::now();
+  std::shared_ptr<const void> data;
+  std::string generate_error;
+  try {
+    core::RngStream stream = data_stream(master_seed, data_cell, replicate);
+    data = experiment.generate_erased(data_cell, stream);
+  } catch (const std::bad_alloc&) {
+    throw;  // not a failed replicate (it would never be redrawn): end the run, keep the journal
+  } catch (const std::exception& e) {
+    generate_error = e.what();
+  } catch (...) {
+    generate_error = "unknown exception";
+  }
+  const double share = std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(cells.size());
+  for (auto& c : cells) {
+    c.seconds = share;
+    if (!c.failure_stage.empty()) continue;
+    if (!generate_error.empty()) {
+      fail(c, "generate", generate_error);
+      continue;
+    }
+    const auto t1 = Clock::now();
+    try {
+      core::RngStream noise = noise_stream(master_seed, *c.cell, replicate);
+      MetricWriter writer(c.metrics, c.out);
+      experiment.analyse_erased(*c.cell, c.prepared, data.get(), noise, writer);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(c, "replicate", e.what());
+    } catch (...) {
+      fail(c, "replicate", "unknown exception");
+    }
+    c.seconds += std::chrono::duration<double>(Clock::now() - t1).count();
+  }
+}
 
 Shard parse_shard(const std::string& text) {
   const auto slash = text.find('/');
@@ -444,22 +825,7 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   namespace fs = std::filesystem;
   using Clock = std::chrono::steady_clock;
   const auto t_start = Clock::now();
-  RunReport report;
-  {
-    // Results are kept in memory until written: refuse what cannot fit rather than crash later.
-    double values = 0;
-    for (const auto& m : study.cell_metrics)
-      for (const auto& spec : m) values += static_cast<double>(spec.size) * static_cast<double>(study.replicates);
-    const double bytes = 8.0 * values;
-    const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-    if (ram > 0 && 3.0 * bytes > ram) {
-      throw std::invalid_argument(
-          fmt::format("the results need about {:.1f} GB in memory (3x that while writing and "
-                      "verifying the file) but "
-                      "this machine has {:.1f} GB; use fewer replicates or cells per file",
-                      bytes / 1e9, ram / 1e9));
-    }
-  }
+  check_results_fit_in_memory(study);
   StudyResults r = empty_results(study);
   r.info.shard_index = opt.shard.index;
   r.info.shard_count = opt.shard.count;
@@ -469,247 +835,74 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   const std::size_t C = study.cells.size();
   const auto R = static_cast<std::size_t>(study.replicates);
   const auto B = static_cast<std::size_t>(study.block_size);
-  const auto blocks = static_cast<std::size_t>(study.blocks_per_cell());
-  report.cells = C;
+  const ShardPlan plan(study, opt.shard);
 
   const fs::path jpath = journal_path(opt.out);
   const JournalHeader header{r.info.fingerprint, opt.shard.index, opt.shard.count};
-  std::set<std::pair<std::size_t, std::size_t>> blocks_done;
-  std::size_t valid_end = 0;
-  {
-    // The output folder must exist and be writable: say so before any work, with the reason.
-    const fs::path dir = opt.out.has_parent_path() ? opt.out.parent_path() : fs::path(".");
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) {
-      throw std::invalid_argument(
-          fmt::format("--out {}: the folder {} does not exist (create it first)", opt.out.string(), dir.string()));
-    }
-    if (::access(dir.c_str(), W_OK) != 0) {
-      throw std::invalid_argument(fmt::format("--out {}: cannot write in the folder {}: {}", opt.out.string(),
-                                              dir.string(), std::strerror(errno)));
-    }
-  }
+  check_output_folder(opt.out);
   // One process at a time on this output (and its checkpoint), for the whole run.
   const OutputLock lock(opt.out);
+  RunReport report;
+  report.cells = C;
   report.removed_temporary_files = remove_stale_temporary_files(opt.out);
   {
     std::error_code ec;  // a journal being created by a killed run (we hold the lock: nobody else writes it)
     if (fs::remove(jpath.string() + ".tmp", ec)) report.removed_temporary_files.push_back(jpath.string() + ".tmp");
   }
+  std::set<std::pair<std::size_t, std::size_t>> blocks_done;  // (cell, block) found in the checkpoint
+  std::size_t valid_end = 0;
   if (!opt.resume) {
-    if (fs::exists(jpath)) {
-      throw std::invalid_argument(
-          fmt::format("{}: a checkpoint of an unfinished run exists; pass --resume to continue it, "
-                      "or delete it to start again",
-                      jpath.string()));
-    }
-    if (fs::exists(opt.out)) {
-      throw std::invalid_argument(
-          fmt::format("{}: the file exists; choose another --out or delete it (--resume continues "
-                      "an unfinished run)",
-                      opt.out.string()));
-    }
+    refuse_existing_output(opt.out, jpath);
   } else if (fs::exists(jpath)) {
     valid_end = load_journal(jpath, header, r, blocks_done);
   } else if (fs::exists(opt.out)) {
-    StudyResults old = read_results(opt.out);
-    if (!old.info.data_files.empty() && old.info.shard_index == opt.shard.index &&
-        old.info.shard_count == opt.shard.count) {
-      const std::string why = data_files_difference(old.info.data_files, r.info.data_files, "in the file", "now");
-      if (!why.empty()) {
-        throw std::invalid_argument(
-            fmt::format("{}: the file was computed from other data: {}; it cannot be resumed "
-                        "with this config (restore the data file, or run into a new file)",
-                        opt.out.string(), why));
-      }
-    }
-    if (old.info.fingerprint != r.info.fingerprint || old.info.shard_index != opt.shard.index ||
-        old.info.shard_count != opt.shard.count) {
-      throw std::invalid_argument(fmt::format(
-          "{}: the file holds another study or shard; it cannot be resumed with this config", opt.out.string()));
-    }
-    if (!old.info.complete) {
-      throw std::invalid_argument(
-          fmt::format("{}: the file is incomplete but its checkpoint {} is missing; run again without "
-                      "--resume into a new file",
-                      opt.out.string(), jpath.string()));
-    }
-    report.complete = true;
-    report.already_complete = true;
-    std::size_t t = 0;
-    for (std::size_t c = 0; c < C; ++c)
-      for (std::size_t b = 0; b < blocks; ++b, ++t)
-        if (static_cast<std::int64_t>(t % opt.shard.count) == opt.shard.index)
-          ++report.tasks_total, ++report.tasks_resumed;
-    return report;
+    RunReport done = accept_complete_file(r, opt, plan, jpath);
+    done.removed_temporary_files = std::move(report.removed_temporary_files);
+    return done;
   }
 
-  // Tasks of this shard, cell-major; skip those in the journal.
-  std::vector<std::pair<std::size_t, std::size_t>> pending;
-  std::vector<CellState> states(C);
-  std::size_t t = 0;
-  for (std::size_t c = 0; c < C; ++c) {
-    for (std::size_t b = 0; b < blocks; ++b, ++t) {
-      if (static_cast<std::int64_t>(t % opt.shard.count) != opt.shard.index) continue;
-      ++report.tasks_total;
-      if (blocks_done.count({c, b})) {
-        ++report.tasks_resumed;
-      } else {
-        pending.emplace_back(c, b);
-        states[c].remaining.fetch_add(1, std::memory_order_relaxed);
-      }
-    }
-  }
-  std::size_t cells_in_shard = 0, cells_already_done = 0;
-  std::uint64_t reps_pending = 0;
-  {
-    std::set<std::size_t> touched;
-    t = 0;
-    for (std::size_t c = 0; c < C; ++c)
-      for (std::size_t b = 0; b < blocks; ++b, ++t)
-        if (static_cast<std::int64_t>(t % opt.shard.count) == opt.shard.index) touched.insert(c);
-    cells_in_shard = touched.size();
-    for (auto c : touched) cells_already_done += states[c].remaining.load() == 0 ? 1 : 0;
-    for (const auto& [c, b] : pending) reps_pending += std::min(R, (b + 1) * B) - b * B;
-  }
-
-  // Journal: new (header written via temp + rename) or truncated to its valid prefix.
-  if (valid_end == 0) {
-    const fs::path tmp = jpath.string() + ".tmp";
-    {
-      std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
-      o << header_bytes(header) << data_files_record(r.info.data_files);
-      o.flush();
-      if (!o) {
-        throw std::runtime_error(
-            fmt::format("{}: cannot create the checkpoint journal: {}", tmp.string(), std::strerror(errno)));
-      }
-    }
-    fs::rename(tmp, jpath);
-  } else {
-    fs::resize_file(jpath, valid_end);
-  }
-  const int fd = ::open(jpath.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-  if (fd < 0)
-    throw std::runtime_error(
-        fmt::format("{}: cannot open the checkpoint journal: {}", jpath.string(), std::strerror(errno)));
+  const int fd = open_journal(jpath, header, r.info.data_files, valid_end);
   struct FdCloser {
     int fd;
     ~FdCloser() { ::close(fd); }
   } closer{fd};
-
-  std::mutex journal_mutex;  // guards the journal fd and r.errors
-  std::atomic<bool> stop{false};
-  std::atomic<std::size_t> tasks_run{0};
-  std::atomic<std::uint64_t> reps_run{0};
-  Progress progress(reps_pending, cells_in_shard, cells_already_done, opt.quiet);
   const std::optional<Clock::time_point> deadline =
       opt.max_time_seconds
           ? std::optional<Clock::time_point>(t_start + std::chrono::duration_cast<Clock::duration>(
                                                            std::chrono::duration<double>(*opt.max_time_seconds)))
           : std::nullopt;
-  auto should_stop = [&] {
-    if (stop.load(std::memory_order_relaxed)) return true;
-    if ((opt.stop_flag && opt.stop_flag->load(std::memory_order_relaxed)) || (deadline && Clock::now() >= *deadline)) {
-      stop.store(true);
-      return true;
-    }
-    return false;
-  };
-  const Experiment& exp = *study.experiment;
+  TaskRunner runner(study, opt, r, fd, jpath, deadline);
 
+  // This shard's tasks, skipping those in the checkpoint (a task record holds all its cells).
+  std::uint64_t reps_pending = 0;
+  for (const auto& task : plan.tasks()) {
+    ++report.tasks_total;
+    const auto& group = study.data_groups[task.group];
+    if (std::all_of(group.begin(), group.end(), [&](std::size_t c) { return blocks_done.count({c, task.block}); })) {
+      ++report.tasks_resumed;
+    } else {
+      runner.add_pending(task);
+      reps_pending += (std::min(R, (task.block + 1) * B) - task.block * B) * group.size();
+    }
+  }
+  const std::vector<std::size_t> cells_in_shard = plan.cells(study);
+  std::size_t cells_already_done = 0;
+  for (std::size_t g = 0; g < study.data_groups.size(); ++g) {
+    if (!runner.group_done(g)) continue;
+    for (std::size_t c : study.data_groups[g])
+      cells_already_done += std::binary_search(cells_in_shard.begin(), cells_in_shard.end(), c) ? 1 : 0;
+  }
+
+  Progress progress(reps_pending, cells_in_shard.size(), cells_already_done, opt.quiet);
   const auto loop_start = Clock::now();
   const double loop_cpu_start = process_cpu_seconds();
-  {
-    std::optional<tbb::global_control> limit;
-    if (opt.threads > 0)
-      limit.emplace(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(opt.threads));
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, pending.size(), 1), [&](const tbb::blocked_range<std::size_t>& range) {
-          for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            if (should_stop()) return;
-            const auto [c, b] = pending[i];
-            const Cell& cell = study.cells[c];
-            auto& st = states[c];
-            const auto task_start = Clock::now();
-            std::call_once(st.once, [&] {
-              try {
-                core::RngStream calibration = calibration_stream(study.master_seed, cell);
-                st.prepared = exp.prepare(cell, calibration);
-                auto cal = exp.calibration_outputs(cell, st.prepared.get());
-                if (!cal.empty()) {
-                  const std::string record = calibration_record(c, cal);
-                  std::lock_guard<std::mutex> lock(journal_mutex);
-                  write_all(fd, record, jpath);
-                  r.calibration[c] = std::move(cal);
-                }
-              } catch (const std::bad_alloc&) {
-                throw;  // out of memory is not a property of the cell: end the run, keep the journal
-              } catch (const std::exception& e) {
-                st.prepare_error = e.what();
-              } catch (...) {
-                st.prepare_error = "unknown exception";
-              }
-            });
-            const std::shared_ptr<const void> prepared = st.prepared;
-            auto& cr = r.cell_results[c];
-            const std::size_t first = b * B, last = std::min(R, first + B);
-            std::vector<ErrorRecord> errors;
-            bool abandoned = false;
-            for (std::size_t rep = first; rep < last; ++rep) {
-              if (rep > first && should_stop()) {
-                abandoned = true;
-                break;
-              }
-              std::span<double> out(cr.values.data() + rep * cr.width, cr.width);
-              std::fill(out.begin(), out.end(), kNaN);
-              if (!st.prepare_error.empty()) {
-                errors.push_back({c, rep, "prepare", st.prepare_error});
-                continue;
-              }
-              try {
-                core::RngStream data = data_stream(study.master_seed, cell, rep);
-                core::RngStream noise = noise_stream(study.master_seed, cell, rep);
-                exp.run_replicate(cell, prepared.get(), data, noise, out);
-              } catch (const std::bad_alloc&) {
-                throw;  // not a failed replicate (it would never be redrawn): end the run, keep the journal
-              } catch (const std::exception& e) {
-                std::fill(out.begin(), out.end(), kNaN);
-                errors.push_back({c, rep, "replicate", e.what()});
-              } catch (...) {
-                std::fill(out.begin(), out.end(), kNaN);
-                errors.push_back({c, rep, "replicate", "unknown exception"});
-              }
-            }
-            if (abandoned) {
-              std::fill(cr.values.begin() + static_cast<std::ptrdiff_t>(first * cr.width),
-                        cr.values.begin() + static_cast<std::ptrdiff_t>(last * cr.width), kNaN);
-              return;
-            }
-            const double wall = std::chrono::duration<double>(Clock::now() - task_start).count();
-            const std::string record = block_record(r, c, first, last - first, wall, errors);
-            {
-              std::lock_guard<std::mutex> lock(journal_mutex);
-              write_all(fd, record, jpath);
-              cr.wall_seconds += wall;
-              r.errors.insert(r.errors.end(), errors.begin(), errors.end());
-            }
-            std::fill(cr.done.begin() + static_cast<std::ptrdiff_t>(first),
-                      cr.done.begin() + static_cast<std::ptrdiff_t>(last), std::uint8_t{1});
-            tasks_run.fetch_add(1);
-            reps_run.fetch_add(last - first);
-            const bool cell_done = st.remaining.fetch_sub(1) == 1;
-            if (cell_done) st.prepared.reset();  // every task of this cell in this process is finished
-            progress.add(last - first, cell_done ? 1 : 0);
-          }
-        });
-  }
+  runner.run(progress);
   report.loop_seconds = std::chrono::duration<double>(Clock::now() - loop_start).count();
   report.loop_cpu_seconds = process_cpu_seconds() - loop_cpu_start;
   progress.finish();
-  report.tasks_run = tasks_run.load();
-  report.replicates_run = reps_run.load();
-  report.stopped = stop.load();
+  report.tasks_run = runner.tasks_run();
+  report.replicates_run = runner.replicates_run();
+  report.stopped = runner.stopped();
   report.complete = report.tasks_resumed + report.tasks_run == report.tasks_total;
 
   sort_errors(r.errors);
@@ -718,23 +911,7 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   for (std::size_t c = 0; c < C; ++c) {
     if (r.cell_failed(c)) report.failed_cells.push_back(c);
   }
-  // The data must not have changed under the run (cells prepared after a change would use other data).
-  for (const auto& f : study.data_files) {
-    std::string now;
-    try {
-      now = sha256_file(f.resolved);
-    } catch (const std::exception& e) {
-      now = std::string("unreadable: ") + e.what();
-    }
-    if (now != f.sha256) {
-      throw std::runtime_error(fmt::format(
-          "data file {} ({}) changed while the study ran (SHA-256 {}... at the start, {} now): cells prepared after "
-          "the change used other data, so {} was not written. Restore the file and resume, or delete the checkpoint "
-          "{} and run again",
-          f.path, f.resolved, f.sha256.substr(0, 12), now.size() == 64 ? now.substr(0, 12) + "..." : now,
-          opt.out.string(), jpath.string()));
-    }
-  }
+  check_data_files_unchanged(study, opt.out, jpath);
   try {
     write_results(opt.out, r);
   } catch (const std::runtime_error& e) {

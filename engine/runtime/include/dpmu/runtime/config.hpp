@@ -45,6 +45,11 @@ struct StudySpec {
   /// Every data file a cell reads (Experiment::data_files), with the SHA-256 of its contents when
   /// the config was loaded; sorted by path, each once.
   std::vector<DataFileFingerprint> data_files;
+  /// The cells grouped by data key (docs/architecture.md §3.3): each group lists cell indices in
+  /// cell order, groups ordered by their first cell. The engine generates one data set per
+  /// (group, replicate) and analyses it for every cell of the group. An experiment without a data
+  /// step (Experiment::has_data_step() false) has one group per cell.
+  std::vector<std::vector<std::size_t>> data_groups;
 
   /// Number of replicate blocks per cell: ceil(replicates / block_size).
   std::int64_t blocks_per_cell() const { return (replicates + block_size - 1) / block_size; }

@@ -2,11 +2,16 @@
 /// @file experiment.hpp
 /// The experiment contract of the Monte Carlo engine (docs/architecture.md §3.2, §3.5).
 ///
-/// An experiment is code that, given one grid cell's parameters and random streams, produces
-/// one replicate's named metrics. It knows nothing about threads, files or summaries; the engine
-/// knows nothing about statistics. This header is self-contained (header-only, depends on
-/// dpmu_core only) so that `dpmu_experiments` can implement experiments without linking
-/// `dpmu_runtime`.
+/// An experiment is a data design plus an analysis: given one grid cell's parameters and random
+/// streams it produces one replicate's named metrics. It knows nothing about threads, files or
+/// summaries; the engine knows nothing about statistics. This header is self-contained
+/// (header-only, depends on dpmu_core only) so that `dpmu_experiments` can implement experiments
+/// without linking `dpmu_runtime`.
+///
+/// Parameters are of two kinds: data factors (ParameterSpec::data_factor, e.g. n, p) decide the
+/// simulated data set; method parameters (epsilon, mechanism, prior, ...) decide how it is
+/// analysed. Cells with the same data factors have the same data key and share their data sets
+/// (common random numbers by construction, as batchtools' problems and algorithms).
 ///
 /// Life cycle, per study:
 ///  1. `parameters()` declares every parameter; the config must give each required one, either
@@ -20,15 +25,17 @@
 ///  3. `metrics(cell)` declares the metric layout of a cell (names must not depend on the cell;
 ///     vector lengths may).
 ///  4. `prepare(cell, calibration)` runs once per cell (lazily, on the first task of that cell
-///     in a process) and its result is shared read-only by every replicate of the cell;
-///     `calibration_outputs(cell, prepared)` may expose numbers of it for the results file.
-///  5. `run_replicate(...)` runs once per replicate, concurrently from several threads; it must
-///     not modify shared state. Its streams are
-///       data  = RngStream(master_seed, data_id, replicate, data)
-///       noise = RngStream(master_seed, cell_id, replicate, noise)
+///     in a process; the engine caches the result and shares it read-only by every replicate of
+///     the cell); `calibration_outputs(cell, prepared)` may expose numbers of it for the results
+///     file.
+///  5. Per (data key, replicate r), `generate(data_cell, data)` simulates the data set once and
+///     `analyse(cell, prepared, data set, noise, metrics)` analyses it for every cell of the data
+///     key, concurrently from several threads (neither may modify shared state). Streams:
+///       data  = RngStream(master_seed, data_id, r, data)     (data_id = FNV-1a of the data key)
+///       noise = RngStream(master_seed, cell_id, r, noise)
 ///     and `prepare` gets calibration = RngStream(master_seed, cell_id, 0, calibration).
-///     An exception thrown by `prepare` or `run_replicate` is recorded in the results file's
-///     `/errors` and the replicate's metrics become NaN; replicates are never redrawn.
+///     An exception thrown by `prepare`, `generate` or `analyse` is recorded in the results
+///     file's `/errors` and the replicate's metrics become NaN; replicates are never redrawn.
 
 #include <algorithm>
 #include <charconv>
@@ -41,6 +48,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -49,35 +57,123 @@
 
 namespace dpmu::runtime {
 
-/// A parameter value: YAML integers stay integers, reals are doubles, strings are strings.
-using ParameterValue = std::variant<std::int64_t, double, std::string>;
+/// A parameter value: YAML integers stay integers, reals are doubles, strings are strings; a
+/// YAML sequence given to a list parameter is a list of one of these.
+using ParameterValue = std::variant<std::int64_t, double, std::string, std::vector<std::int64_t>, std::vector<double>,
+                                    std::vector<std::string>>;
 
-/// Declared type of a parameter.
-enum class ParameterType { integer, real, string };
+/// Declared type of a parameter. A list type takes a YAML sequence (`coefficients: [1, 3, 4]`)
+/// in `parameters:`; as a grid axis each value is a sequence (`permute: [[], [married]]`).
+enum class ParameterType { integer, real, string, integer_list, real_list, string_list };
+
+/// True for integer_list, real_list and string_list.
+inline bool is_list_type(ParameterType t) {
+  return t == ParameterType::integer_list || t == ParameterType::real_list || t == ParameterType::string_list;
+}
+
+/// The type of the items of a list type (the type itself for a scalar type).
+inline ParameterType item_type(ParameterType t) {
+  switch (t) {
+    case ParameterType::integer_list:
+      return ParameterType::integer;
+    case ParameterType::real_list:
+      return ParameterType::real;
+    case ParameterType::string_list:
+      return ParameterType::string;
+    case ParameterType::integer:
+    case ParameterType::real:
+    case ParameterType::string:
+      return t;
+  }
+  return t;
+}
+
+namespace detail {
+inline std::string format_real(double d) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, d);
+  return std::string(buf, res.ptr);
+}
+template <class T, class F>
+std::string join_items(const std::vector<T>& items, F format) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + format(items[i]);
+  return out;
+}
+}  // namespace detail
 
 /// Canonical text of a value: integers in decimal, doubles in the shortest form that
-/// round-trips (std::to_chars), strings verbatim. Used in cell keys, so it must never change.
+/// round-trips (std::to_chars), strings verbatim; a list is its items' texts joined by ", "
+/// (string items never contain a comma, so the text is unambiguous given the parameter's type;
+/// the empty list is ""). Used in cell keys, so it must never change (docs/configs.md).
 inline std::string format_parameter_value(const ParameterValue& v) {
   if (const auto* i = std::get_if<std::int64_t>(&v)) return std::to_string(*i);
-  if (const auto* d = std::get_if<double>(&v)) {
-    char buf[64];
-    auto res = std::to_chars(buf, buf + sizeof buf, *d);
-    return std::string(buf, res.ptr);
+  if (const auto* d = std::get_if<double>(&v)) return detail::format_real(*d);
+  if (const auto* s = std::get_if<std::string>(&v)) return *s;
+  if (const auto* li = std::get_if<std::vector<std::int64_t>>(&v))
+    return detail::join_items(*li, [](std::int64_t x) { return std::to_string(x); });
+  if (const auto* ld = std::get_if<std::vector<double>>(&v)) return detail::join_items(*ld, detail::format_real);
+  return detail::join_items(std::get<std::vector<std::string>>(v), [](const std::string& x) { return x; });
+}
+
+/// The list value of canonical text `text` (format_parameter_value of a list of type `type`),
+/// as stored in results files. @throws std::invalid_argument if an item does not parse.
+inline ParameterValue parse_list_value(ParameterType type, const std::string& text) {
+  std::vector<std::string> items;
+  if (!text.empty()) {
+    std::size_t start = 0;
+    while (true) {
+      const auto comma = text.find(", ", start);
+      items.push_back(text.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 2;
+    }
   }
-  return std::get<std::string>(v);
+  auto bad = [&](const std::string& item) {
+    return std::invalid_argument("list value '" + text + "': item '" + item + "' does not parse");
+  };
+  switch (type) {
+    case ParameterType::integer_list: {
+      std::vector<std::int64_t> out;
+      for (const auto& s : items) {
+        std::int64_t x = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+        if (ec != std::errc() || p != s.data() + s.size()) throw bad(s);
+        out.push_back(x);
+      }
+      return out;
+    }
+    case ParameterType::real_list: {
+      std::vector<double> out;
+      for (const auto& s : items) {
+        double x = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), x);
+        if (ec != std::errc() || p != s.data() + s.size()) throw bad(s);
+        out.push_back(x);
+      }
+      return out;
+    }
+    case ParameterType::string_list:
+      return items;
+    case ParameterType::integer:
+    case ParameterType::real:
+    case ParameterType::string:
+      break;
+  }
+  throw std::invalid_argument("parse_list_value: not a list type");
 }
 
 /// Declaration of one experiment parameter.
 struct ParameterSpec {
   std::string name;                                            ///< snake_case, docs/architecture.md §4 terms
-  ParameterType type = ParameterType::real;                    ///< integer, real or string
+  ParameterType type = ParameterType::real;                    ///< integer, real, string or a list of one
   bool data_factor = false;                                    ///< true if it changes the simulated data set
   std::optional<ParameterValue> default_value = std::nullopt;  ///< nullopt: the config must give it
-  std::optional<double> min = std::nullopt;                    ///< lower bound (numbers), see min_inclusive
+  std::optional<double> min = std::nullopt;                    ///< lower bound (numbers, list items), see min_inclusive
   std::optional<double> max = std::nullopt;                    ///< upper bound (numbers), see max_inclusive
   bool min_inclusive = true;                                   ///< false: value must be > min
   bool max_inclusive = true;                                   ///< false: value must be < max
-  std::vector<std::string> allowed = {};                       ///< strings: allowed values (empty: any)
+  std::vector<std::string> allowed = {};                       ///< strings, string items: allowed values (empty: any)
   std::string description = {};                                ///< one line, shown in docs and errors
   bool path = false;  ///< a file path (strings): normalised lexically ("./a.csv" -> "a.csv") before it enters the key
 };
@@ -129,6 +225,7 @@ class Cell {
       key_ += (key_.empty() ? "" : ";") + item;
       if (std::find(data_factors.begin(), data_factors.end(), name) != data_factors.end()) {
         data_key_ += (data_key_.empty() ? "" : ";") + item;
+        data_values_.emplace_back(name, value);
       }
     }
     cell_id_ = core::fnv1a_64(key_);
@@ -151,7 +248,7 @@ class Cell {
     const ParameterValue& v = get(name);
     if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
     if (const auto* d = std::get_if<double>(&v)) return *d;
-    throw std::invalid_argument("Cell: parameter '" + std::string(name) + "' is a string, not a number");
+    throw std::invalid_argument("Cell: parameter '" + std::string(name) + "' is not a number");
   }
 
   /// An integer parameter. @throws std::out_of_range if missing; std::invalid_argument if not an integer.
@@ -162,10 +259,19 @@ class Cell {
   }
 
   /// A string parameter. @throws std::out_of_range if missing; std::invalid_argument if not a string.
-  const std::string& get_string(std::string_view name) const {
-    const ParameterValue& v = get(name);
-    if (const auto* s = std::get_if<std::string>(&v)) return *s;
-    throw std::invalid_argument("Cell: parameter '" + std::string(name) + "' is not a string");
+  const std::string& get_string(std::string_view name) const { return get_as<std::string>(name, "a string"); }
+
+  /// A string_list parameter. @throws std::out_of_range if missing; std::invalid_argument if not one.
+  const std::vector<std::string>& get_string_list(std::string_view name) const {
+    return get_as<std::vector<std::string>>(name, "a list of strings");
+  }
+  /// An integer_list parameter. @throws std::out_of_range if missing; std::invalid_argument if not one.
+  const std::vector<std::int64_t>& get_int_list(std::string_view name) const {
+    return get_as<std::vector<std::int64_t>>(name, "a list of integers");
+  }
+  /// A real_list parameter. @throws std::out_of_range if missing; std::invalid_argument if not one.
+  const std::vector<double>& get_real_list(std::string_view name) const {
+    return get_as<std::vector<double>>(name, "a list of numbers");
   }
 
   /// (name, value) pairs sorted by name.
@@ -179,12 +285,27 @@ class Cell {
   const std::string& config_dir() const { return config_dir_; }
   /// Set by the engine when it expands a config.
   void set_config_dir(std::string dir) { config_dir_ = std::move(dir); }
+  /// The cell restricted to its data factors (what generate() sees): its key() is data_key(),
+  /// its cell_id() and data_id() are data_id(); the config folder is kept.
+  Cell data_cell() const {
+    std::vector<std::string> names;
+    for (const auto& [name, value] : data_values_) names.push_back(name);
+    Cell c(data_values_, names);
+    c.config_dir_ = config_dir_;
+    return c;
+  }
   /// FNV-1a-64 of key(): keys the noise and calibration streams.
   std::uint64_t cell_id() const { return cell_id_; }
   /// FNV-1a-64 of data_key(): keys the data stream (common random numbers across method factors).
   std::uint64_t data_id() const { return data_id_; }
 
  private:
+  template <class T>
+  const T& get_as(std::string_view name, const char* what) const {
+    const ParameterValue& v = get(name);
+    if (const auto* x = std::get_if<T>(&v)) return *x;
+    throw std::invalid_argument("Cell: parameter '" + std::string(name) + "' is not " + what);
+  }
   const ParameterValue* find(std::string_view name) const {
     auto it = std::lower_bound(values_.begin(), values_.end(), name,
                                [](const auto& a, std::string_view n) { return a.first < n; });
@@ -192,6 +313,7 @@ class Cell {
   }
 
   std::vector<std::pair<std::string, ParameterValue>> values_;
+  std::vector<std::pair<std::string, ParameterValue>> data_values_;  // the data factors, sorted by name
   std::string key_;
   std::string data_key_;
   std::string config_dir_;
@@ -199,8 +321,86 @@ class Cell {
   std::uint64_t data_id_ = 0;
 };
 
-/// An experiment (see the file comment for the life cycle). Implementations must be stateless
-/// or immutable after construction: every const member may be called from several threads.
+/// Placeholder for experiments without a data step or without per-cell set-up.
+struct Nothing {};
+
+/// Writes one replicate's metrics by name into the engine's buffer, checked against the declared
+/// layout (Experiment::metrics(cell)): an unknown name, a scalar write to a vector metric, a
+/// vector of the wrong length or a component out of range throws std::logic_error naming the
+/// metric (the replicate is then recorded as failed: it is a bug of the experiment). A metric or
+/// component that is not written stays NaN. Not thread-safe (one writer per replicate).
+class MetricWriter {
+ public:
+  /// `out` has the total size of `specs` (the engine prefills it with NaN).
+  /// @throws std::logic_error if the sizes disagree.
+  MetricWriter(std::span<const MetricSpec> specs, std::span<double> out) : specs_(specs), out_(out) {
+    std::size_t total = 0;
+    for (const auto& s : specs_) total += s.size;
+    if (total != out_.size()) {
+      throw std::logic_error("MetricWriter: the buffer has " + std::to_string(out_.size()) +
+                             " values but the metrics need " + std::to_string(total));
+    }
+  }
+
+  /// A scalar metric (declared with size 1 and is_vector false).
+  void set(std::string_view name, double value) {
+    const auto [spec, at] = find(name);
+    if (spec->is_vector || spec->size != 1) {
+      throw std::logic_error("MetricWriter: metric '" + std::string(name) + "' is a vector of " +
+                             std::to_string(spec->size) + " components; write it with a component index or a span");
+    }
+    out_[at] = value;
+  }
+
+  /// Component `component` of a vector metric.
+  void set(std::string_view name, std::size_t component, double value) {
+    const auto [spec, at] = find(name);
+    if (component >= spec->size) {
+      throw std::logic_error("MetricWriter: component " + std::to_string(component) + " of metric '" +
+                             std::string(name) + "' is out of range (it has " + std::to_string(spec->size) +
+                             " components)");
+    }
+    out_[at + component] = value;
+  }
+
+  /// Every component of a metric at once; `values` must have its declared size.
+  void set(std::string_view name, std::span<const double> values) {
+    auto slot = components(name);
+    if (values.size() != slot.size()) {
+      throw std::logic_error("MetricWriter: metric '" + std::string(name) + "' has " + std::to_string(slot.size()) +
+                             " components but " + std::to_string(values.size()) + " values were written");
+    }
+    std::copy(values.begin(), values.end(), slot.begin());
+  }
+
+  /// The components of a metric, to be filled in place (e.g. a histogram).
+  std::span<double> components(std::string_view name) {
+    const auto [spec, at] = find(name);
+    return out_.subspan(at, spec->size);
+  }
+
+ private:
+  std::pair<const MetricSpec*, std::size_t> find(std::string_view name) const {
+    std::size_t at = 0;
+    for (const auto& s : specs_) {
+      if (s.name == name) return {&s, at};
+      at += s.size;
+    }
+    std::string names;
+    for (const auto& s : specs_) names += (names.empty() ? "" : ", ") + s.name;
+    throw std::logic_error("MetricWriter: the experiment writes an undeclared metric '" + std::string(name) +
+                           "' (declared: " + names + ")");
+  }
+  std::span<const MetricSpec> specs_;
+  std::span<double> out_;
+};
+
+/// An experiment (see the file comment for the life cycle), type-erased: the engine calls these.
+/// Experiments derive from TypedExperiment<Prepared, Data>, which implements the *_erased members
+/// with the one cast between the engine's handles and the experiment's types. Implementations
+/// must be stateless: every const member may be called from several threads at once, and
+/// everything a cell needs (ridges, thresholds, null distributions, loaded data) is computed by
+/// prepare() and cached by the engine.
 class Experiment {
  public:
   virtual ~Experiment() = default;
@@ -208,7 +408,8 @@ class Experiment {
   /// Registered name, used as `experiment:` in configs.
   virtual std::string name() const = 0;
 
-  /// Every parameter the experiment reads.
+  /// Every parameter the experiment reads. Parameters with `data_factor = true` are the data
+  /// factors (the only ones generate() may read); the others are method parameters.
   virtual std::vector<ParameterSpec> parameters() const = 0;
 
   /// Cross-parameter checks of one cell (single parameters are checked by the engine from
@@ -229,27 +430,86 @@ class Experiment {
   /// @throws std::invalid_argument("key: message") as validate(). Default: nothing.
   virtual void check_data(const Cell& /*cell*/) const {}
 
-  /// Metric layout for a cell; run_replicate writes them concatenated in this order.
+  /// Metric layout for a cell (analyse() writes the metrics by name through a MetricWriter).
   virtual std::vector<MetricSpec> metrics(const Cell& cell) const = 0;
 
-  /// Shared read-only per-cell set-up (a critical-value table, a loaded data set), computed
-  /// once per cell from the calibration stream. Default: nothing.
-  virtual std::shared_ptr<const void> prepare(const Cell& /*cell*/, core::RngStream& /*calibration*/) const {
-    return nullptr;
+  /// True if the experiment simulates a data set per replicate (generate()); false if every
+  /// replicate analyses fixed data (loaded by prepare()). The engine shares a generated data set
+  /// between the cells of one data key; without a data step it runs every cell on its own.
+  virtual bool has_data_step() const = 0;
+
+  /// Engine side of TypedExperiment::prepare.
+  virtual std::shared_ptr<const void> prepare_erased(const Cell& cell, core::RngStream& calibration) const = 0;
+  /// Engine side of TypedExperiment::calibration_outputs.
+  virtual std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs_erased(
+      const Cell& cell, const void* prepared) const = 0;
+  /// Engine side of TypedExperiment::generate (`data_cell` holds the data factors only).
+  virtual std::shared_ptr<const void> generate_erased(const Cell& data_cell, core::RngStream& data) const = 0;
+  /// Engine side of TypedExperiment::analyse.
+  virtual void analyse_erased(const Cell& cell, const void* prepared, const void* data, core::RngStream& noise,
+                              MetricWriter& metrics) const = 0;
+};
+
+/// The base class of every experiment: `Prepared` is what prepare() computes once per cell (use
+/// Nothing if there is nothing), `Data` what generate() simulates once per (data key, replicate)
+/// (Nothing for experiments on fixed data). The engine owns both; the experiment sees them as
+/// const references of its own types.
+template <class Prepared, class Data = Nothing>
+class TypedExperiment : public Experiment {
+ public:
+  bool has_data_step() const final { return !std::is_same_v<Data, Nothing>; }
+
+  /// Shared read-only per-cell set-up (a critical-value table, a ridge, a loaded data set),
+  /// computed once per cell from the calibration stream. Default (Prepared = Nothing): nothing.
+  /// @throws anything: recorded in /errors for every replicate of the cell (stage "prepare").
+  virtual Prepared prepare(const Cell& /*cell*/, core::RngStream& /*calibration*/) const {
+    if constexpr (std::is_same_v<Prepared, Nothing>) {
+      return Prepared{};
+    } else {
+      throw std::logic_error(name() + ": prepare() is not implemented");
+    }
   }
 
   /// Optional: numbers that describe a prepare() result (e.g. a critical-value table), stored
   /// in the results file as /calibration/<name>, float64 [cells, k] padded with NaN. Called once
   /// per cell, right after prepare(). Default: none.
-  virtual std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell& /*cell*/,
-                                                                                       const void* /*prepared*/) const {
+  virtual std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(
+      const Cell& /*cell*/, const Prepared& /*prepared*/) const {
     return {};
   }
 
-  /// One replicate. `metrics_out` has the total size of metrics(cell), prefilled with NaN.
-  /// May throw (recorded; metrics become NaN).
-  virtual void run_replicate(const Cell& cell, const void* prepared, core::RngStream& data, core::RngStream& noise,
-                             std::span<double> metrics_out) const = 0;
+  /// The data set of one replicate, from the data stream. `data_cell` holds only the data
+  /// factors (reading another parameter throws std::out_of_range), so every cell with the same
+  /// data factors analyses the same data set. Default (Data = Nothing): nothing.
+  /// @throws anything: recorded for every cell of the data key at this replicate (stage "generate").
+  virtual Data generate(const Cell& /*data_cell*/, core::RngStream& /*data*/) const {
+    if constexpr (std::is_same_v<Data, Nothing>) {
+      return Data{};
+    } else {
+      throw std::logic_error(name() + ": generate() is not implemented");
+    }
+  }
+
+  /// Analyse one replicate's data with the cell's method parameters and its noise stream; write
+  /// the metrics by name. Runs concurrently from several threads; must not modify shared state.
+  /// @throws anything: recorded (stage "replicate"); the replicate's metrics become NaN.
+  virtual void analyse(const Cell& cell, const Prepared& prepared, const Data& data, core::RngStream& noise,
+                       MetricWriter& metrics) const = 0;
+
+  std::shared_ptr<const void> prepare_erased(const Cell& cell, core::RngStream& calibration) const final {
+    return std::make_shared<const Prepared>(prepare(cell, calibration));
+  }
+  std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs_erased(
+      const Cell& cell, const void* prepared) const final {
+    return calibration_outputs(cell, *static_cast<const Prepared*>(prepared));
+  }
+  std::shared_ptr<const void> generate_erased(const Cell& data_cell, core::RngStream& data) const final {
+    return std::make_shared<const Data>(generate(data_cell, data));
+  }
+  void analyse_erased(const Cell& cell, const void* prepared, const void* data, core::RngStream& noise,
+                      MetricWriter& metrics) const final {
+    analyse(cell, *static_cast<const Prepared*>(prepared), *static_cast<const Data*>(data), noise, metrics);
+  }
 };
 
 namespace detail {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,8 +16,8 @@
 
 namespace dpmu::runtime {
 
-/// `--shard i/N`: this process runs the tasks whose global index t (cell-major, then block)
-/// satisfies t mod N == i.
+/// `--shard i/N`: this process runs the tasks whose global index t satisfies t mod N == i
+/// (ShardPlan).
 struct Shard {
   std::int64_t index = 0;
   std::int64_t count = 1;
@@ -24,6 +25,56 @@ struct Shard {
 
 /// Parse "i/N" with 0 <= i < N. @throws std::invalid_argument "--shard: ..." otherwise.
 Shard parse_shard(const std::string& text);
+
+/// The work of a study and the share of one shard. A task is (data group g, replicate block b)
+/// (StudySpec::data_groups, StudySpec::blocks_per_cell); its global index is
+/// t = g * blocks_per_cell + b, and shard i/N runs the tasks with t mod N == i. The one place
+/// that defines shard membership (run, dry run, resume of a complete file).
+class ShardPlan {
+ public:
+  struct Task {
+    std::size_t group = 0;
+    std::size_t block = 0;
+  };
+  ShardPlan(const StudySpec& study, Shard shard);
+  /// Tasks of every shard together.
+  std::size_t tasks_all_shards() const { return groups_ * blocks_; }
+  /// True if this shard runs task (group, block).
+  bool owns(std::size_t group, std::size_t block) const {
+    return static_cast<std::int64_t>((group * blocks_ + block) % static_cast<std::size_t>(shard_.count)) ==
+           shard_.index;
+  }
+  /// This shard's tasks, in global order.
+  const std::vector<Task>& tasks() const { return tasks_; }
+  /// The cells with at least one task in this shard, sorted.
+  std::vector<std::size_t> cells(const StudySpec& study) const;
+
+ private:
+  Shard shard_;
+  std::size_t groups_ = 0, blocks_ = 0;
+  std::vector<Task> tasks_;
+};
+
+/// One cell's share of a replicate (run_one_replicate).
+struct CellReplicate {
+  const Cell* cell = nullptr;
+  const void* prepared = nullptr;  ///< the cell's prepare() result; null if it failed
+  std::string prepare_error;       ///< non-empty: prepare() failed with this message
+  std::span<const MetricSpec> metrics;
+  std::span<double> out;        ///< the replicate's metrics (set to NaN first; NaN where not written or on failure)
+  std::string failure_stage;    ///< set on failure: "prepare", "generate" or "replicate"
+  std::string failure_message;  ///< set on failure
+  double seconds = 0.0;         ///< wall time of analyse() plus an equal share of generate()
+};
+
+/// Replicate `replicate` of the cells of one data group, exactly as `dpmu run` runs it (and
+/// `dpmu replay` replays it): the data set is generated once from
+/// RngStream(master_seed, data_id, replicate, data) with the group's data cell (if the experiment
+/// has a data step), then analysed for every cell with RngStream(master_seed, cell_id,
+/// replicate, noise). A failure (exception) of generate() fails every cell; of analyse() its cell.
+/// std::bad_alloc is not a failure of the replicate: it is rethrown.
+void run_one_replicate(const Experiment& experiment, const Cell& data_cell, std::uint64_t master_seed,
+                       std::uint64_t replicate, std::span<CellReplicate> cells);
 
 /// An exclusive lock on a results file for the life of a run or a merge: flock(2) on
 /// "<out>.lock", a small file holding the holder's PID (removed when the lock is released; one

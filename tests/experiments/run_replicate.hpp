@@ -1,0 +1,46 @@
+#pragma once
+// One replicate of one cell of an experiment, run exactly as the engine runs it
+// (dpmu::runtime::run_one_replicate with the engine's streams under `master_seed`).
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dpmu/runtime/experiment.hpp"
+#include "dpmu/runtime/runner.hpp"
+#include "dpmu/runtime/streams.hpp"
+
+namespace dpmu_test {
+
+/// prepare() of `cell` from its calibration stream under `master_seed`.
+inline std::shared_ptr<const void> prepare_cell(const dpmu::runtime::Experiment& e, const dpmu::runtime::Cell& cell,
+                                                std::uint64_t master_seed) {
+  auto calibration = dpmu::runtime::calibration_stream(master_seed, cell);
+  return e.prepare_erased(cell, calibration);
+}
+
+/// The metrics of replicate `replicate` of `cell` (concatenated in layout order). `prepared`:
+/// prepare_cell's result (computed here if null). @throws std::runtime_error "stage: message" if
+/// the replicate fails.
+inline std::vector<double> run_replicate(const dpmu::runtime::Experiment& e, const dpmu::runtime::Cell& cell,
+                                         std::uint64_t master_seed, std::uint64_t replicate,
+                                         std::shared_ptr<const void> prepared = nullptr) {
+  if (!prepared) prepared = prepare_cell(e, cell, master_seed);
+  const auto metrics = e.metrics(cell);
+  std::size_t width = 0;
+  for (const auto& m : metrics) width += m.size;
+  std::vector<double> out(width, std::numeric_limits<double>::quiet_NaN());
+  dpmu::runtime::CellReplicate one;
+  one.cell = &cell;
+  one.prepared = prepared.get();
+  one.metrics = metrics;
+  one.out = out;
+  dpmu::runtime::run_one_replicate(e, cell.data_cell(), master_seed, replicate,
+                                   std::span<dpmu::runtime::CellReplicate>(&one, 1));
+  if (!one.failure_stage.empty()) throw std::runtime_error(one.failure_stage + ": " + one.failure_message);
+  return out;
+}
+
+}  // namespace dpmu_test
