@@ -5,7 +5,10 @@
 //  (b) Gram update: core::accumulate_block_gram on 256-row blocks of p + 1 columns, rows/s;
 //  (b') the Eigen rank-k update it replaced (selfadjointView<Lower>().rankUpdate), for comparison;
 //  (c) pipeline: simulate_gram_matrix (generation + redraw check + Gram), rows/s;
-//  (d) analysis per replicate: every variant of one data set (BMA over 512 models × 9 variants).
+//  (d) analysis per replicate: every variant of one data set (BMA over 512 models × 9 variants);
+//  (e) exact sufficient-statistic sampler (simulation_gram.hpp): p uniforms per row into the exact
+//      Gram of [1 x] (core::UniformGramAccumulator, per instruction-set path), rows/s; and
+//      (e') its bound, the p/2 xoshiro256++ words per row alone.
 // Report (c) / min(a, b). Single thread; the runner parallelises over replicates.
 #include <benchmark/benchmark.h>
 
@@ -15,6 +18,8 @@
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/core/uniform_gram.hpp"
+#include "dpmu/experiments/simulation_gram.hpp"
 #include "dpmu/experiments/simulation_ssp.hpp"
 
 namespace {
@@ -109,6 +114,66 @@ void bm_analysis_p9(benchmark::State& state) {
   state.SetLabel(state.range(0) ? "zellner-siow, 9 variants" : "bic, 9 variants");
 }
 BENCHMARK(bm_analysis_p9)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+void bm_exact_sampler(benchmark::State& state) {
+  // sample_gram_matrix at n = 10^6: path 0 automatic, 1 generic, 2 avx2, 3 avx512
+  const int p = static_cast<int>(state.range(0));
+  const auto path = static_cast<dpmu::core::UniformGramPath>(state.range(1));
+  if (!dpmu::core::uniform_gram_path_available(path)) {
+    state.SkipWithError("path not available on this CPU");
+    return;
+  }
+  const auto d = dpmu::experiments::simulation_design(p, p == 9 ? 4 : 1, 7.0);
+  const std::uint64_t n = 1000000;
+  std::uint64_t key = 0;
+  for (auto _ : state) {
+    auto g = dpmu::experiments::sample_gram_matrix(d, n, 5, ++key, path);
+    benchmark::DoNotOptimize(g.gram.data());
+  }
+  state.SetLabel(dpmu::core::to_string(path));
+  state.counters["rows_per_second"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(bm_exact_sampler)
+    ->ArgsProduct({{2, 6, 9}, {0}})
+    ->Args({9, 1})
+    ->Args({9, 2})
+    ->Args({9, 3})
+    ->Unit(benchmark::kMillisecond);
+
+void bm_exact_words(benchmark::State& state) {
+  // the bound of (e): p/2 xoshiro256++ words per row (p·128 per 256-row block)
+  const int p = static_cast<int>(state.range(0));
+  dpmu::core::Xoshiro256ppX4 gen(1, 2);
+  std::vector<std::uint64_t> w(static_cast<std::size_t>(p) * 128);
+  for (auto _ : state) {
+    gen.fill_words(w);
+    benchmark::DoNotOptimize(w.data());
+  }
+  state.counters["rows_per_second"] = benchmark::Counter(kRows, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(bm_exact_words)->Arg(2)->Arg(6)->Arg(9);
+
+void bm_exact_gram_block(benchmark::State& state) {
+  // the kernel alone: one 256-row block of p columns into the exact accumulator
+  const int p = static_cast<int>(state.range(0));
+  const auto path = static_cast<dpmu::core::UniformGramPath>(state.range(1));
+  if (!dpmu::core::uniform_gram_path_available(path)) {
+    state.SkipWithError("path not available on this CPU");
+    return;
+  }
+  dpmu::core::Xoshiro256ppX4 gen(1, 2);
+  std::vector<std::uint64_t> w(static_cast<std::size_t>(p) * 128);
+  gen.fill_words(w);
+  dpmu::core::UniformGramAccumulator acc(p, path);
+  for (auto _ : state) {
+    acc.add_block(w.data(), kRows);
+    benchmark::DoNotOptimize(&acc);
+  }
+  state.SetLabel(dpmu::core::to_string(path));
+  state.counters["rows_per_second"] = benchmark::Counter(kRows, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(bm_exact_gram_block)->ArgsProduct({{2, 6, 9}, {1, 2, 3}});
 
 }  // namespace
 

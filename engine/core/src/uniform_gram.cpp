@@ -11,16 +11,16 @@ namespace dpmu::core {
 
 namespace {
 
-constexpr int kLanes = 8;
-constexpr int kHalfRows = 128;                               // rows per kernel call (one half of a block)
-constexpr int kGroups = kHalfRows / kLanes;                  // 16 rows per lane per half
-constexpr int kFoldEvery = 2048;                             // halves between int64 → int128 folds
+constexpr int kLanes = 8;         // int64 lane accumulators per quantity (max path width)
+constexpr int kRowsPerLane = 16;  // rows a double lane accumulator adds before conversion
+constexpr int kFoldEvery = 4096;  // kernel chunks (≤ 128 rows) between int64 → int128 folds
 constexpr std::int64_t kOffset = (1LL << 31) + (1LL << 15);  // c: v = k − c = 2¹⁶ h + l
 
-// Exactness budget (docs/methods.md "Exact sufficient-statistic sampling"):
-//  |v| ≤ 2³¹ + 2¹⁵, |h|, |l| ≤ 2¹⁵, so |v·h|, |v·l| ≤ 2⁴⁶ + 2³⁰; a lane adds 16 of them per half:
-//  < 2⁵⁰·¹, an integer < 2⁵¹ held exactly by a double and converted exactly by the 1.5·2⁵² trick;
-//  the int64 lanes receive < 2⁵¹ per half and are folded after 2 048 halves (< 2⁶²).
+// Exactness budget (docs/methods.md §5.8 "Exact sufficient-statistic sampling"):
+//  |v| ≤ 2³¹ + 2¹⁵, |h|, |l| ≤ 2¹⁵, so |v·h|, |v·l| ≤ 2⁴⁶ + 2³⁰; a double lane adds 16 of them per
+//  chunk: < 2⁵⁰·¹, an integer < 2⁵¹ held exactly by a double and converted exactly by the 1.5·2⁵²
+//  trick; an int64 lane receives < 2⁵⁰·⁰¹ per chunk and is folded after at most 4 096 chunks
+//  (< 2⁶²·⁰¹ < 2⁶³).
 
 int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
@@ -32,126 +32,139 @@ int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
 namespace {
 
-typedef double v8d __attribute__((vector_size(64)));
-typedef std::uint64_t u8x64 __attribute__((vector_size(64)));
-typedef std::int64_t i8x64 __attribute__((vector_size(64)));
-
 #define DPMU_INLINE inline __attribute__((always_inline))
 
-DPMU_INLINE v8d load8(const double* p) {
-  v8d v;
+// N-lane vectors (N = 2: SSE2, 4: AVX2, 8: AVX-512F).
+template <int N>
+struct Vec {
+  typedef double D __attribute__((vector_size(8 * N)));
+  typedef std::uint64_t U __attribute__((vector_size(8 * N)));
+  typedef std::int64_t I __attribute__((vector_size(8 * N)));
+};
+
+template <class T>
+DPMU_INLINE T load(const void* p) {
+  T v;
   __builtin_memcpy(&v, p, sizeof(v));
   return v;
 }
 
-DPMU_INLINE void store8(double* p, v8d v) { __builtin_memcpy(p, &v, sizeof(v)); }
-
-// An integer-valued double x with |x| < 2⁵¹ as int64, exactly: bits(x + 1.5·2⁵²) − bits(1.5·2⁵²).
-DPMU_INLINE void add_as_int64(std::int64_t* lanes, v8d x) {
-  constexpr double magic = 0x1.8p52;
-  const v8d m = {magic, magic, magic, magic, magic, magic, magic, magic};
-  const v8d y = x + m;
-  i8x64 bits, acc;
-  __builtin_memcpy(&bits, &y, sizeof(bits));
-  __builtin_memcpy(&acc, lanes, sizeof(acc));
-  constexpr std::int64_t magic_bits = 0x4338000000000000LL;
-  acc += bits - magic_bits;
-  __builtin_memcpy(lanes, &acc, sizeof(acc));
+template <class T>
+DPMU_INLINE void store(void* p, T v) {
+  __builtin_memcpy(p, &v, sizeof(v));
 }
 
-// Convert one half (0: high 32 bits of the words, 1: low 32 bits) of a block into v, h, l.
-DPMU_INLINE void convert_half(const std::uint64_t* words, int columns, int half, double* v, double* h, double* l) {
+// An integer-valued double x with |x| < 2⁵¹ as int64, exactly: bits(x + 1.5·2⁵²) − bits(1.5·2⁵²).
+template <int N>
+DPMU_INLINE void add_as_int64(std::int64_t* lanes, typename Vec<N>::D x) {
+  using I = typename Vec<N>::I;
+  const typename Vec<N>::D y = x + 0x1.8p52;
+  const I bits = load<I>(&y);
+  store<I>(lanes, load<I>(lanes) + (bits - 0x4338000000000000LL));
+}
+
+// Convert the chunk's `rows` values (words w[0 … rows−1] of each column, their high (HALF = 0)
+// or low (HALF = 1) 32 bits) into v, h, l (row stride `rows`).
+template <int N, int HALF>
+DPMU_INLINE void convert_chunk(const std::uint64_t* words, int columns, int rows, double* v, double* h, double* l) {
+  using D = typename Vec<N>::D;
+  using U = typename Vec<N>::U;
   constexpr std::uint64_t two52 = 0x4330000000000000ULL;  // bits of 2⁵²
-  const v8d off_v = v8d{} + (0x1.0p52 + static_cast<double>(kOffset));
-  const v8d off_hl = v8d{} + (0x1.0p52 + 0x1.0p15);
+  constexpr double off_v = 0x1.0p52 + static_cast<double>(kOffset);
+  constexpr double off_hl = 0x1.0p52 + 0x1.0p15;
   for (int j = 0; j < columns; ++j) {
     const std::uint64_t* w = words + j * UniformGramAccumulator::block_words;
-    for (int r = 0; r < kHalfRows; r += kLanes) {
-      u8x64 x;
-      __builtin_memcpy(&x, w + r, sizeof(x));
-      const u8x64 k = half == 0 ? (x >> 32) : (x & 0xffffffffULL);
-      const u8x64 kv = k | two52;
-      const u8x64 kh = (k >> 16) | two52;
-      const u8x64 kl = (k & 0xffffULL) | two52;
-      v8d dv, dh, dl;
-      __builtin_memcpy(&dv, &kv, sizeof(dv));
-      __builtin_memcpy(&dh, &kh, sizeof(dh));
-      __builtin_memcpy(&dl, &kl, sizeof(dl));
-      store8(v + j * kHalfRows + r, dv - off_v);
-      store8(h + j * kHalfRows + r, dh - off_hl);
-      store8(l + j * kHalfRows + r, dl - off_hl);
+    for (int r = 0; r < rows; r += N) {
+      const U x = load<U>(w + r);
+      const U k = HALF == 0 ? (x >> 32) : (x & 0xffffffffULL);
+      const U kv = k | two52;
+      const U kh = (k >> 16) | two52;
+      const U kl = (k & 0xffffULL) | two52;
+      store<D>(v + j * rows + r, load<D>(&kv) - off_v);
+      store<D>(h + j * rows + r, load<D>(&kh) - off_hl);
+      store<D>(l + j * rows + r, load<D>(&kl) - off_hl);
     }
   }
 }
 
-// Lane sums of v_j and of v_a h_b, v_a l_b (a ≥ b) over one converted half, in 2 × 4 tiles of
-// (a, b); padded columns (a < 2⌈p/2⌉, b < 4⌈p/4⌉) hold zeros and their results are dropped.
-DPMU_INLINE void half_sums(const double* v, const double* h, const double* l, int columns, std::int64_t* lane_sum,
-                           std::int64_t* lane_h, std::int64_t* lane_l) {
+// Lane sums of v_j and of v_a h_b, v_a l_b (a ≥ b) over one converted chunk of 16·N rows, in
+// TA × TB tiles of (a, b) (sized to the path's registers); padded columns (a < 2⌈p/2⌉,
+// b < 4⌈p/4⌉) hold zeros and their results are dropped.
+template <int N, int TA, int TB>
+DPMU_INLINE void chunk_sums(const double* v, const double* h, const double* l, int columns, std::int64_t* lane_sum,
+                            std::int64_t* lane_h, std::int64_t* lane_l) {
+  using D = typename Vec<N>::D;
+  constexpr int rows = kRowsPerLane * N;
   for (int j = 0; j < columns; ++j) {
-    v8d acc = {};
-    for (int g = 0; g < kGroups; ++g) acc += load8(v + j * kHalfRows + g * kLanes);
-    add_as_int64(lane_sum + j * kLanes, acc);
+    D acc = {};
+    for (int g = 0; g < kRowsPerLane; ++g) acc += load<D>(v + j * rows + g * N);
+    add_as_int64<N>(lane_sum + j * kLanes, acc);
   }
-  for (int a0 = 0; a0 < columns; a0 += 2) {
-    for (int b0 = 0; b0 <= a0 + 1 && b0 < columns; b0 += 4) {
-      v8d ah[2][4] = {}, al[2][4] = {};
-      const double* va0 = v + a0 * kHalfRows;
-      const double* va1 = va0 + kHalfRows;
-      const double* hb = h + b0 * kHalfRows;
-      const double* lb = l + b0 * kHalfRows;
-      for (int g = 0; g < kGroups; ++g) {
-        const int o = g * kLanes;
-        const v8d x0 = load8(va0 + o), x1 = load8(va1 + o);
-        for (int t = 0; t < 4; ++t) {
-          const v8d yh = load8(hb + t * kHalfRows + o), yl = load8(lb + t * kHalfRows + o);
-          ah[0][t] += x0 * yh;
-          al[0][t] += x0 * yl;
-          ah[1][t] += x1 * yh;
-          al[1][t] += x1 * yl;
+  for (int a0 = 0; a0 < columns; a0 += TA) {
+    for (int b0 = 0; b0 <= a0 + TA - 1 && b0 < columns; b0 += TB) {
+      D ah[TA][TB] = {}, al[TA][TB] = {};
+      const double* hb = h + b0 * rows;
+      const double* lb = l + b0 * rows;
+      for (int g = 0; g < kRowsPerLane; ++g) {
+        const int o = g * N;
+        D x[TA];
+        for (int s = 0; s < TA; ++s) x[s] = load<D>(v + (a0 + s) * rows + o);
+        for (int t = 0; t < TB; ++t) {
+          const D yh = load<D>(hb + t * rows + o), yl = load<D>(lb + t * rows + o);
+          for (int s = 0; s < TA; ++s) {
+            ah[s][t] += x[s] * yh;
+            al[s][t] += x[s] * yl;
+          }
         }
       }
-      for (int s = 0; s < 2; ++s) {
+      for (int s = 0; s < TA; ++s) {
         const int a = a0 + s;
         if (a >= columns) continue;
-        for (int t = 0; t < 4; ++t) {
+        for (int t = 0; t < TB; ++t) {
           const int b = b0 + t;
           if (b > a) continue;
           const int idx = a * (a + 1) / 2 + b;
-          add_as_int64(lane_h + idx * kLanes, ah[s][t]);
-          add_as_int64(lane_l + idx * kLanes, al[s][t]);
+          add_as_int64<N>(lane_h + idx * kLanes, ah[s][t]);
+          add_as_int64<N>(lane_l + idx * kLanes, al[s][t]);
         }
       }
     }
   }
 }
 
-DPMU_INLINE void full_block(const std::uint64_t* words, int columns, double* buffer, std::int64_t* lane_sum,
-                            std::int64_t* lane_h, std::int64_t* lane_l) {
-  const int pa = round_up(columns, 2);
-  const int pb = round_up(columns, 4);
+// A full block (256 rows) in chunks of 16·N rows; returns the number of chunks.
+template <int N, int TA, int TB>
+DPMU_INLINE int full_block(const std::uint64_t* words, int columns, double* buffer, std::int64_t* lane_sum,
+                           std::int64_t* lane_h, std::int64_t* lane_l) {
+  constexpr int rows = kRowsPerLane * N;
+  constexpr int per_half = UniformGramAccumulator::block_words / rows;
   double* v = buffer;
-  double* h = v + pa * kHalfRows;
-  double* l = h + pb * kHalfRows;
-  for (int half = 0; half < 2; ++half) {
-    convert_half(words, columns, half, v, h, l);
-    half_sums(v, h, l, columns, lane_sum, lane_h, lane_l);
+  double* h = v + round_up(columns, 2) * rows;
+  double* l = h + round_up(columns, 4) * rows;
+  for (int c = 0; c < per_half; ++c) {
+    convert_chunk<N, 0>(words + c * rows, columns, rows, v, h, l);
+    chunk_sums<N, TA, TB>(v, h, l, columns, lane_sum, lane_h, lane_l);
   }
+  for (int c = 0; c < per_half; ++c) {
+    convert_chunk<N, 1>(words + c * rows, columns, rows, v, h, l);
+    chunk_sums<N, TA, TB>(v, h, l, columns, lane_sum, lane_h, lane_l);
+  }
+  return 2 * per_half;
 }
 
-void full_block_generic(const std::uint64_t* words, int columns, double* buffer, std::int64_t* s, std::int64_t* h,
-                        std::int64_t* l) {
-  full_block(words, columns, buffer, s, h, l);
+int full_block_generic(const std::uint64_t* words, int columns, double* buffer, std::int64_t* s, std::int64_t* h,
+                       std::int64_t* l) {
+  return full_block<2, 1, 2>(words, columns, buffer, s, h, l);  // SSE2: 2 lanes, 16 xmm registers
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2,fma"))) void full_block_avx2(const std::uint64_t* words, int columns, double* buffer,
-                                                         std::int64_t* s, std::int64_t* h, std::int64_t* l) {
-  full_block(words, columns, buffer, s, h, l);
+__attribute__((target("avx2,fma"))) int full_block_avx2(const std::uint64_t* words, int columns, double* buffer,
+                                                        std::int64_t* s, std::int64_t* h, std::int64_t* l) {
+  return full_block<4, 2, 2>(words, columns, buffer, s, h, l);  // 4 lanes, 16 ymm registers
 }
-__attribute__((target("avx512f,fma"))) void full_block_avx512(const std::uint64_t* words, int columns, double* buffer,
-                                                              std::int64_t* s, std::int64_t* h, std::int64_t* l) {
-  full_block(words, columns, buffer, s, h, l);
+__attribute__((target("avx512f,fma"))) int full_block_avx512(const std::uint64_t* words, int columns, double* buffer,
+                                                             std::int64_t* s, std::int64_t* h, std::int64_t* l) {
+  return full_block<8, 2, 4>(words, columns, buffer, s, h, l);  // 8 lanes, 32 zmm registers
 }
 #endif
 
@@ -209,7 +222,8 @@ UniformGramAccumulator::UniformGramAccumulator(int columns, UniformGramPath path
   lane_l_.assign(static_cast<std::size_t>(pairs_) * kLanes, 0);
   total_sum_.assign(static_cast<std::size_t>(columns), 0);
   total_vv_.assign(static_cast<std::size_t>(pairs_), 0);
-  buffer_.assign(static_cast<std::size_t>(round_up(columns, 2) + 2 * round_up(columns, 4)) * kHalfRows, 0.0);
+  buffer_.assign(static_cast<std::size_t>(round_up(columns, 2) + 2 * round_up(columns, 4)) * kRowsPerLane * kLanes,
+                 0.0);
 }
 
 void UniformGramAccumulator::fold() {
@@ -229,7 +243,7 @@ void UniformGramAccumulator::fold() {
   std::fill(lane_sum_.begin(), lane_sum_.end(), 0);
   std::fill(lane_h_.begin(), lane_h_.end(), 0);
   std::fill(lane_l_.begin(), lane_l_.end(), 0);
-  pending_halves_ = 0;
+  pending_chunks_ = 0;
 }
 
 void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
@@ -248,18 +262,17 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
     switch (path_) {
 #if defined(__x86_64__) && defined(__GNUC__)
       case UniformGramPath::avx512:
-        full_block_avx512(words, columns_, buf, s, h, l);
+        pending_chunks_ += full_block_avx512(words, columns_, buf, s, h, l);
         break;
       case UniformGramPath::avx2:
-        full_block_avx2(words, columns_, buf, s, h, l);
+        pending_chunks_ += full_block_avx2(words, columns_, buf, s, h, l);
         break;
 #endif
       default:
-        full_block_generic(words, columns_, buf, s, h, l);
+        pending_chunks_ += full_block_generic(words, columns_, buf, s, h, l);
         break;
     }
-    pending_halves_ += 2;
-    if (pending_halves_ >= kFoldEvery) fold();
+    if (pending_chunks_ > kFoldEvery - 8) fold();  // a block adds at most 8 chunks (generic path)
   } else {
     // Partial block: exact scalar sums straight into the 128-bit totals.
     std::int64_t vrow[64];

@@ -10,8 +10,8 @@
 /// are added, the block boundaries, the instruction set (generic x86-64, AVX2 + FMA, AVX-512F;
 /// FMA or not, since no rounding ever happens) or the number of threads that produced the
 /// blocks. The only floating-point roundings are in centred_gram(): one conversion of an exact
-/// 128-bit integer to double, one division by n and one multiplication by a power-of-two-free
-/// constant, in a fixed order, so the returned matrix has the same bits on every path and CPU
+/// 128-bit integer to double, one division by n and one multiplication by the constant
+/// (upper − lower)² 2⁻⁶⁴, in a fixed order, so the returned matrix has the same bits on every path and CPU
 /// (IEEE-754 double, round to nearest). Tested in tests/core/uniform_gram_test.cpp.
 
 #include <Eigen/Dense>
@@ -82,7 +82,7 @@ class UniformGramAccumulator {
   int pairs_;
   UniformGramPath path_;
   std::uint64_t rows_ = 0;
-  int pending_halves_ = 0;
+  int pending_chunks_ = 0;  // kernel chunks added to the int64 lanes since the last fold
   // Sums of v = k − c (c = 2³¹ + 2¹⁵) split as v = 2¹⁶ h + l (h, l ∈ [−2¹⁵, 2¹⁵)):
   // Σ v_a v_b = 2¹⁶ Σ v_a h_b + Σ v_a l_b. Lanes: 8 int64 per quantity.
   std::vector<std::int64_t> lane_sum_;  // [columns][8]
@@ -90,7 +90,7 @@ class UniformGramAccumulator {
   std::vector<std::int64_t> lane_l_;    // [pairs][8]
   std::vector<int128_t> total_sum_;     // Σ v_j
   std::vector<int128_t> total_vv_;      // Σ v_a v_b, packed like the pairs
-  std::vector<double> buffer_;          // converted block: v, h, l for 128 rows (padded columns)
+  std::vector<double> buffer_;          // one converted chunk: v, h, l (padded columns)
 };
 
 /// Exact reference for tests: the same sums from the rows one at a time in 128-bit integers.
