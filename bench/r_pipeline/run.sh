@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Side-by-side timing of one data set, one thread: the R pipeline of bench/r_pipeline/pipeline.R
+# against dpmu (docs/performance.md "dpmu against the R pipeline"). p = 9, |T| = 4, n = 10^6 by
+# default; analysed non-privately and by the Laplace mechanism (eps = 0.5) with and without
+# thresholding, ZS prior, beta-binomial(1, 1) model prior.
+#
+# Usage: bench/r_pipeline/run.sh [BUILD_DIR] [N] [DATASETS]
+# Needs Rscript (r-base-core). The bas.lm step needs the R package BAS (not in Debian; see
+# bench/r_pipeline/README.md): without it the R parts that do not need BAS are timed, the ratio is
+# not computed, and the script exits 77 (skipped) after printing what it measured.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="${1:-$here/../../build}"
+n="${2:-1000000}"
+datasets="${3:-3}"
+dpmu="$build/engine/dpmu"
+if ! command -v Rscript >/dev/null 2>&1; then
+  echo "SKIP: Rscript not found (apt-get install r-base-core)"; exit 77
+fi
+if [ ! -x "$dpmu" ]; then echo "error: $dpmu not built (bash scripts/build.sh)" >&2; exit 1; fi
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+
+echo "== R pipeline: n = $n, p = 9, |T| = 4, eps = 0.5, $datasets data sets (seconds per data set)"
+OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 Rscript "$here/pipeline.R" "$n" 9 4 0.5 "$datasets" 1 | tee "$tmp/r.txt"
+r_total=$(awk '$1 == "step" { s += $3 } END { printf "%.6f", s }' "$tmp/r.txt")
+have_bas=$(awk '$1 == "bas" { print $2 }' "$tmp/r.txt")
+
+cat > "$tmp/cell.yaml" <<YAML
+experiment: ssp_simulation
+master_seed: 1
+replicates: $datasets
+parameters: {epsilons: "0.5", mechanisms: "laplace", priors: "zellner_siow", laplace_ridge_draws: 1000}
+grid:
+  - {p: 9, true_model_size: 4, n: $n}
+YAML
+# The per-cell ridge calibration (1 000 draws) is included in dpmu's time, not in R's (conservative).
+echo "== dpmu: the same cell, one thread"
+start=$(date +%s.%N)
+"$dpmu" run "$tmp/cell.yaml" --out "$tmp/cell.h5" --threads 1 >/dev/null
+end=$(date +%s.%N)
+d_total=$(echo "($end - $start) / $datasets" | bc -l)
+printf "dpmu seconds per data set %.6f\n" "$d_total"
+echo "load: $(uptime)"
+if [ "$have_bas" != "TRUE" ]; then
+  printf "R without bas.lm: %.6f s per data set = %.1f x dpmu (a lower bound of the ratio)\n" \
+    "$r_total" "$(echo "$r_total / $d_total" | bc -l)"
+  echo "SKIP: the R package BAS is not installed, so the full R pipeline was not timed (see bench/r_pipeline/README.md)"
+  exit 77
+fi
+printf "R pipeline %.6f s per data set; ratio R / dpmu = %.1f\n" "$r_total" "$(echo "$r_total / $d_total" | bc -l)"
