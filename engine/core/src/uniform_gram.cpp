@@ -229,20 +229,24 @@ UniformGramAccumulator::UniformGramAccumulator(int columns, UniformGramPath path
                  0.0);
 }
 
+int128_t UniformGramAccumulator::v_sum(int j) const {
+  int128_t v = total_sum_[static_cast<std::size_t>(j)];
+  for (int s = 0; s < kLanes; ++s) v += lane_sum_[static_cast<std::size_t>(j * kLanes + s)];
+  return v;
+}
+
+int128_t UniformGramAccumulator::vv_sum(int q) const {
+  int128_t hsum = 0, lsum = 0;
+  for (int s = 0; s < kLanes; ++s) {
+    hsum += lane_h_[static_cast<std::size_t>(q * kLanes + s)];
+    lsum += lane_l_[static_cast<std::size_t>(q * kLanes + s)];
+  }
+  return total_vv_[static_cast<std::size_t>(q)] + hsum * 65536 + lsum;  // Σ v_a v_b = 2¹⁶ Σ v_a h_b + Σ v_a l_b
+}
+
 void UniformGramAccumulator::fold() {
-  for (int j = 0; j < columns_; ++j) {
-    for (int s = 0; s < kLanes; ++s) {
-      total_sum_[static_cast<std::size_t>(j)] += lane_sum_[static_cast<std::size_t>(j * kLanes + s)];
-    }
-  }
-  for (int q = 0; q < pairs_; ++q) {
-    int128_t hsum = 0, lsum = 0;
-    for (int s = 0; s < kLanes; ++s) {
-      hsum += lane_h_[static_cast<std::size_t>(q * kLanes + s)];
-      lsum += lane_l_[static_cast<std::size_t>(q * kLanes + s)];
-    }
-    total_vv_[static_cast<std::size_t>(q)] += hsum * 65536 + lsum;
-  }
+  for (int j = 0; j < columns_; ++j) total_sum_[static_cast<std::size_t>(j)] = v_sum(j);
+  for (int q = 0; q < pairs_; ++q) total_vv_[static_cast<std::size_t>(q)] = vv_sum(q);
   std::fill(lane_sum_.begin(), lane_sum_.end(), 0);
   std::fill(lane_h_.begin(), lane_h_.end(), 0);
   std::fill(lane_l_.begin(), lane_l_.end(), 0);
@@ -297,26 +301,15 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
 }
 
 int128_t UniformGramAccumulator::sum(int j) const {
-  int128_t v = total_sum_[static_cast<std::size_t>(j)];
-  for (int s = 0; s < kLanes; ++s) v += lane_sum_[static_cast<std::size_t>(j * kLanes + s)];
-  return v + static_cast<int128_t>(kOffset) * static_cast<int128_t>(rows_);
+  return v_sum(j) + static_cast<int128_t>(kOffset) * static_cast<int128_t>(rows_);
 }
 
 int128_t UniformGramAccumulator::cross_sum(int a, int b) const {
   if (b > a) std::swap(a, b);
-  const int q = a * (a + 1) / 2 + b;
-  int128_t hsum = 0, lsum = 0;
-  for (int s = 0; s < kLanes; ++s) {
-    hsum += lane_h_[static_cast<std::size_t>(q * kLanes + s)];
-    lsum += lane_l_[static_cast<std::size_t>(q * kLanes + s)];
-  }
-  const int128_t vv = total_vv_[static_cast<std::size_t>(q)] + hsum * 65536 + lsum;
   // Σ k_a k_b = Σ (v_a + c)(v_b + c) = Σ v_a v_b + c (Σ v_a + Σ v_b) + n c²
   const int128_t c = kOffset;
   const int128_t n = static_cast<int128_t>(rows_);
-  const int128_t va = sum(a) - c * n;
-  const int128_t vb = sum(b) - c * n;
-  return vv + c * (va + vb) + n * c * c;
+  return vv_sum(a * (a + 1) / 2 + b) + c * (v_sum(a) + v_sum(b)) + n * c * c;
 }
 
 Eigen::MatrixXd UniformGramAccumulator::centred_gram(double lower, double upper) const {
@@ -329,17 +322,11 @@ Eigen::MatrixXd UniformGramAccumulator::centred_gram(double lower, double upper)
   const double nd = static_cast<double>(rows_);
   // Shift invariance: n Σ k_a k_b − Σ k_a Σ k_b = n Σ v_a v_b − Σ v_a Σ v_b; |·| < 2¹²⁶ for n ≤ 2³¹.
   std::vector<int128_t> vs(static_cast<std::size_t>(columns_));
-  for (int j = 0; j < columns_; ++j) vs[static_cast<std::size_t>(j)] = sum(j) - static_cast<int128_t>(kOffset) * n;
+  for (int j = 0; j < columns_; ++j) vs[static_cast<std::size_t>(j)] = v_sum(j);
   Eigen::MatrixXd g(columns_, columns_);
   for (int a = 0; a < columns_; ++a) {
     for (int b = 0; b <= a; ++b) {
-      const int q = a * (a + 1) / 2 + b;
-      int128_t hsum = 0, lsum = 0;
-      for (int s = 0; s < kLanes; ++s) {
-        hsum += lane_h_[static_cast<std::size_t>(q * kLanes + s)];
-        lsum += lane_l_[static_cast<std::size_t>(q * kLanes + s)];
-      }
-      const int128_t vv = total_vv_[static_cast<std::size_t>(q)] + hsum * 65536 + lsum;
+      const int128_t vv = vv_sum(a * (a + 1) / 2 + b);
       const int128_t numerator = n * vv - vs[static_cast<std::size_t>(a)] * vs[static_cast<std::size_t>(b)];
       const double value = static_cast<double>(numerator) / nd * scale;
       g(a, b) = value;

@@ -77,7 +77,9 @@ class UniformGramAccumulator {
   Eigen::VectorXd means(double lower, double upper) const;
 
  private:
-  void fold();  // int64 lanes → 128-bit totals
+  void fold();                   // int64 lanes → 128-bit totals
+  int128_t v_sum(int j) const;   // Σ v_j (totals + lanes)
+  int128_t vv_sum(int q) const;  // Σ v_a v_b of packed pair q
   int columns_;
   int pairs_;
   UniformGramPath path_;
