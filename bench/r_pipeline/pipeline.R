@@ -14,7 +14,7 @@
 # script times steps 1-4 and says that BAS is missing.
 #
 # Usage: Rscript pipeline.R N P T EPS DATASETS SEED [RIDGE_DRAWS]
-# Prints one line per step: "step <name> <seconds per data set>", then "bas <TRUE|FALSE>".
+# Prints one line per step: "step <name> <CPU seconds per data set>", then "bas <TRUE|FALSE>".
 args <- commandArgs(trailingOnly = TRUE)
 n <- as.integer(args[1]); p <- as.integer(args[2]); t_size <- as.integer(args[3])
 eps <- as.numeric(args[4]); datasets <- as.integer(args[5]); seed <- as.integer(args[6])
@@ -81,7 +81,7 @@ analyse <- function(df) {
 }
 
 times <- c(generate = 0, gram = 0, perturb = 0, synthetic = 0, bas = 0)
-tick <- function() proc.time()[["elapsed"]]
+tick <- function() { t <- proc.time(); t[["user.self"]] + t[["sys.self"]] }  # CPU seconds (robust to load)
 for (r in seq_len(datasets)) {
   t0 <- tick(); d <- generate(); t1 <- tick()
   g <- gram(d); rm(d); t2 <- tick()

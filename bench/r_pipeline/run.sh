@@ -20,7 +20,9 @@ fi
 if [ ! -x "$dpmu" ]; then echo "error: $dpmu not built (bash scripts/build.sh)" >&2; exit 1; fi
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 
-echo "== R pipeline: n = $n, p = 9, |T| = 4, eps = 0.5, $datasets data sets (seconds per data set)"
+# Both sides are timed in CPU seconds (user + system) of one thread, which a loaded machine
+# inflates much less than wall-clock time.
+echo "== R pipeline: n = $n, p = 9, |T| = 4, eps = 0.5, $datasets data sets (CPU seconds per data set)"
 OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 Rscript "$here/pipeline.R" "$n" 9 4 0.5 "$datasets" 1 | tee "$tmp/r.txt"
 r_total=$(awk '$1 == "step" { s += $3 } END { printf "%.6f", s }' "$tmp/r.txt")
 have_bas=$(awk '$1 == "bas" { print $2 }' "$tmp/r.txt")
@@ -35,11 +37,10 @@ grid:
 YAML
 # The per-cell ridge calibration (1 000 draws) is included in dpmu's time, not in R's (conservative).
 echo "== dpmu: the same cell, one thread"
-start=$(date +%s.%N)
-"$dpmu" run "$tmp/cell.yaml" --out "$tmp/cell.h5" --threads 1 >/dev/null
-end=$(date +%s.%N)
-d_total=$(echo "($end - $start) / $datasets" | bc -l)
-printf "dpmu seconds per data set %.6f\n" "$d_total"
+/usr/bin/time -f "%U %S" -o "$tmp/time.txt" "$dpmu" run "$tmp/cell.yaml" --out "$tmp/cell.h5" --threads 1 --quiet \
+  >/dev/null
+d_total=$(awk -v k="$datasets" '{ printf "%.6f", ($1 + $2) / k }' "$tmp/time.txt")
+printf "dpmu CPU seconds per data set %.6f (whole run: ridge calibration, %s data sets, HDF5 file)\n" "$d_total" "$datasets"
 echo "load: $(uptime)"
 if [ "$have_bas" != "TRUE" ]; then
   printf "R without bas.lm: %.6f s per data set = %.1f x dpmu (a lower bound of the ratio)\n" \
