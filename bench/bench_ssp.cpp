@@ -146,6 +146,20 @@ BENCHMARK(bm_exact_sampler)
     ->Args({9, 3})
     ->Unit(benchmark::kMillisecond);
 
+void bm_exact_scaling_p9(benchmark::State& state) {
+  // sample_gram_matrix at p = 9 for n = 5·10^3 … 10^7: per-data-set cost against n (log-log slope)
+  const auto d = dpmu::experiments::simulation_design(9, 4, 7.0);
+  const auto n = static_cast<std::uint64_t>(state.range(0));
+  std::uint64_t key = 0;
+  for (auto _ : state) {
+    auto g = dpmu::experiments::sample_gram_matrix(d, n, 6, ++key);
+    benchmark::DoNotOptimize(g.gram.data());
+  }
+  state.counters["rows_per_second"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(bm_exact_scaling_p9)->Arg(5000)->Arg(50000)->Arg(500000)->Arg(5000000)->Arg(10000000);
+
 void bm_exact_words(benchmark::State& state) {
   // the bound of (e): p/2 xoshiro256++ words per row (p·128 per 256-row block)
   const int p = static_cast<int>(state.range(0));
