@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "dpmu/core/quantile.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
@@ -21,13 +22,6 @@ using runtime::Cell;
 using runtime::MetricSpec;
 using runtime::ParameterSpec;
 using runtime::ParameterType;
-
-double type7_quantile(const std::vector<double>& sorted, double q) {
-  const double h = (static_cast<double>(sorted.size()) - 1.0) * q;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
 
 class NormalMean final : public runtime::Experiment {
  public:
@@ -54,7 +48,11 @@ class NormalMean final : public runtime::Experiment {
   std::vector<MetricSpec> metrics(const Cell&) const override {
     return {{.name = "sample_mean", .description = "mean of the n observations"},
             {.name = "covered", .description = "1 if the 95% z-interval covers mu, else 0"},
-            {.name = "quantiles", .size = 3, .is_vector = true, .description = "sample quartiles (type 7)"}};
+            {.name = "quantiles",
+             .size = 3,
+             .is_vector = true,
+             .description = "sample quartiles (type 7)",
+             .component_labels = {"p=0.25", "p=0.5", "p=0.75"}}};
   }
 
   std::shared_ptr<const void> prepare(const Cell&, core::RngStream&) const override {
@@ -80,12 +78,11 @@ class NormalMean final : public runtime::Experiment {
     }
     const double mean = sum / static_cast<double>(n);
     const double half_width = z * sigma / std::sqrt(static_cast<double>(n));
-    std::sort(x.begin(), x.end());
     out[0] = mean;
     out[1] = std::abs(mean - mu) <= half_width ? 1.0 : 0.0;
-    out[2] = type7_quantile(x, 0.25);
-    out[3] = type7_quantile(x, 0.5);
-    out[4] = type7_quantile(x, 0.75);
+    out[2] = core::type7_quantile(x, 0.25);
+    out[3] = core::type7_quantile(x, 0.5);
+    out[4] = core::type7_quantile(x, 0.75);
   }
 };
 

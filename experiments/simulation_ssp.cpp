@@ -426,27 +426,33 @@ class SspSimulation final : public runtime::Experiment {
         {.name = "predictive_mse",
          .size = k,
          .is_vector = true,
-         .description = "n^-1 ||V_T beta_T - V beta*||^2 per variant (confidential V'V)"},
+         .description = "n^-1 ||V_T beta_T - V beta*||^2 per variant (confidential V'V)",
+         .component_labels = variant_labels(cell)},
         {.name = "prob_true_model",
          .size = k,
          .is_vector = true,
-         .description = "posterior probability of the true model per variant"},
+         .description = "posterior probability of the true model per variant",
+         .component_labels = variant_labels(cell)},
         {.name = "highest_posterior_model_is_true",
          .size = k,
          .is_vector = true,
-         .description = "1 if the highest posterior model equals T, per variant"},
+         .description = "1 if the highest posterior model equals T, per variant",
+         .component_labels = variant_labels(cell)},
         {.name = "mean_pip_active",
          .size = k,
          .is_vector = true,
-         .description = "mean PIP of the |T| active predictors (NaN if |T| = 0)"},
+         .description = "mean PIP of the |T| active predictors (NaN if |T| = 0)",
+         .component_labels = variant_labels(cell)},
         {.name = "mean_pip_inactive",
          .size = k,
          .is_vector = true,
-         .description = "mean PIP of the p - |T| inactive predictors (NaN if |T| = p)"},
+         .description = "mean PIP of the p - |T| inactive predictors (NaN if |T| = p)",
+         .component_labels = variant_labels(cell)},
         {.name = "ridge_fallback",
          .size = k,
          .is_vector = true,
-         .description = "1 if r had to be raised to make the matrix PD (NaN for the non-private variant)"},
+         .description = "1 if r had to be raised to make the matrix PD (NaN for the non-private variant)",
+         .component_labels = variant_labels(cell)},
         {.name = "redrawn_rows", .description = "rows redrawn because |y| >= upper bound (expected 0)"},
     };
   }
@@ -615,6 +621,22 @@ class SspSimulation final : public runtime::Experiment {
   static std::uint64_t effective_n(const Cell& cell) {
     const double v = std::round(static_cast<double>(cell.get_int("n")) * cell.get_double("n_scale"));
     return v < 0 ? 0 : static_cast<std::uint64_t>(v);
+  }
+  /// One label per variant, in the order of Prepared::variants: per prior "prior=P;mechanism=none",
+  /// then per epsilon and mechanism "prior=P;mechanism=M;epsilon=E;thresholded=no" and "...=yes".
+  static std::vector<std::string> variant_labels(const Cell& cell) {
+    std::vector<std::string> out;
+    for (const auto& prior : split_list(cell.get_string("priors"))) {
+      out.push_back("prior=" + prior + ";mechanism=none");
+      for (const auto& epsilon : split_list(cell.get_string("epsilons"))) {
+        for (const auto& mechanism : split_list(cell.get_string("mechanisms"))) {
+          const std::string base = "prior=" + prior + ";mechanism=" + mechanism + ";epsilon=" + epsilon;
+          out.push_back(base + ";thresholded=no");
+          out.push_back(base + ";thresholded=yes");
+        }
+      }
+    }
+    return out;
   }
   static std::size_t variant_count(const Cell& cell) {
     const std::size_t np = split_list(cell.get_string("priors")).size();
