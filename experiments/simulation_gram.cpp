@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "dpmu/core/checks.hpp"
@@ -63,18 +64,36 @@ Eigen::MatrixXd complete_gram_with_response(const Eigen::MatrixXd& predictor_gra
   return g;
 }
 
+std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(std::span<const SimulationDesign> designs,
+                                                                  std::uint64_t n, std::uint64_t key0,
+                                                                  std::uint64_t key1, core::UniformGramPath path) {
+  constexpr const char* fn = "sample_gram_matrices_shared_predictors";
+  if (designs.empty()) core::throw_invalid(fn, "designs is empty");
+  const SimulationDesign& first = designs.front();
+  for (const SimulationDesign& d : designs) {
+    (void)simulation_design(d.p, d.true_model_size, 1.0);  // range checks of p, |T|
+    core::check_finite(fn, "coefficient", d.coefficient);
+    core::check_finite(fn, "sigma", d.sigma);
+    if (d.p != first.p || d.lower != first.lower || d.upper != first.upper) {
+      core::throw_invalid(fn, "designs must share p, lower and upper (they share the predictors)");
+    }
+  }
+  if (n < static_cast<std::uint64_t>(first.p) + 2) core::throw_domain(fn, "n", static_cast<double>(n), ">= p + 2");
+  core::Xoshiro256ppX4 predictors(key0, key1);
+  const Eigen::MatrixXd gxx = simulate_predictor_gram(first.p, n, first.lower, first.upper, predictors, path);
+  std::vector<SimulatedGram> out(designs.size());
+  for (std::size_t i = 0; i < designs.size(); ++i) {
+    core::Xoshiro256ppX4 response(key0, key1, 1 + i);
+    out[i].gram = complete_gram_with_response(gxx, designs[i], n, response);
+  }
+  return out;
+}
+
 SimulatedGram sample_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
                                  std::uint64_t key1, core::UniformGramPath path) {
-  constexpr const char* fn = "sample_gram_matrix";
-  (void)simulation_design(design.p, design.true_model_size, 1.0);  // range checks of p, |T|
-  core::check_finite(fn, "coefficient", design.coefficient);
-  core::check_finite(fn, "sigma", design.sigma);
-  if (n < static_cast<std::uint64_t>(design.p) + 2) core::throw_domain(fn, "n", static_cast<double>(n), ">= p + 2");
-  core::Xoshiro256ppX4 gen(key0, key1);
-  SimulatedGram out;
-  out.gram = complete_gram_with_response(simulate_predictor_gram(design.p, n, design.lower, design.upper, gen, path),
-                                         design, n, gen);
-  return out;
+  return std::move(
+      sample_gram_matrices_shared_predictors(std::span<const SimulationDesign>(&design, 1), n, key0, key1, path)
+          .front());
 }
 
 }  // namespace dpmu::experiments

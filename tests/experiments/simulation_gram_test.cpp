@@ -232,3 +232,46 @@ TEST_CASE("sample_gram_matrix agrees with the row-by-row generator: PMSE and P(t
     CHECK(moments(ptrue_f).mean < 0.99);
   }
 }
+
+TEST_CASE("sample_gram_matrices_shared_predictors: one X, independent responses, the unshared law per design",
+          "[simulation_gram]") {
+  const std::vector<ex::SimulationDesign> designs = {ex::simulation_design(6, 0, 7.0), ex::simulation_design(6, 3, 7.0),
+                                                     ex::simulation_design(6, 6, 7.0)};
+  const std::uint64_t n = 3000;
+  const auto shared = ex::sample_gram_matrices_shared_predictors(designs, n, 21, 22);
+  REQUIRE(shared.size() == 3);
+  // design 0 is exactly the unshared data set of the same key; all share G_xx bit for bit
+  CHECK(same_bits(shared[0].gram, ex::sample_gram_matrix(designs[0], n, 21, 22).gram));
+  for (const auto& s : shared) CHECK(same_bits(s.gram.topLeftCorner(6, 6), shared[0].gram.topLeftCorner(6, 6)));
+  // the responses differ (independent streams): G_yy of |T| = 0 is σ²(ζ'ζ + χ²), not that of |T| = 6
+  CHECK(shared[1].gram(6, 6) != shared[2].gram(6, 6));
+  auto bad = designs;
+  bad[1] = ex::simulation_design(5, 3, 7.0);
+  CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors(bad, n, 1, 2), Catch::Contains("share p"));
+  CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors({}, n, 1, 2), Catch::Contains("empty"));
+}
+
+TEST_CASE("sample_gram_matrices_shared_predictors: each design's law is the unshared one (two-sample KS)",
+          "[statistical][simulation_gram]") {
+  // 2 000 data sets per method, design |T| = 3 of p = 6 (the second output of the shared call)
+  // against sample_gram_matrix; KS on G_yy, G_0y and G_00 at level 1e-6 each (false-failure < 3e-6).
+  const std::vector<ex::SimulationDesign> designs = {ex::simulation_design(6, 0, 7.0),
+                                                     ex::simulation_design(6, 3, 7.0)};
+  const std::uint64_t n = 60;
+  const int reps = 2000;
+  std::vector<double> sy, uy, s0y, u0y, s00, u00;
+  for (int r = 0; r < reps; ++r) {
+    const auto g = ex::sample_gram_matrices_shared_predictors(designs, n, 31, static_cast<std::uint64_t>(r))[1].gram;
+    const auto h = ex::sample_gram_matrix(designs[1], n, 32, static_cast<std::uint64_t>(r)).gram;
+    sy.push_back(g(6, 6));
+    uy.push_back(h(6, 6));
+    s0y.push_back(g(0, 6));
+    u0y.push_back(h(0, 6));
+    s00.push_back(g(0, 0));
+    u00.push_back(h(0, 0));
+  }
+  const double crit = ks_critical(1e-6, reps, reps);
+  CHECK(ks_statistic(sy, uy) < crit);
+  CHECK(ks_statistic(s0y, u0y) < crit);
+  CHECK(ks_statistic(s00, u00) < crit);
+}

@@ -16,6 +16,8 @@
 
 #include <Eigen/Dense>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "dpmu/core/block_random.hpp"
 #include "dpmu/core/uniform_gram.hpp"
@@ -37,13 +39,27 @@ Eigen::MatrixXd simulate_predictor_gram(int p, std::uint64_t n, double lower, do
 Eigen::MatrixXd complete_gram_with_response(const Eigen::MatrixXd& predictor_gram, const SimulationDesign& design,
                                             std::uint64_t n, core::Xoshiro256ppX4& gen);
 
-/// One data set of `design` by the exact sufficient-statistic sampler: generator
-/// core::Xoshiro256ppX4(key0, key1), first the predictors (simulate_predictor_gram), then the
-/// response statistics (complete_gram_with_response). Same signature and result type as
-/// simulate_gram_matrix (redrawn_rows is always 0). Deterministic given the key; the same bits
-/// whatever `path`.
+/// One data set of `design` by the exact sufficient-statistic sampler: the predictors from
+/// core::Xoshiro256ppX4(key0, key1) (simulate_predictor_gram), then the response statistics from
+/// the independent generator core::Xoshiro256ppX4(key0, key1, 1) (complete_gram_with_response).
+/// Same signature and result type as simulate_gram_matrix (redrawn_rows is always 0).
+/// Deterministic given the key; the same bits whatever `path`. Equal, bit for bit, to
+/// sample_gram_matrices_shared_predictors({design}, …)[0].
 /// @throws std::domain_error for n < p + 2, n > 2³¹ or an invalid design.
 SimulatedGram sample_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
                                  std::uint64_t key1, core::UniformGramPath path = core::UniformGramPath::automatic);
+
+/// Work sharing across designs (docs/methods.md §5.8, "Shared predictors"): one predictor matrix
+/// X (n × p, from core::Xoshiro256ppX4(key0, key1)) completed by an independent response for each
+/// design i (generator core::Xoshiro256ppX4(key0, key1, 1 + i)). Each output has exactly the law
+/// of sample_gram_matrix for its design, and output i equals sample_gram_matrix(designs[i], …) with
+/// the same key for i = 0; but the outputs share X, so across designs they are dependent — this
+/// changes the joint law across cells (e.g. the |T| values of one p and n), never a cell's law.
+/// The cost of the rows is paid once for all designs.
+/// @throws std::invalid_argument if designs is empty or they differ in p, lower or upper;
+/// as sample_gram_matrix otherwise.
+std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(
+    std::span<const SimulationDesign> designs, std::uint64_t n, std::uint64_t key0, std::uint64_t key1,
+    core::UniformGramPath path = core::UniformGramPath::automatic);
 
 }  // namespace dpmu::experiments
