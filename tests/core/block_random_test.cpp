@@ -168,3 +168,19 @@ TEST_CASE("accumulate_block_gram adds B'B (lower) and column sums; SSE2 and AVX2
     }
   }
 }
+
+TEST_CASE("Xoshiro256ppX4: stream s seeds lane l from Philox counter {l, s, 0, 0}", "[block_random]") {
+  const std::uint64_t key0 = 5, key1 = 6, stream = 3;
+  ReferenceXoshiro lane[4];
+  r123::Philox4x64 philox;
+  for (std::uint64_t l = 0; l < 4; ++l) {
+    const auto r = philox(r123::Philox4x64::ctr_type{{l, stream, 0, 0}}, r123::Philox4x64::key_type{{key0, key1}});
+    for (int i = 0; i < 4; ++i) lane[l].s[i] = r.v[i];
+  }
+  core::Xoshiro256ppX4 gen(key0, key1, stream), base(key0, key1);
+  std::vector<std::uint64_t> w(400), b(400);
+  gen.fill_words(w);
+  base.fill_words(b);
+  for (std::size_t k = 0; k < w.size(); ++k) REQUIRE(w[k] == lane[k % 4].next());
+  CHECK(w != b);
+}

@@ -77,10 +77,10 @@ __attribute__((target("avx2"))) void uniform32_avx2(const std::uint64_t* words, 
 
 }  // namespace
 
-Xoshiro256ppX4::Xoshiro256ppX4(std::uint64_t key0, std::uint64_t key1) {
+Xoshiro256ppX4::Xoshiro256ppX4(std::uint64_t key0, std::uint64_t key1, std::uint64_t stream) {
   r123::Philox4x64 philox;
   for (int l = 0; l < lanes; ++l) {
-    const auto r = philox(r123::Philox4x64::ctr_type{{static_cast<std::uint64_t>(l), 0, 0, 0}},
+    const auto r = philox(r123::Philox4x64::ctr_type{{static_cast<std::uint64_t>(l), stream, 0, 0}},
                           r123::Philox4x64::key_type{{key0, key1}});
     for (int i = 0; i < 4; ++i) state_[i][l] = r.v[i];
     if ((r.v[0] | r.v[1] | r.v[2] | r.v[3]) == 0) state_[0][l] = 1;

@@ -18,7 +18,7 @@
 namespace dpmu::core {
 
 /// Four independent xoshiro256++ streams (lane l seeded with the four words of Philox4x64-10
-/// block l, counter {l, 0, 0, 0}, under key {key0, key1}), interleaved: word 4k + l of the output
+/// block l, counter {l, stream, 0, 0}, under key {key0, key1}), interleaved: word 4k + l of the output
 /// sequence is the k-th output of lane l. The four lanes advance together in SIMD registers
 /// (SSE2, or AVX2 when the CPU has it; integer arithmetic, so both give the same words).
 /// Models UniformRandomBitGenerator (64-bit outputs; operator() serves words from an internal
@@ -30,8 +30,10 @@ class Xoshiro256ppX4 {
   static constexpr int lanes = 4;
 
   /// @param key0, key1 Philox key of the seeding blocks (an all-zero lane state, probability
-  /// 2⁻²⁵⁶, is replaced by s0 = 1).
-  Xoshiro256ppX4(std::uint64_t key0, std::uint64_t key1);
+  /// 2⁻²⁵⁶, is replaced by s0 = 1). @param stream selects the seeding counters {l, stream, 0, 0}:
+  /// generators of one key with different streams are independent (distinct Philox blocks);
+  /// stream 0 is the default sequence.
+  Xoshiro256ppX4(std::uint64_t key0, std::uint64_t key1, std::uint64_t stream = 0);
 
   static constexpr result_type min() { return 0; }
   static constexpr result_type max() { return std::numeric_limits<result_type>::max(); }

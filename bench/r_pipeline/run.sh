@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Side-by-side timing of one data set, one thread: the R pipeline of bench/r_pipeline/pipeline.R
+# against dpmu (docs/performance.md "dpmu against the R pipeline"). p = 9, |T| = 4, n = 10^6 by
+# default; analysed non-privately and by the Laplace mechanism (eps = 0.5) with and without
+# thresholding, ZS prior, beta-binomial(1, 1) model prior.
+#
+# Usage: bench/r_pipeline/run.sh [BUILD_DIR] [N] [DATASETS]
+# Needs Rscript (r-base-core). The bas.lm step needs the R package BAS (not in Debian; see
+# bench/r_pipeline/README.md): without it the R parts that do not need BAS are timed, the ratio is
+# not computed, and the script exits 77 (skipped) after printing what it measured.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+build="${1:-$here/../../build}"
+n="${2:-1000000}"
+datasets="${3:-3}"
+dpmu="$build/engine/dpmu"
+if ! command -v Rscript >/dev/null 2>&1; then
+  echo "SKIP: Rscript not found (apt-get install r-base-core)"; exit 77
+fi
+if [ ! -x "$dpmu" ]; then echo "error: $dpmu not built (bash scripts/build.sh)" >&2; exit 1; fi
+tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
+
+# Both sides are timed in CPU seconds (user + system) of one thread, which a loaded machine
+# inflates much less than wall-clock time.
+echo "== R pipeline: n = $n, p = 9, |T| = 4, eps = 0.5, $datasets data sets (CPU seconds per data set)"
+OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 Rscript "$here/pipeline.R" "$n" 9 4 0.5 "$datasets" 1 | tee "$tmp/r.txt"
+r_total=$(awk '$1 == "step" { s += $3 } END { printf "%.6f", s }' "$tmp/r.txt")
+have_bas=$(awk '$1 == "bas" { print $2 }' "$tmp/r.txt")
+
+cat > "$tmp/cell.yaml" <<YAML
+experiment: ssp_simulation
+master_seed: 1
+replicates: $datasets
+parameters: {epsilons: "0.5", mechanisms: "laplace", priors: "zellner_siow", laplace_ridge_draws: 1000}
+grid:
+  - {p: 9, true_model_size: 4, n: $n}
+YAML
+# The per-cell ridge calibration (1 000 draws) is included in dpmu's time, not in R's (conservative).
+echo "== dpmu: the same cell, one thread"
+/usr/bin/time -f "%U %S" -o "$tmp/time.txt" "$dpmu" run "$tmp/cell.yaml" --out "$tmp/cell.h5" --threads 1 --quiet \
+  >/dev/null
+d_total=$(awk -v k="$datasets" '{ printf "%.6f", ($1 + $2) / k }' "$tmp/time.txt")
+printf "dpmu CPU seconds per data set %.6f (whole run: ridge calibration, %s data sets, HDF5 file)\n" "$d_total" "$datasets"
+echo "load: $(uptime)"
+if [ "$have_bas" != "TRUE" ]; then
+  printf "R without bas.lm: %.6f s per data set = %.1f x dpmu (a lower bound of the ratio)\n" \
+    "$r_total" "$(echo "$r_total / $d_total" | bc -l)"
+  echo "SKIP: the R package BAS is not installed, so the full R pipeline was not timed (see bench/r_pipeline/README.md)"
+  exit 77
+fi
+printf "R pipeline %.6f s per data set; ratio R / dpmu = %.1f\n" "$r_total" "$(echo "$r_total / $d_total" | bc -l)"

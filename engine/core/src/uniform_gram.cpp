@@ -1,0 +1,368 @@
+#include "dpmu/core/uniform_gram.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "dpmu/core/checks.hpp"
+#include "dpmu/core/cpu_features.hpp"
+
+namespace dpmu::core {
+
+namespace {
+
+constexpr int kLanes = 8;         // int64 lane accumulators per quantity (max path width)
+constexpr int kRowsPerLane = 16;  // rows a double lane accumulator adds before conversion
+constexpr int kFoldEvery = 4096;  // kernel chunks (≤ 128 rows) between int64 → int128 folds
+constexpr std::int64_t kOffset = (1LL << 31) + (1LL << 15);  // c: v = k − c = 2¹⁶ h + l
+
+// Exactness budget (docs/methods.md §5.8 "Exact sufficient-statistic sampling"):
+//  |v| ≤ 2³¹ + 2¹⁵, |h|, |l| ≤ 2¹⁵, so |v·h|, |v·l| ≤ 2⁴⁶ + 2³⁰; a double lane adds 16 of them per
+//  chunk: < 2⁵⁰·¹, an integer < 2⁵¹ held exactly by a double and converted exactly by the 1.5·2⁵²
+//  trick; an int64 lane receives < 2⁵⁰·⁰¹ per chunk and is folded after at most 4 096 chunks
+//  (< 2⁶²·⁰¹ < 2⁶³).
+
+int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+}  // namespace
+
+// ---- the kernel: written once, compiled for three instruction sets; exact, so FMA is allowed ----
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=fast")
+
+namespace {
+
+#define DPMU_INLINE inline __attribute__((always_inline))
+
+// N-lane vectors (N = 2: SSE2, 4: AVX2, 8: AVX-512F).
+template <int N>
+struct Vec {
+  typedef double D __attribute__((vector_size(8 * N)));
+  typedef std::uint64_t U __attribute__((vector_size(8 * N)));
+  typedef std::int64_t I __attribute__((vector_size(8 * N)));
+};
+
+template <class T>
+DPMU_INLINE T load(const void* p) {
+  T v;
+  __builtin_memcpy(&v, p, sizeof(v));
+  return v;
+}
+
+template <class T>
+DPMU_INLINE void store(void* p, T v) {
+  __builtin_memcpy(p, &v, sizeof(v));
+}
+
+// An integer-valued double x with |x| < 2⁵¹ as int64, exactly: bits(x + 1.5·2⁵²) − bits(1.5·2⁵²).
+template <int N>
+DPMU_INLINE void add_as_int64(std::int64_t* lanes, typename Vec<N>::D x) {
+  using I = typename Vec<N>::I;
+  const typename Vec<N>::D y = x + 0x1.8p52;
+  const I bits = load<I>(&y);
+  store<I>(lanes, load<I>(lanes) + (bits - 0x4338000000000000LL));
+}
+
+// Convert the chunk's `rows` values (words w[0 … rows−1] of each column, their high (HALF = 0)
+// or low (HALF = 1) 32 bits) into v, h, l (row stride `rows`).
+template <int N, int HALF>
+DPMU_INLINE void convert_chunk(const std::uint64_t* words, int columns, int rows, double* v, double* h, double* l) {
+  using D = typename Vec<N>::D;
+  using U = typename Vec<N>::U;
+  constexpr std::uint64_t two52 = 0x4330000000000000ULL;  // bits of 2⁵²
+  constexpr double off_v = 0x1.0p52 + static_cast<double>(kOffset);
+  constexpr double off_hl = 0x1.0p52 + 0x1.0p15;
+  for (int j = 0; j < columns; ++j) {
+    const std::uint64_t* w = words + j * UniformGramAccumulator::block_words;
+    for (int r = 0; r < rows; r += N) {
+      const U x = load<U>(w + r);
+      const U k = HALF == 0 ? (x >> 32) : (x & 0xffffffffULL);
+      const U kv = k | two52;
+      const U kh = (k >> 16) | two52;
+      const U kl = (k & 0xffffULL) | two52;
+      store<D>(v + j * rows + r, load<D>(&kv) - off_v);
+      store<D>(h + j * rows + r, load<D>(&kh) - off_hl);
+      store<D>(l + j * rows + r, load<D>(&kl) - off_hl);
+    }
+  }
+}
+
+// Lane sums of v_j and of v_a h_b, v_a l_b (a ≥ b) over one converted chunk of 16·N rows, in
+// TA × TB tiles of (a, b) (sized to the path's registers); padded columns (a < 2⌈p/2⌉,
+// b < 4⌈p/4⌉) hold zeros and their results are dropped.
+template <int N, int TA, int TB>
+DPMU_INLINE void chunk_sums(const double* v, const double* h, const double* l, int columns, std::int64_t* lane_sum,
+                            std::int64_t* lane_h, std::int64_t* lane_l) {
+  using D = typename Vec<N>::D;
+  constexpr int rows = kRowsPerLane * N;
+  for (int j = 0; j < columns; ++j) {
+    D acc = {};
+    for (int g = 0; g < kRowsPerLane; ++g) acc += load<D>(v + j * rows + g * N);
+    add_as_int64<N>(lane_sum + j * kLanes, acc);
+  }
+  for (int a0 = 0; a0 < columns; a0 += TA) {
+    for (int b0 = 0; b0 <= a0 + TA - 1 && b0 < columns; b0 += TB) {
+      D ah[TA][TB] = {}, al[TA][TB] = {};
+      const double* hb = h + b0 * rows;
+      const double* lb = l + b0 * rows;
+      for (int g = 0; g < kRowsPerLane; ++g) {
+        const int o = g * N;
+        D x[TA];
+        for (int s = 0; s < TA; ++s) x[s] = load<D>(v + (a0 + s) * rows + o);
+        for (int t = 0; t < TB; ++t) {
+          D yh = load<D>(hb + t * rows + o), yl = load<D>(lb + t * rows + o);
+          // Keep yh, yl in registers: otherwise the compiler folds their loads into each FMA and
+          // the loop becomes load-bound (TA loads per value instead of one).
+          __asm__("" : "+x"(yh), "+x"(yl));
+          for (int s = 0; s < TA; ++s) {
+            ah[s][t] += x[s] * yh;
+            al[s][t] += x[s] * yl;
+          }
+        }
+      }
+      for (int s = 0; s < TA; ++s) {
+        const int a = a0 + s;
+        if (a >= columns) continue;
+        for (int t = 0; t < TB; ++t) {
+          const int b = b0 + t;
+          if (b > a) continue;
+          const int idx = a * (a + 1) / 2 + b;
+          add_as_int64<N>(lane_h + idx * kLanes, ah[s][t]);
+          add_as_int64<N>(lane_l + idx * kLanes, al[s][t]);
+        }
+      }
+    }
+  }
+}
+
+// A full block (256 rows) in chunks of 16·N rows; returns the number of chunks.
+template <int N, int TA, int TB>
+DPMU_INLINE int full_block(const std::uint64_t* words, int columns, double* buffer, std::int64_t* lane_sum,
+                           std::int64_t* lane_h, std::int64_t* lane_l) {
+  constexpr int rows = kRowsPerLane * N;
+  constexpr int per_half = UniformGramAccumulator::block_words / rows;
+  double* v = buffer;
+  double* h = v + round_up(columns, 2) * rows;
+  double* l = h + round_up(columns, 4) * rows;
+  for (int c = 0; c < per_half; ++c) {
+    convert_chunk<N, 0>(words + c * rows, columns, rows, v, h, l);
+    chunk_sums<N, TA, TB>(v, h, l, columns, lane_sum, lane_h, lane_l);
+  }
+  for (int c = 0; c < per_half; ++c) {
+    convert_chunk<N, 1>(words + c * rows, columns, rows, v, h, l);
+    chunk_sums<N, TA, TB>(v, h, l, columns, lane_sum, lane_h, lane_l);
+  }
+  return 2 * per_half;
+}
+
+int full_block_generic(const std::uint64_t* words, int columns, double* buffer, std::int64_t* s, std::int64_t* h,
+                       std::int64_t* l) {
+  return full_block<2, 1, 2>(words, columns, buffer, s, h, l);  // SSE2: 2 lanes, 16 xmm registers
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) int full_block_avx2(const std::uint64_t* words, int columns, double* buffer,
+                                                        std::int64_t* s, std::int64_t* h, std::int64_t* l) {
+  return full_block<4, 2, 2>(words, columns, buffer, s, h, l);  // 4 lanes, 16 ymm registers
+}
+__attribute__((target("avx512f,fma"))) int full_block_avx512(const std::uint64_t* words, int columns, double* buffer,
+                                                             std::int64_t* s, std::int64_t* h, std::int64_t* l) {
+  return full_block<8, 2, 2>(words, columns, buffer, s, h, l);  // 8 lanes; 2 × 2 was the fastest tile
+}
+#endif
+
+#undef DPMU_INLINE
+
+}  // namespace
+
+#pragma GCC pop_options
+
+// ---- the accumulator ----
+
+bool uniform_gram_path_available(UniformGramPath path) {
+  switch (path) {
+    case UniformGramPath::automatic:
+    case UniformGramPath::generic:
+      return true;
+    case UniformGramPath::avx2:
+      return cpu_has_avx2_fma();
+    case UniformGramPath::avx512:
+      return cpu_has_avx512f();
+  }
+  return false;
+}
+
+const char* to_string(UniformGramPath path) {
+  switch (path) {
+    case UniformGramPath::automatic:
+      return "automatic";
+    case UniformGramPath::generic:
+      return "generic";
+    case UniformGramPath::avx2:
+      return "avx2";
+    case UniformGramPath::avx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+UniformGramAccumulator::UniformGramAccumulator(int columns, UniformGramPath path)
+    : columns_(columns), pairs_(columns * (columns + 1) / 2), path_(path) {
+  constexpr const char* fn = "UniformGramAccumulator";
+  if (columns < 1 || columns > 64) {
+    throw_invalid(fn, "columns is " + std::to_string(columns) + ", but must be in [1, 64]");
+  }
+  if (path_ == UniformGramPath::automatic) {
+    path_ = cpu_has_avx512f()    ? UniformGramPath::avx512
+            : cpu_has_avx2_fma() ? UniformGramPath::avx2
+                                 : UniformGramPath::generic;
+  }
+  if (!uniform_gram_path_available(path_)) {
+    throw_invalid(fn, std::string("the ") + to_string(path_) + " path is not supported by this CPU");
+  }
+  lane_sum_.assign(static_cast<std::size_t>(columns) * kLanes, 0);
+  lane_h_.assign(static_cast<std::size_t>(pairs_) * kLanes, 0);
+  lane_l_.assign(static_cast<std::size_t>(pairs_) * kLanes, 0);
+  total_sum_.assign(static_cast<std::size_t>(columns), 0);
+  total_vv_.assign(static_cast<std::size_t>(pairs_), 0);
+  buffer_.assign(static_cast<std::size_t>(round_up(columns, 2) + 2 * round_up(columns, 4)) * kRowsPerLane * kLanes,
+                 0.0);
+}
+
+int128_t UniformGramAccumulator::v_sum(int j) const {
+  int128_t v = total_sum_[static_cast<std::size_t>(j)];
+  for (int s = 0; s < kLanes; ++s) v += lane_sum_[static_cast<std::size_t>(j * kLanes + s)];
+  return v;
+}
+
+int128_t UniformGramAccumulator::vv_sum(int q) const {
+  int128_t hsum = 0, lsum = 0;
+  for (int s = 0; s < kLanes; ++s) {
+    hsum += lane_h_[static_cast<std::size_t>(q * kLanes + s)];
+    lsum += lane_l_[static_cast<std::size_t>(q * kLanes + s)];
+  }
+  return total_vv_[static_cast<std::size_t>(q)] + hsum * 65536 + lsum;  // Σ v_a v_b = 2¹⁶ Σ v_a h_b + Σ v_a l_b
+}
+
+void UniformGramAccumulator::fold() {
+  for (int j = 0; j < columns_; ++j) total_sum_[static_cast<std::size_t>(j)] = v_sum(j);
+  for (int q = 0; q < pairs_; ++q) total_vv_[static_cast<std::size_t>(q)] = vv_sum(q);
+  std::fill(lane_sum_.begin(), lane_sum_.end(), 0);
+  std::fill(lane_h_.begin(), lane_h_.end(), 0);
+  std::fill(lane_l_.begin(), lane_l_.end(), 0);
+  pending_chunks_ = 0;
+}
+
+void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
+  constexpr const char* fn = "UniformGramAccumulator::add_block";
+  if (rows < 0 || rows > block_rows) {
+    throw_invalid(fn, "rows is " + std::to_string(rows) + ", but must be in [0, 256]");
+  }
+  if (rows_ + static_cast<std::uint64_t>(rows) > (std::uint64_t{1} << 31)) {
+    throw_invalid(fn, "more than 2^31 rows: the exact 128-bit centring would overflow");
+  }
+  if (rows == block_rows) {
+    double* buf = buffer_.data();
+    std::int64_t* s = lane_sum_.data();
+    std::int64_t* h = lane_h_.data();
+    std::int64_t* l = lane_l_.data();
+    switch (path_) {
+#if defined(__x86_64__) && defined(__GNUC__)
+      case UniformGramPath::avx512:
+        pending_chunks_ += full_block_avx512(words, columns_, buf, s, h, l);
+        break;
+      case UniformGramPath::avx2:
+        pending_chunks_ += full_block_avx2(words, columns_, buf, s, h, l);
+        break;
+#endif
+      default:
+        pending_chunks_ += full_block_generic(words, columns_, buf, s, h, l);
+        break;
+    }
+    if (pending_chunks_ > kFoldEvery - 8) fold();  // a block adds at most 8 chunks (generic path)
+  } else {
+    // Partial block: exact scalar sums straight into the 128-bit totals.
+    std::int64_t vrow[64];
+    for (int r = 0; r < rows; ++r) {
+      for (int j = 0; j < columns_; ++j) {
+        const std::uint64_t w = words[j * block_words + (r < block_words ? r : r - block_words)];
+        const std::int64_t k = static_cast<std::int64_t>(r < block_words ? (w >> 32) : (w & 0xffffffffULL));
+        vrow[j] = k - kOffset;
+        total_sum_[static_cast<std::size_t>(j)] += vrow[j];
+      }
+      for (int a = 0; a < columns_; ++a) {
+        for (int b = 0; b <= a; ++b) {
+          total_vv_[static_cast<std::size_t>(a * (a + 1) / 2 + b)] += static_cast<int128_t>(vrow[a]) * vrow[b];
+        }
+      }
+    }
+  }
+  rows_ += static_cast<std::uint64_t>(rows);
+}
+
+int128_t UniformGramAccumulator::sum(int j) const {
+  return v_sum(j) + static_cast<int128_t>(kOffset) * static_cast<int128_t>(rows_);
+}
+
+int128_t UniformGramAccumulator::cross_sum(int a, int b) const {
+  if (b > a) std::swap(a, b);
+  // Σ k_a k_b = Σ (v_a + c)(v_b + c) = Σ v_a v_b + c (Σ v_a + Σ v_b) + n c²
+  const int128_t c = kOffset;
+  const int128_t n = static_cast<int128_t>(rows_);
+  return vv_sum(a * (a + 1) / 2 + b) + c * (v_sum(a) + v_sum(b)) + n * c * c;
+}
+
+Eigen::MatrixXd UniformGramAccumulator::centred_gram(double lower, double upper) const {
+  constexpr const char* fn = "UniformGramAccumulator::centred_gram";
+  if (rows_ < 2) throw_domain(fn, "rows", static_cast<double>(rows_), ">= 2");
+  check_ordered_limits(fn, "lower", lower, "upper", upper);
+  const double width = upper - lower;
+  const double scale = width * width * 0x1.0p-64;
+  const int128_t n = static_cast<int128_t>(rows_);
+  const double nd = static_cast<double>(rows_);
+  // Shift invariance: n Σ k_a k_b − Σ k_a Σ k_b = n Σ v_a v_b − Σ v_a Σ v_b; |·| < 2¹²⁶ for n ≤ 2³¹.
+  std::vector<int128_t> vs(static_cast<std::size_t>(columns_));
+  for (int j = 0; j < columns_; ++j) vs[static_cast<std::size_t>(j)] = v_sum(j);
+  Eigen::MatrixXd g(columns_, columns_);
+  for (int a = 0; a < columns_; ++a) {
+    for (int b = 0; b <= a; ++b) {
+      const int128_t vv = vv_sum(a * (a + 1) / 2 + b);
+      const int128_t numerator = n * vv - vs[static_cast<std::size_t>(a)] * vs[static_cast<std::size_t>(b)];
+      const double value = static_cast<double>(numerator) / nd * scale;
+      g(a, b) = value;
+      g(b, a) = value;
+    }
+  }
+  return g;
+}
+
+Eigen::VectorXd UniformGramAccumulator::means(double lower, double upper) const {
+  constexpr const char* fn = "UniformGramAccumulator::means";
+  if (rows_ < 1) throw_domain(fn, "rows", 0.0, ">= 1");
+  check_ordered_limits(fn, "lower", lower, "upper", upper);
+  Eigen::VectorXd m(columns_);
+  for (int j = 0; j < columns_; ++j) {
+    const double mean_k = static_cast<double>(sum(j)) / static_cast<double>(rows_);
+    m(j) = lower + (upper - lower) * ((mean_k + 0.5) * 0x1.0p-32);
+  }
+  return m;
+}
+
+std::vector<int128_t> uniform_gram_reference(const std::vector<std::uint32_t>& k, int columns) {
+  const int d = columns + 1;
+  std::vector<int128_t> out(static_cast<std::size_t>(d * d), 0);
+  const std::size_t n = k.size() / static_cast<std::size_t>(columns);
+  std::vector<int128_t> row(static_cast<std::size_t>(d));
+  for (std::size_t i = 0; i < n; ++i) {
+    row[0] = 1;
+    for (int j = 0; j < columns; ++j)
+      row[static_cast<std::size_t>(j + 1)] = k[i * static_cast<std::size_t>(columns) + static_cast<std::size_t>(j)];
+    for (int a = 0; a < d; ++a) {
+      for (int b = 0; b < d; ++b)
+        out[static_cast<std::size_t>(a * d + b)] += row[static_cast<std::size_t>(a)] * row[static_cast<std::size_t>(b)];
+    }
+  }
+  return out;
+}
+
+}  // namespace dpmu::core
