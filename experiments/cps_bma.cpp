@@ -21,6 +21,7 @@
 
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/gram_matrix.hpp"
+#include "dpmu/core/quantile.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/column_design.hpp"
 #include "dpmu/experiments/data_files.hpp"
@@ -455,19 +456,26 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
   void check_data(const Cell& cell) const override { load_design(design_options(cell, true)); }
 
   std::vector<MetricSpec> metrics(const Cell& cell) const override {
-    const auto p = parse_design_spec(cell.get_string("predictors")).size();
-    const auto m = cell.get_int_list("coefficients").size();
+    std::vector<std::string> predictors;  // component labels: predictor names, in β order
+    for (const auto& column : parse_design_spec(cell.get_string("predictors"))) predictors.push_back(column.name);
+    const auto p = predictors.size();
+    std::vector<std::string> coefficients, bins;  // the histogrammed predictors; "name;bin=k"
     const auto k = static_cast<std::size_t>(cell.get_int("histogram_bins"));
+    for (int j : coefficient_indices(cell, static_cast<int>(p))) {
+      coefficients.push_back(predictors[static_cast<std::size_t>(j)]);
+      for (std::size_t b = 0; b < k; ++b) bins.push_back(coefficients.back() + ";bin=" + std::to_string(b));
+    }
+    const auto m = coefficients.size();
     return {
-        {"pip_non_thresholded", p, true, "posterior inclusion probabilities from G*_r"},
-        {"pip_thresholded", p, true, "posterior inclusion probabilities from G**_r"},
-        {"posterior_mean_non_thresholded", p, true, "E*(beta_j | D) from G*_r (rescaled units)"},
-        {"posterior_mean_thresholded", p, true, "E*(beta_j | D) from G**_r (rescaled units)"},
+        {"pip_non_thresholded", p, true, "posterior inclusion probabilities from G*_r", predictors},
+        {"pip_thresholded", p, true, "posterior inclusion probabilities from G**_r", predictors},
+        {"posterior_mean_non_thresholded", p, true, "E*(beta_j | D) from G*_r (rescaled units)", predictors},
+        {"posterior_mean_thresholded", p, true, "E*(beta_j | D) from G**_r (rescaled units)", predictors},
         {"confidence_set_density", m * k, true,
-         "per coefficient (in `coefficients` order) K densities of T(C) on the cell's bins"},
-        {"confidence_set_lower", m, true, "t_0 = min T(C): lower end of the 1 - alpha interval"},
-        {"confidence_set_upper", m, true, "t_K = max T(C): upper end of the 1 - alpha interval"},
-        {"confidence_set_outside_bins", m, true, "fraction of T(C) outside the cell's bin range"},
+         "per coefficient (in `coefficients` order) K densities of T(C) on the cell's bins", bins},
+        {"confidence_set_lower", m, true, "t_0 = min T(C): lower end of the 1 - alpha interval", coefficients},
+        {"confidence_set_upper", m, true, "t_K = max T(C): upper end of the 1 - alpha interval", coefficients},
+        {"confidence_set_outside_bins", m, true, "fraction of T(C) outside the cell's bin range", coefficients},
         {"confidence_set_size", 1, false, "|T(C)|: accepted candidates that are PD"},
         {"ridge_fallback_non_thresholded", 1, false, "1 if the ridge had to be raised (G*_r)"},
         {"ridge_fallback_thresholded", 1, false, "1 if the ridge had to be raised (G**_r)"},
@@ -540,14 +548,8 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
     for (std::size_t c = 0; c < mc; ++c) {
       auto& v = pooled[c];
       if (v.empty()) continue;
-      std::sort(v.begin(), v.end());
-      auto quantile = [&v](double q) {  // type 7
-        const double h = q * static_cast<double>(v.size() - 1);
-        const auto i = static_cast<std::size_t>(std::floor(h));
-        return i + 1 < v.size() ? v[i] + (h - static_cast<double>(i)) * (v[i + 1] - v[i]) : v.back();
-      };
-      lo[c] = std::min(lo[c], quantile(tail));
-      hi[c] = std::max(hi[c], quantile(1.0 - tail));
+      lo[c] = std::min(lo[c], core::type7_quantile(v, tail));
+      hi[c] = std::max(hi[c], core::type7_quantile(v, 1.0 - tail));
     }
     const int k = static_cast<int>(cell.get_int("histogram_bins"));
     const double margin = cell.get_double("bin_margin");

@@ -21,6 +21,7 @@
 #include "dpmu/core/linear_model.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/subsample_and_aggregate.hpp"
+#include "dpmu/experiments/column_design.hpp"
 #include "dpmu/experiments/data_files.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/experiment.hpp"
@@ -34,18 +35,6 @@ using runtime::ParameterSpec;
 using runtime::ParameterType;
 
 constexpr double kLevels[2] = {0.05, 0.01};
-
-std::vector<std::string> split_columns(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const auto b = item.find_first_not_of(' ');
-    const auto e = item.find_last_not_of(' ');
-    if (b != std::string::npos) out.push_back(item.substr(b, e - b + 1));
-  }
-  return out;
-}
 
 /// Parameters shared by every DP-test experiment.
 std::vector<ParameterSpec> test_parameters(const std::string& default_prior, const std::string& default_scale,
@@ -176,6 +165,17 @@ void prepare_test(TestSetup& s, const Cell& cell, std::size_t n, int p, int p0, 
   }
 }
 
+/// "alpha=0.05", "alpha=0.01": the components of the reject_* metrics (kLevels).
+std::vector<std::string> level_labels() {
+  std::vector<std::string> out;
+  for (double alpha : kLevels) {
+    std::ostringstream os;
+    os << "alpha=" << alpha;
+    out.push_back(os.str());
+  }
+  return out;
+}
+
 std::vector<MetricSpec> test_metrics() {
   return {{.name = "log_statistic", .description = "released T* = censored noisy average (log scale)"},
           {.name = "noisy_statistic", .description = "T~ before the second censoring"},
@@ -183,15 +183,18 @@ std::vector<MetricSpec> test_metrics() {
           {.name = "reject_corrected",
            .size = 2,
            .is_vector = true,
-           .description = "T* > corrected critical value at alpha = 0.05, 0.01 (NaN for Bayesian priors)"},
+           .description = "T* > corrected critical value at alpha = 0.05, 0.01 (NaN for Bayesian priors)",
+           .component_labels = level_labels()},
           {.name = "reject_uncorrected",
            .size = 2,
            .is_vector = true,
-           .description = "T* > uncorrected (chi-square) critical value at alpha = 0.05, 0.01"},
+           .description = "T* > uncorrected (chi-square) critical value at alpha = 0.05, 0.01",
+           .component_labels = level_labels()},
           {.name = "reject_corrected_randomized",
            .size = 2,
            .is_vector = true,
-           .description = "corrected test randomized at the atom T* = U (exact level), alpha = 0.05, 0.01"}};
+           .description = "corrected test randomized at the atom T* = U (exact level), alpha = 0.05, 0.01",
+           .component_labels = level_labels()}};
 }
 
 std::vector<std::pair<std::string, std::vector<double>>> test_calibration_outputs(const TestSetup& s) {
@@ -248,8 +251,8 @@ struct RealDataSet {
 /// intercept), a constant response. Missing columns and non-numeric or NaN values are read_csv's
 /// errors (naming the file, line and column).
 RealDataSet load_real_data_set(const Cell& cell) {
-  const auto common = split_columns(cell.get_string("common"));
-  const auto tested = split_columns(cell.get_string("tested"));
+  const auto common = split_list(cell.get_string("common"));
+  const auto tested = split_list(cell.get_string("tested"));
   const std::string response = cell.get_string("response");
   std::vector<std::string> wanted = common;
   wanted.insert(wanted.end(), tested.begin(), tested.end());
@@ -352,8 +355,7 @@ class DpTestRealData final : public runtime::TypedExperiment<TestSetup> {
 
   void validate(const Cell& cell) const override {
     limits_of(cell);
-    if (split_columns(cell.get_string("tested")).empty())
-      throw std::invalid_argument("tested: name at least one column");
+    if (split_list(cell.get_string("tested")).empty()) throw std::invalid_argument("tested: name at least one column");
   }
 
   std::vector<runtime::DataFile> data_files(const Cell& cell) const override {

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -68,6 +69,19 @@ std::vector<double> lei_penalty_grid(int n, int num_penalties) {
 namespace {
 
 using runtime::Cell;
+
+/// "phi=0", "phi=125", ...: the components of the per-phi metrics of a cell (lei_penalty_grid).
+std::vector<std::string> penalty_labels(const Cell& cell) {
+  std::vector<std::string> out;
+  for (double phi :
+       lei_penalty_grid(static_cast<int>(cell.get_int("n")), static_cast<int>(cell.get_int("num_penalties")))) {
+    std::ostringstream os;
+    os.precision(12);
+    os << "phi=" << phi;
+    out.push_back(os.str());
+  }
+  return out;
+}
 using runtime::MetricSpec;
 using runtime::ParameterSpec;
 using runtime::ParameterType;
@@ -266,12 +280,18 @@ class LeiSimulation final : public runtime::TypedExperiment<runtime::Nothing, Le
     return {{.name = "prob_true_model",
              .size = k,
              .is_vector = true,
-             .description = "1 if the private selection equals the true model {1,2,3}, per phi"},
+             .description = "1 if the private selection equals the true model {1,2,3}, per phi",
+             .component_labels = penalty_labels(cell)},
             {.name = "non_private_prob_true_model",
              .size = k,
              .is_vector = true,
-             .description = "1 if the non-private minimiser of the same score equals the truth, per phi"},
-            {.name = "penalty", .size = k, .is_vector = true, .description = "the phi grid (same every replicate)"},
+             .description = "1 if the non-private minimiser of the same score equals the truth, per phi",
+             .component_labels = penalty_labels(cell)},
+            {.name = "penalty",
+             .size = k,
+             .is_vector = true,
+             .description = "the phi grid (same every replicate)",
+             .component_labels = penalty_labels(cell)},
             {.name = "data_bound", .description = "r used for this data set"},
             {.name = "clamped_entries", .description = "entries of X and Y clamped into the bound"}};
   }
@@ -543,11 +563,13 @@ class SelectionHeadToHead final : public runtime::TypedExperiment<HeadToHeadSetu
         {.name = "lei_alg1_correct",
          .size = k,
          .is_vector = true,
-         .description = "LCSSF Algorithm 1 selects the truth, per phi (epsilon-DP)"},
+         .description = "LCSSF Algorithm 1 selects the truth, per phi (epsilon-DP)",
+         .component_labels = penalty_labels(cell)},
         {.name = "lei_alg2_correct",
          .size = k,
          .is_vector = true,
-         .description = "LCSSF Algorithm-2-like selects the truth, per phi, run with epsilon/2 and delta = 1/n"},
+         .description = "LCSSF Algorithm-2-like selects the truth, per phi, run with epsilon/2 and delta = 1/n",
+         .component_labels = penalty_labels(cell)},
     };
     for (const char* s : {"ssp_laplace_hpm", "ssp_laplace_mpm", "ssp_laplace_thresholded_hpm",
                           "ssp_laplace_thresholded_mpm", "ssp_wishart_hpm", "ssp_wishart_mpm",

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "dpmu/core/quantile.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
@@ -23,13 +24,6 @@ using runtime::Cell;
 using runtime::MetricSpec;
 using runtime::ParameterSpec;
 using runtime::ParameterType;
-
-double type7_quantile(const std::vector<double>& sorted, double q) {
-  const double h = (static_cast<double>(sorted.size()) - 1.0) * q;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
-  return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
-}
 
 /// Per-replicate data: n standard normals (the data stream); analyse() scales them by sigma.
 using StandardNormals = std::vector<double>;
@@ -59,7 +53,11 @@ class NormalMean final : public runtime::TypedExperiment<double, StandardNormals
   std::vector<MetricSpec> metrics(const Cell&) const override {
     return {{.name = "sample_mean", .description = "mean of the n observations"},
             {.name = "covered", .description = "1 if the 95% z-interval covers mu, else 0"},
-            {.name = "quantiles", .size = 3, .is_vector = true, .description = "sample quartiles (type 7)"}};
+            {.name = "quantiles",
+             .size = 3,
+             .is_vector = true,
+             .description = "sample quartiles (type 7)",
+             .component_labels = {"p=0.25", "p=0.5", "p=0.75"}}};
   }
 
   double prepare(const Cell&, core::RngStream&) const override {
@@ -89,12 +87,11 @@ class NormalMean final : public runtime::TypedExperiment<double, StandardNormals
     }
     const double mean = sum / static_cast<double>(x.size());
     const double half_width = z_critical * sigma / std::sqrt(static_cast<double>(x.size()));
-    std::sort(x.begin(), x.end());
     out.set("sample_mean", mean);
     out.set("covered", std::abs(mean - mu) <= half_width ? 1.0 : 0.0);
-    out.set("quantiles", 0, type7_quantile(x, 0.25));
-    out.set("quantiles", 1, type7_quantile(x, 0.5));
-    out.set("quantiles", 2, type7_quantile(x, 0.75));
+    out.set("quantiles", 0, core::type7_quantile(x, 0.25));
+    out.set("quantiles", 1, core::type7_quantile(x, 0.5));
+    out.set("quantiles", 2, core::type7_quantile(x, 0.75));
   }
 };
 

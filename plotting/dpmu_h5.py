@@ -7,7 +7,8 @@ import contextlib
 import h5py
 import numpy as np
 
-SUPPORTED_MAJOR = 1
+# Schema major versions read (docs/results-schema.md, "Versions"): 1.x and 2.x.
+SUPPORTED_MAJORS = (1, 2)
 
 # Notes stamped on every figure saved while they are active (see figure_note).
 _FIGURE_NOTES = []
@@ -54,6 +55,12 @@ def verify_checksum(path):
 class Results:
     """A dpmu results file: cells table, per-cell summaries and calibration outputs.
 
+    Attributes: ``cells`` (name -> array, one value per cell: the parameters, ``cell_id``,
+    ``cell_key``, ...), ``summary`` (metric -> {``mean``, ``sd``, ``mcse``, ``q025``, ``q250``,
+    ``q500``, ``q750``, ``q975``, ``n_ok``, ``n_nan``} arrays [cells] or [cells, K]),
+    ``component_labels`` (vector metric -> [cells, K] array of str; before schema 2.0 the index
+    "0", "1", ...), ``calibration``.
+
     Parameters
     ----------
     path : str
@@ -74,8 +81,9 @@ class Results:
             if _text(f.attrs.get("filetype", "")) != "dpmu-results":
                 raise ValueError(f"{path}: not a dpmu results file")
             major = int(f.attrs["schema_version"][0])
-            if major != SUPPORTED_MAJOR:
-                raise ValueError(f"{path}: schema major version {major} is not supported (expected {SUPPORTED_MAJOR})")
+            if major not in SUPPORTED_MAJORS:
+                raise ValueError(f"{path}: schema major version {major} is not supported (this reader reads "
+                                 f"{', '.join(f'{m}.x' for m in SUPPORTED_MAJORS)})")
             try:
                 # h5py verifies HDF5's checksums (Fletcher32 per dataset, metadata) while reading.
                 self.experiment = _text(f.attrs["experiment"])
@@ -90,6 +98,17 @@ class Results:
                 if "calibration" in f:
                     self.calibration = {k: np.asarray(f["calibration"][k]) for k in f["calibration"]}
                 self.n_cells = len(self.cells["cell_id"])
+                if "cell_key" not in self.cells:  # before schema 2.0
+                    self.cells["cell_key"] = np.array([format(int(i), "016x") for i in self.cells["cell_id"]],
+                                                      dtype=object)
+                self.component_labels = {}
+                for metric in self.summary:
+                    if "component_labels" in f and metric in f["component_labels"]:
+                        self.component_labels[metric] = _array(f["component_labels"][metric])
+                    elif f["replicates"][metric].ndim == 3:
+                        k = f["replicates"][metric].shape[2]
+                        self.component_labels[metric] = np.array([[str(j) for j in range(k)]] * self.n_cells,
+                                                                 dtype=object).reshape(self.n_cells, k)
             except (OSError, KeyError, ValueError, TypeError) as exc:
                 raise DamagedFile(f"{path}: the results file is damaged ({exc}); `dpmu summarize {path}` says more")
 
@@ -124,7 +143,7 @@ def _text(value):
 def _array(dataset):
     data = dataset[()]
     if data.dtype.kind in "OS":
-        return np.array([_text(v) for v in data], dtype=object)
+        return np.array([_text(v) for v in data.ravel()], dtype=object).reshape(data.shape)
     return np.asarray(data)
 
 

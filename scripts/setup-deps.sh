@@ -11,6 +11,7 @@ packages=(
   nlohmann-json3-dev libcsv-dev libbenchmark-dev libssl-dev
   python3 python3-numpy python3-h5py python3-matplotlib python3-scipy
   slurm-wlm munge clang-format
+  python3-pandas r-base-core r-cran-hdf5r r-cran-jsonlite r-cran-batchtools
 )
 
 missing=()

@@ -19,7 +19,7 @@ void add_plan_test_command(CLI::App& app);
 /// `dpmu replay CONFIG --cell C --replicate R`: recompute one replicate.
 void add_run_command(CLI::App& app);
 
-/// `dpmu merge`, `dpmu summarize`, `dpmu compare`, `dpmu errors`: results files.
+/// `dpmu merge`, `dpmu summarize`, `dpmu compare`, `dpmu errors`, `dpmu export`: results files.
 void add_results_commands(CLI::App& app);
 
 /// `dpmu bma`: DP Bayesian model averaging by sufficient-statistic perturbation (paper §5).
@@ -36,6 +36,9 @@ const CLI::Validator& unsigned_integer();
 /// @throws std::invalid_argument naming the option and the file.
 void check_new_output_file(const std::string& option, const std::string& path, const std::vector<std::string>& inputs,
                            bool force);
+
+/// `dpmu describe [EXPERIMENT]`: parameters and metrics of the registered experiments (docs/configs.md).
+void add_describe_command(CLI::App& app);
 
 /// `dpmu ledger FILE`: privacy loss recorded in a privacy-budget ledger, per data set (basic composition).
 void add_ledger_command(CLI::App& app);

@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
   dpmu::cli::add_results_commands(app);
   dpmu::cli::add_bma_command(app, *audit);
   dpmu::cli::add_ledger_command(app);
+  dpmu::cli::add_describe_command(app);
   dpmu::experiments::register_builtin_experiments();
   // A file-size limit (ulimit -f) must make write(2) fail with EFBIG, which every writer reports
   // naming the file, instead of killing the process with SIGXFSZ mid-write.

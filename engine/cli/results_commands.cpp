@@ -1,7 +1,11 @@
 // `dpmu merge`, `dpmu summarize`, `dpmu compare`: work on results files (HDF5).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -11,6 +15,7 @@
 #include "commands.hpp"
 #include "dpmu/runtime/results.hpp"
 #include "dpmu/runtime/runner.hpp"
+#include "dpmu/runtime/tidy.hpp"
 
 namespace dpmu::cli {
 
@@ -20,9 +25,10 @@ nlohmann::ordered_json value_json(const runtime::ParameterValue& v) {
   return std::visit([](const auto& x) { return nlohmann::ordered_json(x); }, v);
 }
 
+/// The summary with the names of /summary/<metric>/... in the results file (docs/results-schema.md).
 nlohmann::ordered_json summary_json(const runtime::Summary& s) {
-  return {{"mean", s.mean},   {"sd", s.sd},    {"mcse", s.mcse}, {"q025", s.q025}, {"q25", s.q250},
-          {"median", s.q500}, {"q75", s.q750}, {"q975", s.q975}, {"n", s.n_ok},    {"n_failed", s.n - s.n_ok}};
+  return {{"mean", s.mean}, {"sd", s.sd},     {"mcse", s.mcse}, {"q025", s.q025}, {"q250", s.q250},
+          {"q500", s.q500}, {"q750", s.q750}, {"q975", s.q975}, {"n_ok", s.n_ok}, {"n_nan", s.n - s.n_ok}};
 }
 
 std::string num(double x) { return std::isnan(x) ? "nan" : fmt::format("{:.6g}", x); }
@@ -50,7 +56,7 @@ void summarize(const std::string& path, const std::string& format) {
   const runtime::StudyResults r = read(path);
   set_activity("summarizing " + path);
   if (!r.info.complete) {
-    std::cerr << fmt::format("dpmu: note: {} is incomplete; each summary uses the replicates done so far (\"n\")\n",
+    std::cerr << fmt::format("dpmu: note: {} is incomplete; each summary uses the replicates done so far (\"n_ok\")\n",
                              path);
   }
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -63,13 +69,14 @@ void summarize(const std::string& path, const std::string& format) {
       for (std::size_t k = 0; k < ml.sizes[c]; ++k) {
         const std::string name = ml.is_vector ? fmt::format("{}[{}]", ml.name, k) : ml.name;
         metrics[name] = summary_json(runtime::summarize_component(r, c, m, k));
+        if (ml.is_vector) metrics[name]["component_label"] = ml.component_label(c, k);
       }
     }
     out.push_back({{"cell", c},
-                   {"cell_id", fmt::format("{:016x}", r.cells[c].cell_id())},
+                   {"cell_key", runtime::hex_key(r.cells[c].cell_id())},
                    {"parameters", params},
-                   {"replicates_done", r.n_done(c)},
-                   {"replicates_failed", r.n_failed(c)},
+                   {"n_done", r.n_done(c)},
+                   {"n_failed", r.n_failed(c)},
                    {"failed", r.cell_failed(c)},
                    {"metrics", metrics}});
   }
@@ -78,15 +85,15 @@ void summarize(const std::string& path, const std::string& format) {
     return;
   }
   std::cout << fmt::format("{:>5}  {:<40} {:<16} {:>12} {:>10} {:>10} {:>12} {:>12} {:>12} {:>8}\n", "cell",
-                           "parameters", "metric", "mean", "mcse", "sd", "q25", "median", "q75", "n");
+                           "parameters", "metric", "mean", "mcse", "sd", "q250", "q500", "q750", "n_ok");
   for (const auto& cell : out) {
     std::string params;
     for (const auto& [k, v] : cell["parameters"].items()) params += (params.empty() ? "" : " ") + k + "=" + v.dump();
     for (const auto& [name, s] : cell["metrics"].items()) {
       auto g = [&](const char* key) { return s[key].is_null() ? std::string("nan") : num(s[key].get<double>()); };
       std::cout << fmt::format("{:>5}  {:<40} {:<16} {:>12} {:>10} {:>10} {:>12} {:>12} {:>12} {:>8}\n",
-                               cell["cell"].get<std::size_t>(), params, name, g("mean"), g("mcse"), g("sd"), g("q25"),
-                               g("median"), g("q75"), s["n"].get<std::int64_t>());
+                               cell["cell"].get<std::size_t>(), params, name, g("mean"), g("mcse"), g("sd"), g("q250"),
+                               g("q500"), g("q750"), s["n_ok"].get<std::int64_t>());
     }
   }
 }
@@ -150,7 +157,7 @@ void errors(const std::string& path, const std::string& format, std::size_t limi
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& e : r.errors) {
       list.push_back({{"cell", e.cell},
-                      {"cell_id", fmt::format("{:016x}", r.cells[e.cell].cell_id())},
+                      {"cell_key", runtime::hex_key(r.cells[e.cell].cell_id())},
                       {"key", r.cells[e.cell].key()},
                       {"replicate", e.replicate},
                       {"stage", e.stage},
@@ -161,8 +168,8 @@ void errors(const std::string& path, const std::string& format, std::size_t limi
       if (r.n_failed(c) == 0) continue;
       cells.push_back({{"cell", c},
                        {"key", r.cells[c].key()},
-                       {"replicates_done", r.n_done(c)},
-                       {"replicates_failed", r.n_failed(c)},
+                       {"n_done", r.n_done(c)},
+                       {"n_failed", r.n_failed(c)},
                        {"failed", r.cell_failed(c)}});
     }
     nlohmann::ordered_json j = {
@@ -200,6 +207,38 @@ void errors(const std::string& path, const std::string& format, std::size_t limi
   }
 }
 
+/// `dpmu export`: the tidy table of tidy.hpp as CSV, on stdout or (written whole, then renamed
+/// into place) to `out`.
+void export_table(const std::string& path, const std::string& format, bool replicates, const std::string& metric,
+                  const std::string& out) {
+  if (format != "csv") throw std::invalid_argument("export: unknown --format '" + format + "' (known: csv)");
+  set_activity("exporting " + path);
+  const runtime::TidyTable table = replicates ? runtime::tidy_replicates(path, metric) : runtime::tidy_summaries(path);
+  if (out.empty() || out == "-") {
+    runtime::write_csv(table, std::cout);
+    std::cout.flush();
+    if (!std::cout) throw std::runtime_error("export: cannot write to stdout");
+    return;
+  }
+  const std::string tmp = out + fmt::format(".tmp-{}", ::getpid());
+  {
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    if (!file) throw std::runtime_error(fmt::format("export: cannot create {}: {}", tmp, std::strerror(errno)));
+    runtime::write_csv(table, file);
+    file.close();
+    if (!file) {
+      std::filesystem::remove(tmp);
+      throw std::runtime_error(fmt::format("export: cannot write {} (disk full?)", out));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, out, ec);
+  if (ec) {
+    std::filesystem::remove(tmp);
+    throw std::runtime_error(fmt::format("export: cannot move the table into place at {}: {}", out, ec.message()));
+  }
+}
+
 }  // namespace
 
 void add_results_commands(CLI::App& app) {
@@ -224,6 +263,28 @@ void add_results_commands(CLI::App& app) {
     cmd->add_option("file", *file, "results file (.h5)")->required()->check(CLI::ExistingFile);
     cmd->add_option("--format", *format, "json (default) or table")->check(CLI::IsMember({"json", "table"}));
     cmd->callback([file, format] { summarize(*file, *format); });
+  }
+  {
+    auto file = std::make_shared<std::string>();
+    auto format = std::make_shared<std::string>("csv");
+    auto replicates = std::make_shared<bool>(false);
+    auto metric = std::make_shared<std::string>();
+    auto out = std::make_shared<std::string>();
+    auto force = std::make_shared<bool>(false);
+    auto* cmd = app.add_subcommand(
+        "export",
+        "Write a results file as a tidy table: one row per cell, metric and component with the summaries, or "
+        "(--replicates) one row per done replicate (docs/results-schema.md, \"Tidy tables\")");
+    cmd->add_option("file", *file, "results file (.h5)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--format", *format, "csv (default; RFC 4180, header row, NA for missing and NaN)");
+    auto* reps = cmd->add_flag("--replicates", *replicates, "one row per cell, done replicate and component");
+    cmd->add_option("--metric", *metric, "with --replicates: only this metric")->needs(reps);
+    cmd->add_option("--out", *out, "output file (default: stdout)");
+    cmd->add_flag("--force", *force, "replace --out if it exists");
+    cmd->callback([file, format, replicates, metric, out, force] {
+      if (!out->empty() && *out != "-") check_new_output_file("--out", *out, {*file}, *force);
+      export_table(*file, *format, *replicates, *metric, *out);
+    });
   }
   {
     auto a = std::make_shared<std::string>();

@@ -82,7 +82,7 @@ expect_exit 2 "exists" merge "$TMP/merged.h5" "$TMP/s0.h5" "$TMP/s1.h5"
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 a = f.attrs
-assert a["filetype"] == "dpmu-results" and list(a["schema_version"]) == [1, 1]
+assert a["filetype"] == "dpmu-results" and list(a["schema_version"]) == [2, 0]
 assert a["experiment"] == "normal_mean" and a["master_seed"] == 20241130 and a["complete"] == 1
 assert "experiment: normal_mean" in a["config_yaml"]
 for k in ("dpmu_version", "git_sha", "created_utc", "started_utc", "finished_utc", "rng", "study_fingerprint"):
@@ -102,6 +102,14 @@ assert np.allclose(f["summary/covered/q250"][()], np.quantile(f["replicates/cove
 assert f["calibration/z_critical"].shape == (6, 1) and np.allclose(f["calibration/z_critical"][()], 1.959963984540054)
 assert list(f["calibration_sizes/z_critical"][()]) == [1] * 6
 assert f["errors/replicate"].shape == (0,) and list(f["summary/sample_mean/n_ok"][()]) == [400] * 6
+assert list(f["summary/sample_mean/n_nan"][()]) == [0] * 6
+# schema 2.0: hex keys next to the uint64 ids, component labels, no empty list attributes
+assert [k.decode() for k in cells["cell_key"][()]] == [format(int(i), "016x") for i in cells["cell_id"][()]]
+assert cells["cell_key"][0].decode() == "15da92038ceed026"
+assert f["component_labels/quantiles"].shape == (6, 3)
+assert [x.decode() for x in f["component_labels/quantiles"][0]] == ["p=0.25", "p=0.5", "p=0.75"]
+assert "data_files" not in a and "data_sha256" not in a  # empty for a simulation: not written
+assert f["errors/message"].shape == (0,) and f["errors/cell_key"].shape == (0,)
 PYEOF
 
 # --- summarize
@@ -111,7 +119,7 @@ import json; d = json.load(open('$TMP/out'))
 assert len(d) == 6 and d[4]['cell'] == 4 and d[4]['parameters'] == {'mu': -1.0, 'n': 1000, 'sigma': 2.0}
 m = d[4]['metrics']
 assert set(m) == {'sample_mean', 'covered', 'quantiles[0]', 'quantiles[1]', 'quantiles[2]'}
-assert all(k in m['covered'] for k in ('mean', 'sd', 'mcse', 'q25', 'median', 'q75', 'n')) and m['covered']['n'] == 400
+assert all(k in m['covered'] for k in ('mean', 'sd', 'mcse', 'q025', 'q250', 'q500', 'q750', 'q975', 'n_ok', 'n_nan')) and m['covered']['n_ok'] == 400 and m['covered']['n_nan'] == 0
 assert abs(m['sample_mean']['mean'] + 1) < 4 * m['sample_mean']['mcse']
 " && pass || fail "summarize json: $(head -c 600 "$TMP/out")"
 # golden summaries (refreshed only by scripts/update-golden.sh): relative tolerance 1e-12
@@ -120,11 +128,12 @@ import json, math, sys
 got, want = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert len(got) == len(want)
 for g, w in zip(got, want):
-    assert g["parameters"] == w["parameters"] and g["cell_id"] == w["cell_id"]
+    assert g["parameters"] == w["parameters"] and g["cell_key"] == w["cell_key"]
     for name, ws in w["metrics"].items():
         for k, x in ws.items():
             y = g["metrics"][name][k]
-            assert (x is None and y is None) or math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15), (g["cell"], name, k, x, y)
+            assert (x is None and y is None) or (isinstance(x, str) and x == y) or \
+                (not isinstance(x, str) and math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15)), (g["cell"], name, k, x, y)
 PYEOF
 expect_exit 0 "" summarize "$TMP/t1.h5" --format table
 grep -q "quantiles\[2\]" "$TMP/out" && pass || fail "summarize table"

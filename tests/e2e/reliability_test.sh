@@ -177,10 +177,10 @@ mkdir -p "$TMP/plots_bad" && cp "$TMP/bad_chunk.h5" "$TMP/plots_bad/"
 "$PY" "$SRC/plotting/plot_all.py" "$TMP/plots_bad" --out "$TMP/plots_bad/fig" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 [ $rc -eq 1 ] && grep -q "damaged" "$TMP/err" && pass || fail "plot_all.py on a damaged file: exit $rc; $(cat "$TMP/out" "$TMP/err")"
-# schema 1.1 with Fletcher32 on chunked datasets; h5py reads it
+# schema 2.0 (checksums since 1.1), with Fletcher32 on chunked datasets; h5py reads it
 "$PY" -c "
 import h5py; f = h5py.File('$TMP/good.h5', 'r')
-assert list(f.attrs['schema_version']) == [1, 1]
+assert list(f.attrs['schema_version']) == [2, 0]
 head = open('$TMP/good.h5', 'rb').read(512)
 import hashlib
 assert head.startswith(b'dpmu-results\nsha256 ') and head[20:84].decode() == hashlib.sha256(open('$TMP/good.h5', 'rb').read()[512:]).hexdigest()
@@ -222,11 +222,12 @@ grep -qF "2 x  replicate: singular matrix\\x0ain subset 3" "$TMP/out" && grep -q
 expect_exit 0 "" errors "$TMP/old.h5" --format json
 "$PY" -c "
 import json; d = json.load(open('$TMP/out'))
-assert d['errors'] == 2 and d['error_list'][1]['replicate'] == 9 and d['cells'][0]['replicates_failed'] == 2
+assert d['errors'] == 2 and d['error_list'][1]['replicate'] == 9 and d['cells'][0]['n_failed'] == 2
 assert d['error_list'][0]['key'] == 'mu=0;n=50;sigma=2'
 " && pass || fail "dpmu errors json: $(head -c 800 "$TMP/out")"
 expect_exit 0 "0 failed replicate record(s)" errors "$TMP/good.h5"
 expect_exit 0 "" summarize "$TMP/old.h5"   # schema 1.0 files are still read
+expect_exit 0 "sample_mean" export "$TMP/old.h5"
 
 # --- item 11: out of memory is a message and exit 2 in every command, never an abort
 "$PY" -c "

@@ -104,7 +104,7 @@ if "$DPMU" run "$SRC/configs/smoke/lei_simulation.yaml" --out "$TMP/sim.h5" --re
   "$DPMU" summarize "$TMP/sim.h5" --format json >"$TMP/sum.json" && "$PY" -c "
 import json, sys
 d = json.load(open('$TMP/sum.json'))
-ok = len(d) == 128 and all(c['metrics']['prob_true_model[0]']['n'] == 4 for c in d)
+ok = len(d) == 128 and all(c['metrics']['prob_true_model[0]']['n_ok'] == 4 for c in d)
 ok = ok and all(c['metrics']['penalty[10]']['mean'] == c['parameters']['n'] / 2 for c in d)
 sys.exit(0 if ok else 1)" && pass || fail "lei_simulation smoke summary"
 else
@@ -123,7 +123,7 @@ if "$DPMU" run "$SRC/configs/smoke/selection_head_to_head.yaml" --out "$TMP/h2h.
   "$DPMU" summarize "$TMP/h2h.h5" --format json >"$TMP/sum.json" && "$PY" -c "
 import json, sys
 d = json.load(open('$TMP/sum.json'))
-ok = len(d) == 16 and all((c['metrics']['ssp_wishart_hpm']['n'] == 0) == (c['parameters']['epsilon'] >= 1) for c in d)
+ok = len(d) == 16 and all((c['metrics']['ssp_wishart_hpm']['n_ok'] == 0) == (c['parameters']['epsilon'] >= 1) for c in d)
 sys.exit(0 if ok else 1)" && pass || fail "selection_head_to_head smoke summary"
 else
   fail "dpmu run selection_head_to_head smoke: $(cat "$TMP/err")"

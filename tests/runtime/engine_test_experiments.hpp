@@ -72,7 +72,12 @@ class TestEngine final : public dpmu::runtime::TypedExperiment<double, TestEngin
     if (!(c.get_double("lower") < c.get_double("upper"))) throw std::invalid_argument("lower: must be < upper");
   }
   std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell& c) const override {
-    return {{.name = "x"}, {.name = "v", .size = static_cast<std::size_t>(c.get_int("p")), .is_vector = true}};
+    // Labelled components where p = 3 ("v:a", ...), unlabelled (default "0") where p = 1.
+    std::vector<std::string> labels;
+    if (c.get_int("p") == 3) labels = {"v:a", "v, \"b\"", "v§c"};
+    return {
+        {.name = "x"},
+        {.name = "v", .size = static_cast<std::size_t>(c.get_int("p")), .is_vector = true, .component_labels = labels}};
   }
   double prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream& calibration) const override {
     g_prepare_calls.fetch_add(1);

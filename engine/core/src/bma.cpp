@@ -19,7 +19,7 @@ void check_gram(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& gram) {
     throw_invalid(fn, "gram is " + std::to_string(gram.rows()) + "x" + std::to_string(gram.cols()) +
                           ", but must be square (p+1)x(p+1)");
   }
-  if (!gram.allFinite()) throw_domain(fn, "gram", std::nan(""), "finite in every entry");
+  check_all_finite(fn, "gram", gram);
   const Eigen::Index d = gram.rows();
   const double yy = gram(d - 1, d - 1);
   if (!(yy > 0.0)) throw_domain(fn, "gram(p, p) (response sum of squares)", yy, "> 0");

@@ -29,7 +29,7 @@ void GramAccumulator::add(const Eigen::Ref<const Eigen::MatrixXd>& rows) {
   }
   const Eigen::Index b = rows.rows();
   if (b == 0) return;
-  if (!rows.allFinite()) throw_domain(fn, "an entry of rows", std::nan(""), "finite");
+  check_all_finite(fn, "rows", rows);
   std::uint64_t clamped = 0;
   buffer_.resize(b, columns_);
   for (Eigen::Index j = 0; j < columns_; ++j) {

@@ -19,17 +19,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-void check_all_finite(const char* function, const char* name, const Eigen::Ref<const Eigen::MatrixXd>& m) {
-  for (Eigen::Index j = 0; j < m.cols(); ++j) {
-    for (Eigen::Index i = 0; i < m.rows(); ++i) {
-      if (!std::isfinite(m(i, j))) {
-        throw_domain(function, std::string(name) + "(" + std::to_string(i) + ", " + std::to_string(j) + ")", m(i, j),
-                     "finite");
-      }
-    }
-  }
-}
-
 Eigen::MatrixXd sub_gram(const Eigen::Ref<const Eigen::MatrixXd>& g, std::span<const Eigen::Index> idx) {
   const auto k = static_cast<Eigen::Index>(idx.size());
   Eigen::MatrixXd out(k, k);

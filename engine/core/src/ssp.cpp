@@ -157,7 +157,7 @@ bool is_positive_definite(const Eigen::Ref<const Eigen::MatrixXd>& a) {
 RegularizedGram regularize(const Eigen::Ref<const Eigen::MatrixXd>& a, double r) {
   constexpr const char* fn = "regularize";
   if (a.rows() != a.cols()) throw_invalid(fn, "matrix must be square");
-  if (!a.allFinite()) throw_domain(fn, "matrix", std::nan(""), "finite in every entry");
+  check_all_finite(fn, "matrix", a);
   if (!(std::isfinite(r) && r >= 0.0)) throw_domain(fn, "regularization", r, "finite and >= 0");
   RegularizedGram out;
   out.requested = r;

@@ -37,7 +37,11 @@ std::string config_dir_of(const std::string& source) {
 
 constexpr std::int64_t kDefaultBlockSize = 250;
 constexpr double kDefaultMaxFailureFraction = 0.05;
-const std::set<std::string> kReservedNames = {"cell_id", "data_id", "key"};
+/// Names of /cells datasets and of the columns of the tidy tables (tidy.hpp) besides the parameters.
+const std::set<std::string> kReservedNames = {
+    "cell_id",   "data_id", "key",  "cell_key", "data_key", "metric", "component", "component_label",
+    "replicate", "value",   "mean", "sd",       "mcse",     "q025",   "q250",      "q500",
+    "q750",      "q975",    "n_ok", "n_nan"};
 
 /// Collects every problem; each message is "source:line: key: message".
 class Diagnostics {
@@ -1049,6 +1053,11 @@ void declare_metrics(StudySpec& study, Diagnostics& diag) {
     }
     for (const auto& s : m) {
       if (s.size < 1) diag.add(0, "", fmt::format("metric '{}' has size 0 in cell {}", s.name, cell.key()));
+      if (!s.component_labels.empty() && s.component_labels.size() != s.size) {
+        diag.add(0, "",
+                 fmt::format("metric '{}' has {} components but {} component labels in cell {}", s.name, s.size,
+                             s.component_labels.size(), cell.key()));
+      }
     }
     study.cell_metrics.push_back(std::move(m));
   }

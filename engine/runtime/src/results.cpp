@@ -19,6 +19,8 @@
 #include <new>
 #include <stdexcept>
 
+#include "dpmu/core/quantile.hpp"
+
 namespace dpmu::runtime {
 
 namespace {
@@ -139,7 +141,13 @@ std::string file_checksum_block(const std::vector<char>& image) {
 
 // ---- small HDF5 helpers (C++ API) -------------------------------------------------------
 
-H5::StrType vlen_str() { return H5::StrType(H5::PredType::C_S1, H5T_VARIABLE); }
+/// Variable-length UTF-8 strings (schema 2.0; before, the character set said ASCII whatever the
+/// bytes, which R's hdf5r refuses for non-ASCII text: "unknown encoding mask").
+H5::StrType vlen_str() {
+  H5::StrType t(H5::PredType::C_S1, H5T_VARIABLE);
+  t.setCset(H5T_CSET_UTF8);
+  return t;
+}
 
 /// Creation properties of a numeric dataset: chunked (about 256 KiB per chunk) with the Fletcher32
 /// checksum filter, so that a damaged chunk is an error on reading, never a wrong number. Empty
@@ -171,7 +179,10 @@ void attr_string(H5::H5Object& obj, const std::string& name, const std::string& 
   a.write(t, value);
 }
 
+/// A list of strings as an attribute; an empty list writes no attribute (R's hdf5r cannot read a
+/// zero-length attribute: "null attribute buffer"); read_attr_strings reads it back as empty.
 void attr_strings(H5::H5Object& obj, const std::string& name, const std::vector<std::string>& values) {
+  if (values.empty()) return;
   auto t = vlen_str();
   hsize_t dims[1] = {values.size()};
   auto a = obj.createAttribute(name, t, H5::DataSpace(1, dims));
@@ -212,11 +223,15 @@ std::string read_attr_string(const H5::H5Object& obj, const std::string& name) {
   return s;
 }
 
+/// A list written by attr_strings (empty if the attribute is absent), read in the character set
+/// it was written in (ASCII before schema 2.0, UTF-8 since).
 std::vector<std::string> read_attr_strings(const H5::H5Object& obj, const std::string& name) {
+  if (!obj.attrExists(name)) return {};
   auto a = obj.openAttribute(name);
   hsize_t n = a.getSpace().getSimpleExtentNpoints();
   std::vector<char*> buf(n, nullptr);
   auto t = vlen_str();
+  t.setCset(a.getStrType().getCset());
   if (n > 0) a.read(t, buf.data());
   std::vector<std::string> out;
   for (auto* p : buf) {
@@ -243,10 +258,20 @@ void dataset(H5::Group& g, const std::string& name, const std::vector<hsize_t>& 
   if (total > 0) ds.write(data, pred<T>());
 }
 
-void string_dataset(H5::Group& g, const std::string& name, const std::vector<std::string>& values) {
+/// A dataset of UTF-8 strings, of shape `dims` (default [values.size()]; row-major): variable-length,
+/// except that an empty one has fixed-length strings (R's hdf5r fails on an empty variable-length
+/// string dataset, in H5Dvlen_reclaim; read_string_dataset and h5py read either).
+void string_dataset(H5::Group& g, const std::string& name, const std::vector<std::string>& values,
+                    std::vector<hsize_t> dims = {}) {
+  if (dims.empty()) dims = {values.size()};
   auto t = vlen_str();
-  hsize_t dims[1] = {values.size()};
-  auto ds = g.createDataSet(name, t, H5::DataSpace(1, dims));
+  if (values.empty()) {
+    H5::StrType fixed(H5::PredType::C_S1, 1);
+    fixed.setCset(H5T_CSET_UTF8);
+    g.createDataSet(name, fixed, H5::DataSpace(static_cast<int>(dims.size()), dims.data()));
+    return;
+  }
+  auto ds = g.createDataSet(name, t, H5::DataSpace(static_cast<int>(dims.size()), dims.data()));
   std::vector<const char*> ptrs;
   for (const auto& v : values) ptrs.push_back(v.c_str());
   if (!ptrs.empty()) ds.write(ptrs.data(), t);
@@ -271,8 +296,10 @@ std::vector<std::string> read_string_dataset(const H5::Group& g, const std::stri
   auto space = ds.getSpace();
   hsize_t n = space.getSimpleExtentNpoints();
   std::vector<char*> buf(n, nullptr);
+  if (n == 0) return {};
   auto t = vlen_str();
-  if (n > 0) ds.read(buf.data(), t);
+  t.setCset(ds.getStrType().getCset());  // ASCII in files before schema 2.0
+  ds.read(buf.data(), t);
   std::vector<std::string> out;
   for (auto* p : buf) out.emplace_back(p ? p : "");
   if (n > 0) H5::DataSet::vlenReclaim(buf.data(), t, space);
@@ -306,19 +333,6 @@ ParameterType type_from_name(const std::string& s) {
   return ParameterType::string;
 }
 
-/// Type-7 quantile of `v` (reordered in place, O(n) by selection): x[lo] + (h - lo)(x[lo+1] - x[lo]),
-/// h = (n - 1) q, with x the sorted values. Same value as after a full sort.
-double type7(std::vector<double>& v, double q) {
-  if (v.empty()) return kNaN;
-  const double h = (static_cast<double>(v.size()) - 1.0) * q;
-  const auto lo = static_cast<std::size_t>(std::floor(h));
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
-  const double x_lo = v[lo];
-  if (lo + 1 >= v.size() || h == static_cast<double>(lo)) return x_lo;
-  const double x_hi = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(lo) + 1, v.end());
-  return x_lo + (h - static_cast<double>(lo)) * (x_hi - x_lo);
-}
-
 }  // namespace
 
 std::string data_files_difference(const std::vector<DataFileFingerprint>& then,
@@ -339,6 +353,14 @@ std::string data_files_difference(const std::vector<DataFileFingerprint>& then,
     }
   }
   return "";
+}
+
+std::string hex_key(std::uint64_t id) { return fmt::format("{:016x}", id); }
+
+std::string MetricLayout::component_label(std::size_t cell, std::size_t k) const {
+  if (!is_vector) return "";
+  if (cell < component_labels.size() && k < component_labels[cell].size()) return component_labels[cell][k];
+  return std::to_string(k);
 }
 
 std::size_t StudyResults::offset(std::size_t cell, std::size_t metric) const {
@@ -390,11 +412,11 @@ Summary summarize_values(const double* values, std::size_t stride, const std::ui
     s.sd = std::sqrt(ss / static_cast<double>(ok.size() - 1));
     s.mcse = s.sd / std::sqrt(static_cast<double>(ok.size()));
   }
-  s.q025 = type7(ok, 0.025);
-  s.q250 = type7(ok, 0.25);
-  s.q500 = type7(ok, 0.5);
-  s.q750 = type7(ok, 0.75);
-  s.q975 = type7(ok, 0.975);
+  s.q025 = core::type7_quantile(ok, 0.025);
+  s.q250 = core::type7_quantile(ok, 0.25);
+  s.q500 = core::type7_quantile(ok, 0.5);
+  s.q750 = core::type7_quantile(ok, 0.75);
+  s.q975 = core::type7_quantile(ok, 0.975);
   return s;
 }
 
@@ -533,11 +555,264 @@ std::vector<std::string> remove_stale_temporary_files(const std::filesystem::pat
   return removed;
 }
 
+namespace {
+
+// ---- write_results, one group at a time ---------------------------------------------------
+
+/// Root attributes (docs/results-schema.md, "Root attributes").
+void write_root_attributes(H5::Group& root, const StudyResults& r) {
+  attr_string(root, "filetype", "dpmu-results");
+  {
+    std::vector<std::string> paths, digests;
+    for (const auto& f : r.info.data_files) paths.push_back(f.path), digests.push_back(f.sha256);
+    attr_strings(root, "data_files", paths);
+    attr_strings(root, "data_sha256", digests);
+  }
+  int version[2] = {kSchemaMajor, kSchemaMinor};
+  {
+    hsize_t d[1] = {2};
+    auto a = root.createAttribute("schema_version", H5::PredType::NATIVE_INT, H5::DataSpace(1, d));
+    a.write(H5::PredType::NATIVE_INT, version);
+  }
+  attr_string(root, "dpmu_version", r.info.dpmu_version);
+  attr_string(root, "git_sha", r.info.git_sha);
+  attr_string(root, "created_utc", r.info.finished_utc);
+  attr_string(root, "started_utc", r.info.started_utc);
+  attr_string(root, "finished_utc", r.info.finished_utc);
+  attr_string(root, "experiment", r.info.experiment);
+  attr_string(root, "description", r.info.description);
+  attr_scalar<std::uint64_t>(root, "master_seed", r.info.master_seed);
+  attr_string(root, "rng", "philox4x64-10 key {master_seed, stream key} counter {replicate, purpose, 0, block}");
+  attr_string(root, "config_yaml", r.info.config_yaml);
+  attr_string(root, "config_source", r.info.source);
+  attr_scalar<std::int64_t>(root, "replicates", r.info.replicates);
+  attr_scalar<std::int64_t>(root, "block_size", r.info.block_size);
+  attr_scalar<double>(root, "max_failure_fraction", r.info.max_failure_fraction);
+  attr_string(root, "study_fingerprint", hex_key(r.info.fingerprint));
+  attr_scalar<std::int64_t>(root, "shard_index", r.info.shard_index);
+  attr_scalar<std::int64_t>(root, "shard_count", r.info.shard_count);
+  attr_scalar<std::uint8_t>(root, "complete", r.info.complete ? 1 : 0);
+  attr_strings(root, "parameters", r.parameter_names);
+  std::vector<std::string> types;
+  for (auto t : r.parameter_types) types.push_back(type_name(t));
+  attr_strings(root, "parameter_types", types);
+  attr_strings(root, "data_factors", r.data_factors);
+  std::vector<std::string> metric_names;
+  for (const auto& m : r.metrics) metric_names.push_back(m.name);
+  attr_strings(root, "metrics", metric_names);
+}
+
+/// /cells: one value per cell of every parameter, the stream keys and the canonical key.
+void write_cells(H5::H5File& file, const StudyResults& r) {
+  const std::size_t C = r.cells.size();
+  H5::Group cells = file.createGroup("cells");
+  for (std::size_t p = 0; p < r.parameter_names.size(); ++p) {
+    const auto& name = r.parameter_names[p];
+    switch (r.parameter_types[p]) {
+      case ParameterType::integer: {
+        std::vector<std::int64_t> v;
+        for (const auto& c : r.cells) v.push_back(c.get_int(name));
+        dataset(cells, name, {C}, v.data());
+        break;
+      }
+      case ParameterType::real: {
+        std::vector<double> v;
+        for (const auto& c : r.cells) v.push_back(c.get_double(name));
+        dataset(cells, name, {C}, v.data());
+        break;
+      }
+      case ParameterType::string: {
+        std::vector<std::string> v;
+        for (const auto& c : r.cells) v.push_back(c.get_string(name));
+        string_dataset(cells, name, v);
+        break;
+      }
+      case ParameterType::integer_list:
+      case ParameterType::real_list:
+      case ParameterType::string_list: {  // the canonical text of the list (docs/results-schema.md)
+        std::vector<std::string> v;
+        for (const auto& c : r.cells) v.push_back(format_parameter_value(c.get(name)));
+        string_dataset(cells, name, v);
+        break;
+      }
+    }
+  }
+  std::vector<std::uint64_t> ids, data_ids;
+  std::vector<std::string> keys, id_keys, data_id_keys;
+  for (const auto& c : r.cells) {
+    ids.push_back(c.cell_id());
+    data_ids.push_back(c.data_id());
+    keys.push_back(c.key());
+    id_keys.push_back(hex_key(c.cell_id()));
+    data_id_keys.push_back(hex_key(c.data_id()));
+  }
+  dataset(cells, "cell_id", {C}, ids.data());
+  dataset(cells, "data_id", {C}, data_ids.data());
+  string_dataset(cells, "cell_key", id_keys);
+  string_dataset(cells, "data_key", data_id_keys);
+  string_dataset(cells, "key", keys);
+}
+
+/// /cell_status and /replicates_done.
+void write_cell_status(H5::H5File& file, const StudyResults& r) {
+  const std::size_t C = r.cells.size();
+  const auto R = static_cast<std::size_t>(r.info.replicates);
+  H5::Group status = file.createGroup("cell_status");
+  std::vector<std::int64_t> n_done(C), n_failed(C);
+  std::vector<std::uint8_t> complete(C), failed(C);
+  std::vector<double> wall(C);
+  for (std::size_t c = 0; c < C; ++c) {
+    n_done[c] = r.n_done(c);
+    n_failed[c] = r.n_failed(c);
+    complete[c] = n_done[c] == r.info.replicates ? 1 : 0;
+    failed[c] = r.cell_failed(c) ? 1 : 0;
+    wall[c] = r.cell_results[c].wall_seconds;
+  }
+  dataset(status, "n_done", {C}, n_done.data());
+  dataset(status, "n_failed", {C}, n_failed.data());
+  dataset(status, "complete", {C}, complete.data());
+  dataset(status, "failed", {C}, failed.data());
+  dataset(status, "wall_seconds", {C}, wall.data());
+
+  std::vector<std::uint8_t> done(C * R);
+  for (std::size_t c = 0; c < C; ++c) std::copy_n(r.cell_results[c].done.begin(), R, done.begin() + c * R);
+  H5::Group root = file.openGroup("/");
+  dataset(root, "replicates_done", {C, R}, done.data());
+}
+
+/// /replicates/<metric> (with its description), and for a vector metric /metric_sizes/<metric>
+/// and /component_labels/<metric>.
+void write_metric_values(H5::Group& reps, H5::Group& sizes, H5::Group& labels, const StudyResults& r, std::size_t m) {
+  const std::size_t C = r.cells.size();
+  const auto R = static_cast<std::size_t>(r.info.replicates);
+  const auto& ml = r.metrics[m];
+  const std::size_t K = ml.max_size;
+  std::vector<double> buf(C * R * K, kNaN);
+  for (std::size_t c = 0; c < C; ++c) {
+    const auto& cr = r.cell_results[c];
+    const std::size_t off = r.offset(c, m);
+    for (std::size_t i = 0; i < R; ++i) {
+      for (std::size_t k = 0; k < ml.sizes[c]; ++k) buf[(c * R + i) * K + k] = cr.values[i * cr.width + off + k];
+    }
+  }
+  std::vector<hsize_t> dims = ml.is_vector ? std::vector<hsize_t>{C, R, K} : std::vector<hsize_t>{C, R};
+  dataset(reps, ml.name, dims, buf.data());
+  auto ds = reps.openDataSet(ml.name);
+  attr_string(ds, "description", ml.description);
+  if (!ml.is_vector) return;
+  std::vector<std::int64_t> s(ml.sizes.begin(), ml.sizes.end());
+  dataset(sizes, ml.name, {C}, s.data());
+  std::vector<std::string> text(C * K);
+  for (std::size_t c = 0; c < C; ++c)
+    for (std::size_t k = 0; k < ml.sizes[c]; ++k) text[c * K + k] = ml.component_label(c, k);
+  string_dataset(labels, ml.name, text, {C, K});
+}
+
+/// /summary/<metric>/{mean, ..., n_ok, n_nan}: [cells] or [cells, K].
+void write_metric_summary(H5::Group& summary, const StudyResults& r, std::size_t m) {
+  const std::size_t C = r.cells.size();
+  const auto& ml = r.metrics[m];
+  const std::size_t K = ml.max_size;
+  H5::Group g = summary.createGroup(ml.name);
+  std::vector<double> mean(C * K, kNaN), sd(C * K, kNaN), mcse(C * K, kNaN), q025(C * K, kNaN), q250(C * K, kNaN),
+      q500(C * K, kNaN), q750(C * K, kNaN), q975(C * K, kNaN);
+  std::vector<std::int64_t> n_ok(C * K, 0), n_nan(C * K, 0);
+  for (std::size_t c = 0; c < C; ++c) {
+    for (std::size_t k = 0; k < ml.sizes[c]; ++k) {
+      const Summary s = summarize_component(r, c, m, k);
+      const std::size_t j = c * K + k;
+      mean[j] = s.mean, sd[j] = s.sd, mcse[j] = s.mcse, q025[j] = s.q025, q250[j] = s.q250, q500[j] = s.q500,
+      q750[j] = s.q750, q975[j] = s.q975, n_ok[j] = s.n_ok, n_nan[j] = s.n - s.n_ok;
+    }
+  }
+  std::vector<hsize_t> sdims = ml.is_vector ? std::vector<hsize_t>{C, K} : std::vector<hsize_t>{C};
+  dataset(g, "mean", sdims, mean.data());
+  dataset(g, "sd", sdims, sd.data());
+  dataset(g, "mcse", sdims, mcse.data());
+  dataset(g, "q025", sdims, q025.data());
+  dataset(g, "q250", sdims, q250.data());
+  dataset(g, "q500", sdims, q500.data());
+  dataset(g, "q750", sdims, q750.data());
+  dataset(g, "q975", sdims, q975.data());
+  dataset(g, "n_ok", sdims, n_ok.data());
+  dataset(g, "n_nan", sdims, n_nan.data());
+}
+
+/// /replicates, /metric_sizes, /component_labels and /summary, metric by metric.
+void write_metrics(H5::H5File& file, const StudyResults& r) {
+  H5::Group reps = file.createGroup("replicates");
+  H5::Group sizes = file.createGroup("metric_sizes");
+  H5::Group labels = file.createGroup("component_labels");
+  H5::Group summary = file.createGroup("summary");
+  for (std::size_t m = 0; m < r.metrics.size(); ++m) {
+    write_metric_values(reps, sizes, labels, r, m);
+    write_metric_summary(summary, r, m);
+  }
+}
+
+/// /calibration/<name> [C, K] and /calibration_sizes/<name> [C].
+void write_calibration(H5::H5File& file, const StudyResults& r) {
+  const std::size_t C = r.cells.size();
+  H5::Group cal = file.createGroup("calibration");
+  H5::Group cal_sizes = file.createGroup("calibration_sizes");
+  std::vector<std::string> names;
+  for (const auto& cell_cal : r.calibration)
+    for (const auto& [name, v] : cell_cal)
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  for (const auto& name : names) {
+    std::size_t K = 1;
+    std::vector<std::int64_t> size(C, 0);
+    for (std::size_t c = 0; c < r.calibration.size(); ++c)
+      for (const auto& [n, v] : r.calibration[c])
+        if (n == name) K = std::max(K, v.size()), size[c] = static_cast<std::int64_t>(v.size());
+    std::vector<double> buf(C * K, kNaN);
+    for (std::size_t c = 0; c < r.calibration.size(); ++c)
+      for (const auto& [n, v] : r.calibration[c])
+        if (n == name) std::copy(v.begin(), v.end(), buf.begin() + static_cast<std::ptrdiff_t>(c * K));
+    dataset(cal, name, {C, K}, buf.data());
+    dataset(cal_sizes, name, {C}, size.data());
+  }
+}
+
+/// /errors: one entry per failed replicate (or failed prepare).
+void write_errors(H5::H5File& file, const StudyResults& r) {
+  H5::Group errs = file.createGroup("errors");
+  std::vector<std::uint64_t> ecell, ecell_id, erep;
+  std::vector<std::string> ecell_key, estage, emsg;
+  for (const auto& e : r.errors) {
+    ecell.push_back(e.cell);
+    ecell_id.push_back(r.cells.at(e.cell).cell_id());
+    ecell_key.push_back(hex_key(r.cells.at(e.cell).cell_id()));
+    erep.push_back(e.replicate);
+    estage.push_back(e.stage);
+    emsg.push_back(e.message);
+  }
+  const hsize_t E = r.errors.size();
+  dataset(errs, "cell", {E}, ecell.data());
+  dataset(errs, "cell_id", {E}, ecell_id.data());
+  string_dataset(errs, "cell_key", ecell_key);
+  dataset(errs, "replicate", {E}, erep.data());
+  string_dataset(errs, "stage", estage);
+  string_dataset(errs, "message", emsg);
+}
+
+/// The bytes of an open in-memory (core driver) file, after flushing it.
+std::vector<char> file_image(H5::H5File& file) {
+  file.flush(H5F_SCOPE_GLOBAL);
+  const ssize_t size = H5Fget_file_image(file.getId(), nullptr, 0);
+  if (size < 0) throw H5::FileIException("H5Fget_file_image", "cannot get the size of the file image");
+  std::vector<char> image(static_cast<std::size_t>(size));
+  if (H5Fget_file_image(file.getId(), image.data(), image.size()) != size) {
+    throw H5::FileIException("H5Fget_file_image", "cannot copy the file image");
+  }
+  return image;
+}
+
+}  // namespace
+
 void write_results(const std::filesystem::path& path, const StudyResults& r) {
   capture_hdf5_errors();
   const std::filesystem::path tmp = path.string() + fmt::format(".tmp-{}", ::getpid());
-  const std::size_t C = r.cells.size();
-  const auto R = static_cast<std::size_t>(r.info.replicates);
   std::vector<char> image;
   try {
     // The file is built in memory (HDF5's core driver, no backing store) and written below with
@@ -551,210 +826,13 @@ void write_results(const std::filesystem::path& path, const StudyResults& r) {
     fcpl.setUserblock(kUserBlock);  // for the whole-file checksum (file_checksum_block)
     H5::H5File file(tmp.string(), H5F_ACC_TRUNC, fcpl, fapl);
     H5::Group root = file.openGroup("/");
-    attr_string(root, "filetype", "dpmu-results");
-    {
-      std::vector<std::string> paths, digests;
-      for (const auto& f : r.info.data_files) paths.push_back(f.path), digests.push_back(f.sha256);
-      attr_strings(root, "data_files", paths);
-      attr_strings(root, "data_sha256", digests);
-    }
-    int version[2] = {kSchemaMajor, kSchemaMinor};
-    {
-      hsize_t d[1] = {2};
-      auto a = root.createAttribute("schema_version", H5::PredType::NATIVE_INT, H5::DataSpace(1, d));
-      a.write(H5::PredType::NATIVE_INT, version);
-    }
-    attr_string(root, "dpmu_version", r.info.dpmu_version);
-    attr_string(root, "git_sha", r.info.git_sha);
-    attr_string(root, "created_utc", r.info.finished_utc);
-    attr_string(root, "started_utc", r.info.started_utc);
-    attr_string(root, "finished_utc", r.info.finished_utc);
-    attr_string(root, "experiment", r.info.experiment);
-    attr_string(root, "description", r.info.description);
-    attr_scalar<std::uint64_t>(root, "master_seed", r.info.master_seed);
-    attr_string(root, "rng", "philox4x64-10 key {master_seed, stream key} counter {replicate, purpose, 0, block}");
-    attr_string(root, "config_yaml", r.info.config_yaml);
-    attr_string(root, "config_source", r.info.source);
-    attr_scalar<std::int64_t>(root, "replicates", r.info.replicates);
-    attr_scalar<std::int64_t>(root, "block_size", r.info.block_size);
-    attr_scalar<double>(root, "max_failure_fraction", r.info.max_failure_fraction);
-    attr_string(root, "study_fingerprint", fmt::format("{:016x}", r.info.fingerprint));
-    attr_scalar<std::int64_t>(root, "shard_index", r.info.shard_index);
-    attr_scalar<std::int64_t>(root, "shard_count", r.info.shard_count);
-    attr_scalar<std::uint8_t>(root, "complete", r.info.complete ? 1 : 0);
-    attr_strings(root, "parameters", r.parameter_names);
-    std::vector<std::string> types;
-    for (auto t : r.parameter_types) types.push_back(type_name(t));
-    attr_strings(root, "parameter_types", types);
-    attr_strings(root, "data_factors", r.data_factors);
-    std::vector<std::string> metric_names;
-    for (const auto& m : r.metrics) metric_names.push_back(m.name);
-    attr_strings(root, "metrics", metric_names);
-
-    // /cells: one row per cell.
-    H5::Group cells = file.createGroup("cells");
-    for (std::size_t p = 0; p < r.parameter_names.size(); ++p) {
-      const auto& name = r.parameter_names[p];
-      switch (r.parameter_types[p]) {
-        case ParameterType::integer: {
-          std::vector<std::int64_t> v;
-          for (const auto& c : r.cells) v.push_back(c.get_int(name));
-          dataset(cells, name, {C}, v.data());
-          break;
-        }
-        case ParameterType::real: {
-          std::vector<double> v;
-          for (const auto& c : r.cells) v.push_back(c.get_double(name));
-          dataset(cells, name, {C}, v.data());
-          break;
-        }
-        case ParameterType::string: {
-          std::vector<std::string> v;
-          for (const auto& c : r.cells) v.push_back(c.get_string(name));
-          string_dataset(cells, name, v);
-          break;
-        }
-        case ParameterType::integer_list:
-        case ParameterType::real_list:
-        case ParameterType::string_list: {  // the canonical text of the list (docs/results-schema.md)
-          std::vector<std::string> v;
-          for (const auto& c : r.cells) v.push_back(format_parameter_value(c.get(name)));
-          string_dataset(cells, name, v);
-          break;
-        }
-      }
-    }
-    std::vector<std::uint64_t> ids, data_ids;
-    std::vector<std::string> keys;
-    for (const auto& c : r.cells) {
-      ids.push_back(c.cell_id());
-      data_ids.push_back(c.data_id());
-      keys.push_back(c.key());
-    }
-    dataset(cells, "cell_id", {C}, ids.data());
-    dataset(cells, "data_id", {C}, data_ids.data());
-    string_dataset(cells, "key", keys);
-
-    // /cell_status
-    H5::Group status = file.createGroup("cell_status");
-    std::vector<std::int64_t> n_done(C), n_failed(C);
-    std::vector<std::uint8_t> complete(C), failed(C);
-    std::vector<double> wall(C);
-    for (std::size_t c = 0; c < C; ++c) {
-      n_done[c] = r.n_done(c);
-      n_failed[c] = r.n_failed(c);
-      complete[c] = n_done[c] == r.info.replicates ? 1 : 0;
-      failed[c] = r.cell_failed(c) ? 1 : 0;
-      wall[c] = r.cell_results[c].wall_seconds;
-    }
-    dataset(status, "n_done", {C}, n_done.data());
-    dataset(status, "n_failed", {C}, n_failed.data());
-    dataset(status, "complete", {C}, complete.data());
-    dataset(status, "failed", {C}, failed.data());
-    dataset(status, "wall_seconds", {C}, wall.data());
-
-    // /replicates_done
-    {
-      std::vector<std::uint8_t> done(C * R);
-      for (std::size_t c = 0; c < C; ++c) std::copy_n(r.cell_results[c].done.begin(), R, done.begin() + c * R);
-      dataset(root, "replicates_done", {C, R}, done.data());
-    }
-
-    // /replicates, /metric_sizes, /summary
-    H5::Group reps = file.createGroup("replicates");
-    H5::Group sizes = file.createGroup("metric_sizes");
-    H5::Group summary = file.createGroup("summary");
-    for (std::size_t m = 0; m < r.metrics.size(); ++m) {
-      const auto& ml = r.metrics[m];
-      const std::size_t K = ml.max_size;
-      std::vector<double> buf(C * R * K, kNaN);
-      for (std::size_t c = 0; c < C; ++c) {
-        const auto& cr = r.cell_results[c];
-        const std::size_t off = r.offset(c, m);
-        for (std::size_t i = 0; i < R; ++i) {
-          for (std::size_t k = 0; k < ml.sizes[c]; ++k) buf[(c * R + i) * K + k] = cr.values[i * cr.width + off + k];
-        }
-      }
-      std::vector<hsize_t> dims = ml.is_vector ? std::vector<hsize_t>{C, R, K} : std::vector<hsize_t>{C, R};
-      dataset(reps, ml.name, dims, buf.data());
-      auto ds = reps.openDataSet(ml.name);
-      attr_string(ds, "description", ml.description);
-      if (ml.is_vector) {
-        std::vector<std::int64_t> s(ml.sizes.begin(), ml.sizes.end());
-        dataset(sizes, ml.name, {C}, s.data());
-      }
-      // Summaries: [cells] or [cells, K].
-      H5::Group g = summary.createGroup(ml.name);
-      std::vector<double> mean(C * K, kNaN), sd(C * K, kNaN), mcse(C * K, kNaN), q025(C * K, kNaN), q250(C * K, kNaN),
-          q500(C * K, kNaN), q750(C * K, kNaN), q975(C * K, kNaN);
-      std::vector<std::int64_t> n_ok(C * K, 0);
-      for (std::size_t c = 0; c < C; ++c) {
-        for (std::size_t k = 0; k < ml.sizes[c]; ++k) {
-          const Summary s = summarize_component(r, c, m, k);
-          const std::size_t j = c * K + k;
-          mean[j] = s.mean, sd[j] = s.sd, mcse[j] = s.mcse, q025[j] = s.q025, q250[j] = s.q250, q500[j] = s.q500,
-          q750[j] = s.q750, q975[j] = s.q975, n_ok[j] = s.n_ok;
-        }
-      }
-      std::vector<hsize_t> sdims = ml.is_vector ? std::vector<hsize_t>{C, K} : std::vector<hsize_t>{C};
-      dataset(g, "mean", sdims, mean.data());
-      dataset(g, "sd", sdims, sd.data());
-      dataset(g, "mcse", sdims, mcse.data());
-      dataset(g, "q025", sdims, q025.data());
-      dataset(g, "q250", sdims, q250.data());
-      dataset(g, "q500", sdims, q500.data());
-      dataset(g, "q750", sdims, q750.data());
-      dataset(g, "q975", sdims, q975.data());
-      dataset(g, "n_ok", sdims, n_ok.data());
-    }
-
-    // /calibration/<name> [C, K] and /calibration_sizes/<name> [C]
-    {
-      H5::Group cal = file.createGroup("calibration");
-      H5::Group cal_sizes = file.createGroup("calibration_sizes");
-      std::vector<std::string> names;
-      for (const auto& cell_cal : r.calibration)
-        for (const auto& [name, v] : cell_cal)
-          if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
-      for (const auto& name : names) {
-        std::size_t K = 1;
-        std::vector<std::int64_t> size(C, 0);
-        for (std::size_t c = 0; c < r.calibration.size(); ++c)
-          for (const auto& [n, v] : r.calibration[c])
-            if (n == name) K = std::max(K, v.size()), size[c] = static_cast<std::int64_t>(v.size());
-        std::vector<double> buf(C * K, kNaN);
-        for (std::size_t c = 0; c < r.calibration.size(); ++c)
-          for (const auto& [n, v] : r.calibration[c])
-            if (n == name) std::copy(v.begin(), v.end(), buf.begin() + static_cast<std::ptrdiff_t>(c * K));
-        dataset(cal, name, {C, K}, buf.data());
-        dataset(cal_sizes, name, {C}, size.data());
-      }
-    }
-
-    // /errors
-    H5::Group errs = file.createGroup("errors");
-    std::vector<std::uint64_t> ecell, ecell_id, erep;
-    std::vector<std::string> estage, emsg;
-    for (const auto& e : r.errors) {
-      ecell.push_back(e.cell);
-      ecell_id.push_back(r.cells.at(e.cell).cell_id());
-      erep.push_back(e.replicate);
-      estage.push_back(e.stage);
-      emsg.push_back(e.message);
-    }
-    const hsize_t E = r.errors.size();
-    dataset(errs, "cell", {E}, ecell.data());
-    dataset(errs, "cell_id", {E}, ecell_id.data());
-    dataset(errs, "replicate", {E}, erep.data());
-    string_dataset(errs, "stage", estage);
-    string_dataset(errs, "message", emsg);
-    file.flush(H5F_SCOPE_GLOBAL);
-    const ssize_t size = H5Fget_file_image(file.getId(), nullptr, 0);
-    if (size < 0) throw H5::FileIException("H5Fget_file_image", "cannot get the size of the file image");
-    image.resize(static_cast<std::size_t>(size));
-    if (H5Fget_file_image(file.getId(), image.data(), image.size()) != size) {
-      throw H5::FileIException("H5Fget_file_image", "cannot copy the file image");
-    }
+    write_root_attributes(root, r);
+    write_cells(file, r);
+    write_cell_status(file, r);
+    write_metrics(file, r);
+    write_calibration(file, r);
+    write_errors(file, r);
+    image = file_image(file);
     file.close();
   } catch (const H5::Exception& e) {
     throw std::runtime_error(fmt::format("{}: cannot write the results file: {}", path.string(), hdf5_reason(e)));
@@ -800,9 +878,11 @@ StudyResults read_results(const std::filesystem::path& path) {
     }
     int version[2] = {0, 0};
     root.openAttribute("schema_version").read(H5::PredType::NATIVE_INT, version);
-    if (version[0] != kSchemaMajor) {
-      throw std::runtime_error(fmt::format("{}: schema version {}.{} is not supported (this dpmu reads {}.x)",
-                                           path.string(), version[0], version[1], kSchemaMajor));
+    if (version[0] < kOldestSchemaMajor || version[0] > kSchemaMajor) {
+      throw std::runtime_error(
+          fmt::format("{}: schema version {}.{} is not supported (this dpmu reads {}.x to {}.x){}", path.string(),
+                      version[0], version[1], kOldestSchemaMajor, kSchemaMajor,
+                      version[0] > kSchemaMajor ? "; read it with the newer dpmu that wrote it" : ""));
     }
     auto& in = r.info;
     if (root.attrExists("data_files")) {
@@ -910,6 +990,14 @@ StudyResults read_results(const std::filesystem::path& path) {
           ml.sizes.push_back(static_cast<std::size_t>(s));
         }
         need(ml.sizes.size(), C, "/metric_sizes/" + name);
+        if (file.nameExists("component_labels") && file.openGroup("component_labels").nameExists(name)) {
+          const auto text = read_string_dataset(file.openGroup("component_labels"), name);
+          need(text.size(), C * ml.max_size, "/component_labels/" + name);
+          for (std::size_t c = 0; c < C; ++c) {
+            const auto first = text.begin() + static_cast<std::ptrdiff_t>(c * ml.max_size);
+            ml.component_labels.emplace_back(first, first + static_cast<std::ptrdiff_t>(ml.sizes[c]));
+          }
+        }  // else (before schema 2.0): component_label() gives the index
       } else {
         ml.sizes.assign(C, 1);
       }

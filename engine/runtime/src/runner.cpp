@@ -803,6 +803,7 @@ StudyResults empty_results(const StudySpec& study) {
     for (std::size_t c = 0; c < C; ++c) {
       const auto& spec = study.cell_metrics[c][m];
       ml.sizes.push_back(spec.size);
+      ml.component_labels.push_back(spec.component_labels);
       ml.max_size = std::max(ml.max_size, spec.size);
       ml.is_vector = ml.is_vector || spec.is_vector || spec.size != 1;
     }

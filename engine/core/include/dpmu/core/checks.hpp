@@ -5,6 +5,7 @@
 /// Values outside their mathematical domain throw std::domain_error; shapes,
 /// sizes and inconsistent options throw std::invalid_argument (docs/architecture.md §3.7).
 
+#include <Eigen/Core>
 #include <cmath>
 #include <cstdint>
 #include <sstream>
@@ -46,6 +47,25 @@ inline std::string format_value(double x) {
 /// Require x finite. @throws std::domain_error otherwise.
 inline void check_finite(std::string_view function, std::string_view name, double x) {
   if (!std::isfinite(x)) throw_domain(function, name, x, "finite");
+}
+
+/// Require every entry of a matrix or vector finite, naming the first entry that is not (column-major
+/// order): "<function>: <name>(i, j) is inf, but must be finite" (0-based; "<name>(i)" for a vector).
+/// @throws std::domain_error.
+template <class Derived>
+void check_all_finite(std::string_view function, std::string_view name, const Eigen::DenseBase<Derived>& m) {
+  if (m.derived().allFinite()) return;
+  for (Eigen::Index j = 0; j < m.cols(); ++j) {
+    for (Eigen::Index i = 0; i < m.rows(); ++i) {
+      const double x = m(i, j);
+      if (std::isfinite(x)) continue;
+      std::string entry(name);
+      entry += "(" + std::to_string(i);
+      if (m.cols() != 1) entry += ", " + std::to_string(j);
+      entry += ")";
+      throw_domain(function, entry, x, "finite");
+    }
+  }
 }
 
 /// Require x finite and > 0. @throws std::domain_error otherwise.

@@ -132,7 +132,7 @@ Eigen::MatrixXd noisy_gram_matrix(const Eigen::Ref<const Eigen::MatrixXd>& gram,
     throw_invalid("noisy_gram_matrix", "gram is " + std::to_string(gram.rows()) + "x" + std::to_string(gram.cols()) +
                                            ", but must be (p+1)x(p+1) with p = " + std::to_string(m.p));
   }
-  if (!gram.allFinite()) throw_domain("noisy_gram_matrix", "gram", std::nan(""), "finite in every entry");
+  check_all_finite("noisy_gram_matrix", "gram", gram);
   return gram + ssp_noise(m, rng);
 }
 

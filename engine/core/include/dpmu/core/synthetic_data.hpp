@@ -26,7 +26,7 @@ Eigen::MatrixXd synthetic_data(const Eigen::Ref<const Eigen::MatrixXd>& gram, Ei
   if (gram.rows() != gram.cols() || gram.rows() < 1) throw_invalid(fn, "gram must be square (p+1)x(p+1)");
   const Eigen::Index d = gram.rows();
   if (n <= d + 1) throw_invalid(fn, "n = " + std::to_string(n) + " must exceed p + 2 = " + std::to_string(d + 1));
-  if (!gram.allFinite()) throw_domain(fn, "gram", std::nan(""), "finite in every entry");
+  check_all_finite(fn, "gram", gram);
   const Eigen::MatrixXd sym = 0.5 * (gram + gram.transpose());
   Eigen::LLT<Eigen::MatrixXd> llt(sym);
   if (llt.info() != Eigen::Success)

@@ -199,6 +199,9 @@ struct MetricSpec {
   std::size_t size = 1;    ///< 1 = scalar, k = vector (stored as [cells, R, k])
   bool is_vector = false;  ///< true: stored with a component axis even when size == 1
   std::string description = {};
+  /// One label per component of a vector metric, in the file as /component_labels/<name> (e.g.
+  /// "alpha=0.05", a predictor or a variant name); empty: "0", "1", ... Not part of the study's identity.
+  std::vector<std::string> component_labels = {};
 };
 
 /// One grid cell: every parameter's value (fixed parameters, defaults and grid axes).

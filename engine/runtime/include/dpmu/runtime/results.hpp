@@ -14,10 +14,18 @@ namespace dpmu::runtime {
 
 /// Major and minor version of the results file schema (docs/results-schema.md). 1.1: a user block
 /// with the SHA-256 of the file, chunked datasets with the Fletcher32 checksum filter, HDF5 1.10
-/// metadata checksums, `data_files` / `data_sha256`. Files of schema 1.0 are still read (without
-/// checksums to verify).
-inline constexpr int kSchemaMajor = 1;
-inline constexpr int kSchemaMinor = 1;
+/// metadata checksums, `data_files` / `data_sha256`. 2.0: UTF-8 strings, hex keys next to the
+/// uint64 ids, component labels, `n_nan`, no zero-length attributes or variable-length string
+/// datasets. Files of schema 1.0 and 1.1 are still read (1.0 without checksums to verify).
+inline constexpr int kSchemaMajor = 2;
+inline constexpr int kSchemaMinor = 0;
+/// Oldest major version read_results reads (docs/results-schema.md, "Versions").
+inline constexpr int kOldestSchemaMajor = 1;
+
+/// A 64-bit stream key (Cell::cell_id, Cell::data_id, the study fingerprint) as 16 lowercase hex
+/// digits, as /cells/cell_key and `dpmu summarize` give it (readers without unsigned 64-bit integers,
+/// such as R, read these strings exactly).
+std::string hex_key(std::uint64_t id);
 
 /// A data file of a study and the SHA-256 of its contents (StudySpec::data_files).
 struct DataFileFingerprint {
@@ -40,6 +48,13 @@ struct MetricLayout {
   bool is_vector = false;  ///< stored as [cells, R, max_size] (else [cells, R])
   std::size_t max_size = 1;
   std::vector<std::size_t> sizes;  ///< per cell
+  /// Vector metrics, per cell: one label per component (MetricSpec::component_labels, e.g.
+  /// "alpha=0.05"); a cell without labels (or a scalar metric) has an empty list.
+  std::vector<std::vector<std::string>> component_labels;
+
+  /// Label of component k in cell c: "" for a scalar metric; else component_labels[c][k], or the
+  /// decimal index k ("0", "1", ...) where the experiment gave none.
+  std::string component_label(std::size_t cell, std::size_t k) const;
 };
 
 /// A failed replicate (or a failed prepare, with stage "prepare").
@@ -128,7 +143,7 @@ Summary summarize_component(const StudyResults& results, std::size_t cell, std::
 ///   "File too large") if it cannot be written; the temporary file is removed.
 void write_results(const std::filesystem::path& path, const StudyResults& results);
 
-/// Read a results file written by write_results (any minor version of schema major 1),
+/// Read a results file written by write_results (schema 1.0 to 2.x),
 /// verifying the checksums of schema 1.1 files (the whole-file SHA-256 first, before HDF5 parses
 /// anything; then Fletcher32 per dataset and HDF5's metadata checksums).
 /// @throws std::runtime_error for a missing file, a file that is not a dpmu results file, an
