@@ -73,8 +73,13 @@ def plot_file(path, out_dir, name=None):
         lines.append(f"{mech} PIP dp_non_thresholded(mean)=" + " ".join(f"{v:.4g}" for v in pip_nt[:p]))
         lines.append(f"{mech} PIP dp_thresholded(mean)=" + " ".join(f"{v:.4g}" for v in pip_t[:p]))
         lines.append(f"{mech} posterior_mean non_private=" + " ".join(f"{v:.6g}" for v in non_private[:p]))
-    fig.suptitle("CPS: posterior expectations, Zellner-Siow prior, ε = 0.9 "
-                 "(solid: non-private; dashed: non-thresholded; dotted: thresholded)", fontsize=9)
+    preds = str(res.cells["predictors"][0]) if "predictors" in res.cells else ""
+    age2 = next((t.split("=", 1)[1].strip() for t in preds.split(";") if t.strip().startswith("age_squared")), "?")
+    rescale = str(res.cells["rescale"][0]) if "rescale" in res.cells else ""
+    fig.suptitle(f"CPS (cps09mar substitute data): averaged 95% confidence-set histograms of E(β_j | G), "
+                 f"{res.values('prior')[0] if 'prior' in res.cells else ''}, ε = {res.values('epsilon')[0]:g}, "
+                 f"{res.replicates} runs\nage² = {age2}; rescaling: {rescale}. Lines: solid = non-private; "
+                 "dashed = non-thresholded DP; dotted = thresholded DP (averages over runs)", fontsize=8)
     fig.tight_layout()
     written = save_figure(fig, out_dir, name, dpi=150)
     txt = os.path.join(out_dir, f"{name}_numbers.txt")

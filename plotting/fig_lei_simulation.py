@@ -66,10 +66,15 @@ def plot_file(path, out_dir, name=None):
                         ax.set_xlabel("φ")
                     if j == 0:
                         ax.set_ylabel("proportion correct")
-            axes[0, 0].legend(fontsize=7)
-            fig.suptitle(f"LCSSF Algorithm 1, {model}: lcssf_delta = {delta_kind}, κ = {kappa:g}, c = {scale:g} "
+            handles, labels = axes[0, 0].get_legend_handles_labels()
+            handles.append(plt.Rectangle((0, 0), 1, 1, color="grey", alpha=0.2))
+            labels.append("shaded: ±2 MC SE")
+            fig.legend(handles, labels, fontsize=7, loc="lower center", ncol=len(labels), frameon=False)
+            beta = "(1, 1, 1, 0, 0, 0)" if model == "model1" else "(1.5, 1, 0.5, 0, 0, 0)"
+            fig.suptitle(f"LCSSF Algorithm 1, {model} β0 = {beta}: proportion of {res.replicates} data sets whose "
+                         f"selected model is the truth\nlcssf_delta = {delta_kind}, κ = {kappa:g}, c = {scale:g} "
                          "(reconstructed constants, docs/methods.md §6)", fontsize=9)
-            fig.tight_layout()
+            fig.tight_layout(rect=(0, 0.04, 1, 1))
             stem = f"{name}_{model}_{delta_kind}_k{kappa:g}_c{scale:g}"
             written += save_figure(fig, out_dir, stem)
     return written

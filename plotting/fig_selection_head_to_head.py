@@ -62,7 +62,7 @@ def plot_file(path, out_dir, name=None):
     os.makedirs(out_dir, exist_ok=True)
     eps_values = sorted({r[0] for r in rows})
     methods = list(dict.fromkeys(r[2] for r in rows))
-    fig, axes = plt.subplots(1, len(eps_values), figsize=(4 * len(eps_values), 4), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(eps_values), figsize=(4 * len(eps_values), 5.0), sharey=True, squeeze=False)
     for j, eps in enumerate(eps_values):
         ax = axes[0, j]
         for method in methods:
@@ -79,10 +79,18 @@ def plot_file(path, out_dir, name=None):
         ax.set_xlabel("n")
         if j == 0:
             ax.set_ylabel("P(selected model = truth)")
-    axes[0, -1].legend(fontsize=6, loc="lower right")
-    fig.suptitle("Selecting the true model: LCSSF (best φ, reconstructed constants) vs SSP model averaging",
-                 fontsize=9)
-    fig.tight_layout()
+    handles = {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    handles["bars: ±2 MC SE"] = plt.Line2D([], [], color="grey", marker="|", ls="none", ms=8)
+    fig.legend(list(handles.values()), list(handles.keys()), fontsize=6, loc="lower center", ncol=5,
+               frameon=False)  # below the panels
+    res = Results(path)
+    fig.suptitle("Selecting the true model: LCSSF (best φ, reconstructed constants) vs SSP model averaging\n"
+                 f"LCSSF §5 design, model 1 β0 = (1,1,1,0,0,0); {res.replicates} simulated data sets per n, the same "
+                 "for every method", fontsize=9)
+    fig.tight_layout(rect=(0, 0.11, 1, 1))
     return save_figure(fig, out_dir, name)
 
 

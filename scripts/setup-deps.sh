@@ -10,7 +10,7 @@ packages=(
   libboost-dev libboost-math-dev librandom123-dev libcli11-dev
   nlohmann-json3-dev libcsv-dev libbenchmark-dev libssl-dev
   python3 python3-numpy python3-h5py python3-matplotlib python3-scipy
-  slurm-wlm munge clang-format
+  slurm-wlm munge clang-format chromium
   python3-pandas r-base-core r-cran-hdf5r r-cran-jsonlite r-cran-batchtools
 )
 

@@ -6,7 +6,7 @@ DPMU="$1"
 SRC="$2"
 . "$(dirname "$0")/lib.sh"
 cd "$SRC"
-for config in fig5_cps fig5_cps_public_bounds; do
+for config in fig5_cps fig5_cps_centred_age fig5_cps_public_bounds; do
   if "$DPMU" run "configs/smoke/$config.yaml" --out "$TMP/$config.h5" --quiet 2>"$TMP/err"; then
     passes=$((passes + 1))
   else
@@ -23,7 +23,7 @@ elif grep -q "'income' is not one of the predictors" "$TMP/err"; then passes=$((
   echo "FAIL: unclear error for a bad permute: $(cat "$TMP/err")"; failures=$((failures + 1)); fi
 if "$PY" plotting/plot_all.py "$TMP" --out "$TMP/figures" > "$TMP/plots.txt"; then passes=$((passes + 1)); else
   echo "FAIL: plot_all.py"; failures=$((failures + 1)); fi
-for png in fig5_cps fig5_cps_public_bounds; do
+for png in fig5_cps fig5_cps_centred_age fig5_cps_public_bounds; do
   f="$TMP/figures/$png.png"
   if [ -s "$f" ] && [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] && [ -s "${f%.png}.pdf" ] \
      && [ -s "$TMP/figures/${png}_numbers.txt" ]; then

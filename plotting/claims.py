@@ -1,0 +1,1692 @@
+"""The claims of Peña & Barrientos (2024, JMLR 25; "PB") and Lei et al. (2018; "LCSSF") as
+computed checks on dpmu results files.
+
+Usage: /usr/bin/python3 plotting/claims.py RESULTS_DIR [--json claims.json] [--markdown claims.md]
+
+Every entry of CLAIMS holds the paper's words, the figure, the quantity, and a test over the
+whole grid of settings the sentence speaks of. For each setting the test computes an estimate
+with its Monte Carlo standard error (from the per-replicate values in ``/replicates``: MC SE of
+a mean, bootstrap SE of a quantile, spread or correlation; paired within a cell where the
+variants share their data sets) and classifies it:
+
+* ``supported``: the 95% interval (estimate ± 1.96 SE) lies on the claimed side (or, for a
+  claim of approximate equality, inside the stated tolerance);
+* ``contradicted``: the interval lies entirely on the other side (outside the tolerance);
+* ``unresolved``: neither (the Monte Carlo error is too large to tell).
+
+The verdict is computed from these, never typed: ``holds`` when every setting is supported
+(for claims that say "in most cases": more than half), ``does not hold`` when none is and some
+are contradicted (for "most": when at least as many are contradicted as supported),
+``unresolved`` when every setting is unresolved, ``partly`` otherwise, with the fraction of
+supported settings. Claims whose results file is missing are ``not run``; a group without any
+setting the sentence applies to (e.g. no LCSSF panel reaches 0.9 under a calibration) is
+``not applicable``. Tolerances and thresholds that turn a sentence into a test (what "≈ 0.70",
+"close" or "quite powerful" mean) are part of each entry's ``test`` text.
+
+Results files are found anywhere under RESULTS_DIR and identified by the config they were run
+from (the ``config_source`` attribute; smoke configs have the same names), so a claim reads e.g.
+the results of ``configs/fig7_hsb_lr_censoring.yaml`` wherever they were written.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+from dataclasses import dataclass, field
+
+import h5py
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dpmu_h5 import DamagedFile, Results  # noqa: E402
+
+Z95 = 1.959963984540054
+BOOTSTRAP_DRAWS = 200
+BOOTSTRAP_SEED = 20240601
+
+
+# ----------------------------------------------------------------------------------------------
+# Results files
+# ----------------------------------------------------------------------------------------------
+
+class Study:
+    """One results file: the Results reader plus per-replicate values (read on demand)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.res = Results(path)
+        with h5py.File(path, "r") as f:
+            src = f.attrs.get("config_source", "")
+            self.config_source = src.decode() if isinstance(src, bytes) else str(src)
+            self.config_yaml = _text(f.attrs.get("config_yaml", ""))
+        self.stem = os.path.splitext(os.path.basename(self.config_source))[0] or \
+            os.path.splitext(os.path.basename(path))[0]
+        self._replicates = {}
+        self._boot = {}
+
+    def boot(self, metric, c, stat, k=None):
+        """(estimate, bootstrap sample) of a named statistic ('median', 'iqr', 'sd') of the
+        replicates of metric in cell c (component k of a vector metric); cached."""
+        key = (metric, c, stat, k)
+        if key not in self._boot:
+            x = self.replicates(metric)[c]
+            self._boot[key] = bootstrap_sample(x if k is None else x[:, k], STATS[stat])
+        return self._boot[key]
+
+    def replicates(self, metric):
+        """Per-replicate values of a metric: float array [C, R] (scalar) or [C, R, K] (vector)."""
+        if metric not in self._replicates:
+            with h5py.File(self.path, "r") as f:
+                self._replicates[metric] = np.asarray(f["replicates"][metric][()], dtype=float)
+        return self._replicates[metric]
+
+    def config_replicates(self):
+        """Replicates per cell written in the config (None if not found)."""
+        for line in self.config_yaml.splitlines():
+            if line.startswith("replicates:"):
+                try:
+                    return int(line.split(":", 1)[1].split("#")[0])
+                except ValueError:
+                    return None
+        return None
+
+    def command(self):
+        """The command that reproduces this file (with --replicates if it was run reduced)."""
+        cmd = f"build/engine/dpmu run {self.config_source} --out {self.path}"
+        if self.config_replicates() != self.res.replicates:
+            cmd += f" --replicates {self.res.replicates}"
+        return cmd
+
+
+def _text(value):
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def find_studies(results_dir):
+    """Map config stem -> Study for every readable dpmu results file under results_dir.
+    When two files come from the same config, the one with more replicates wins."""
+    studies = {}
+    for path in sorted(glob.glob(os.path.join(results_dir, "**", "*.h5"), recursive=True)):
+        try:
+            st = Study(path)
+        except (DamagedFile, OSError, ValueError, KeyError) as exc:
+            print(f"claims: skip {path}: {exc}", file=sys.stderr)
+            continue
+        old = studies.get(st.stem)
+        if old is None or st.res.replicates > old.res.replicates:
+            studies[st.stem] = st
+    return studies
+
+
+# ----------------------------------------------------------------------------------------------
+# Statistics with Monte Carlo error
+# ----------------------------------------------------------------------------------------------
+
+def mean_se(x):
+    """Mean and MC SE of the finite values of x."""
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) == 0:
+        return math.nan, math.nan
+    if len(x) == 1:
+        return float(x[0]), math.nan
+    return float(x.mean()), float(x.std(ddof=1) / math.sqrt(len(x)))
+
+
+def bootstrap(x, stat, draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED):
+    """stat(x) and its bootstrap SE (fixed seed; resampling the finite values of x).
+    ``stat`` maps a [B, R] array to B values (axis=-1)."""
+    est, boot = bootstrap_sample(x, stat, draws, seed)
+    return est, (float(np.std(boot, ddof=1)) if boot is not None else math.nan)
+
+
+def bootstrap_sample(x, stat, draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED):
+    """stat(x) and the stat of ``draws`` bootstrap resamples (None if fewer than 2 values)."""
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) < 2:
+        return math.nan, None
+    est = float(stat(x[None, :])[0])
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(x), size=(draws, len(x)))
+    return est, np.asarray(stat(x[idx]), dtype=float)
+
+
+def q_stat(q):
+    return lambda a: np.quantile(a, q, axis=-1)
+
+
+def iqr_stat(a):
+    q = np.quantile(a, [0.25, 0.75], axis=-1)
+    return q[1] - q[0]
+
+
+def sd_stat(a):
+    return np.std(a, axis=-1, ddof=1)
+
+
+STATS = {"median": q_stat(0.5), "iqr": iqr_stat, "sd": sd_stat}
+
+
+def boot_of(st, metric, c, stat, fn=None):
+    """(estimate, bootstrap SE) of fn(named statistic) (fn = identity by default)."""
+    est, sample = st.boot(metric, c, stat)
+    if sample is None:
+        return math.nan, math.nan
+    fn = fn or (lambda v: v)
+    return float(fn(np.asarray(est))), float(np.std(fn(sample), ddof=1))
+
+
+def diff(a, b):
+    """(estimate, se) of a - b for independent estimates a = (est, se), b = (est, se)."""
+    return a[0] - b[0], math.sqrt(_sq(a[1]) + _sq(b[1]))
+
+
+def _sq(v):
+    return 0.0 if not np.isfinite(v) else v * v
+
+
+def paired_mean(x, y):
+    """Mean of x - y over replicates where both are finite (paired: same data sets), with MC SE."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    return mean_se(x[ok] - y[ok])
+
+
+def paired_ratio(x, y):
+    """mean(x) / mean(y) over replicates where both are finite, with its delta-method MC SE."""
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if len(x) < 2 or y.mean() == 0:
+        return math.nan, math.nan
+    r = x.mean() / y.mean()
+    return float(r), float(np.std(x - r * y, ddof=1) / math.sqrt(len(x)) / abs(y.mean()))
+
+
+def binomial_se(rate, n):
+    return math.sqrt(max(rate * (1.0 - rate), 0.0) / max(n, 1))
+
+
+# ----------------------------------------------------------------------------------------------
+# Outcomes and verdicts
+# ----------------------------------------------------------------------------------------------
+
+def sign_outcome(est, se, direction):
+    """Classify a difference: direction +1 claims est > 0, -1 claims est < 0. An exact tie with
+    no Monte Carlo error (both sides at a bound, e.g. power 1 vs 1) is unresolved."""
+    if not np.isfinite(est):
+        return "unresolved"
+    s = se if np.isfinite(se) else 0.0
+    lo, hi = est - Z95 * s, est + Z95 * s
+    if direction > 0:
+        return "supported" if lo > 0 else ("contradicted" if hi < 0 else "unresolved")
+    return "supported" if hi < 0 else ("contradicted" if lo > 0 else "unresolved")
+
+
+def interval_outcome(est, se, lo, hi):
+    """Classify an estimate against a tolerance interval [lo, hi] (approximate-equality claims)."""
+    if not np.isfinite(est):
+        return "unresolved"
+    s = se if np.isfinite(se) else 0.0
+    a, b = est - Z95 * s, est + Z95 * s
+    if a >= lo and b <= hi:
+        return "supported"
+    if b < lo or a > hi:
+        return "contradicted"
+    return "unresolved"
+
+
+def verdict(settings, quantifier="all"):
+    """(verdict, fraction supported) of a list of settings."""
+    n = len(settings)
+    if n == 0:
+        return "not applicable", None
+    sup = sum(s["outcome"] == "supported" for s in settings)
+    con = sum(s["outcome"] == "contradicted" for s in settings)
+    frac = sup / n
+    if quantifier == "most":
+        if sup > n / 2:
+            return "holds", frac
+        return ("does not hold" if con >= sup else "partly"), frac
+    if sup == n:
+        return "holds", frac
+    if sup == 0 and con == 0:
+        return "unresolved", frac
+    if sup == 0:
+        return "does not hold", frac
+    return "partly", frac
+
+
+@dataclass
+class Group:
+    """The settings of one claim under one variant of our implementation (e.g. a calibration)."""
+    label: str
+    settings: list = field(default_factory=list)
+    note: str = ""
+
+    def add(self, setting, est, se, outcome, **extra):
+        row = {"setting": setting, "estimate": _num(est), "se": _num(se), "outcome": outcome}
+        row.update({k: _num(v) for k, v in extra.items()})
+        self.settings.append(row)
+
+
+def _num(v):
+    if isinstance(v, (float, np.floating)):
+        v = float(v)
+        return None if not math.isfinite(v) else float(f"{v:.6g}")
+    if isinstance(v, (np.integer,)):
+        return int(v)
+    return v
+
+
+@dataclass
+class Claim:
+    id: str
+    paper: str
+    section: str
+    figure: str
+    words: str
+    quantity: str
+    test: str
+    files: list
+    check: object
+    quantifier: str = "all"
+
+
+CLAIMS = []
+
+
+def claim(**kw):
+    def register(fn):
+        CLAIMS.append(Claim(check=fn, **kw))
+        return fn
+    return register
+
+
+# ----------------------------------------------------------------------------------------------
+# Accessors (the only place that knows how a study's grid is laid out in the results file)
+# ----------------------------------------------------------------------------------------------
+
+def cell(st, **cond):
+    """The single cell index matching the conditions (None if there is none)."""
+    idx = st.res.select(**cond)
+    if len(idx) == 0:
+        return None
+    if len(idx) > 1:
+        raise ValueError(f"{st.path}: {len(idx)} cells match {cond}, expected one")
+    return int(idx[0])
+
+
+def values(st, name):
+    return st.res.values(name) if name in st.res.cells else []
+
+
+def reps(st, metric, c, k=None):
+    r = st.replicates(metric)[c]
+    return r if k is None else r[:, k]
+
+
+class SspVariants:
+    """Accessor for ``ssp_simulation`` results: the per-replicate values of a metric for one
+    method variant (prior, ε, mechanism, thresholded) in one design cell (p, |T|, n). The claims
+    read the simulation study only through this class, which knows the two layouts:
+
+    * ``cell_parameters`` (current): prior, mechanism (none / laplace / wishart), thresholded (0/1)
+      and epsilon (inf for mechanism none) are grid axes; every metric is scalar per cell, and the
+      method cells of one (p, |T|, n) share their data sets replicate by replicate (the data are
+      generated once per data key and replicate), so replicate r of two method cells is a pair;
+    * ``variant_components`` (files written before the method axes): vector metrics with one
+      component per variant, described by ``/calibration/variant_{prior,epsilon,mechanism,
+      thresholded}`` (mechanism codes 0 = none, 1 = Laplace, 2 = Wishart; prior = index into the
+      ``priors`` parameter)."""
+
+    MECHANISMS = {"none": 0, "laplace": 1, "wishart": 2}
+
+    def __init__(self, st):
+        self.st = st
+        r = st.res
+        cal = r.calibration
+        if "variant_prior" in cal:
+            self.layout = "variant_components"
+            text = str(r.cells["priors"][0]) if "priors" in r.cells else "zellner-siow"
+            self._prior_values = [v.strip() for v in text.split(",")]
+            self.epsilons = sorted({float(e) for e in np.ravel(cal["variant_epsilon"]) if np.isfinite(e)})
+        elif "mechanism" in r.cells and "prior" in r.cells:
+            self.layout = "cell_parameters"
+            self._prior_values = [str(v) for v in r.values("prior")]
+            self.epsilons = sorted(float(e) for e in r.values("epsilon") if np.isfinite(float(e)))
+        else:
+            raise ValueError(f"{st.path}: unknown ssp_simulation layout (neither method axes nor variant components)")
+        self.priors = [v.replace("-", "_") for v in self._prior_values]
+
+    def design_cells(self):
+        """(p, |T|, n) of every design cell, sorted."""
+        r = self.st.res
+        return sorted({(int(p), int(t), int(n)) for p, t, n in
+                       zip(r.cells["p"], r.cells["true_model_size"], r.cells["n"])})
+
+    def has_prior(self, prior):
+        return prior in self.priors
+
+    def values(self, metric, p, t, n, prior, mechanism="none", epsilon=None, thresholded=False):
+        """Per-replicate values [R] (None if the variant is not in the file)."""
+        if prior not in self.priors:
+            return None
+        raw_prior = self._prior_values[self.priors.index(prior)]
+        if self.layout == "cell_parameters":
+            c = cell(self.st, p=p, true_model_size=t, n=n, prior=raw_prior, mechanism=mechanism,
+                     thresholded=1 if thresholded else 0, epsilon=math.inf if mechanism == "none" else epsilon)
+            return None if c is None else self.st.replicates(metric)[c]
+        c = cell(self.st, p=p, true_model_size=t, n=n)
+        if c is None:
+            return None
+        cal = self.st.res.calibration
+        code = self.MECHANISMS[mechanism]
+        for k in range(cal["variant_prior"].shape[1]):
+            if (cal["variant_prior"][c, k] == self.priors.index(prior) and cal["variant_mechanism"][c, k] == code
+                    and cal["variant_thresholded"][c, k] == (1 if thresholded else 0)
+                    and (code == 0 or np.isclose(cal["variant_epsilon"][c, k], epsilon))):
+                return self.st.replicates(metric)[c, :, k]
+        return None
+
+
+# ----------------------------------------------------------------------------------------------
+# Helpers shared by the HSB claims
+# ----------------------------------------------------------------------------------------------
+
+HSB_TESTS = {"H1": ("H11", "P*(H11|D)"), "H2": ("H12", "P*(H12|D)")}
+
+
+def pairs(seq):
+    seq = list(seq)
+    return list(zip(seq[:-1], seq[1:]))
+
+
+def stat_of(st, metric, c, stat):
+    if stat == "mean":
+        return mean_se(reps(st, metric, c))
+    return boot_of(st, metric, c, stat)
+
+
+def monotone(group, st, metric, stat, axis, fixed_sets, direction, label):
+    """For each fixed setting and consecutive values a < b of ``axis``: the sign of
+    stat(b) - stat(a) is claimed to be ``direction``."""
+    for fixed in fixed_sets:
+        vals = [v for v in values(st, axis) if cell(st, **fixed, **{axis: v}) is not None]
+        for a, b in pairs(vals):
+            ca, cb = cell(st, **fixed, **{axis: a}), cell(st, **fixed, **{axis: b})
+            sa, sb = stat_of(st, metric, ca, stat), stat_of(st, metric, cb, stat)
+            d, se = diff(sb, sa)
+            desc = ", ".join(f"{k}={v}" for k, v in fixed.items())
+            group.add(f"{desc}; {axis} {a}→{b}", d, se, sign_outcome(d, se, direction),
+                      **{f"{label}_at_{a}": sa[0], f"{label}_at_{b}": sb[0]})
+
+
+def monotone_check(stem, metric, stat, axis, fixed_names, direction, label):
+    """A claim check: ``monotone`` over every combination of ``fixed_names`` in one study."""
+    def check(ctx):
+        st = ctx[stem]
+        g = Group("")
+        monotone(g, st, metric, stat, axis, grid(st, *fixed_names), direction, label)
+        return [g]
+    return check
+
+
+def grid(st, *names):
+    """Every combination of the distinct values of the given parameters present in the file."""
+    out = [{}]
+    for name in names:
+        out = [dict(o, **{name: v}) for o in out for v in values(st, name)]
+    return [o for o in out if len(st.res.select(**o)) > 0]
+
+
+def hsb_files(ctx, *stems):
+    return [ctx[s] for s in stems if s in ctx]
+
+
+# ----------------------------------------------------------------------------------------------
+# PB §4.4, Figure 1
+# ----------------------------------------------------------------------------------------------
+
+claim(id="PB-4.4-fig1-spread-eps", paper="PB", section="§4.4", figure="Figure 1",
+       words="As expected, increasing ε and M reduces the variability in P*(H11|D) and P*(H12|D).",
+       quantity="interquartile range of P*(H1|D) (the figure's error bars), bootstrap SE",
+       test="for every test and M, and every consecutive pair of ε values: IQR(larger ε) − IQR(smaller ε) < 0",
+       files=["fig1_hsb_posterior"])(
+    monotone_check("fig1_hsb_posterior", "posterior_probability_h1", "iqr", "epsilon", ("test", "num_subsets"), -1,
+                   "IQR"))
+
+
+claim(id="PB-4.4-fig1-spread-M", paper="PB", section="§4.4", figure="Figure 1",
+       words="As expected, increasing ε and M reduces the variability in P*(H11|D) and P*(H12|D).",
+       quantity="interquartile range of P*(H1|D), bootstrap SE",
+       test="for every test and ε, and every consecutive pair of M values: IQR(larger M) − IQR(smaller M) < 0",
+       files=["fig1_hsb_posterior"])(
+    monotone_check("fig1_hsb_posterior", "posterior_probability_h1", "iqr", "num_subsets", ("test", "epsilon"), -1,
+                   "IQR"))
+
+
+def _shrinkage(ctx, stem, fixed_names):
+    st = ctx[stem]
+    g = Group("")
+    away = lambda v: np.abs(v - 0.5)  # noqa: E731
+    for fixed in grid(st, *fixed_names):
+        ms = [m for m in values(st, "num_subsets") if cell(st, **fixed, num_subsets=m) is not None]
+        for a, b in pairs(ms):
+            ca, cb = cell(st, **fixed, num_subsets=a), cell(st, **fixed, num_subsets=b)
+            sa = boot_of(st, "posterior_probability_h1", ca, "median", away)
+            sb = boot_of(st, "posterior_probability_h1", cb, "median", away)
+            d, se = diff(sb, sa)
+            desc = ", ".join(f"{k}={v}" for k, v in fixed.items())
+            g.add(f"{desc}; M {a}→{b}", d, se, sign_outcome(d, se, -1),
+                  **{f"median_at_M{a}": st.boot("posterior_probability_h1", ca, "median")[0],
+                     f"median_at_M{b}": st.boot("posterior_probability_h1", cb, "median")[0]})
+    return [g]
+
+
+@claim(id="PB-4.4-fig1-shrinkage", paper="PB", section="§4.4", figure="Figure 1",
+       words="Additionally, M induces a conservative bias, in the sense that the posterior probabilities are "
+             "shrunk towards 0.5.",
+       quantity="|median P*(H1|D) − 0.5| (the figure's midpoints), bootstrap SE",
+       test="for every test and ε, and every consecutive pair of M values: |median − 0.5| decreases",
+       files=["fig1_hsb_posterior"])
+def _fig1_shrinkage(ctx):
+    return _shrinkage(ctx, "fig1_hsb_posterior", ("test", "epsilon"))
+
+
+def _approx(ctx, test, target, large_eps=(4.0, 8.0)):
+    st = ctx["fig1_hsb_posterior"]
+    g = Group("", note=f"tolerance: the printed precision, {target:.2f} ± 0.005")
+    for eps in large_eps:
+        c = cell(st, test=test, num_subsets=10, epsilon=eps)
+        if c is None:
+            continue
+        m, se = boot_of(st, "posterior_probability_h1", c, "median")
+        g.add(f"M=10, ε={eps:g}", m, se, interval_outcome(m, se, target - 0.005, target + 0.005),
+              paper=target, distance_in_se=(m - target) / se if se > 0 else math.nan)
+    return [g]
+
+
+@claim(id="PB-4.4-fig1-M10-H11", paper="PB", section="§4.4", figure="Figure 1",
+       words="For example, if M = 10 and ε is large, P*(H11|D) ≈ 0.25.",
+       quantity="median of P*(H11|D) at M = 10, bootstrap SE",
+       test="at M = 10 and ε ∈ {4, 8} (the large ε of the grid): the 95% interval of the median lies in "
+            "[0.245, 0.255] (0.25 at its printed precision)",
+       files=["fig1_hsb_posterior"])
+def _fig1_h11(ctx):
+    return _approx(ctx, "H1", 0.25)
+
+
+@claim(id="PB-4.4-fig1-M10-H12", paper="PB", section="§4.4", figure="Figure 1",
+       words="For example, if M = 10 and ε is large, … P*(H12|D) ≈ 0.70.",
+       quantity="median of P*(H12|D) at M = 10, bootstrap SE",
+       test="at M = 10 and ε ∈ {4, 8}: the 95% interval of the median lies in [0.695, 0.705] (0.70 at its "
+            "printed precision)",
+       files=["fig1_hsb_posterior"])
+def _fig1_h12(ctx):
+    return _approx(ctx, "H2", 0.70)
+
+
+@claim(id="PB-4.4-nonprivate", paper="PB", section="§4.4", figure="Figure 1",
+       words="… more conservative than the confidential answers P(H11|D) ≈ 0.07 and P(H12|D) ≈ 0.99.",
+       quantity="non-private posterior probability (exact, no Monte Carlo error)",
+       test="P(H11|D) in [0.065, 0.075]; P(H12|D) ≥ 0.985 (\"≈ 0.99\"; \"near 1\" in App. B)",
+       files=["fig1_hsb_posterior"])
+def _nonprivate(ctx):
+    st = ctx["fig1_hsb_posterior"]
+    g = Group("")
+    for test, (lo, hi) in (("H1", (0.065, 0.075)), ("H2", (0.985, 1.0))):
+        c = st.res.select(test=test)[0]
+        v = float(st.res.calibration["non_private_posterior_probability_h1"][c, 0])
+        g.add(f"{HSB_TESTS[test][0]}", v, 0.0, interval_outcome(v, 0.0, lo, hi))
+    return [g]
+
+
+# ----------------------------------------------------------------------------------------------
+# PB §4.4, Figure 2
+# ----------------------------------------------------------------------------------------------
+
+LEVELS = (0.05, 0.01)
+
+
+def _critical(ctx, deltas, ms, direction):
+    st = ctx["fig2_hsb_likelihood_ratio"]
+    out = []
+    for cal in values(st, "gaussian_calibration"):
+        g = Group(f"Gaussian calibration: {cal}")
+        for test in values(st, "test"):
+            for m in ms:
+                for delta in deltas:
+                    c = cell(st, test=test, num_subsets=m, delta=delta, gaussian_calibration=cal)
+                    if c is None:
+                        continue
+                    cc = st.res.calibration["critical_value_corrected"][c]
+                    se = st.res.calibration["critical_value_corrected_mcse"][c]
+                    cu = st.res.calibration["critical_value_uncorrected"][c]
+                    for k, alpha in enumerate(LEVELS):
+                        d = cc[k] - cu[k]
+                        g.add(f"test {HSB_TESTS[test][0]}, M={m}, δ={delta:g}, α={alpha:g}", d, se[k],
+                              sign_outcome(d, se[k], direction), corrected=cc[k], uncorrected=cu[k])
+        out.append(g)
+    return out
+
+
+@claim(id="PB-4.4-fig2-corrected-above", paper="PB", section="§4.4", figure="Figure 2",
+       words="When δ is small and M ∈ {2, 5}, the corrected critical values (gray + and △) are larger than the "
+             "uncorrected ones (black + and △), so if we did not correct the critical values, we would have "
+             "inflated type I errors.",
+       quantity="corrected − uncorrected critical value of 2 log Λ* (MC SE of the corrected value)",
+       test="for both tests, M ∈ {2, 5}, the small δ of the grid (0.01), α ∈ {0.05, 0.01}: difference > 0",
+       files=["fig2_hsb_likelihood_ratio"])
+def _fig2a(ctx):
+    return _critical(ctx, (0.01,), (2, 5), +1)
+
+
+@claim(id="PB-4.4-fig2-corrected-below", paper="PB", section="§4.4", figure="Figure 2",
+       words="For larger δ and M = 10, the corrected critical points are lower than the uncorrected ones, showing "
+             "that correcting critical values can increase power.",
+       quantity="corrected − uncorrected critical value of 2 log Λ*",
+       test="for both tests, M = 10, δ ∈ {0.25, 0.5, 0.75}, α ∈ {0.05, 0.01}: difference < 0",
+       files=["fig2_hsb_likelihood_ratio"])
+def _fig2b(ctx):
+    return _critical(ctx, (0.25, 0.5, 0.75), (10,), -1)
+
+
+def _rates(st, metric, cal_values=None, **cond):
+    """Rejection rate at α = 0.05 with its binomial MC SE for the matching cell."""
+    c = cell(st, **cond)
+    if c is None:
+        return None
+    mean = st.res.summary[metric]["mean"][c]
+    n = st.res.summary[metric]["n_ok"][c]
+    rate, n = float(np.ravel(mean)[0]), int(np.ravel(n)[0])
+    return rate, binomial_se(rate, n)
+
+
+@claim(id="PB-4.4-fig2-H11-below", paper="PB", section="§4.4", figure="Figure 2 (c)",
+       words="The distribution of 2 log Λ*10,1 is generally below the corrected critical values, which coincides "
+             "with the confidential decision of not rejecting the null.",
+       quantity="fraction of releases of 2 log Λ*10,1 above the corrected 0.05 critical value (the paper's "
+                "test: reject iff T* > c), binomial MC SE",
+       test="for every M and δ: fraction − 0.25 < 0, i.e. the third quartile (the top of the figure's bar) "
+            "is below the critical value",
+       files=["fig2_hsb_likelihood_ratio"])
+def _fig2c(ctx):
+    st = ctx["fig2_hsb_likelihood_ratio"]
+    out = []
+    for cal in values(st, "gaussian_calibration"):
+        g = Group(f"Gaussian calibration: {cal}")
+        for m in values(st, "num_subsets"):
+            for delta in values(st, "delta"):
+                r = _rates(st, "reject_corrected", test="H1", num_subsets=m, delta=delta, gaussian_calibration=cal)
+                if r:
+                    g.add(f"M={m}, δ={delta:g}", r[0] - 0.25, r[1], sign_outcome(r[0] - 0.25, r[1], -1),
+                          rejection_rate=r[0])
+        out.append(g)
+    return out
+
+
+def _power_especially(st, metric, base, ms_special, deltas_special, label):
+    """Power > 0.5 everywhere, and larger in the 'especially' settings than at M = 2 / δ = 0.01."""
+    g_most = Group(label + " — rejects most of the time")
+    g_esp = Group(label + " — especially for the stated settings")
+    ms, deltas = values(st, "num_subsets"), values(st, "delta")
+    for m in ms:
+        for delta in deltas:
+            r = _rates(st, metric, **base, num_subsets=m, delta=delta)
+            if r is None:
+                continue
+            g_most.add(f"M={m}, δ={delta:g}", r[0] - 0.5, r[1], sign_outcome(r[0] - 0.5, r[1], +1),
+                       rejection_rate=r[0])
+            if m in ms_special and delta in deltas_special:
+                for m0, d0 in ((min(ms), delta), (m, min(deltas))):
+                    r0 = _rates(st, metric, **base, num_subsets=m0, delta=d0)
+                    d, se = diff(r, r0)
+                    g_esp.add(f"M={m}, δ={delta:g} vs M={m0}, δ={d0:g}", d, se, sign_outcome(d, se, +1),
+                              rate=r[0], rate_reference=r0[0])
+    return g_most, g_esp
+
+
+@claim(id="PB-4.4-fig2-H12-rejects", paper="PB", section="§4.4", figure="Figure 2 (d)",
+       words="In the case of 2 log Λ*10,2, corrected tests would reject the null most of the time, in agreement "
+             "with the confidential answer, especially when M > 2 and δ ≥ 0.25.",
+       quantity="rejection rate of H02 at 0.05 with corrected critical values, binomial MC SE",
+       test="(1) every (M, δ): rate − 0.5 > 0; (2) for every M > 2 and δ ≥ 0.25: rate exceeds the rate at M = 2 "
+            "(same δ) and at δ = 0.01 (same M). Paper's test (reject iff T* > c) and, separately, ours "
+            "(randomized at the atom T* = U)",
+       files=["fig2_hsb_likelihood_ratio"])
+def _fig2d(ctx):
+    st = ctx["fig2_hsb_likelihood_ratio"]
+    out = []
+    for metric, name in (("reject_corrected", "paper's test"), ("reject_corrected_randomized", "ours, randomized")):
+        for cal in values(st, "gaussian_calibration"):
+            out += _power_especially(st, metric, dict(test="H2", gaussian_calibration=cal), (5, 10),
+                                     (0.25, 0.5, 0.75), f"{name}, calibration {cal}")
+    return out
+
+
+@claim(id="PB-4.4-fig2-nonprivate", paper="PB", section="§4.4, App. B", figure="Figures 2, 7",
+       words="The non-private test of H01 against H11 does not reject H01 at the 0.01 or 0.05 significance levels, "
+             "whereas the non-private test of H02 against H12 rejects H02 at the 0.01 and 0.05 significance levels. "
+             "In fact, 2 log Λ10,2 is greater than U [= 7]. … The true, non-private likelihood ratio is above 10.",
+       quantity="non-private 2 log Λ10 (exact) against the χ²₁ critical values 3.84 and 6.63",
+       test="2 log Λ10,1 < 3.84; 2 log Λ10,2 > 7 (hence > 6.63) and > 10",
+       files=["fig2_hsb_likelihood_ratio", "fig7_hsb_lr_censoring"])
+def _fig2_np(ctx):
+    g = Group("")
+    for stem in ("fig2_hsb_likelihood_ratio", "fig7_hsb_lr_censoring"):
+        if stem not in ctx:
+            continue
+        st = ctx[stem]
+        for test in (values(st, "test") or ["H2"]):
+            c = int(st.res.select(test=test)[0]) if "test" in st.res.cells else 0
+            v = float(st.res.calibration["non_private_log_statistic"][c, 0])
+            cu = st.res.calibration["critical_value_uncorrected"][c]
+            if test == "H1":
+                g.add(f"{stem}: 2 log Λ10,1 vs χ²₁ 0.05 value", v - cu[0], 0.0, sign_outcome(v - cu[0], 0.0, -1),
+                      statistic=v)
+            else:
+                for bound, lab in ((7.0, "U = 7"), (10.0, "10")):
+                    g.add(f"{stem}: 2 log Λ10,2 vs {lab}", v - bound, 0.0, sign_outcome(v - bound, 0.0, +1),
+                          statistic=v)
+    return [g]
+
+
+@claim(id="PB-4.5-U-twice", paper="PB", section="§4.5 (guidelines)", figure="Figure 7",
+       words="In the case of likelihood ratios, we recommend setting the lower censoring bound L to 0 … and let the "
+             "upper censoring value be greater than the critical value for rejection of the non-private test to "
+             "avoid loss of power. Setting U to approximately twice the critical value performed well in our "
+             "applications.",
+       quantity="power at U = 7 (≈ 2 × 3.84) minus the best power over U ∈ {1, 2, 7, 10}, the paper's plain test",
+       test="every (calibration, M, δ): the 95% interval of the shortfall lies above −0.05 ('performed well' = "
+            "within 0.05 of the best U; 0 when U = 7 is the best)",
+       files=["fig7_hsb_lr_censoring"])
+def _u_twice(ctx):
+    st = ctx["fig7_hsb_lr_censoring"]
+    out = []
+    for cal in values(st, "gaussian_calibration"):
+        g = Group(f"calibration {cal}")
+        for m in values(st, "num_subsets"):
+            for delta in values(st, "delta"):
+                rates = {u: _rates(st, "reject_corrected", gaussian_calibration=cal, censor_upper=u, num_subsets=m,
+                                   delta=delta) for u in values(st, "censor_upper")}
+                if 7 not in rates:
+                    continue
+                best_u = max(rates, key=lambda u: rates[u][0])
+                d, se = diff(rates[7], rates[best_u]) if best_u != 7 else (0.0, 0.0)
+                g.add(f"M={m}, δ={delta:g} (best U = {best_u:g})", d, se, interval_outcome(d, se, -0.05, math.inf),
+                      power_U7=rates[7][0], power_best=rates[best_u][0])
+        out.append(g)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# PB §4.3 (bias and variance of T~), checked on the HSB runs
+# ----------------------------------------------------------------------------------------------
+
+HSB_STUDIES = ("fig1_hsb_posterior", "fig6_hsb_censoring", "fig2_hsb_likelihood_ratio", "fig7_hsb_lr_censoring")
+
+
+@claim(id="PB-4.3-variance-M", paper="PB", section="§4.3", figure="Figures 1, 2, 6, 7",
+       words="The variance of T~ is clearly decreasing in the number of subgroups M.",
+       quantity="standard deviation of T~ = Σ T_i^c / M + η (before the release's second censoring), bootstrap SE",
+       test="in every HSB study and every setting of the other parameters, for consecutive M: sd(larger M) − "
+            "sd(smaller M) < 0",
+       files=list(HSB_STUDIES))
+def _var_m(ctx):
+    out = []
+    for stem in HSB_STUDIES:
+        if stem not in ctx:
+            continue
+        st = ctx[stem]
+        others = [n for n in ("test", "censor_lower", "censor_upper", "epsilon", "delta", "gaussian_calibration")
+                  if n in st.res.cells and len(values(st, n)) > 1]
+        g = Group(stem)
+        monotone(g, st, "noisy_statistic", "sd", "num_subsets", grid(st, *others), -1, "sd")
+        out.append(g)
+    return out
+
+
+@claim(id="PB-4.3-variance-sensitivity", paper="PB", section="§4.3", figure="Figures 6, 7",
+       words="… and it is increasing in the sensitivity Δ = U − L because Var(T_i^c) is increasing in Δ.",
+       quantity="standard deviation of T~ against the censoring limits, bootstrap SE",
+       test="Figures 6 and 7 (the studies that vary the limits): for every (M, ε or δ, calibration) and "
+            "consecutive widths Δ: sd(wider) − sd(narrower) > 0",
+       files=["fig6_hsb_censoring", "fig7_hsb_lr_censoring"])
+def _var_delta(ctx):
+    out = []
+    for stem, axis, others in (("fig6_hsb_censoring", "censor_upper", ("num_subsets", "epsilon")),
+                               ("fig7_hsb_lr_censoring", "censor_upper",
+                                ("num_subsets", "delta", "gaussian_calibration"))):
+        if stem not in ctx:
+            continue
+        st = ctx[stem]
+        g = Group(stem)
+        monotone(g, st, "noisy_statistic", "sd", axis, grid(st, *others), +1, "sd")
+        out.append(g)
+    return out
+
+
+def _total_bias(st, c):
+    """|E(T~) − 𝒯| with 𝒯 the non-private statistic on the same scale (the censoring limits' scale)."""
+    npl = float(st.res.calibration["non_private_log_statistic"][c, 0])
+    x = reps(st, "noisy_statistic", c)
+    m, se = mean_se(x)
+    return abs(m - npl), se, m, npl
+
+
+@claim(id="PB-4.3-censoring-bias-sensitivity", paper="PB", section="§4.3", figure="Figures 6, 7",
+       words="The censoring bias is decreasing in the sensitivity Δ and the number of subgroups M. … In the case "
+             "of log-likelihood ratio statistics, the censoring bias … is decreasing in the upper censoring limit U "
+             "and the number of subgroups M.",
+       quantity="|E(T~) − 𝒯| (𝒯 = the non-private statistic); at fixed M the splitting bias does not depend on "
+                "the limits, so its change across limits is the change of the censoring bias; MC SE",
+       test="Figures 6 and 7: for every (M, ε or δ, calibration) and consecutive widths: |bias|(wider) − "
+            "|bias|(narrower) < 0. (The dependence on M is not separable from the splitting bias with these "
+            "runs; see PB-4.3-splitting-bias.)",
+       files=["fig6_hsb_censoring", "fig7_hsb_lr_censoring"])
+def _cens_bias(ctx):
+    out = []
+    for stem, others in (("fig6_hsb_censoring", ("num_subsets", "epsilon")),
+                         ("fig7_hsb_lr_censoring", ("num_subsets", "delta", "gaussian_calibration"))):
+        if stem not in ctx:
+            continue
+        st = ctx[stem]
+        g = Group(stem)
+        for fixed in grid(st, *others):
+            us = [u for u in values(st, "censor_upper") if cell(st, **fixed, censor_upper=u) is not None]
+            for a, b in pairs(us):
+                ba = _total_bias(st, cell(st, **fixed, censor_upper=a))
+                bb = _total_bias(st, cell(st, **fixed, censor_upper=b))
+                d, se = diff(bb[:2], ba[:2])
+                desc = ", ".join(f"{k}={v}" for k, v in fixed.items())
+                g.add(f"{desc}; U {a:g}→{b:g}", d, se, sign_outcome(d, se, -1), bias_narrow=ba[0], bias_wide=bb[0])
+        out.append(g)
+    return out
+
+
+@claim(id="PB-4.3-splitting-bias", paper="PB", section="§4.3", figure="Figures 1, 2, 6, 7",
+       words="The data-splitting bias … we observe that it is typically increasing in the number of subsets. … "
+             "This phenomenon occurs empirically in Section 4.4 and Appendix B, where the bias increases as the "
+             "number of subgroups increase.",
+       quantity="|E(T~) − 𝒯| against M at fixed limits (total bias: splitting + censoring), MC SE",
+       test="in every HSB study and setting, for consecutive M: |bias|(larger M) − |bias|(smaller M) > 0",
+       files=list(HSB_STUDIES), quantifier="most")
+def _split_bias(ctx):
+    out = []
+    for stem in HSB_STUDIES:
+        if stem not in ctx:
+            continue
+        st = ctx[stem]
+        others = [n for n in ("test", "censor_lower", "censor_upper", "epsilon", "delta", "gaussian_calibration")
+                  if n in st.res.cells and len(values(st, n)) > 1]
+        g = Group(stem)
+        for fixed in grid(st, *others):
+            ms = [m for m in values(st, "num_subsets") if cell(st, **fixed, num_subsets=m) is not None]
+            for a, b in pairs(ms):
+                ba = _total_bias(st, cell(st, **fixed, num_subsets=a))
+                bb = _total_bias(st, cell(st, **fixed, num_subsets=b))
+                d, se = diff(bb[:2], ba[:2])
+                desc = ", ".join(f"{k}={v}" for k, v in fixed.items())
+                g.add(f"{desc}; M {a}→{b}", d, se, sign_outcome(d, se, +1), bias_small_M=ba[0], bias_large_M=bb[0])
+        out.append(g)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# PB Appendix B, Figures 6 and 7
+# ----------------------------------------------------------------------------------------------
+
+claim(id="PB-B-fig6-variance-M", paper="PB", section="App. B", figure="Figure 6",
+       words="For all censoring limits, increasing the number of subgroups decreases the variance of the output,",
+       quantity="variance (sd) of the released P*(H12|D), bootstrap SE",
+       test="for every censoring interval and ε, consecutive M: sd(larger M) − sd(smaller M) < 0",
+       files=["fig6_hsb_censoring"])(
+    monotone_check("fig6_hsb_censoring", "posterior_probability_h1", "sd", "num_subsets", ("censor_upper", "epsilon"),
+                   -1, "sd"))
+
+
+@claim(id="PB-B-fig6-shrinkage", paper="PB", section="App. B", figure="Figure 6",
+       words="… but it induces a bias that shrinks the probability to 0.5.",
+       quantity="|median P*(H12|D) − 0.5|, bootstrap SE",
+       test="for every censoring interval and ε, consecutive M: |median − 0.5| decreases",
+       files=["fig6_hsb_censoring"])
+def _fig6_shrink(ctx):
+    return _shrinkage(ctx, "fig6_hsb_censoring", ("censor_upper", "epsilon"))
+
+
+@claim(id="PB-B-fig6-variance-limits", paper="PB", section="App. B", figure="Figure 6",
+       words="More stringent censoring limits reduce the variance as well, but come at the cost of potential bias: "
+             "for instance, censoring the posterior probability at [0.35, 0.65] is clearly too stringent, since "
+             "the true posterior probability is much higher than the upper limit.",
+       quantity="sd of P*(H12|D) against the censoring interval, bootstrap SE; and the bias of the median",
+       test="(1) for every (M, ε), consecutive intervals: sd(wider) − sd(narrower) > 0; (2) for every (M, ε): "
+            "|median − P(H12|D)| is larger with [0.35, 0.65] than with [0.001, 0.999]",
+       files=["fig6_hsb_censoring"])
+def _fig6_limits(ctx):
+    st = ctx["fig6_hsb_censoring"]
+    g = Group("variance falls with tighter limits")
+    monotone(g, st, "posterior_probability_h1", "sd", "censor_upper", grid(st, "num_subsets", "epsilon"), +1, "sd")
+    h = Group("bias of [0.35, 0.65] vs [0.001, 0.999]")
+    us = values(st, "censor_upper")
+    for fixed in grid(st, "num_subsets", "epsilon"):
+        c_n, c_w = cell(st, **fixed, censor_upper=min(us)), cell(st, **fixed, censor_upper=max(us))
+        npv = float(st.res.calibration["non_private_posterior_probability_h1"][c_n, 0])
+        f = lambda v: np.abs(v - npv)  # noqa: E731
+        bn = boot_of(st, "posterior_probability_h1", c_n, "median", f)
+        bw = boot_of(st, "posterior_probability_h1", c_w, "median", f)
+        d, se = diff(bn, bw)
+        h.add(f"M={fixed['num_subsets']}, ε={fixed['epsilon']:g}", d, se, sign_outcome(d, se, +1),
+              bias_stringent=bn[0], bias_wide=bw[0])
+    return [g, h]
+
+
+def _fig7_groups(st, metric, name):
+    out = []
+    for cal in values(st, "gaussian_calibration"):
+        base = dict(gaussian_calibration=cal)
+        weak = Group(f"{name}, calibration {cal} — U ∈ {{1, 2}} not powerful (power < 0.5)")
+        best = Group(f"{name}, calibration {cal} — U = 10 best")
+        strong = Group(f"{name}, calibration {cal} — U = 10 quite powerful (≥ 0.8) for M ≥ 5, δ ≥ 0.25")
+        esp = Group(f"{name}, calibration {cal} — U = 10 especially for M ≥ 5, δ ≥ 0.25")
+        ms, deltas, us = values(st, "num_subsets"), values(st, "delta"), values(st, "censor_upper")
+        for m in ms:
+            for delta in deltas:
+                r10 = _rates(st, metric, **base, censor_upper=10, num_subsets=m, delta=delta)
+                for u in us:
+                    r = _rates(st, metric, **base, censor_upper=u, num_subsets=m, delta=delta)
+                    if u in (1, 2):
+                        weak.add(f"U={u:g}, M={m}, δ={delta:g}", r[0] - 0.5, r[1], sign_outcome(r[0] - 0.5, r[1], -1),
+                                 power=r[0])
+                    if u != 10:
+                        d, se = diff(r10, r)
+                        best.add(f"M={m}, δ={delta:g}: U=10 vs U={u:g}", d, se, sign_outcome(d, se, +1),
+                                 power_U10=r10[0], power_U=r[0])
+                if m >= 5 and delta >= 0.25:
+                    strong.add(f"M={m}, δ={delta:g}", r10[0] - 0.8, r10[1], sign_outcome(r10[0] - 0.8, r10[1], +1),
+                               power=r10[0])
+                    for m0, d0 in ((min(ms), delta), (m, min(deltas))):
+                        r0 = _rates(st, metric, **base, censor_upper=10, num_subsets=m0, delta=d0)
+                        d, se = diff(r10, r0)
+                        esp.add(f"M={m}, δ={delta:g} vs M={m0}, δ={d0:g}", d, se, sign_outcome(d, se, +1),
+                                power=r10[0], power_reference=r0[0])
+        out += [weak, best, strong, esp]
+    return out
+
+
+@claim(id="PB-B-fig7-power", paper="PB", section="App. B", figure="Figure 7",
+       words="The true, non-private likelihood ratio is above 10, and if we censor at a much lower value (such as "
+             "1 or 2) the test fails to be powerful. The test performs best if the lower bound is 10 [U = 10], in "
+             "which case the test is quite powerful, especially for M ≥ 5 and δ ≥ 0.25.",
+       quantity="power: rejection rate of H02 at 0.05 with corrected critical values, binomial MC SE",
+       test="the paper's test (reject iff T* > c_0.05), both Gaussian calibrations, every (M, δ): (1) power at "
+            "U ∈ {1, 2} < 0.5; (2) power(U = 10) − power(U) > 0 for U ∈ {1, 2, 7}; (3) power(U = 10) > 0.8 for "
+            "M ≥ 5, δ ≥ 0.25; (4) there, power exceeds that at M = 2 (same δ) and at δ = 0.01 (same M)",
+       files=["fig7_hsb_lr_censoring"])
+def _fig7(ctx):
+    return _fig7_groups(ctx["fig7_hsb_lr_censoring"], "reject_corrected", "paper's test")
+
+
+@claim(id="PB-B-fig7-power-randomized", paper="PB", section="App. B", figure="Figure 7",
+       words="(as PB-B-fig7-power)",
+       quantity="power of our test randomized at the atom T* = U (exact level; not the paper's procedure)",
+       test="as PB-B-fig7-power, with the randomized test",
+       files=["fig7_hsb_lr_censoring"])
+def _fig7_rand(ctx):
+    return _fig7_groups(ctx["fig7_hsb_lr_censoring"], "reject_corrected_randomized", "ours, randomized")
+
+
+@claim(id="PB-4.3-type1", paper="PB", section="§4.3", figure="type-I calibration (ours)",
+       words="We address this issue by simulating the distribution of the differentially private test statistics "
+             "under the null hypothesis and then find corrected critical values that are adequately calibrated.",
+       quantity="type-I error of the corrected test (data simulated under H0), binomial MC SE",
+       test="every cell and α ∈ {0.05, 0.01}: plain test rate − α ≤ 0 (not above α: supported when the 95% "
+            "interval is below α + 0, contradicted when above); randomized test: |rate − α| within 3 MC SE "
+            "(tolerance α ± 3 SE)",
+       files=["type1_calibration"])
+def _type1(ctx):
+    st = ctx["type1_calibration"]
+    plain, rand, unc = Group("plain corrected test: not above α"), Group("randomized at the atom: level α"), \
+        Group("uncorrected χ² critical values: inflated where the corrected value is larger")
+    keys = st.res.cells["key"] if "key" in st.res.cells else st.res.cells["cell_key"]
+    for c in range(st.res.n_cells):
+        for k, alpha in enumerate(LEVELS):
+            n = int(st.res.summary["reject_corrected"]["n_ok"][c, k])
+            se0 = binomial_se(alpha, n)
+            r = float(st.res.summary["reject_corrected"]["mean"][c, k])
+            # one-sided: the level holds unless the rate is significantly above α
+            out = "contradicted" if r - Z95 * se0 > alpha else "supported"
+            plain.add(f"{keys[c]}; α={alpha:g}", r - alpha, se0, out, rate=r)
+            rr = float(st.res.summary["reject_corrected_randomized"]["mean"][c, k])
+            rand.add(f"{keys[c]}; α={alpha:g}", rr - alpha, se0,
+                     interval_outcome(rr - alpha, 0.0, -3 * se0, 3 * se0), rate=rr)
+            cc = st.res.calibration["critical_value_corrected"][c, k]
+            cu = st.res.calibration["critical_value_uncorrected"][c, k]
+            if cc > cu + 3 * st.res.calibration["critical_value_corrected_mcse"][c, k]:
+                ru = float(st.res.summary["reject_uncorrected"]["mean"][c, k])
+                unc.add(f"{keys[c]}; α={alpha:g}", ru - alpha, se0, sign_outcome(ru - alpha, se0, +1), rate=ru,
+                        corrected=cc, uncorrected=cu)
+    return [plain, rand, unc]
+
+
+# ----------------------------------------------------------------------------------------------
+# PB §5.2.1 and Appendix C (simulation study; Figures 3, 4, 8, 9)
+# ----------------------------------------------------------------------------------------------
+
+SSP_STEMS = ("fig3_4_zellner_siow", "fig8_9_bic")
+DP = [(mech, thr) for mech in ("laplace", "wishart") for thr in (False, True)]
+
+
+def _ssp(ctx, prior):
+    """(accessor, stem) of the first study holding the prior."""
+    for stem in SSP_STEMS:
+        if stem in ctx:
+            acc = SspVariants(ctx[stem])
+            if acc.has_prior(prior):
+                return acc, stem
+    return None, None
+
+
+def _vlabel(mech, eps, thr):
+    return f"{mech}{' thr.' if thr else ''} ε={eps:g}"
+
+
+def _ssp_claim(ctx, priors, body):
+    out = []
+    for prior in priors:
+        acc, stem = _ssp(ctx, prior)
+        if acc is None:
+            continue
+        g = Group(f"prior {prior} ({stem})")
+        body(acc, prior, g)
+        out.append(g)
+    return out
+
+
+def _mean(acc, metric, p, t, n, prior, mech="none", eps=None, thr=False):
+    v = acc.values(metric, p, t, n, prior, mech, eps, thr)
+    return (math.nan, math.nan) if v is None else mean_se(v)
+
+
+def _by_n(acc):
+    d = {}
+    for p, t, n in acc.design_cells():
+        d.setdefault((p, t), []).append(n)
+    return {k: sorted(v) for k, v in d.items()}
+
+
+ZS_BIC = ("zellner_siow", "bic")
+
+
+@claim(id="PB-5.2.1-pmse-n", paper="PB", section="§5.2.1", figure="Figures 3, 8",
+       words="As expected, the PMSEs for both private and non-private approaches decrease as the sample size "
+             "increases.",
+       quantity="Monte Carlo mean of PMSE (independent cells), MC SE",
+       test="every (p, |T|, method, ε), consecutive n: mean PMSE(larger n) − mean PMSE(smaller n) < 0",
+       files=list(SSP_STEMS))
+def _pmse_n(ctx):
+    def body(acc, prior, g):
+        for (p, t), ns in _by_n(acc).items():
+            for mech, eps, thr in [("none", None, False)] + [(m, e, th) for e in acc.epsilons for m, th in DP]:
+                for a, b in pairs(ns):
+                    d, se = diff(_mean(acc, "predictive_mse", p, t, b, prior, mech, eps, thr),
+                                 _mean(acc, "predictive_mse", p, t, a, prior, mech, eps, thr))
+                    lab = "G (not DP)" if mech == "none" else _vlabel(mech, eps, thr)
+                    g.add(f"p={p}, |T|={t}, {lab}; n {a}→{b}", d, se, sign_outcome(d, se, -1))
+    return _ssp_claim(ctx, ZS_BIC, body)
+
+
+@claim(id="PB-5.2.1-dp-above", paper="PB", section="§5.2.1", figure="Figures 3, 8",
+       words="… and they are always higher than the non-private PMSEs.",
+       quantity="PMSE(DP variant) − PMSE(G, not DP) on the same data sets (paired), MC SE",
+       test="every (p, |T|, n, DP variant): paired difference > 0",
+       files=list(SSP_STEMS))
+def _dp_above(ctx):
+    def body(acc, prior, g):
+        for p, t, n in acc.design_cells():
+            base = acc.values("predictive_mse", p, t, n, prior)
+            for eps in acc.epsilons:
+                for mech, thr in DP:
+                    d, se = paired_mean(acc.values("predictive_mse", p, t, n, prior, mech, eps, thr), base)
+                    g.add(f"p={p}, |T|={t}, n={n}, {_vlabel(mech, eps, thr)}", d, se, sign_outcome(d, se, +1))
+    return _ssp_claim(ctx, ZS_BIC, body)
+
+
+@claim(id="PB-5.2.1-eps", paper="PB", section="§5.2.1", figure="Figures 3, 8",
+       words="We observe that the PMSEs of the differentially private methods are smaller when ε is 0.9 compared "
+             "to when ε is 0.5",
+       quantity="PMSE(ε = 0.9) − PMSE(ε = 0.5), paired on the same data sets, MC SE",
+       test="every (p, |T|, n, mechanism, thresholding): paired difference < 0",
+       files=list(SSP_STEMS))
+def _eps(ctx):
+    def body(acc, prior, g):
+        if len(acc.epsilons) < 2:
+            return
+        lo, hi = acc.epsilons[0], acc.epsilons[-1]
+        for p, t, n in acc.design_cells():
+            for mech, thr in DP:
+                d, se = paired_mean(acc.values("predictive_mse", p, t, n, prior, mech, hi, thr),
+                                    acc.values("predictive_mse", p, t, n, prior, mech, lo, thr))
+                g.add(f"p={p}, |T|={t}, n={n}, {mech}{' thr.' if thr else ''}", d, se, sign_outcome(d, se, -1))
+    return _ssp_claim(ctx, ZS_BIC, body)
+
+
+def _small_n(acc):
+    ns = sorted({n for _, _, n in acc.design_cells()})
+    return ns[:2]
+
+
+@claim(id="PB-5.2.1-laplace-wishart", paper="PB", section="§5.2.1", figure="Figures 3, 8",
+       words="In most cases, the methods based on the Laplace mechanism have a lower PMSE than those based on the "
+             "Wishart mechanism.",
+       quantity="PMSE(Laplace) − PMSE(Wishart), paired, MC SE",
+       test="every (p, |T|, n, ε, thresholding) outside the exception of PB-5.2.1-wishart-exception: paired "
+            "difference < 0; 'most' = more than half the settings",
+       files=list(SSP_STEMS), quantifier="most")
+def _lap_wish(ctx):
+    def body(acc, prior, g):
+        small = _small_n(acc)
+        for p, t, n in acc.design_cells():
+            if p in (6, 9) and t == 0 and n in small:
+                continue
+            for eps in acc.epsilons:
+                for thr in (False, True):
+                    d, se = paired_mean(acc.values("predictive_mse", p, t, n, prior, "laplace", eps, thr),
+                                        acc.values("predictive_mse", p, t, n, prior, "wishart", eps, thr))
+                    g.add(f"p={p}, |T|={t}, n={n}, ε={eps:g}{', thr.' if thr else ''}", d, se,
+                          sign_outcome(d, se, -1))
+    return _ssp_claim(ctx, ZS_BIC, body)
+
+
+@claim(id="PB-5.2.1-wishart-exception", paper="PB", section="§5.2.1", figure="Figures 3, 8",
+       words="However, the Wishart mechanism seems to perform better in the case when p is either 6 or 9, |T| is "
+             "zero, and the sample size is small.",
+       quantity="PMSE(Wishart) − PMSE(Laplace), paired, MC SE",
+       test="p ∈ {6, 9}, |T| = 0, the two smallest n of the grid, every (ε, thresholding): paired difference < 0",
+       files=list(SSP_STEMS))
+def _wish_exc(ctx):
+    def body(acc, prior, g):
+        for p, t, n in acc.design_cells():
+            if p in (6, 9) and t == 0 and n in _small_n(acc):
+                for eps in acc.epsilons:
+                    for thr in (False, True):
+                        d, se = paired_mean(acc.values("predictive_mse", p, t, n, prior, "wishart", eps, thr),
+                                            acc.values("predictive_mse", p, t, n, prior, "laplace", eps, thr))
+                        g.add(f"p={p}, n={n}, ε={eps:g}{', thr.' if thr else ''}", d, se, sign_outcome(d, se, -1))
+    return _ssp_claim(ctx, ZS_BIC, body)
+
+
+def _thr_compare(acc, prior, g, metric, t_of_p, n_filter, direction):
+    for p, t, n in acc.design_cells():
+        if t != t_of_p(p) or not n_filter(n):
+            continue
+        for eps in acc.epsilons:
+            for mech in ("laplace", "wishart"):
+                d, se = paired_mean(acc.values(metric, p, t, n, prior, mech, eps, True),
+                                    acc.values(metric, p, t, n, prior, mech, eps, False))
+                g.add(f"p={p}, |T|={t}, n={n}, {mech} ε={eps:g}", d, se, sign_outcome(d, se, direction))
+
+
+@claim(id="PB-5.2.1-threshold-null", paper="PB", section="§5.2.1", figure="Figures 3, 8",
+       words="… methods based on hard-thresholding tend to have a slightly lower PMSE when |T| is zero",
+       quantity="PMSE(thresholded) − PMSE(non-thresholded), paired, MC SE",
+       test="|T| = 0, every (p, n, mechanism, ε): paired difference < 0",
+       files=list(SSP_STEMS))
+def _thr_null(ctx):
+    return _ssp_claim(ctx, ZS_BIC, lambda acc, prior, g: _thr_compare(
+        acc, prior, g, "predictive_mse", lambda p: 0, lambda n: True, -1))
+
+
+@claim(id="PB-5.2.1-threshold-full", paper="PB", section="§5.2.1", figure="Figures 3, 8",
+       words="… but cease to be advantageous when |T| is large and the sample size is small.",
+       quantity="PMSE(thresholded) − PMSE(non-thresholded), paired, MC SE",
+       test="|T| = p, the two smallest n, every (p, mechanism, ε): paired difference > 0",
+       files=list(SSP_STEMS))
+def _thr_full(ctx):
+    def body(acc, prior, g):
+        small = _small_n(acc)
+        _thr_compare(acc, prior, g, "predictive_mse", lambda p: p, lambda n: n in small, +1)
+    return _ssp_claim(ctx, ZS_BIC, body)
+
+
+@claim(id="PB-5.2.1-ptrue-n", paper="PB", section="§5.2.1", figure="Figures 4, 9",
+       words="We also observe that, although all probabilities increase as the sample size increases, …",
+       quantity="Monte Carlo mean of the posterior probability of the true model (independent cells), MC SE",
+       test="every (p, |T|, method, ε), consecutive n: difference > 0",
+       files=list(SSP_STEMS))
+def _ptrue_n(ctx):
+    def body(acc, prior, g):
+        for (p, t), ns in _by_n(acc).items():
+            for mech, eps, thr in [("none", None, False)] + [(m, e, th) for e in acc.epsilons for m, th in DP]:
+                for a, b in pairs(ns):
+                    d, se = diff(_mean(acc, "prob_true_model", p, t, b, prior, mech, eps, thr),
+                                 _mean(acc, "prob_true_model", p, t, a, prior, mech, eps, thr))
+                    lab = "G (not DP)" if mech == "none" else _vlabel(mech, eps, thr)
+                    g.add(f"p={p}, |T|={t}, {lab}; n {a}→{b}", d, se, sign_outcome(d, se, +1))
+    return _ssp_claim(ctx, ZS_BIC, body)
+
+
+@claim(id="PB-5.2.1-ptrue-p", paper="PB", section="§5.2.1", figure="Figures 4, 9",
+       words="… the rate at which they increase depends on p. For higher values of p, the rate of increase is lower",
+       quantity="posterior probability of the true model at the same n and the same relative size of T (null, "
+                "middle, full model), MC SE",
+       test="every DP variant, n and |T| ∈ {0, middle, p}, consecutive p ∈ {2, 6, 9}: P(smaller p) − P(larger p) "
+            "> 0",
+       files=list(SSP_STEMS))
+def _ptrue_p(ctx):
+    def body(acc, prior, g):
+        cells = acc.design_cells()
+        ps = sorted({p for p, _, _ in cells})
+        ns = sorted({n for _, _, n in cells})
+        ts = {p: sorted({t for q, t, _ in cells if q == p}) for p in ps}
+        for rel in range(3):
+            for n in ns:
+                for eps in acc.epsilons:
+                    for mech, thr in DP:
+                        for pa, pb in pairs(ps):
+                            if len(ts[pa]) <= rel or len(ts[pb]) <= rel:
+                                continue
+                            d, se = diff(_mean(acc, "prob_true_model", pa, ts[pa][rel], n, prior, mech, eps, thr),
+                                         _mean(acc, "prob_true_model", pb, ts[pb][rel], n, prior, mech, eps, thr))
+                            g.add(f"{['null', 'middle', 'full'][rel]} model, n={n}, {_vlabel(mech, eps, thr)}; "
+                                  f"p {pa}→{pb}", d, se, sign_outcome(d, se, +1))
+    return _ssp_claim(ctx, ZS_BIC, body)
+
+
+@claim(id="PB-5.2-zs-bic", paper="PB", section="§5.2 / App. C", figure="Figures 3, 4 vs 8, 9",
+       words="The results with Zellner-Siow and BIC are almost identical.",
+       quantity="P(true model) under BIC − under ZS, and the ratio of mean PMSEs, paired on the same data sets "
+                "and noise, MC SE (delta method for the ratio)",
+       test="every (p, |T|, n, method, ε): the 95% interval of the difference lies within ±0.05 and that of the "
+            "PMSE ratio within [0.8, 1.25] (tolerances for 'almost identical')",
+       files=["fig3_4_zellner_siow"])
+def _zs_bic(ctx):
+    if "fig3_4_zellner_siow" not in ctx:
+        return []
+    acc = SspVariants(ctx["fig3_4_zellner_siow"])
+    g = Group("P(true model), BIC − ZS within ±0.05")
+    h = Group("mean PMSE, BIC / ZS within [0.8, 1.25]")
+    if not (acc.has_prior("zellner_siow") and acc.has_prior("bic")):
+        return [g, h]
+    for p, t, n in acc.design_cells():
+        for mech, eps, thr in [("none", None, False)] + [(m, e, th) for e in acc.epsilons for m, th in DP]:
+            d, se = paired_mean(acc.values("prob_true_model", p, t, n, "bic", mech, eps, thr),
+                                acc.values("prob_true_model", p, t, n, "zellner_siow", mech, eps, thr))
+            lab = "G (not DP)" if mech == "none" else _vlabel(mech, eps, thr)
+            g.add(f"p={p}, |T|={t}, n={n}, {lab}", d, se, interval_outcome(d, se, -0.05, 0.05))
+            r, rse = paired_ratio(acc.values("predictive_mse", p, t, n, "bic", mech, eps, thr),
+                                  acc.values("predictive_mse", p, t, n, "zellner_siow", mech, eps, thr))
+            h.add(f"p={p}, |T|={t}, n={n}, {lab}", r, rse, interval_outcome(r, rse, 0.8, 1.25))
+    return [g, h]
+
+
+@claim(id="PB-C-threshold-ptrue", paper="PB", section="App. C / §5.3", figure="Figures 4, 9",
+       words="The interpretation of the plots is the same: thresholded methods perform best when |T| is small, and "
+             "non-thresholded methods perform best when |T| is large.",
+       quantity="P(true model | thresholded) − P(true model | non-thresholded), paired, MC SE",
+       test="every (p, n, mechanism, ε): difference > 0 at |T| = 0 and < 0 at |T| = p",
+       files=list(SSP_STEMS))
+def _c_thr(ctx):
+    out = []
+    for prior in ("bic", "zellner_siow"):
+        acc, stem = _ssp(ctx, prior)
+        if acc is None:
+            continue
+        g0 = Group(f"prior {prior} ({stem}), |T| = 0: thresholded better")
+        _thr_compare(acc, prior, g0, "prob_true_model", lambda p: 0, lambda n: True, +1)
+        g1 = Group(f"prior {prior} ({stem}), |T| = p: non-thresholded better")
+        _thr_compare(acc, prior, g1, "prob_true_model", lambda p: p, lambda n: True, -1)
+        out += [g0, g1]
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# PB §5.2.2, Figure 5 (CPS)
+# ----------------------------------------------------------------------------------------------
+
+CPS_STEMS = ("fig5_cps", "fig5_cps_centred_age", "fig5_cps_public_bounds")
+# Figure 5's horizontal ranges and peak densities, read off the paper's axes (§5.2.2)
+PAPER_FIG5 = {1: ((-2.0, 2.0), 4.0), 3: ((-0.01, 0.01), 2000.0), 4: ((0.0, 0.04), 80.0)}
+
+
+def _cps(ctx):
+    return [(s, ctx[s]) for s in CPS_STEMS if s in ctx]
+
+
+def _cps_panels(ctx):
+    """Groups (one per CPS study) and, per group, the panels (st, mechanism, cell, i, j) of the
+    histogram coefficients β_j (i = their index among the histograms)."""
+    out = []
+    for stem, st in _cps(ctx):
+        coefs = np.asarray(st.res.calibration["histogram_coefficients"][0])
+        coefs = coefs[np.isfinite(coefs)].astype(int)
+        panels = [(st, mech, cell(st, mechanism=mech), i, int(j))
+                  for mech in values(st, "mechanism") for i, j in enumerate(coefs)]
+        out.append((Group(stem), panels))
+    return out
+
+
+def _width(st, c, i):
+    return reps(st, "confidence_set_upper", c, i) - reps(st, "confidence_set_lower", c, i)
+
+
+@claim(id="PB-5.2.2-close", paper="PB", section="§5.2.2", figure="Figure 5",
+       words="In all cases, the differentially private methods are close to the non-private answers.",
+       quantity="average DP posterior mean E*(β_j|D) − non-private E(β_j|D), MC SE over runs",
+       test="every (mechanism, j ∈ {1, 3, 4}, thresholded or not): the 95% interval of the difference lies within "
+            "± 5% of the width of the paper's axis for β_j (β1 ±0.2, β3 ±0.001, β4 ±0.002)",
+       files=list(CPS_STEMS))
+def _cps_close(ctx):
+    out = []
+    for stem, st in _cps(ctx):
+        g = Group(stem)
+        for mech in values(st, "mechanism"):
+            c = cell(st, mechanism=mech)
+            npm = st.res.calibration["non_private_posterior_mean"][c]
+            for j, ((lo, hi), _) in PAPER_FIG5.items():
+                tol = 0.05 * (hi - lo)
+                for metric, lab in (("posterior_mean_non_thresholded", "non-thresholded"),
+                                    ("posterior_mean_thresholded", "thresholded")):
+                    m, se = mean_se(reps(st, metric, c, j - 1))
+                    d = m - npm[j - 1]
+                    g.add(f"{mech}, β{j}, {lab}", d, se, interval_outcome(d, se, -tol, tol), dp=m,
+                          non_private=npm[j - 1], tolerance=tol)
+        out.append(g)
+    return out
+
+
+@claim(id="PB-5.2.2-spread", paper="PB", section="§5.2.2", figure="Figure 5",
+       words="We can also see that the histograms are useful for quantifying the uncertainty introduced by the "
+             "mechanism, since their spread increases when the thresholded and non-thresholded methods do not agree "
+             "in their estimates.",
+       quantity="Spearman correlation over runs between |thresholded − non-thresholded estimate| and the width "
+                "t_K − t_0 of the run's confidence set, bootstrap SE",
+       test="every (mechanism, j ∈ {1, 3, 4}): correlation > 0",
+       files=list(CPS_STEMS))
+def _cps_spread(ctx):
+    out = []
+    for g, panels in _cps_panels(ctx):
+        for st, mech, c, i, j in panels:
+            dis = np.abs(reps(st, "posterior_mean_thresholded", c, j - 1) -
+                         reps(st, "posterior_mean_non_thresholded", c, j - 1))
+            width = _width(st, c, i)
+            ok = np.isfinite(dis) & np.isfinite(width)
+            est, se = _spearman_boot(dis[ok], width[ok])
+            g.add(f"{mech}, β{j}", est, se, sign_outcome(est, se, +1))
+        out.append(g)
+    return out
+
+
+def _rank(a):
+    return np.argsort(np.argsort(a, axis=-1), axis=-1).astype(float)
+
+
+def _spearman_boot(x, y, draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED):
+    if len(x) < 3:
+        return math.nan, math.nan
+
+    def rho(xx, yy):
+        rx, ry = _rank(xx), _rank(yy)
+        rx -= rx.mean(axis=-1, keepdims=True)
+        ry -= ry.mean(axis=-1, keepdims=True)
+        return (rx * ry).sum(-1) / np.sqrt((rx * rx).sum(-1) * (ry * ry).sum(-1))
+    est = float(rho(x[None], y[None])[0])
+    idx = np.random.default_rng(seed).integers(0, len(x), size=(draws, len(x)))
+    return est, float(np.std(rho(x[idx], y[idx]), ddof=1))
+
+
+@claim(id="PB-5.2.2-axes", paper="PB", section="§5.2.2", figure="Figure 5",
+       words="(Figure 5's axes) β1 on [−2, 2] with densities up to ≈ 4; β3 on [−0.010, 0.010] up to ≈ 2 000; β4 on "
+             "[0, 0.04] up to ≈ 80.",
+       quantity="median over runs of the width t_K − t_0 of the 95% confidence set (the support of a run's "
+                "histogram, PB §5.1), divided by the width of the paper's axis; bootstrap SE",
+       test="every (mechanism, j): width ratio within [0.5, 2], and the peak of the averaged density over the "
+            "paper's peak within [0.5, 2] (same scale as the paper's figure within a factor 2)",
+       files=list(CPS_STEMS))
+def _cps_axes(ctx):
+    out = []
+    for g, panels in _cps_panels(ctx):
+        for st, mech, c, i, j in panels:
+            if j in PAPER_FIG5:
+                (lo, hi), peak = PAPER_FIG5[j]
+                m, se = bootstrap(_width(st, c, i), q_stat(0.5))
+                r, rse = m / (hi - lo), se / (hi - lo)
+                g.add(f"{mech}, β{j}", r, rse, interval_outcome(r, rse, 0.5, 2.0), median_width=m,
+                      paper_axis_width=hi - lo)
+        out.append(g)
+        h = Group(g.label + ": peak of the averaged density / the paper's peak")
+        for st, mech, c, i, j in panels:
+            if j in PAPER_FIG5:
+                peak = PAPER_FIG5[j][1]
+                dens = st.replicates("confidence_set_density")[c]  # [R, m K]
+                k = dens.shape[1] // (len(panels) // len({p[1] for p in panels}))  # bins per coefficient
+                d = dens[:, i * k:(i + 1) * k]
+                d = d[np.all(np.isfinite(d), axis=1)]
+                idx = np.random.default_rng(BOOTSTRAP_SEED).integers(0, len(d), size=(BOOTSTRAP_DRAWS, len(d)))
+                est = float(d.mean(0).max()) / peak
+                se = float(np.std(d[idx].mean(1).max(-1), ddof=1)) / peak
+                h.add(f"{mech}, β{j}", est, se, interval_outcome(est, se, 0.5, 2.0), peak=est * peak, paper_peak=peak)
+        out.append(h)
+    return out
+
+
+@claim(id="PB-5.2.2-permuted-pip", paper="PB", section="§5.2.2", figure="Figure 5",
+       words="To provide a more challenging benchmark for our methods, we permute the rows for marital status and "
+             "education in the design matrix to artificially make the inclusion probabilities for β3 and β5 close "
+             "to zero.",
+       quantity="non-private posterior inclusion probabilities of the permuted predictors (exact)",
+       test="PIP(β3) and PIP(β5) ≤ 0.1 ('close to zero')",
+       files=list(CPS_STEMS))
+def _cps_pip(ctx):
+    out = []
+    for stem, st in _cps(ctx):
+        g = Group(stem)
+        pip = st.res.calibration["non_private_pip"][0]
+        for j in (3, 5):
+            g.add(f"β{j}", float(pip[j - 1]), 0.0, interval_outcome(float(pip[j - 1]), 0.0, 0.0, 0.1))
+        out.append(g)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# LCSSF §5 (docs/methods.md §6.6), Figures 1-2
+# ----------------------------------------------------------------------------------------------
+
+def _lei_best(st, c):
+    mean = st.res.summary["prob_true_model"]["mean"][c]
+    mcse = st.res.summary["prob_true_model"]["mcse"][c]
+    k = int(np.nanargmax(mean))
+    phi = st.res.summary["penalty"]["mean"][c]
+    return float(mean[k]), float(mcse[k]), float(phi[k]), mean
+
+
+def _lei_groups(ctx, body):
+    if "lei_simulation" not in ctx:
+        return []
+    st = ctx["lei_simulation"]
+    out = []
+    for delta_kind in values(st, "lcssf_delta"):
+        g = Group(f"calibration lcssf_delta = {delta_kind}")
+        body(st, dict(lcssf_delta=delta_kind), g)
+        out.append(g)
+    return out
+
+
+def _lei_pairs(st, base, g, loops, cond_a, cond_b, outcome):
+    """For every combination of the parameters in ``loops``: best(cond_a) − best(cond_b) with its
+    MC SE, classified by ``outcome(d, se)``."""
+    for fixed in grid(st, *loops):
+        a = _lei_best(st, cell(st, **base, **fixed, **cond_a))
+        b = _lei_best(st, cell(st, **base, **fixed, **cond_b))
+        d, se = diff(a[:2], b[:2])
+        g.add(", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in fixed.items()), d, se,
+              outcome(d, se), best_a=a[0], best_b=b[0])
+
+
+def _best_phi_centre(st, c):
+    """Centre (mean φ) of the φ values whose proportion correct is at least 0.9 × the best."""
+    mean = np.asarray(st.res.summary["prob_true_model"]["mean"][c], dtype=float)
+    phi = np.asarray(st.res.summary["penalty"]["mean"][c], dtype=float)
+    ok = np.isfinite(mean) & (mean >= 0.9 * np.nanmax(mean))
+    return float(phi[ok].mean())
+
+
+def _w90(mean):
+    return float(np.mean(np.asarray(mean) >= 0.9))
+
+
+@claim(id="LCSSF-5-R1-poor", paper="LCSSF", section="§5", figure="LCSSF Figures 1, 2",
+       words="Except for with the smallest value of R the procedure is very successful … The poor results for R = 1 "
+             "are explained by the fact that since R is much smaller than the true ℓ1 norm of β0, the parameter can "
+             "not be estimated properly.",
+       quantity="best proportion correct over the φ grid, MC SE at the best φ",
+       test="every (model, n, ε): best(R = 2.5) − best(R = 1) > 0",
+       files=["lei_simulation"])
+def _lei_r1(ctx):
+    return _lei_groups(ctx, lambda st, base, g: _lei_pairs(
+        st, base, g, ("beta_model", "n", "epsilon"), dict(radius=2.5), dict(radius=1),
+        lambda d, se: sign_outcome(d, se, +1)))
+
+
+@claim(id="LCSSF-5-R-large", paper="LCSSF", section="§5", figure="LCSSF Figure 1",
+       words="When R is too large, the estimation of β0 is unchanged, but a larger amount of noise is needed to "
+             "satisfy differential privacy, which explains the small drop in utility.",
+       quantity="best proportion correct at R = 2.5 minus at R = 10 (model 1), MC SE",
+       test="every (n, ε): the drop lies in (0, 0.1] ('a small drop')",
+       files=["lei_simulation"])
+def _lei_rlarge(ctx):
+    return _lei_groups(ctx, lambda st, base, g: _lei_pairs(
+        st, base, g, ("n", "epsilon"), dict(beta_model="model1", radius=2.5), dict(beta_model="model1", radius=10),
+        lambda d, se: interval_outcome(d, se, 1e-12, 0.1)))
+
+
+@claim(id="LCSSF-5-eps", paper="LCSSF", section="§5", figure="LCSSF Figures 1, 2",
+       words="As expected, decreasing ε needed to provide stricter privacy also leads to decreased utility.",
+       quantity="best proportion correct over φ, MC SE",
+       test="every (model, n, R), consecutive ε: best(larger ε) − best(smaller ε) > 0",
+       files=["lei_simulation"])
+def _lei_eps(ctx):
+    def body(st, base, g):
+        for model in values(st, "beta_model"):
+            for n in values(st, "n"):
+                for radius in values(st, "radius"):
+                    for a, b in pairs(values(st, "epsilon")):
+                        ra = _lei_best(st, cell(st, **base, beta_model=model, n=n, radius=radius, epsilon=a))
+                        rb = _lei_best(st, cell(st, **base, beta_model=model, n=n, radius=radius, epsilon=b))
+                        d, se = diff(rb[:2], ra[:2])
+                        g.add(f"{model}, n={n}, R={radius:g}; ε {a:g}→{b:g}", d, se, sign_outcome(d, se, +1))
+    return _lei_groups(ctx, body)
+
+
+@claim(id="LCSSF-5-n1000-eps1", paper="LCSSF", section="§5", figure="LCSSF Figure 1",
+       words="Note however that for n = 1000 the method is very accurate for a wide range of φ even for ε as small "
+             "as 1.",
+       quantity="fraction of the φ grid where the proportion correct is ≥ 0.9 (w90), model 1, n = 1000, ε = 1",
+       test="every R ≠ 1: w90 ≥ 0.2 (a 'wide range': a fifth of [0, n/2]); the proportion at each φ has MC SE ≤ "
+            "0.022, so w90 is reported without its own SE",
+       files=["lei_simulation"])
+def _lei_n1000(ctx):
+    def body(st, base, g):
+        for radius in values(st, "radius"):
+            if radius == 1:
+                continue
+            r = _lei_best(st, cell(st, **base, beta_model="model1", n=1000, epsilon=1, radius=radius))
+            w = _w90(r[3])
+            g.add(f"R={radius:g}", w, 0.0, interval_outcome(w, 0.0, 0.2, 1.0), best=r[0])
+    return _lei_groups(ctx, body)
+
+
+@claim(id="LCSSF-5-phi-n", paper="LCSSF", section="§5", figure="LCSSF Figures 1, 2",
+       words="The results also confirm our claim that the choice of φ is less crucial for larger sample size, as "
+             "the procedure works well on an entire interval.",
+       quantity="w90 at n = 1000 minus w90 at n = 100",
+       test="every (model, R, ε) where either reaches 0.9: difference > 0",
+       files=["lei_simulation"])
+def _lei_phi_n(ctx):
+    def body(st, base, g):
+        for model in values(st, "beta_model"):
+            for radius in values(st, "radius"):
+                for eps in values(st, "epsilon"):
+                    a = _lei_best(st, cell(st, **base, beta_model=model, n=100, radius=radius, epsilon=eps))
+                    b = _lei_best(st, cell(st, **base, beta_model=model, n=1000, radius=radius, epsilon=eps))
+                    if max(a[0], b[0]) < 0.9:
+                        continue
+                    d = _w90(b[3]) - _w90(a[3])
+                    g.add(f"{model}, R={radius:g}, ε={eps:g}", d, 0.0, sign_outcome(d, 0.0, +1))
+    return _lei_groups(ctx, body)
+
+
+@claim(id="LCSSF-5-phi-linear", paper="LCSSF", section="§5", figure="LCSSF Figure 1",
+       words="Note also that the actual value of φ depends on n, with the optimal φ increasing roughly linearly "
+             "with n.",
+       quantity="optimal φ at n = 1000 divided by that at n = 100 (model 1); optimal φ = the centre of the φ "
+                "values whose proportion correct is ≥ 0.9 × the best (the argmax of a plateau is its left end)",
+       test="every (R, ε) where both best proportions are ≥ 0.5: ratio within [5, 20] (×10 in n, 'roughly "
+            "linearly')",
+       files=["lei_simulation"])
+def _lei_linear(ctx):
+    def body(st, base, g):
+        for radius in values(st, "radius"):
+            for eps in values(st, "epsilon"):
+                ca = cell(st, **base, beta_model="model1", n=100, radius=radius, epsilon=eps)
+                cb = cell(st, **base, beta_model="model1", n=1000, radius=radius, epsilon=eps)
+                a, b = _lei_best(st, ca), _lei_best(st, cb)
+                pa, pb = _best_phi_centre(st, ca), _best_phi_centre(st, cb)
+                if min(a[0], b[0]) < 0.5 or pa <= 0:
+                    continue
+                r = pb / pa
+                g.add(f"R={radius:g}, ε={eps:g}", r, 0.0, interval_outcome(r, 0.0, 5, 20), phi_100=pa, phi_1000=pb)
+    return _lei_groups(ctx, body)
+
+
+@claim(id="LCSSF-5-model2-harder", paper="LCSSF", section="§5", figure="LCSSF Figure 2",
+       words="The effect of n, R, φ and ε are very similar in this case, but the choice of R and φ are more "
+             "important to achieve good utility.",
+       quantity="best proportion correct, model 1 minus model 2, MC SE",
+       test="every (n, R, ε): difference > 0",
+       files=["lei_simulation"])
+def _lei_m2(ctx):
+    return _lei_groups(ctx, lambda st, base, g: _lei_pairs(
+        st, base, g, ("n", "radius", "epsilon"), dict(beta_model="model1"), dict(beta_model="model2"),
+        lambda d, se: sign_outcome(d, se, +1)))
+
+
+@claim(id="LCSSF-5-model2-n1000", paper="LCSSF", section="§5", figure="LCSSF Figure 2",
+       words="Note however that for n = 1000 a proper choice for the parameters leads to completely accurate model "
+             "selection with ε = 5, and even very accurate for ε = 1 with R = 2.5.",
+       quantity="best proportion correct (model 2, n = 1000), MC SE",
+       test="ε = 5, best over R and φ: 'completely accurate' = the 95% interval above 0.98; ε = 1, R = 2.5: "
+            "'very accurate' = the 95% interval above 0.9",
+       files=["lei_simulation"])
+def _lei_m2n(ctx):
+    def body(st, base, g):
+        best = max((_lei_best(st, cell(st, **base, beta_model="model2", n=1000, radius=r, epsilon=5)) + (r,)
+                    for r in values(st, "radius")), key=lambda v: v[0])
+        g.add(f"ε=5 (best R = {best[4]:g})", best[0], best[1], interval_outcome(best[0], best[1], 0.98, math.inf))
+        r = _lei_best(st, cell(st, **base, beta_model="model2", n=1000, radius=2.5, epsilon=1))
+        g.add("ε=1, R=2.5", r[0], r[1], interval_outcome(r[0], r[1], 0.9, math.inf))
+    return _lei_groups(ctx, body)
+
+
+# ----------------------------------------------------------------------------------------------
+# Evaluation and output
+# ----------------------------------------------------------------------------------------------
+
+def evaluate(results_dir, ctx=None):
+    """Evaluate every claim on the results under results_dir (or on ``ctx``, the studies already
+    found there by find_studies); returns the list of entries written to claims.json (one per claim
+    and group of settings)."""
+    ctx = find_studies(results_dir) if ctx is None else ctx
+    entries = []
+    for cl in CLAIMS:
+        present = [s for s in cl.files if s in ctx]
+        base = {"id": cl.id, "paper": cl.paper, "section": cl.section, "figure": cl.figure, "claim": cl.words,
+                "quantity": cl.quantity, "test": cl.test, "quantifier": cl.quantifier}
+        if not present:
+            entries.append(dict(base, variant="", verdict="not run", fraction=None, n_settings=0,
+                                counts={}, settings=[], files=[],
+                                command=f"results of configs/{cl.files[0]}.yaml not found under {results_dir}"))
+            continue
+        try:
+            groups = cl.check(ctx)
+        except Exception as exc:  # a claim that cannot be evaluated on these files says why
+            groups = []
+            err = f"{type(exc).__name__}: {exc}"
+        else:
+            err = ""
+        files = [{"file": ctx[s].path, "config": ctx[s].config_source, "replicates": ctx[s].res.replicates,
+                  "config_replicates": ctx[s].config_replicates(), "complete": ctx[s].res.complete} for s in present]
+        command = " && ".join([ctx[s].command() for s in present] +
+                              [f"/usr/bin/python3 plotting/claims.py {results_dir}"])
+        if not groups:
+            entries.append(dict(base, variant="", verdict="not run", fraction=None, n_settings=0, counts={},
+                                settings=[], files=files, command=command, error=err))
+            continue
+        for g in groups:
+            v, frac = verdict(g.settings, cl.quantifier)
+            counts = {k: sum(s["outcome"] == k for s in g.settings) for k in ("supported", "contradicted", "unresolved")}
+            entries.append(dict(base, variant=g.label, verdict=v, fraction=None if frac is None else round(frac, 4),
+                                n_settings=len(g.settings), counts=counts, note=g.note, settings=g.settings,
+                                files=files, command=command))
+    return entries
+
+
+def summary_line(e):
+    if e["verdict"] == "not run":
+        return "not run"
+    c = e["counts"]
+    return (f"{e['verdict']} ({c['supported']}/{e['n_settings']} supported, {c['contradicted']} contradicted, "
+            f"{c['unresolved']} unresolved)")
+
+
+def evidence_text(e, k=3):
+    """A few settings as text: the contradicted and unresolved first, then supported ones."""
+    order = {"contradicted": 0, "unresolved": 1, "supported": 2}
+    rows = sorted(e["settings"], key=lambda s: order[s["outcome"]])[:k]
+    parts = []
+    for s in rows:
+        est = s["estimate"]
+        se = s["se"]
+        txt = f"{s['setting']}: {est:.4g}" if est is not None else f"{s['setting']}: NaN"
+        if se:
+            txt += f" ± {se:.2g}"
+        parts.append(f"{txt} [{s['outcome']}]")
+    return "; ".join(parts)
+
+
+def markdown(entries, results_dir=None):
+    """The claims table in Markdown, preceded by the results files it was computed from."""
+    files = {}
+    for e in entries:
+        for f in e["files"]:
+            files[f["file"]] = f
+    lines = ["# Claims of both papers, checked on dpmu results", "",
+             "Generated by `/usr/bin/python3 plotting/claims.py "
+             f"{results_dir or 'RESULTS_DIR'}` — do not edit; rules: the docstring of plotting/claims.py and "
+             "docs/decisions.md (\"The papers' claims are checked by code\"). All settings with their numbers are in "
+             "claims.json.", "", "Results files (replicates per cell; the config's number where a run was reduced):", ""]
+    for f in files.values():
+        red = "" if f["replicates"] == f["config_replicates"] else f" (reduced; config: {f['config_replicates']})"
+        lines.append(f"* `{f['file']}` from `{f['config']}`: {f['replicates']}{red}")
+    lines += ["", "| claim | figure | variant | verdict | fraction | evidence (first settings: estimate ± MC SE) |",
+              "|---|---|---|---|---|---|"]
+    for e in entries:
+        frac = "" if e["fraction"] is None else f"{e['fraction']:.2f}"
+        words = e["claim"].replace("|", "\\|")
+        lines.append(f"| **{e['id']}** {words} | {e['figure']} | {e['variant'].replace('|', '/')} | "
+                     f"{summary_line(e)} | {frac} | {evidence_text(e).replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Evaluate the papers' claims on dpmu results files.")
+    parser.add_argument("results_dir")
+    parser.add_argument("--json", default=None, help="output file (default RESULTS_DIR/claims.json)")
+    parser.add_argument("--markdown", default=None, help="output table (default RESULTS_DIR/claims.md)")
+    parser.add_argument("--compact", action="store_true", help="write claims.json without indentation")
+    args = parser.parse_args(argv)
+    if not os.path.isdir(args.results_dir):
+        print(f"error: {args.results_dir}: no such folder (give the folder of the results files)", file=sys.stderr)
+        return 2
+    entries = evaluate(args.results_dir)
+    jpath = args.json or os.path.join(args.results_dir, "claims.json")
+    mpath = args.markdown or os.path.join(args.results_dir, "claims.md")
+    with open(jpath, "w") as f:
+        json.dump({"results_dir": args.results_dir, "z": Z95, "bootstrap_draws": BOOTSTRAP_DRAWS,
+                   "claims": entries}, f, indent=None if args.compact else 1, ensure_ascii=False,
+                  separators=(",", ":") if args.compact else None)
+    with open(mpath, "w") as f:
+        f.write(markdown(entries, args.results_dir))
+    for e in entries:
+        print(f"{e['id']:38s} {e['variant'][:50]:50s} {summary_line(e)}")
+    print(jpath)
+    print(mpath)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

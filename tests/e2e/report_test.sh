@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# End to end: smoke runs → plotting/claims.py (claims.json) → plotting/report.py (one HTML page)
+# → headless Chromium: the page renders (screenshot not blank) and every embedded figure loads;
+# report --compare shows no change between a results folder and itself and flags the changes
+# after a re-run with another seed. Exit 77 (skipped) only if Chromium is missing or cannot run.
+# Usage: report_test.sh /path/to/dpmu /path/to/source-tree
+set -u
+DPMU="$1"
+SRC="$2"
+. "$(dirname "$0")/lib.sh"
+cd "$SRC"
+
+CHROMIUM=""
+for c in chromium chromium-browser; do
+  if command -v "$c" >/dev/null 2>&1; then CHROMIUM=$(command -v "$c"); break; fi
+done
+if [ -z "$CHROMIUM" ]; then echo "SKIP: chromium not installed (scripts/setup-deps.sh installs it)"; exit 77; fi
+chrome() {  # headless Chromium with a private profile; root needs --no-sandbox
+  timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
+    --user-data-dir="$TMP/profile" "$@" 2>>"$TMP/chromium.log"
+}
+echo '<html><body style="background:#000"></body></html>' > "$TMP/probe.html"
+if ! chrome --screenshot="$TMP/probe.png" --window-size=200,200 "file://$TMP/probe.html" >/dev/null || [ ! -s "$TMP/probe.png" ]; then
+  echo "SKIP: chromium cannot run here: $(tail -3 "$TMP/chromium.log")"; exit 77
+fi
+
+# the statistics of plotting/claims.py against independent values
+if "$PY" - <<'PYEOF'
+import math, sys
+import numpy as np
+sys.path.insert(0, "plotting")
+import claims as c
+# bootstrap SE of the median of n normal values: sqrt(pi/2)/sqrt(n) (asymptotic), within 10%
+x = np.random.default_rng(1).standard_normal(4000)
+m, se = c.bootstrap(x, c.q_stat(0.5))
+assert abs(se / (math.sqrt(math.pi / 2) / math.sqrt(4000)) - 1) < 0.1, se
+# MC SE of a mean: sd/sqrt(n)
+m, se = c.mean_se(x)
+assert abs(se - x.std(ddof=1) / math.sqrt(4000)) < 1e-15
+# outcomes and verdicts
+assert c.sign_outcome(1.0, 0.4, +1) == "supported" and c.sign_outcome(1.0, 0.6, +1) == "unresolved"
+assert c.sign_outcome(-1.0, 0.4, +1) == "contradicted" and c.sign_outcome(-1.0, 0.4, -1) == "supported"
+assert c.interval_outcome(0.70, 0.001, 0.695, 0.705) == "supported"
+assert c.interval_outcome(0.675, 0.001, 0.695, 0.705) == "contradicted"
+assert c.interval_outcome(0.694, 0.002, 0.695, 0.705) == "unresolved"
+s = lambda *o: [{"outcome": v} for v in o]  # noqa: E731
+assert c.verdict(s("supported", "supported")) == ("holds", 1.0)
+assert c.verdict(s("supported", "unresolved")) == ("partly", 0.5)
+assert c.verdict(s("contradicted", "unresolved")) == ("does not hold", 0.0)
+assert c.verdict(s("supported", "supported", "contradicted"), "most")[0] == "holds"
+assert c.verdict(s("supported", "contradicted", "contradicted"), "most")[0] == "does not hold"
+assert c.verdict([])[0] == "not applicable"
+PYEOF
+then pass; else fail "claims.py statistics"; fi
+
+mkdir -p "$TMP/run"
+for config in fig1_hsb_posterior fig2_hsb_likelihood_ratio fig7_hsb_lr_censoring fig5_cps; do
+  if "$DPMU" run "configs/smoke/$config.yaml" --out "$TMP/run/$config.h5" --quiet 2>"$TMP/err"; then pass; else
+    fail "dpmu run configs/smoke/$config.yaml: $(cat "$TMP/err")"; fi
+done
+if "$PY" plotting/report.py "$TMP/run" --out "$TMP/report.html" > "$TMP/out" 2>"$TMP/err"; then pass; else
+  fail "report.py: $(cat "$TMP/err")"; fi
+
+# claims.json: every claim of plotting/claims.py, a computed verdict for those whose results exist
+if "$PY" - "$TMP/run/claims.json" <<'PYEOF'
+import json, sys
+sys.path.insert(0, "plotting")
+import claims as c
+d = json.load(open(sys.argv[1]))["claims"]
+ids = {e["id"] for e in d}
+assert ids == {cl.id for cl in c.CLAIMS}, ids ^ {cl.id for cl in c.CLAIMS}
+ok = {"holds", "partly", "does not hold", "unresolved", "not run", "not applicable"}
+for e in d:
+    assert e["verdict"] in ok, e
+    if e["verdict"] in ("holds", "partly", "does not hold", "unresolved"):
+        assert e["n_settings"] == len(e["settings"]) > 0 and e["command"].startswith("build/engine/dpmu run"), e["id"]
+        assert sum(e["counts"].values()) == e["n_settings"]
+        assert abs(e["fraction"] - e["counts"]["supported"] / e["n_settings"]) < 1e-4
+        assert all(f["replicates"] > 0 for f in e["files"])
+run = {e["id"] for e in d if e["verdict"] != "not run"}
+for need in ("PB-4.4-fig1-M10-H12", "PB-4.4-fig2-H11-below", "PB-B-fig7-power", "PB-5.2.2-axes"):
+    assert need in run, need
+assert any(e["verdict"] == "not run" and e["id"].startswith("PB-5.2.1") for e in d)  # no ssp results here
+assert any(e["verdict"] == "not run" and e["id"].startswith("LCSSF") for e in d)
+PYEOF
+then pass; else fail "claims.json contents"; fi
+
+# render in Chromium: a copy of the page that records, after load, how many <img> decoded
+n_img=$(grep -o '<img ' "$TMP/report.html" | wc -l)
+[ "$n_img" -ge 5 ] && pass || fail "report has only $n_img figures"
+sed 's#</body>#<script>window.addEventListener("load",function(){var i=Array.from(document.images);document.body.setAttribute("data-images",i.length+"/"+i.filter(function(x){return x.complete\&\&x.naturalWidth>0;}).length);});</script></body>#' \
+  "$TMP/report.html" > "$TMP/check.html"
+chrome --dump-dom --virtual-time-budget=20000 "file://$TMP/check.html" > "$TMP/dom.html"
+if grep -q "data-images=\"$n_img/$n_img\"" "$TMP/dom.html"; then pass; else
+  fail "not every figure loaded in Chromium (want $n_img/$n_img): $(grep -o 'data-images="[^"]*"' "$TMP/dom.html")"; fi
+chrome --screenshot="$TMP/shot.png" --window-size=1280,3000 "file://$TMP/report.html" >/dev/null
+if "$PY" - "$TMP/shot.png" <<'PYEOF'
+import sys
+import matplotlib.image as mpimg
+import numpy as np
+a = mpimg.imread(sys.argv[1])[..., :3]
+assert a.shape[0] >= 2000 and a.shape[1] >= 1000, a.shape
+dark = (a.mean(-1) < 0.8).mean()       # text, axes, data
+assert dark > 0.01, dark                # not a blank page
+assert a.std() > 0.05, a.std()
+PYEOF
+then pass; else fail "the screenshot of the report is blank or too small"; fi
+
+# --compare (on Figure 1 alone, to keep the test short): a folder against itself changes nothing;
+# a re-run with another seed changes the claims' numbers and the figure
+mkdir -p "$TMP/one" "$TMP/two"
+cp "$TMP/run/fig1_hsb_posterior.h5" "$TMP/one/"
+if "$PY" plotting/report.py --compare "$TMP/one" "$TMP/one" --out "$TMP/same.html" >/dev/null 2>"$TMP/err" \
+   && grep -q "<p>0 claim entries changed" "$TMP/same.html" && grep -q "identical image" "$TMP/same.html"; then pass
+else fail "compare of a folder with itself: $(cat "$TMP/err")"; fi
+sed 's/^master_seed: .*/master_seed: 7/' configs/smoke/fig1_hsb_posterior.yaml > "$TMP/fig1_hsb_posterior.yaml"
+"$DPMU" run "$TMP/fig1_hsb_posterior.yaml" --out "$TMP/two/fig1_hsb_posterior.h5" --quiet 2>"$TMP/err" || fail "re-run"
+if "$PY" plotting/report.py --compare "$TMP/one" "$TMP/two" --out "$TMP/diff.html" >/dev/null 2>"$TMP/err" \
+   && grep -q "the image changed" "$TMP/diff.html" && ! grep -q "<p>0 claim entries changed" "$TMP/diff.html"; then pass
+else fail "compare after a re-run with another seed: $(cat "$TMP/err")"; fi
+# bad input: a clear message, exit 2
+"$PY" plotting/report.py "$TMP/nonexistent" >/dev/null 2>"$TMP/err"
+[ $? -eq 2 ] && grep -q "no such folder" "$TMP/err" && pass || fail "report.py on a missing folder"
+
+echo "report_test: $passes passed, $failures failed"
+[ $failures -eq 0 ]
