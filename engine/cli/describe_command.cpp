@@ -31,11 +31,11 @@ const char* type_name(ParameterType t) {
     case ParameterType::string:
       return "string";
     case ParameterType::integer_list:
-      return "integer list";
+      return "integer_list";
     case ParameterType::real_list:
-      return "real list";
+      return "real_list";
     case ParameterType::string_list:
-      return "string list";
+      return "string_list";
   }
   return "?";  // unreachable: the switch is exhaustive (-Wswitch)
 }
@@ -50,9 +50,10 @@ std::string format_bound(double x, ParameterType t) {
 /// "≥ 1", "> 0 and < 1", "one of laplace, wishart", "" (anything of the type).
 std::string range_text(const ParameterSpec& s) {
   std::string out;
-  if (s.min) out = (s.min_inclusive ? "≥ " : "> ") + format_bound(*s.min, s.type);
+  if (s.min) out = (s.min_inclusive ? "≥ " : "> ") + format_bound(*s.min, runtime::item_type(s.type));
   if (s.max)
-    out += (out.empty() ? "" : " and ") + std::string(s.max_inclusive ? "≤ " : "< ") + format_bound(*s.max, s.type);
+    out += (out.empty() ? "" : " and ") + std::string(s.max_inclusive ? "≤ " : "< ") +
+           format_bound(*s.max, runtime::item_type(s.type));
   if (!s.allowed.empty()) {
     std::string list;
     for (const auto& a : s.allowed) list += (list.empty() ? "" : ", ") + a;
@@ -65,9 +66,8 @@ std::string range_text(const ParameterSpec& s) {
 std::string default_text(const ParameterSpec& s) {
   if (!s.default_value) return "required";
   const std::string v = runtime::format_parameter_value(*s.default_value);
-  if (!std::holds_alternative<std::int64_t>(*s.default_value) && !std::holds_alternative<double>(*s.default_value)) {
-    return v.empty() ? "\"\"" : "`" + v + "`";
-  }
+  if (std::holds_alternative<std::string>(*s.default_value)) return v.empty() ? "\"\"" : "`" + v + "`";
+  if (runtime::is_list_type(s.type)) return "`[" + v + "]`";
   return v;
 }
 
@@ -97,10 +97,10 @@ runtime::Cell placeholder_cell(const Experiment& e) {
         values.emplace_back(s.name, std::vector<std::int64_t>{1});
         break;
       case ParameterType::real_list:
-        values.emplace_back(s.name, std::vector<double>{0.5});
+        values.emplace_back(s.name, std::vector<double>{s.min ? *s.min + 0.5 : 0.5});
         break;
       case ParameterType::string_list:
-        values.emplace_back(s.name, std::vector<std::string>{"x"});
+        values.emplace_back(s.name, std::vector<std::string>{s.allowed.empty() ? std::string("x") : s.allowed.front()});
         break;
     }
   }

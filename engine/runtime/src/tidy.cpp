@@ -52,6 +52,9 @@ class CellColumns {
           t.columns.push_back({r_.parameter_names[p], Reals{}});
           break;
         case ParameterType::string:
+        case ParameterType::integer_list:  // a list: its canonical text (docs/configs.md)
+        case ParameterType::real_list:
+        case ParameterType::string_list:
           t.columns.push_back({r_.parameter_names[p], Strings{}});
           break;
       }
@@ -75,6 +78,11 @@ class CellColumns {
           break;
         case ParameterType::string:
           push(col, has ? cell.get_string(name) : std::string(kTidyMissingString));
+          break;
+        case ParameterType::integer_list:
+        case ParameterType::real_list:
+        case ParameterType::string_list:
+          push(col, has ? format_parameter_value(cell.get(name)) : std::string(kTidyMissingString));
           break;
       }
     }
