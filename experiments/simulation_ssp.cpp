@@ -30,6 +30,7 @@
 #include "dpmu/core/model_space.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
+#include "dpmu/experiments/simulation_gram.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
 namespace dpmu::experiments {
@@ -228,6 +229,13 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
          .max = 1.0,
          .min_inclusive = false,
          .description = "quick runs: simulate round(n * n_scale) rows (1 = paper size)"},
+        {.name = "generator",
+         .type = ParameterType::string,
+         .data_factor = true,
+         .default_value = std::string("sufficient_statistics"),
+         .allowed = {"sufficient_statistics", "rows"},
+         .description = "sufficient_statistics: exact sampler of G (docs/methods.md §5.8); rows: row by row, "
+                        "redrawing |y| >= upper"},
         {.name = "mechanism",
          .type = ParameterType::string,
          .allowed = {"none", "laplace", "wishart"},
@@ -417,7 +425,10 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
                           static_cast<int>(data_cell.get_int("true_model_size")), data_cell.get_double("signal_z"));
     const std::uint64_t key0 = data();
     const std::uint64_t key1 = data();
-    return simulate_gram_matrix(design, effective_n(data_cell), key0, key1);
+    if (data_cell.get_string("generator") == "rows") {
+      return simulate_gram_matrix(design, effective_n(data_cell), key0, key1);
+    }
+    return sample_gram_matrix(design, effective_n(data_cell), key0, key1);
   }
 
   /// Model averaging on the released G (G*_r or G**_r from one G* = G + E of the noise stream;
