@@ -14,6 +14,7 @@
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/registry.hpp"
+#include "dpmu/experiments/simulation_gram.hpp"
 #include "dpmu/runtime/experiment.hpp"
 #include "run_replicate.hpp"
 
@@ -176,7 +177,7 @@ TEST_CASE("ssp_simulation: the non-private cell equals a direct BMA on the same 
   core::RngStream data2(7, cell.data_id(), 3, core::StreamPurpose::data);
   const std::uint64_t k0 = data2(), k1 = data2();
   const auto d = ex::simulation_design(6, 3, 7.0);
-  const auto sim = ex::simulate_gram_matrix(d, 4000, k0, k1);
+  const auto sim = ex::sample_gram_matrix(d, 4000, k0, k1);
   const auto zs = core::parse_coefficient_prior("zellner-siow", 4000.0);
   const auto res = core::bayesian_model_averaging(sim.gram, 4000.0, zs, core::parse_model_prior("beta-binomial:1,1"));
   Eigen::VectorXd beta = Eigen::VectorXd::Zero(6);
@@ -216,7 +217,7 @@ TEST_CASE("ssp_simulation: a private cell equals the mechanism applied to the sa
       core::RngStream data(11, cell.data_id(), 2, core::StreamPurpose::data);
       const std::uint64_t k0 = data(), k1 = data();
       const auto d = ex::simulation_design(2, 1, 7.0);
-      const auto sim = ex::simulate_gram_matrix(d, 3000, k0, k1);
+      const auto sim = ex::sample_gram_matrix(d, 3000, k0, k1);
       const core::SspMechanism m{.kind = core::parse_ssp_mechanism(mechanism),
                                  .p = 2,
                                  .lower = -2.0,
