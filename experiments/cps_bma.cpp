@@ -493,6 +493,7 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
     s.prior = core::parse_coefficient_prior(cell.get_string("prior"));
     s.model_prior = core::parse_model_prior(cell.get_string("model_prior"));
     s.bma_options.keep_all_models = false;
+    s.bma_options.credible_level = 0.0;  // no metric uses the credible intervals
     s.bma_options.top_models = 1;
     s.non_private = averaging(s, s.gram);
 

@@ -635,6 +635,7 @@ class SelectionHeadToHead final : public runtime::TypedExperiment<HeadToHeadSetu
     const core::CoefficientPrior prior = core::parse_coefficient_prior(cell.get_string("coefficient_prior"));
     const core::ModelPrior model_prior{};
     core::BmaOptions opt;
+    opt.credible_level = 0.0;  // no metric uses the credible intervals
     opt.keep_all_models = false;
     opt.top_models = 1;
     auto hpm_mpm = [&](const Eigen::MatrixXd& g, const std::string& method) {

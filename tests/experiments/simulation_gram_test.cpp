@@ -208,6 +208,7 @@ TEST_CASE("sample_gram_matrix agrees with the row-by-row generator: PMSE and P(t
     core::BmaOptions opts;
     opts.top_models = 0;
     opts.keep_all_models = true;
+    opts.credible_level = 0.0;  // PIPs and coefficients only
     const double nn = static_cast<double>(c.n);
     for (int r = 0; r < reps; ++r) {
       const auto gf = ex::sample_gram_matrix(d, c.n, 601, static_cast<std::uint64_t>(r)).gram;
