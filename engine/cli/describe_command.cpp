@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "dpmu/runtime/experiment.hpp"
+#include "dpmu/runtime/results.hpp"
 
 namespace dpmu::cli {
 
@@ -21,24 +22,6 @@ using runtime::MetricSpec;
 using runtime::ParameterSpec;
 using runtime::ParameterType;
 using runtime::ParameterValue;
-
-const char* type_name(ParameterType t) {
-  switch (t) {
-    case ParameterType::integer:
-      return "integer";
-    case ParameterType::real:
-      return "real";
-    case ParameterType::string:
-      return "string";
-    case ParameterType::integer_list:
-      return "integer_list";
-    case ParameterType::real_list:
-      return "real_list";
-    case ParameterType::string_list:
-      return "string_list";
-  }
-  return "?";  // unreachable: the switch is exhaustive (-Wswitch)
-}
 
 std::string format_bound(double x, ParameterType t) {
   if (t == ParameterType::integer && std::abs(x) < 9.007199254740992e15 && x == std::floor(x)) {
@@ -134,9 +117,9 @@ void print_markdown(const Experiment& e, std::ostream& os) {
      << "`: edit the experiment's declarations, not this table -->\n";
   os << "| parameter | type | axis kind | default | range | meaning |\n|---|---|---|---|---|---|\n";
   for (const auto& s : e.parameters()) {
-    os << "| `" << s.name << "` | " << type_name(s.type) << " | " << (s.data_factor ? "data factor" : "method") << " | "
-       << escape_cell(default_text(s)) << " | " << escape_cell(range_text(s)) << " | " << escape_cell(s.description)
-       << " |\n";
+    os << "| `" << s.name << "` | " << runtime::parameter_type_name(s.type) << " | "
+       << (s.data_factor ? "data factor" : "method") << " | " << escape_cell(default_text(s)) << " | "
+       << escape_cell(range_text(s)) << " | " << escape_cell(s.description) << " |\n";
   }
   const auto metrics = declared_metrics(e);
   os << "\n| metric | shape | meaning |\n|---|---|---|\n";
@@ -158,7 +141,7 @@ nlohmann::ordered_json describe_json(const Experiment& e) {
   for (const auto& s : e.parameters()) {
     nlohmann::ordered_json p;
     p["name"] = s.name;
-    p["type"] = type_name(s.type);
+    p["type"] = runtime::parameter_type_name(s.type);
     p["axis_kind"] = s.data_factor ? "data factor" : "method";
     p["default"] = s.default_value ? to_json(*s.default_value) : nlohmann::ordered_json(nullptr);
     p["required"] = !s.default_value.has_value();

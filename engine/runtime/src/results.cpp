@@ -306,7 +306,18 @@ std::vector<std::string> read_string_dataset(const H5::Group& g, const std::stri
   return out;
 }
 
-const char* type_name(ParameterType t) {
+ParameterType type_from_name(const std::string& s) {
+  if (s == "integer") return ParameterType::integer;
+  if (s == "real") return ParameterType::real;
+  if (s == "integer_list") return ParameterType::integer_list;
+  if (s == "real_list") return ParameterType::real_list;
+  if (s == "string_list") return ParameterType::string_list;
+  return ParameterType::string;
+}
+
+}  // namespace
+
+const char* parameter_type_name(ParameterType t) {
   switch (t) {
     case ParameterType::integer:
       return "integer";
@@ -323,17 +334,6 @@ const char* type_name(ParameterType t) {
   }
   return "string";
 }
-
-ParameterType type_from_name(const std::string& s) {
-  if (s == "integer") return ParameterType::integer;
-  if (s == "real") return ParameterType::real;
-  if (s == "integer_list") return ParameterType::integer_list;
-  if (s == "real_list") return ParameterType::real_list;
-  if (s == "string_list") return ParameterType::string_list;
-  return ParameterType::string;
-}
-
-}  // namespace
 
 std::string data_files_difference(const std::vector<DataFileFingerprint>& then,
                                   const std::vector<DataFileFingerprint>& now, const std::string& then_label,
@@ -594,7 +594,7 @@ void write_root_attributes(H5::Group& root, const StudyResults& r) {
   attr_scalar<std::uint8_t>(root, "complete", r.info.complete ? 1 : 0);
   attr_strings(root, "parameters", r.parameter_names);
   std::vector<std::string> types;
-  for (auto t : r.parameter_types) types.push_back(type_name(t));
+  for (auto t : r.parameter_types) types.push_back(parameter_type_name(t));
   attr_strings(root, "parameter_types", types);
   attr_strings(root, "data_factors", r.data_factors);
   std::vector<std::string> metric_names;

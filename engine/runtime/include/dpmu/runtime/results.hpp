@@ -37,6 +37,10 @@ struct DataFileFingerprint {
 /// "" if `now` lists the same files with the same contents as `then`; else a phrase naming the
 /// first data file that differs, e.g. "data file sim.csv differs (SHA-256 0123abcd4567... in the
 /// checkpoint, 89abcdef0123... now)" with then_label = "in the checkpoint", now_label = "now".
+/// The name of a parameter type in results files (`parameter_types`) and `dpmu describe`:
+/// integer, real, string, integer_list, real_list, string_list.
+const char* parameter_type_name(ParameterType type);
+
 std::string data_files_difference(const std::vector<DataFileFingerprint>& then,
                                   const std::vector<DataFileFingerprint>& now, const std::string& then_label = "then",
                                   const std::string& now_label = "now");
