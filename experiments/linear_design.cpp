@@ -45,6 +45,7 @@
 #include "dpmu/experiments/data_files.hpp"
 #include "dpmu/experiments/dp_test.hpp"
 #include "dpmu/experiments/simulation_ssp.hpp"
+#include "dpmu/experiments/ssp_release.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
 namespace dpmu::experiments {
@@ -500,10 +501,6 @@ class LinearDesignExperiment final : public runtime::TypedExperiment<Prepared, L
          .type = ParameterType::string,
          .default_value = std::string("zellner-siow"),
          .description = "bma, ssp_*: coefficient prior (zellner-siow, g-prior, hyper-g, robust, bic, ...)"},
-        {.name = "model_prior",
-         .type = ParameterType::string,
-         .default_value = std::string("beta-binomial:1,1"),
-         .description = "bma, ssp_*: prior over models (default hierarchical uniform)"},
         {.name = "public_bounds",
          .type = ParameterType::string,
          .default_value = std::string(""),
@@ -522,34 +519,15 @@ class LinearDesignExperiment final : public runtime::TypedExperiment<Prepared, L
          .min = 0.0,
          .max = 1.0,
          .description = "ssp_*: 1 hard-thresholds G* before the ridge (docs/methods.md A9)"},
-        {.name = "threshold_percentile",
-         .type = ParameterType::real,
-         .default_value = 0.95,
-         .min = 0.0,
-         .max = 1.0,
-         .min_inclusive = false,
-         .max_inclusive = false,
-         .description = "ssp_*: lambda of hard thresholding"},
-        {.name = "threshold_reference",
-         .type = ParameterType::string,
-         .default_value = std::string("absolute"),
-         .allowed = {"absolute", "signed"},
-         .description = "ssp_*: threshold = lambda-quantile of |E_ij| or of E_ij"},
-        {.name = "ridge_draws",
-         .type = ParameterType::integer,
-         .default_value = std::int64_t{100000},
-         .min = 100.0,
-         .description = "ssp_laplace (and wishart_ridge mc99): draws of E for the ridge (per cell)"},
-        {.name = "wishart_ridge",
-         .type = ParameterType::string,
-         .default_value = std::string("analytic"),
-         .allowed = {"analytic", "mc99"},
-         .description = "ssp_wishart: analytic ridge bound (A10) or Monte Carlo"},
         {.name = "tested",
          .type = ParameterType::integer_list,
          .default_value = std::vector<std::int64_t>{},
          .description = "dp_test: 1-based predictors of H0: beta_j = 0 (the others are common)"},
     };
+    for (auto& spec : ssp_release_parameters()) {
+      if (spec.name != "model_prior") spec.description = "ssp_*: " + spec.description;
+      ps.push_back(std::move(spec));
+    }
     for (auto& spec : dp_test_parameters("g-prior", "probability", 0.01, 0.99, "test_prior")) {
       if (spec.name == "epsilon") {
         spec.default_value = std::numeric_limits<double>::infinity();
@@ -673,27 +651,12 @@ class LinearDesignExperiment final : public runtime::TypedExperiment<Prepared, L
     pr.bounds = public_bounds_of(cell, pr.p);
     const auto kind =
         pr.method == Method::ssp_laplace ? core::SspMechanismKind::laplace : core::SspMechanismKind::wishart;
-    const double delta = cell.get_double("wishart_delta") > 0.0 ? cell.get_double("wishart_delta") : 1.0 / pr.n;
-    core::SspMechanism m;
-    m.kind = kind;
-    m.p = pr.p;
-    m.lower = -0.5;
-    m.upper = 0.5;
-    m.epsilon = cell.get_double("epsilon");
-    m.delta = kind == core::SspMechanismKind::wishart ? delta : 0.0;
-    core::check_ssp_mechanism(m);
-    if (kind == core::SspMechanismKind::laplace || cell.get_string("wishart_ridge") == "mc99") {
-      pr.regularization =
-          core::monte_carlo_regularization(m, calibration, static_cast<int>(cell.get_int("ridge_draws")));
-    } else {
-      pr.regularization = core::wishart_regularization(m);
-    }
+    const SspReleaseSetup release =
+        prepare_ssp_release(cell, kind, pr.p, pr.n, cell.get_double("wishart_delta"), calibration);
+    pr.regularization = release.regularization;
     pr.thresholded = cell.get_int("thresholded") != 0;
-    if (pr.thresholded) {
-      pr.threshold = core::threshold_value(m, cell.get_double("threshold_percentile"),
-                                           core::parse_threshold_reference(cell.get_string("threshold_reference")));
-    }
-    pr.mechanism = m;
+    if (pr.thresholded) pr.threshold = release.threshold;
+    pr.mechanism = release.mechanism;
     return pr;
   }
 
