@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -497,15 +498,50 @@ std::unique_ptr<runtime::Experiment> make_lei_real_data() { return std::make_uni
 namespace dpmu::experiments {
 namespace {
 
-/// Per-cell constants of the SSP arm: ridges and thresholds depend only on public parameters.
+/// The methods compared (the `method` axis), each an ordinary grid value of its own cells.
+enum class HeadToHeadMethod {
+  lcssf_algorithm1,         ///< LCSSF Algorithm 1, ε-DP, at every φ of the grid
+  lcssf_algorithm2,         ///< LCSSF Algorithm-2-like, ε/2 per step and δ = 1/n: total (ε, δ)
+  ssp_laplace,              ///< SSP model averaging, Laplace G* (ε-DP), G*_r
+  ssp_laplace_thresholded,  ///< the same, hard-thresholded G**_r
+  ssp_wishart,              ///< SSP model averaging, Wishart G* ((ε, 1/n)-DP, ε < 1)
+  ssp_wishart_thresholded,  ///< the same, hard-thresholded
+  bic_best_subset,          ///< non-private best subset by BIC (confidential, unclamped data)
+};
+
+HeadToHeadMethod parse_head_to_head_method(const std::string& s) {
+  if (s == "lcssf_algorithm1") return HeadToHeadMethod::lcssf_algorithm1;
+  if (s == "lcssf_algorithm2") return HeadToHeadMethod::lcssf_algorithm2;
+  if (s == "ssp_laplace") return HeadToHeadMethod::ssp_laplace;
+  if (s == "ssp_laplace_thresholded") return HeadToHeadMethod::ssp_laplace_thresholded;
+  if (s == "ssp_wishart") return HeadToHeadMethod::ssp_wishart;
+  if (s == "ssp_wishart_thresholded") return HeadToHeadMethod::ssp_wishart_thresholded;
+  if (s == "bic_best_subset") return HeadToHeadMethod::bic_best_subset;
+  throw std::invalid_argument("method: unknown method '" + s + "'");
+}
+
+bool is_lcssf(HeadToHeadMethod m) {
+  switch (m) {
+    case HeadToHeadMethod::lcssf_algorithm1:
+    case HeadToHeadMethod::lcssf_algorithm2:
+      return true;
+    case HeadToHeadMethod::ssp_laplace:
+    case HeadToHeadMethod::ssp_laplace_thresholded:
+    case HeadToHeadMethod::ssp_wishart:
+    case HeadToHeadMethod::ssp_wishart_thresholded:
+    case HeadToHeadMethod::bic_best_subset:
+      return false;
+  }
+  return false;
+}
+
+/// Per-cell constants of an SSP cell (ridge and threshold depend only on public parameters).
 struct HeadToHeadSetup {
-  core::SspMechanism laplace;
-  double laplace_ridge = 0.0;
-  double laplace_threshold = 0.0;
-  bool wishart_valid = false;  // Wishart needs ε < 1
-  core::SspMechanism wishart;
-  double wishart_ridge = 0.0;
-  double wishart_threshold = 0.0;
+  HeadToHeadMethod method = HeadToHeadMethod::bic_best_subset;
+  std::optional<core::SspMechanism> mechanism;  // SSP cells only
+  bool thresholded = false;
+  double ridge = 0.0;
+  double threshold = 0.0;
 };
 
 class SelectionHeadToHead final : public runtime::TypedExperiment<HeadToHeadSetup, LeiData> {
@@ -525,6 +561,11 @@ class SelectionHeadToHead final : public runtime::TypedExperiment<HeadToHeadSetu
                   .default_value = std::string("model1"),
                   .allowed = {"model1", "model2"},
                   .description = "LCSSF design (X iid U[-1,1], 6 predictors)"});
+    ps.push_back({.name = "method",
+                  .type = ParameterType::string,
+                  .allowed = {"lcssf_algorithm1", "lcssf_algorithm2", "ssp_laplace", "ssp_laplace_thresholded",
+                              "ssp_wishart", "ssp_wishart_thresholded", "bic_best_subset"},
+                  .description = "the selection method of the cell (ssp_wishart* need epsilon < 1)"});
     ps.push_back({.name = "data_bound",
                   .type = ParameterType::real,
                   .default_value = 4.0,
@@ -557,44 +598,64 @@ class SelectionHeadToHead final : public runtime::TypedExperiment<HeadToHeadSetu
     return ps;
   }
 
+  void validate(const Cell& cell) const override {
+    const HeadToHeadMethod m = parse_head_to_head_method(cell.get_string("method"));
+    if ((m == HeadToHeadMethod::ssp_wishart || m == HeadToHeadMethod::ssp_wishart_thresholded) &&
+        !(cell.get_double("epsilon") < 1.0)) {
+      throw std::invalid_argument(
+          "method: the Wishart mechanism needs epsilon < 1; leave ssp_wishart out of the cells with epsilon >= 1 "
+          "(a separate grid block, or exclude:)");
+    }
+  }
+
   std::vector<MetricSpec> metrics(const Cell& cell) const override {
     const auto k = static_cast<std::size_t>(cell.get_int("num_penalties"));
-    std::vector<MetricSpec> m{
-        {.name = "lei_alg1_correct",
+    return {
+        {.name = "correct_per_penalty",
          .size = k,
          .is_vector = true,
-         .description = "LCSSF Algorithm 1 selects the truth, per phi (epsilon-DP)",
+         .description = "LCSSF: 1 if the model selected at this phi is the truth {1,2,3} (NaN for other methods)",
          .component_labels = penalty_labels(cell)},
-        {.name = "lei_alg2_correct",
-         .size = k,
-         .is_vector = true,
-         .description = "LCSSF Algorithm-2-like selects the truth, per phi, run with epsilon/2 and delta = 1/n",
-         .component_labels = penalty_labels(cell)},
+        {.name = "hpm_correct",
+         .description = "SSP: 1 if the highest posterior model is the truth; BIC: the best subset (NaN for LCSSF)"},
+        {.name = "mpm_correct",
+         .description = "SSP: 1 if the median probability model is the truth (NaN for LCSSF and BIC)"},
     };
-    for (const char* s : {"ssp_laplace_hpm", "ssp_laplace_mpm", "ssp_laplace_thresholded_hpm",
-                          "ssp_laplace_thresholded_mpm", "ssp_wishart_hpm", "ssp_wishart_mpm",
-                          "ssp_wishart_thresholded_hpm", "ssp_wishart_thresholded_mpm", "bic_best_subset"}) {
-      m.push_back({.name = s, .description = "1 if the selected model equals the truth {1,2,3}"});
-    }
-    return m;
   }
 
   HeadToHeadSetup prepare(const Cell& cell, core::RngStream& calibration, runtime::SharedCalibration&) const override {
     HeadToHeadSetup s;
+    s.method = parse_head_to_head_method(cell.get_string("method"));
     const double r = cell.get_double("data_bound");
     const double epsilon = cell.get_double("epsilon");
     const double n = static_cast<double>(cell.get_int("n"));
     const double lambda = cell.get_double("threshold_percentile");
-    s.laplace = {core::SspMechanismKind::laplace, 6, -r, r, epsilon, 0.0};
-    s.laplace_ridge =
-        core::monte_carlo_regularization(s.laplace, calibration, static_cast<int>(cell.get_int("ridge_draws")));
-    s.laplace_threshold = core::threshold_value(s.laplace, lambda);
-    s.wishart_valid = epsilon < 1.0;
-    if (s.wishart_valid) {
-      s.wishart = {core::SspMechanismKind::wishart, 6, -r, r, epsilon, 1.0 / n};
-      s.wishart_ridge = core::wishart_regularization(s.wishart);
-      s.wishart_threshold = core::threshold_value(s.wishart, lambda);
+    switch (s.method) {
+      case HeadToHeadMethod::lcssf_algorithm1:
+      case HeadToHeadMethod::lcssf_algorithm2:
+      case HeadToHeadMethod::bic_best_subset:
+        return s;
+      case HeadToHeadMethod::ssp_laplace:
+      case HeadToHeadMethod::ssp_laplace_thresholded:
+        s.mechanism = core::SspMechanism{
+            .kind = core::SspMechanismKind::laplace, .p = 6, .lower = -r, .upper = r, .epsilon = epsilon, .delta = 0.0};
+        s.ridge =
+            core::monte_carlo_regularization(*s.mechanism, calibration, static_cast<int>(cell.get_int("ridge_draws")));
+        break;
+      case HeadToHeadMethod::ssp_wishart:
+      case HeadToHeadMethod::ssp_wishart_thresholded:
+        s.mechanism = core::SspMechanism{.kind = core::SspMechanismKind::wishart,
+                                         .p = 6,
+                                         .lower = -r,
+                                         .upper = r,
+                                         .epsilon = epsilon,
+                                         .delta = 1.0 / n};
+        s.ridge = core::wishart_regularization(*s.mechanism);
+        break;
     }
+    s.thresholded =
+        s.method == HeadToHeadMethod::ssp_laplace_thresholded || s.method == HeadToHeadMethod::ssp_wishart_thresholded;
+    if (s.thresholded) s.threshold = core::threshold_value(*s.mechanism, lambda);
     return s;
   }
 
@@ -607,59 +668,51 @@ class SelectionHeadToHead final : public runtime::TypedExperiment<HeadToHeadSetu
                runtime::MetricWriter& out) const override {
     const int n = static_cast<int>(cell.get_int("n"));
     const int k = static_cast<int>(cell.get_int("num_penalties"));
-    const auto ku = static_cast<std::size_t>(k);
     const double epsilon = cell.get_double("epsilon");
     const double r = cell.get_double("data_bound");
     const double nd = static_cast<double>(n);
     constexpr core::ModelMask kTruth = 0b000111;
 
-    // (a), (b) LCSSF: public r, raw (uncentred) data as in LCSSF's no-intercept model
-    const core::LcssfSettings s = settings_of(cell, r, 0.0);
-    const auto penalties = lei_penalty_grid(n, k);
-    const core::LcssfSelection prep1 = core::lcssf_prepare("selection_head_to_head", d.x, d.y, s, epsilon, false);
-    const auto a1 = select_over_penalties(prep1, static_cast<std::size_t>(n), s, 1, epsilon, 0.0, penalties, noise);
-    // Algorithm 2 is (2ε', δ)-DP: ε' = ε/2 and δ = 1/n for the same total budget
-    const auto a2 =
-        select_over_penalties(prep1, static_cast<std::size_t>(n), s, 2, epsilon / 2.0, 1.0 / nd, penalties, noise);
-    for (std::size_t i = 0; i < ku; ++i) {
-      out.set("lei_alg1_correct", i, a1[i].first == kTruth ? 1.0 : 0.0);
-      out.set("lei_alg2_correct", i, a2[i].first == kTruth ? 1.0 : 0.0);
+    if (is_lcssf(setup.method)) {  // LCSSF: public r, raw (uncentred) data as in LCSSF's no-intercept model
+      const core::LcssfSettings s = settings_of(cell, r, 0.0);
+      const auto penalties = lei_penalty_grid(n, k);
+      const core::LcssfSelection prep = core::lcssf_prepare("selection_head_to_head", d.x, d.y, s, epsilon, false);
+      // Algorithm 2 is (2ε', δ)-DP: ε' = ε/2 and δ = 1/n for the same total budget
+      const bool alg1 = setup.method == HeadToHeadMethod::lcssf_algorithm1;
+      const auto sel =
+          alg1 ? select_over_penalties(prep, static_cast<std::size_t>(n), s, 1, epsilon, 0.0, penalties, noise)
+               : select_over_penalties(prep, static_cast<std::size_t>(n), s, 2, epsilon / 2.0, 1.0 / nd, penalties,
+                                       noise);
+      for (std::size_t i = 0; i < sel.size(); ++i)
+        out.set("correct_per_penalty", i, sel[i].first == kTruth ? 1.0 : 0.0);
+      return;
     }
-    // (c) SSP: centred data (sample means, as `dpmu bma`), clamped into [-r, r], G = D'D
+    // SSP and BIC: centred data (sample means, as `dpmu bma`)
     Eigen::MatrixXd dm(n, 7);
     dm.leftCols(6) = d.x;
     dm.col(6) = d.y;
     const Eigen::RowVectorXd means = dm.colwise().mean();
     dm.rowwise() -= means;
-    const Eigen::MatrixXd gram = core::gram_matrix(dm, -r, r);
-    const core::CoefficientPrior prior = core::parse_coefficient_prior(cell.get_string("coefficient_prior"));
-    const core::ModelPrior model_prior{};
     core::BmaOptions opt;
     opt.credible_level = 0.0;  // no metric uses the credible intervals
     opt.keep_all_models = false;
     opt.top_models = 1;
-    auto hpm_mpm = [&](const Eigen::MatrixXd& g, const std::string& method) {
-      const auto res = core::bayesian_model_averaging(g, nd, prior, model_prior, opt);
-      out.set("ssp_" + method + "_hpm", res.highest_posterior_model == kTruth ? 1.0 : 0.0);
-      out.set("ssp_" + method + "_mpm", res.median_probability_model == kTruth ? 1.0 : 0.0);
-    };
-    {
-      const Eigen::MatrixXd noisy = core::noisy_gram_matrix(gram, setup.laplace, noise);
-      hpm_mpm(core::regularize(noisy, setup.laplace_ridge).matrix, "laplace");
-      hpm_mpm(core::regularize(core::hard_threshold(noisy, setup.laplace_threshold), setup.laplace_ridge).matrix,
-              "laplace_thresholded");
+    if (!setup.mechanism) {  // non-private best subset by BIC on the confidential, unclamped centred data
+      const Eigen::MatrixXd g_np = dm.transpose() * dm;
+      const auto bic = core::bayesian_model_averaging(g_np, nd, core::parse_coefficient_prior("bic"),
+                                                      core::ModelPrior{core::ModelPriorKind::uniform}, opt);
+      out.set("hpm_correct", bic.highest_posterior_model == kTruth ? 1.0 : 0.0);
+      return;
     }
-    if (setup.wishart_valid) {
-      const Eigen::MatrixXd noisy = core::noisy_gram_matrix(gram, setup.wishart, noise);
-      hpm_mpm(core::regularize(noisy, setup.wishart_ridge).matrix, "wishart");
-      hpm_mpm(core::regularize(core::hard_threshold(noisy, setup.wishart_threshold), setup.wishart_ridge).matrix,
-              "wishart_thresholded");
-    }
-    // (d) non-private best subset by BIC on the confidential, unclamped centred data
-    const Eigen::MatrixXd g_np = dm.transpose() * dm;
-    const auto bic = core::bayesian_model_averaging(g_np, nd, core::parse_coefficient_prior("bic"),
-                                                    core::ModelPrior{core::ModelPriorKind::uniform}, opt);
-    out.set("bic_best_subset", bic.highest_posterior_model == kTruth ? 1.0 : 0.0);
+    // SSP: clamped into [-r, r], G = D'D, released as G*_r or G**_r
+    const Eigen::MatrixXd gram = core::gram_matrix(dm, -r, r);
+    const Eigen::MatrixXd noisy = core::noisy_gram_matrix(gram, *setup.mechanism, noise);
+    const Eigen::MatrixXd released =
+        core::regularize(setup.thresholded ? core::hard_threshold(noisy, setup.threshold) : noisy, setup.ridge).matrix;
+    const auto res = core::bayesian_model_averaging(
+        released, nd, core::parse_coefficient_prior(cell.get_string("coefficient_prior")), core::ModelPrior{}, opt);
+    out.set("hpm_correct", res.highest_posterior_model == kTruth ? 1.0 : 0.0);
+    out.set("mpm_correct", res.median_probability_model == kTruth ? 1.0 : 0.0);
   }
 };
 

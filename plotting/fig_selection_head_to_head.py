@@ -16,42 +16,50 @@ import numpy as np  # noqa: E402
 
 from dpmu_h5 import Results, check_results_file, figure_note, save_figure  # noqa: E402
 
-SSP = [("ssp_laplace_hpm", "SSP Laplace HPM"), ("ssp_laplace_mpm", "SSP Laplace MPM"),
-       ("ssp_laplace_thresholded_hpm", "SSP Laplace thr. HPM"), ("ssp_laplace_thresholded_mpm", "SSP Laplace thr. MPM"),
-       ("ssp_wishart_hpm", "SSP Wishart HPM"), ("ssp_wishart_mpm", "SSP Wishart MPM"),
-       ("ssp_wishart_thresholded_hpm", "SSP Wishart thr. HPM"),
-       ("ssp_wishart_thresholded_mpm", "SSP Wishart thr. MPM"), ("bic_best_subset", "BIC (non-private)")]
+LCSSF = [("lcssf_algorithm1", "LCSSF Alg. 1"), ("lcssf_algorithm2", "LCSSF Alg. 2-like")]
+SSP = [("ssp_laplace", "SSP Laplace"), ("ssp_laplace_thresholded", "SSP Laplace thr."),
+       ("ssp_wishart", "SSP Wishart"), ("ssp_wishart_thresholded", "SSP Wishart thr.")]
 
 
-def best_phi(res, metric, c):
-    """Largest mean over the phi grid of a vector metric in cell c, with its MC SE."""
-    mean = res.summary[metric]["mean"][c]
+def _mean_se(res, metric, c):
+    return float(np.ravel(res.summary[metric]["mean"][c])[0]), float(np.ravel(res.summary[metric]["mcse"][c])[0])
+
+
+def best_phi(res, c):
+    """Largest mean over the phi grid of ``correct_per_penalty`` in cell c, with its MC SE."""
+    mean = res.summary["correct_per_penalty"]["mean"][c]
     k = int(np.nanargmax(mean))
-    return mean[k], res.summary[metric]["mcse"][c][k]
+    return mean[k], res.summary["correct_per_penalty"]["mcse"][c][k]
 
 
 def table(path):
-    """Rows (epsilon, n, method, mean, mcse) of a selection_head_to_head file."""
+    """Rows (epsilon, n, method, mean, mcse) of a selection_head_to_head file; cells are selected by
+    their ``method`` axis (and ``lcssf_delta`` for the two LCSSF calibrations)."""
     res = Results(path)
     if res.experiment != "selection_head_to_head":
         raise ValueError(f"{path}: not a selection_head_to_head file")
+    if "method" not in res.cells:
+        raise ValueError(f"{path}: a selection_head_to_head file without the method axis (written before "
+                         "2026-12-01); re-run its config")
     rows = []
     for eps in res.values("epsilon"):
         for n in res.values("n"):
             for cal, tag in (("r2_1pR2", ""), ("1pR_2", " [1pR_2, κ=1]")):
-                idx = res.select(epsilon=eps, n=n, lcssf_delta=cal)
-                if len(idx) == 0:
-                    continue
-                c = idx[0]
-                for metric, label in (("lei_alg1_correct", "LCSSF Alg. 1"), ("lei_alg2_correct", "LCSSF Alg. 2-like")):
-                    m, s = best_phi(res, metric, c)
-                    rows.append((eps, n, label + tag, m, s))
-                if cal == "r2_1pR2":
-                    for metric, label in SSP:
-                        m = float(res.summary[metric]["mean"][c][0]) if res.summary[metric]["mean"].ndim > 1 \
-                            else float(res.summary[metric]["mean"][c])
-                        s = float(np.ravel(res.summary[metric]["mcse"][c])[0])
-                        rows.append((eps, n, label, m, s))
+                for method, label in LCSSF:
+                    idx = res.select(epsilon=eps, n=n, lcssf_delta=cal, method=method)
+                    if len(idx):
+                        m, s = best_phi(res, idx[0])
+                        rows.append((eps, n, label + tag, m, s))
+            for method, label in SSP:
+                idx = res.select(epsilon=eps, n=n, lcssf_delta="r2_1pR2", method=method)
+                if len(idx):
+                    for metric, est in (("hpm_correct", "HPM"), ("mpm_correct", "MPM")):
+                        m, s = _mean_se(res, metric, idx[0])
+                        rows.append((eps, n, f"{label} {est}", m, s))
+            idx = res.select(epsilon=eps, n=n, lcssf_delta="r2_1pR2", method="bic_best_subset")
+            if len(idx):
+                m, s = _mean_se(res, "hpm_correct", idx[0])
+                rows.append((eps, n, "BIC (non-private)", m, s))
     return rows
 
 

@@ -123,7 +123,12 @@ if "$DPMU" run "$SRC/configs/smoke/selection_head_to_head.yaml" --out "$TMP/h2h.
   "$DPMU" summarize "$TMP/h2h.h5" --format json >"$TMP/sum.json" && "$PY" -c "
 import json, sys
 d = json.load(open('$TMP/sum.json'))
-ok = len(d) == 16 and all((c['metrics']['ssp_wishart_hpm']['n_ok'] == 0) == (c['parameters']['epsilon'] >= 1) for c in d)
+lcssf = [c for c in d if c['parameters']['method'].startswith('lcssf')]
+other = [c for c in d if not c['parameters']['method'].startswith('lcssf')]
+ok = (len(d) == 64 and len(lcssf) == 32
+      and all(c['metrics']['hpm_correct']['n_ok'] == 0 and c['metrics']['correct_per_penalty[0]']['n_ok'] == 2 for c in lcssf)
+      and all(c['metrics']['hpm_correct']['n_ok'] == 2 for c in other)
+      and not any(c['parameters']['method'].startswith('ssp_wishart') and c['parameters']['epsilon'] >= 1 for c in d))
 sys.exit(0 if ok else 1)" && pass || fail "selection_head_to_head smoke summary"
 else
   fail "dpmu run selection_head_to_head smoke: $(cat "$TMP/err")"

@@ -98,9 +98,10 @@ TEST_CASE("selection_head_to_head: with negligible noise every method finds the 
           "[lcssf][selection_head_to_head]") {
   dpmu::experiments::register_builtin_experiments();
   const auto& exp = rt::find_experiment("selection_head_to_head");
-  auto cell_for = [](double epsilon) {
+  auto cell_for = [](const std::string& method, double epsilon) {
     return rt::Cell({{"n", std::int64_t{5000}},
                      {"beta_model", std::string("model1")},
+                     {"method", method},
                      {"data_bound", 4.0},
                      {"num_penalties", std::int64_t{11}},
                      {"threshold_percentile", 0.95},
@@ -117,24 +118,46 @@ TEST_CASE("selection_head_to_head: with negligible noise every method finds the 
                      {"alg2_selection", std::string("exponential_mechanism")}},
                     {"n", "beta_model"});
   };
-  const auto metrics = exp.metrics(cell_for(1.0));
+  // metrics: correct_per_penalty [11], hpm_correct, mpm_correct — the same names for every method
+  const auto metrics = exp.metrics(cell_for("ssp_laplace", 1.0));
   std::size_t total = 0;
   for (const auto& m : metrics) total += m.size;
-  REQUIRE(total == 2 * 11 + 9);
-  {  // ε = 1e7: noise scales ~1e-4 (LCSSF) and ~1e-6 (SSP) against signals ~1e3
-    const rt::Cell cell = cell_for(1e7);
-    const std::vector<double> out = dpmu_test::run_replicate(exp, cell, 3, 0);
+  REQUIRE(total == 11 + 2);
+  const auto all_nan = [](const std::vector<double>& v, std::size_t from, std::size_t to) {
+    return std::all_of(v.begin() + static_cast<std::ptrdiff_t>(from), v.begin() + static_cast<std::ptrdiff_t>(to),
+                       [](double x) { return std::isnan(x); });
+  };
+  // ε = 1e7: noise scales ~1e-4 (LCSSF) and ~1e-6 (SSP) against signals ~1e3
+  for (const std::string method : {"lcssf_algorithm1", "lcssf_algorithm2"}) {
+    const std::vector<double> out = dpmu_test::run_replicate(exp, cell_for(method, 1e7), 3, 0);
     REQUIRE(out.size() == total);
-    CHECK(*std::max_element(out.begin(), out.begin() + 11) == 1.0);       // LCSSF Alg. 1 at a good phi
-    CHECK(*std::max_element(out.begin() + 11, out.begin() + 22) == 1.0);  // Alg. 2-like
-    for (std::size_t j = 22; j < 26; ++j) CHECK(out[j] == 1.0);           // SSP Laplace HPM/MPM, thresholded or not
-    for (std::size_t j = 26; j < 30; ++j) CHECK(std::isnan(out[j]));      // Wishart needs eps < 1
-    CHECK(out[30] == 1.0);                                                // BIC
+    CHECK(*std::max_element(out.begin(), out.begin() + 11) == 1.0);  // the truth at a good phi
+    CHECK(all_nan(out, 11, 13));
   }
-  {  // ε = 0.5: the Wishart arm runs and gives 0/1 values
-    const rt::Cell cell = cell_for(0.5);
-    const std::vector<double> out = dpmu_test::run_replicate(exp, cell, 3, 0);
-    REQUIRE(out.size() == total);
-    for (std::size_t j = 26; j < 30; ++j) CHECK((out[j] == 0.0 || out[j] == 1.0));
+  for (const std::string method : {"ssp_laplace", "ssp_laplace_thresholded"}) {
+    const std::vector<double> out = dpmu_test::run_replicate(exp, cell_for(method, 1e7), 3, 0);
+    CHECK(all_nan(out, 0, 11));
+    CHECK(out[11] == 1.0);  // HPM
+    CHECK(out[12] == 1.0);  // MPM
+  }
+  {
+    const std::vector<double> out = dpmu_test::run_replicate(exp, cell_for("bic_best_subset", 1e7), 3, 0);
+    CHECK(all_nan(out, 0, 11));
+    CHECK(out[11] == 1.0);
+    CHECK(std::isnan(out[12]));
+  }
+  // Wishart needs eps < 1: refused before any work, and at eps = 0.5 it gives 0/1 values
+  CHECK_THROWS_WITH(exp.validate(cell_for("ssp_wishart", 1.0)), Catch::Contains("needs epsilon < 1"));
+  CHECK_THROWS_WITH(exp.validate(cell_for("ssp_wishart_thresholded", 5.0)), Catch::Contains("needs epsilon < 1"));
+  for (const std::string method : {"ssp_wishart", "ssp_wishart_thresholded"}) {
+    REQUIRE_NOTHROW(exp.validate(cell_for(method, 0.5)));
+    const std::vector<double> out = dpmu_test::run_replicate(exp, cell_for(method, 0.5), 3, 0);
+    for (std::size_t j : {std::size_t{11}, std::size_t{12}}) CHECK((out[j] == 0.0 || out[j] == 1.0));
+  }
+  // every method cell of a data key analyses the same data set: the non-private BIC answer does
+  // not depend on epsilon (no noise), replicate by replicate
+  for (std::uint64_t rep = 0; rep < 5; ++rep) {
+    CHECK(dpmu_test::run_replicate(exp, cell_for("bic_best_subset", 0.1), 3, rep)[11] ==
+          dpmu_test::run_replicate(exp, cell_for("bic_best_subset", 5.0), 3, rep)[11]);
   }
 }
