@@ -482,7 +482,7 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
     };
   }
 
-  CpsSetup prepare(const Cell& cell, core::RngStream& calibration) const override {
+  CpsSetup prepare(const Cell& cell, core::RngStream& calibration, runtime::SharedCalibration&) const override {
     CpsSetup s;
     s.design = load_design(design_options(cell, true));
     s.p = static_cast<int>(s.design.data.cols()) - 1;

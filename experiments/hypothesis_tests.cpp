@@ -386,7 +386,7 @@ class DpTestRealData final : public runtime::TypedExperiment<TestSetup> {
 
   std::vector<MetricSpec> metrics(const Cell&) const override { return test_metrics(); }
 
-  TestSetup prepare(const Cell& cell, core::RngStream& calibration) const override {
+  TestSetup prepare(const Cell& cell, core::RngStream& calibration, runtime::SharedCalibration&) const override {
     TestSetup s;
     RealDataSet d = load_real_data_set(cell);
     s.common = std::move(d.common);
@@ -476,7 +476,7 @@ class Type1Calibration final : public runtime::TypedExperiment<TestSetup, NullDa
 
   std::vector<MetricSpec> metrics(const Cell&) const override { return test_metrics(); }
 
-  TestSetup prepare(const Cell& cell, core::RngStream& calibration) const override {
+  TestSetup prepare(const Cell& cell, core::RngStream& calibration, runtime::SharedCalibration&) const override {
     TestSetup s;
     prepare_test(s, cell, static_cast<std::size_t>(cell.get_int("n")), static_cast<int>(cell.get_int("p")),
                  static_cast<int>(cell.get_int("p0")), calibration);

@@ -440,7 +440,7 @@ class LeiRealData final : public runtime::TypedExperiment<RealDataSetup> {
     load_real_data(cell, x, y);
   }
 
-  RealDataSetup prepare(const Cell& cell, core::RngStream&) const override {
+  RealDataSetup prepare(const Cell& cell, core::RngStream&, runtime::SharedCalibration&) const override {
     Eigen::MatrixXd x;
     Eigen::VectorXd y;
     load_real_data(cell, x, y);
@@ -579,7 +579,7 @@ class SelectionHeadToHead final : public runtime::TypedExperiment<HeadToHeadSetu
     return m;
   }
 
-  HeadToHeadSetup prepare(const Cell& cell, core::RngStream& calibration) const override {
+  HeadToHeadSetup prepare(const Cell& cell, core::RngStream& calibration, runtime::SharedCalibration&) const override {
     HeadToHeadSetup s;
     const double r = cell.get_double("data_bound");
     const double epsilon = cell.get_double("epsilon");

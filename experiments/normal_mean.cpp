@@ -60,7 +60,7 @@ class NormalMean final : public runtime::TypedExperiment<double, StandardNormals
              .component_labels = {"p=0.25", "p=0.5", "p=0.75"}}};
   }
 
-  double prepare(const Cell&, core::RngStream&) const override {
+  double prepare(const Cell&, core::RngStream&, runtime::SharedCalibration&) const override {
     return boost::math::quantile(boost::math::normal(), 0.975);
   }
 

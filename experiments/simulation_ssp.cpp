@@ -30,6 +30,7 @@
 #include "dpmu/core/model_space.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
+#include "dpmu/experiments/simulation_cost.hpp"
 #include "dpmu/experiments/simulation_gram.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
@@ -374,7 +375,8 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     };
   }
 
-  Prepared prepare(const Cell& cell, core::RngStream& /*calibration*/) const override {
+  Prepared prepare(const Cell& cell, core::RngStream& /*calibration*/,
+                   runtime::SharedCalibration& shared) const override {
     Prepared pr;
     const int p = static_cast<int>(cell.get_int("p"));
     pr.n = effective_n(cell);
@@ -395,7 +397,7 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     core::check_ssp_mechanism(m);
     const double q = cell.get_double("ridge_quantile");
     const bool mc = kind == core::SspMechanismKind::laplace || cell.get_string("wishart_ridge") == "mc99";
-    pr.regularization = mc ? monte_carlo_ridge(m, static_cast<int>(cell.get_int("laplace_ridge_draws")), q)
+    pr.regularization = mc ? monte_carlo_ridge(m, static_cast<int>(cell.get_int("laplace_ridge_draws")), q, shared)
                            : core::wishart_regularization(m, 1.0 - q);
     pr.thresholded = cell.get_int("thresholded") != 0;
     if (pr.thresholded) {
@@ -429,6 +431,21 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
       return simulate_gram_matrix(design, effective_n(data_cell), key0, key1);
     }
     return sample_gram_matrix(design, effective_n(data_cell), key0, key1);
+  }
+
+  /// ETA cost model (simulation_cost.hpp): rows of the data set by the configured generator.
+  double generate_cost(const Cell& data_cell) const override {
+    const auto generator =
+        data_cell.get_string("generator") == "rows" ? SspGenerator::rows : SspGenerator::sufficient_statistic;
+    return ssp_generate_cost(effective_n(data_cell), static_cast<int>(data_cell.get_int("p")), generator);
+  }
+
+  /// ETA cost model: 2^p models, by quadrature unless the prior has a closed form.
+  double analyse_cost(const Cell& cell) const override {
+    const std::string& prior = cell.get_string("prior");
+    const bool closed_form = prior == "bic" || prior == "aic" || prior == "lr" || prior == "g-prior" ||
+                             prior == "g_prior" || prior.find("laplace") != std::string::npos;
+    return ssp_analyse_cost(static_cast<int>(cell.get_int("p")), !closed_form);
   }
 
   /// Model averaging on the released G (G*_r or G**_r from one G* = G + E of the noise stream;
@@ -467,15 +484,19 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
   // Monte Carlo ridge (99th percentile of −eigmin(E)): a function of the public mechanism
   // parameters only (kind, p, l, u, ε, δ, draws, quantile) — not of n, |T|, the prior, the
   // thresholding, the cell or the master seed — drawn from a stream keyed by them, so every cell
-  // with the same mechanism gets the same ridge (docs/decisions.md). Computed in prepare(), once
-  // per cell.
-  static double monte_carlo_ridge(const core::SspMechanism& m, int draws, double q) {
+  // with the same mechanism gets the same ridge (docs/decisions.md). Computed once per run for
+  // each key (runtime::SharedCalibration) and shared by the cells with that mechanism.
+  static double monte_carlo_ridge(const core::SspMechanism& m, int draws, double q,
+                                  runtime::SharedCalibration& shared) {
     std::ostringstream os;
     os.precision(17);
     os << "ssp_ridge:" << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':' << m.epsilon
        << ':' << m.delta << ':' << draws << ':' << q;
-    core::RngStream rng(kRidgeSeed, core::fnv1a_64(os.str()), 0, core::StreamPurpose::calibration);
-    return core::monte_carlo_regularization(m, rng, draws, q);
+    const std::string key = os.str();
+    return shared.get(key, [&] {
+      core::RngStream rng(kRidgeSeed, core::fnv1a_64(key), 0, core::StreamPurpose::calibration);
+      return std::vector<double>{core::monte_carlo_regularization(m, rng, draws, q)};
+    })[0];
   }
   static constexpr std::uint64_t kRidgeSeed = 20240521;
 

@@ -333,34 +333,20 @@ def reps(st, metric, c, k=None):
 class SspVariants:
     """Accessor for ``ssp_simulation`` results: the per-replicate values of a metric for one
     method variant (prior, ε, mechanism, thresholded) in one design cell (p, |T|, n). The claims
-    read the simulation study only through this class, which knows the two layouts:
-
-    * ``cell_parameters`` (current): prior, mechanism (none / laplace / wishart), thresholded (0/1)
-      and epsilon (inf for mechanism none) are grid axes; every metric is scalar per cell, and the
-      method cells of one (p, |T|, n) share their data sets replicate by replicate (the data are
-      generated once per data key and replicate), so replicate r of two method cells is a pair;
-    * ``variant_components`` (files written before the method axes): vector metrics with one
-      component per variant, described by ``/calibration/variant_{prior,epsilon,mechanism,
-      thresholded}`` (mechanism codes 0 = none, 1 = Laplace, 2 = Wishart; prior = index into the
-      ``priors`` parameter)."""
-
-    MECHANISMS = {"none": 0, "laplace": 1, "wishart": 2}
+    read the simulation study only through this class. Prior, mechanism (none / laplace /
+    wishart), thresholded (0/1) and epsilon (inf for mechanism none) are grid axes; every metric
+    is scalar per cell, and the method cells of one (p, |T|, n) share their data sets replicate
+    by replicate (the data are generated once per data key and replicate), so replicate r of two
+    method cells is a pair. Files written before the method axes (2026-12-01) are refused."""
 
     def __init__(self, st):
         self.st = st
         r = st.res
-        cal = r.calibration
-        if "variant_prior" in cal:
-            self.layout = "variant_components"
-            text = str(r.cells["priors"][0]) if "priors" in r.cells else "zellner-siow"
-            self._prior_values = [v.strip() for v in text.split(",")]
-            self.epsilons = sorted({float(e) for e in np.ravel(cal["variant_epsilon"]) if np.isfinite(e)})
-        elif "mechanism" in r.cells and "prior" in r.cells:
-            self.layout = "cell_parameters"
-            self._prior_values = [str(v) for v in r.values("prior")]
-            self.epsilons = sorted(float(e) for e in r.values("epsilon") if np.isfinite(float(e)))
-        else:
-            raise ValueError(f"{st.path}: unknown ssp_simulation layout (neither method axes nor variant components)")
+        if "mechanism" not in r.cells or "prior" not in r.cells:
+            raise ValueError(f"{st.path}: an ssp_simulation file without the method axes (mechanism, prior): "
+                             "written before 2026-12-01; re-run its config")
+        self._prior_values = [str(v) for v in r.values("prior")]
+        self.epsilons = sorted(float(e) for e in r.values("epsilon") if np.isfinite(float(e)))
         self.priors = [v.replace("-", "_") for v in self._prior_values]
 
     def design_cells(self):
@@ -377,21 +363,9 @@ class SspVariants:
         if prior not in self.priors:
             return None
         raw_prior = self._prior_values[self.priors.index(prior)]
-        if self.layout == "cell_parameters":
-            c = cell(self.st, p=p, true_model_size=t, n=n, prior=raw_prior, mechanism=mechanism,
-                     thresholded=1 if thresholded else 0, epsilon=math.inf if mechanism == "none" else epsilon)
-            return None if c is None else self.st.replicates(metric)[c]
-        c = cell(self.st, p=p, true_model_size=t, n=n)
-        if c is None:
-            return None
-        cal = self.st.res.calibration
-        code = self.MECHANISMS[mechanism]
-        for k in range(cal["variant_prior"].shape[1]):
-            if (cal["variant_prior"][c, k] == self.priors.index(prior) and cal["variant_mechanism"][c, k] == code
-                    and cal["variant_thresholded"][c, k] == (1 if thresholded else 0)
-                    and (code == 0 or np.isclose(cal["variant_epsilon"][c, k], epsilon))):
-                return self.st.replicates(metric)[c, :, k]
-        return None
+        c = cell(self.st, p=p, true_model_size=t, n=n, prior=raw_prior, mechanism=mechanism,
+                 thresholded=1 if thresholded else 0, epsilon=math.inf if mechanism == "none" else epsilon)
+        return None if c is None else self.st.replicates(metric)[c]
 
 
 # ----------------------------------------------------------------------------------------------

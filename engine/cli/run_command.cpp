@@ -192,7 +192,8 @@ void replay(const std::string& config, const std::string& which, std::int64_t re
   std::shared_ptr<const void> prepared;
   try {
     auto calibration = runtime::calibration_stream(s.master_seed, cell);
-    prepared = s.experiment->prepare_erased(cell, calibration);
+    runtime::SharedCalibration shared;  // shared values are pure functions of their keys: the same alone
+    prepared = s.experiment->prepare_erased(cell, calibration, shared);
     one.prepared = prepared.get();
   } catch (const std::exception& e) {
     one.prepare_error = e.what();

@@ -18,7 +18,8 @@ namespace dpmu_test {
 inline std::shared_ptr<const void> prepare_cell(const dpmu::runtime::Experiment& e, const dpmu::runtime::Cell& cell,
                                                 std::uint64_t master_seed) {
   auto calibration = dpmu::runtime::calibration_stream(master_seed, cell);
-  return e.prepare_erased(cell, calibration);
+  dpmu::runtime::SharedCalibration shared;  // nothing shared: what one cell computes alone
+  return e.prepare_erased(cell, calibration, shared);
 }
 
 /// The metrics of replicate `replicate` of `cell` (concatenated in layout order). `prepared`:

@@ -309,3 +309,41 @@ TEST_CASE("ssp_simulation: the Monte Carlo ridge depends on the mechanism's publ
   CHECK(a > ridge(5000, 1, 0.9, "bic", 0, 1));  // more noise at epsilon 0.5 than 0.9
   CHECK(a > 0.0);
 }
+
+TEST_CASE("ssp_simulation: the Laplace ridge is computed once per mechanism and shared by its cells",
+          "[experiments][ssp]") {
+  ex::register_builtin_experiments();
+  const auto& e = rt::find_experiment("ssp_simulation");
+  auto cell_of = [](std::int64_t n, std::int64_t t, const std::string& prior, std::int64_t thresholded, double eps) {
+    return make_cell({{"n", n},
+                      {"p", std::int64_t{2}},
+                      {"true_model_size", t},
+                      {"mechanism", std::string("laplace")},
+                      {"epsilon", eps},
+                      {"thresholded", thresholded},
+                      {"prior", prior},
+                      {"laplace_ridge_draws", std::int64_t{300}}});
+  };
+  auto ridge_of = [&](const rt::Cell& cell, rt::SharedCalibration& shared) {
+    auto calibration = rt::calibration_stream(11, cell);
+    const auto prepared = e.prepare_erased(cell, calibration, shared);
+    for (const auto& [name, v] : e.calibration_outputs_erased(cell, prepared.get()))
+      if (name == "regularization") return v[0];
+    return std::nan("");
+  };
+  rt::SharedCalibration shared;
+  // n, |T|, prior and thresholding differ: one key, one ridge, equal to each cell's own.
+  const std::vector<rt::Cell> same = {cell_of(3000, 1, "bic", 0, 0.5), cell_of(9000, 0, "zellner_siow", 1, 0.5),
+                                      cell_of(5000, 2, "bic", 1, 0.5)};
+  std::vector<double> ridges;
+  for (const auto& c : same) ridges.push_back(ridge_of(c, shared));
+  CHECK(shared.size() == 1);
+  for (std::size_t i = 0; i < same.size(); ++i) {
+    rt::SharedCalibration alone;
+    CHECK(ridges[i] == ridge_of(same[i], alone));  // bit-identical to computing it alone
+    CHECK(ridges[i] == ridges[0]);
+  }
+  const double other = ridge_of(cell_of(3000, 1, "bic", 0, 0.9), shared);  // another epsilon: another key
+  CHECK(shared.size() == 2);
+  CHECK(other < ridges[0]);  // larger epsilon, smaller noise, smaller ridge
+}

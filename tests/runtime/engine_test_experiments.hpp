@@ -79,7 +79,8 @@ class TestEngine final : public dpmu::runtime::TypedExperiment<double, TestEngin
         {.name = "x"},
         {.name = "v", .size = static_cast<std::size_t>(c.get_int("p")), .is_vector = true, .component_labels = labels}};
   }
-  double prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream& calibration) const override {
+  double prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream& calibration,
+                 dpmu::runtime::SharedCalibration&) const override {
     g_prepare_calls.fetch_add(1);
     if (c.get_int("fail_prepare") != 0) throw std::runtime_error("prepare failed on purpose");
     // A calibration-dependent constant, small against the Monte Carlo error of x.
@@ -132,7 +133,8 @@ class TestData final : public dpmu::runtime::TypedExperiment<double> {
     }
   }
   std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell&) const override { return {{.name = "m"}}; }
-  double prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream&) const override {
+  double prepare(const dpmu::runtime::Cell& c, dpmu::core::RngStream&,
+                 dpmu::runtime::SharedCalibration&) const override {
     const auto& v = table(c)->column(c.get_string("column"));
     double sum = 0;
     for (double x : v) sum += x;

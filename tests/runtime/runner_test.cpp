@@ -1,11 +1,15 @@
 #include "dpmu/runtime/runner.hpp"
 
+#include <atomic>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "dpmu/runtime/config.hpp"
 #include "dpmu/runtime/results.hpp"
@@ -146,7 +150,8 @@ TEST_CASE("engine: one data set per (data key, replicate), analysed by every cel
   const auto& e = *s.experiment;
   for (std::size_t c : {std::size_t{1}, std::size_t{6}}) {
     auto calibration = rt::calibration_stream(s.master_seed, s.cells[c]);
-    const auto prepared = e.prepare_erased(s.cells[c], calibration);
+    rt::SharedCalibration shared;
+    const auto prepared = e.prepare_erased(s.cells[c], calibration, shared);
     const auto& cr = r.cell_results[c];
     std::vector<double> out(cr.width);
     rt::CellReplicate one;
@@ -224,6 +229,31 @@ TEST_CASE("MetricWriter: writes by name, checked against the declared metrics", 
   CHECK_THROWS_WITH(w.set("v", 3, 1.0), Contains("component 3 of metric 'v' is out of range"));
   CHECK_THROWS_WITH(w.set("v", std::vector<double>{1, 2}), Contains("'v' has 3 components but 2 values"));
   CHECK_THROWS_AS(rt::MetricWriter(specs, std::span<double>(out.data(), 4)), std::logic_error);
+}
+
+TEST_CASE("SharedCalibration: computed once per key whatever the threads, errors leave the key uncomputed",
+          "[engine][calibration]") {
+  rt::SharedCalibration shared;
+  std::atomic<int> computed{0};
+  std::vector<std::thread> threads;
+  std::vector<double> seen(8, 0.0);
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      seen[static_cast<std::size_t>(i)] = shared.get("ridge:laplace:p9", [&] {
+        ++computed;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // others arrive meanwhile
+        return std::vector<double>{2.5};
+      })[0];
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(computed.load() == 1);
+  for (double v : seen) CHECK(v == 2.5);
+  CHECK(shared.get("other", [] { return std::vector<double>{1.0, 2.0}; }) == std::vector<double>{1.0, 2.0});
+  CHECK(shared.size() == 2);
+  CHECK_THROWS_WITH(shared.get("bad", []() -> std::vector<double> { throw std::runtime_error("no ridge"); }),
+                    Contains("no ridge"));
+  CHECK(shared.get("bad", [] { return std::vector<double>{3.0}; })[0] == 3.0);  // retried, not poisoned
 }
 
 TEST_CASE("engine: interrupted run resumes from its journal (torn last record ignored), bit-identical",

@@ -1,5 +1,5 @@
 // The cost-weighted ETA (runtime::WorkEstimate) and the simulation study's cost model
-// (experiments::ssp_replicate_cost).
+// (experiments::ssp_generate_cost, ssp_analyse_cost).
 #include "dpmu/runtime/work_estimate.hpp"
 
 #include <catch2/catch.hpp>
@@ -51,17 +51,17 @@ TEST_CASE("WorkEstimate: invalid costs, huge totals and concurrent adds", "[work
   CHECK(par.done() == 40000.0);  // fixed point: exact whatever the interleaving
 }
 
-TEST_CASE("ssp_replicate_cost: linear in n, 2^p in the analyses, cheaper rows for the sampler", "[work_estimate]") {
-  const ex::SspAnalysisCount v{9, 9};
+TEST_CASE("ssp cost model: generation linear in n, analyses 2^p, cheaper rows for the sampler", "[work_estimate]") {
   const auto rows = ex::SspGenerator::rows;
   const auto exact = ex::SspGenerator::sufficient_statistic;
-  const double c0 = ex::ssp_replicate_cost(0, 9, v, rows);
-  CHECK(ex::ssp_replicate_cost(2000000, 9, v, rows) - c0 ==
-        Approx(2.0 * (ex::ssp_replicate_cost(1000000, 9, v, rows) - c0)));
-  // analyses: 2^9 (9·3300 + 9·170) + 20 000 ns
-  CHECK(c0 == Approx(512.0 * (9 * 3300.0 + 9 * 170.0) + 20000.0));
-  CHECK(ex::ssp_replicate_cost(0, 6, v, rows) < c0 / 7.0);
-  for (int p : {2, 6, 9}) {
-    CHECK(ex::ssp_replicate_cost(1000000, p, {}, exact) < ex::ssp_replicate_cost(1000000, p, {}, rows));
-  }
+  const double c0 = ex::ssp_generate_cost(0, 9, rows);
+  CHECK(c0 == 20000.0);
+  CHECK(ex::ssp_generate_cost(2000000, 9, rows) - c0 == Approx(2.0 * (ex::ssp_generate_cost(1000000, 9, rows) - c0)));
+  CHECK(ex::ssp_generate_cost(1000000, 9, rows) - c0 == Approx(1e6 * (6.1 + 1.43 * 9)));
+  CHECK(ex::ssp_generate_cost(1000000, 9, exact) - c0 == Approx(1e6 * 0.35 * 9 * 12 / 2));
+  for (int p : {2, 6, 9}) CHECK(ex::ssp_generate_cost(1000000, p, exact) < ex::ssp_generate_cost(1000000, p, rows));
+  // analyses: 2^p models × 3 300 ns (quadrature) or 170 ns (closed form) + 5 µs
+  CHECK(ex::ssp_analyse_cost(9, true) == Approx(512.0 * 3300.0 + 5000.0));
+  CHECK(ex::ssp_analyse_cost(9, false) == Approx(512.0 * 170.0 + 5000.0));
+  CHECK(ex::ssp_analyse_cost(6, true) < ex::ssp_analyse_cost(9, true) / 7.0);
 }

@@ -17,11 +17,13 @@ std::string duration_text(double s) {
 }
 }  // namespace
 
-Progress::Progress(std::uint64_t replicates_total, std::size_t cells_total, std::size_t cells_done, bool quiet)
+Progress::Progress(std::uint64_t replicates_total, std::size_t cells_total, std::size_t cells_done, bool quiet,
+                   const WorkEstimate* work)
     : replicates_total_(replicates_total),
       cells_total_(cells_total),
       cells_done_(cells_done),
       quiet_(quiet),
+      work_(work),
       tty_(::isatty(STDERR_FILENO) == 1),
       start_(std::chrono::steady_clock::now()) {
   if (!quiet_) thread_ = std::thread([this] { loop(); });
@@ -51,10 +53,12 @@ void Progress::report(bool final) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const auto done = replicates_done_.load(std::memory_order_relaxed);
   const double rate = elapsed > 0 ? static_cast<double>(done) / elapsed : 0.0;
-  const double eta = rate > 0 ? static_cast<double>(replicates_total_ - done) / rate : 1e99;
+  const double eta =
+      work_ ? work_->eta_seconds(elapsed) : (rate > 0 ? static_cast<double>(replicates_total_ - done) / rate : 1e99);
+  const std::string work_text = work_ ? fmt::format(", {:.1f}% of predicted work", 100.0 * work_->fraction_done()) : "";
   std::string line =
-      fmt::format("dpmu: cells {}/{}, replicates {}/{} ({:.0f}/s), {} {}", cells_done_.load(), cells_total_, done,
-                  replicates_total_, rate, final ? "elapsed" : "ETA", duration_text(final ? elapsed : eta));
+      fmt::format("dpmu: cells {}/{}, replicates {}/{} ({:.0f}/s){}, {} {}", cells_done_.load(), cells_total_, done,
+                  replicates_total_, rate, work_text, final ? "elapsed" : "ETA", duration_text(final ? elapsed : eta));
   if (tty_) {
     std::fprintf(stderr, "\r%s\033[K%s", line.c_str(), final ? "\n" : "");
   } else {

@@ -27,6 +27,7 @@
 #include "dpmu/runtime/ledger.hpp"
 #include "dpmu/runtime/progress.hpp"
 #include "dpmu/runtime/streams.hpp"
+#include "dpmu/runtime/work_estimate.hpp"
 
 namespace dpmu::runtime {
 
@@ -468,6 +469,42 @@ void check_data_files_unchanged(const StudySpec& study, const std::filesystem::p
 }
 
 /// The parallel part of a run: the pending tasks, each (data group, block), on oneTBB.
+/// The ETA's cost model of the pending tasks: a task (data group × block) costs, per replicate,
+/// the experiment's generate_cost of the data cell plus the analyse_cost of each cell of the
+/// group (unknown costs count 0); if the experiment gives no cost at all, every cell replicate
+/// costs 1 (the ETA of the replicate rate).
+WorkEstimate predicted_work(const StudySpec& study, const std::vector<ShardPlan::Task>& pending) {
+  const auto& exp = *study.experiment;
+  std::vector<double> group_cost(study.data_groups.size(), -1.0);
+  bool any_known = false;
+  auto known = [](double c) { return std::isfinite(c) && c >= 0.0; };
+  for (std::size_t g = 0; g < study.data_groups.size(); ++g) {
+    const auto& group = study.data_groups[g];
+    const double gen = exp.has_data_step() ? exp.generate_cost(study.cells[group.front()].data_cell())
+                                           : std::numeric_limits<double>::quiet_NaN();
+    double cost = known(gen) ? gen : 0.0;
+    any_known = any_known || known(gen);
+    for (std::size_t c : group) {
+      const double a = exp.analyse_cost(study.cells[c]);
+      any_known = any_known || known(a);
+      cost += known(a) ? a : 0.0;
+    }
+    group_cost[g] = cost;
+  }
+  const auto R = static_cast<std::size_t>(study.replicates);
+  const auto B = static_cast<std::size_t>(study.block_size);
+  std::vector<double> costs;
+  std::vector<std::uint64_t> replicates;
+  costs.reserve(pending.size());
+  replicates.reserve(pending.size());
+  for (const auto& t : pending) {
+    const auto& group = study.data_groups[t.group];
+    costs.push_back(any_known ? group_cost[t.group] : static_cast<double>(group.size()));
+    replicates.push_back(std::min(R, (t.block + 1) * B) - t.block * B);
+  }
+  return WorkEstimate(costs, replicates);
+}
+
 class TaskRunner {
  public:
   using Clock = std::chrono::steady_clock;
@@ -501,10 +538,13 @@ class TaskRunner {
                       [&](const tbb::blocked_range<std::size_t>& range) {
                         for (std::size_t i = range.begin(); i != range.end(); ++i) {
                           if (should_stop()) return;
-                          run_task(pending_[i], progress);
+                          run_task(i, progress);
                         }
                       });
   }
+
+  /// Record finished work in `work` (the ETA's cost model; may be null), task by pending index.
+  void set_work_estimate(WorkEstimate* work) { work_ = work; }
 
   bool stopped() const { return stop_.load(); }
   std::size_t tasks_run() const { return tasks_run_.load(); }
@@ -528,7 +568,7 @@ class TaskRunner {
       try {
         const Cell& cell = study_.cells[c];
         core::RngStream calibration = calibration_stream(study_.master_seed, cell);
-        st.prepared = study_.experiment->prepare_erased(cell, calibration);
+        st.prepared = study_.experiment->prepare_erased(cell, calibration, shared_);
         auto cal = study_.experiment->calibration_outputs_erased(cell, st.prepared.get());
         if (!cal.empty()) {
           const std::string record = calibration_record(c, cal);
@@ -546,7 +586,8 @@ class TaskRunner {
     });
   }
 
-  void run_task(const ShardPlan::Task& task, Progress& progress) {
+  void run_task(std::size_t pending_index, Progress& progress) {
+    const ShardPlan::Task& task = pending_[pending_index];
     const auto& group = study_.data_groups[task.group];
     const auto R = static_cast<std::size_t>(study_.replicates);
     const auto B = static_cast<std::size_t>(study_.block_size);
@@ -616,6 +657,7 @@ class TaskRunner {
     if (group_finished) {
       for (std::size_t c : group) states_[c].prepared.reset();  // every task of the group here is finished
     }
+    if (work_) work_->add(pending_index, last - first);
     progress.add((last - first) * group.size(), group_finished ? group.size() : 0);
   }
 
@@ -626,8 +668,10 @@ class TaskRunner {
   std::filesystem::path jpath_;
   std::optional<Clock::time_point> deadline_;
   std::vector<CellState> states_;
+  SharedCalibration shared_;                          // calibration shared by cells (one per run and process)
   std::vector<std::atomic<std::int64_t>> remaining_;  // pending tasks per group in this process
   std::vector<ShardPlan::Task> pending_;
+  WorkEstimate* work_ = nullptr;
   std::mutex journal_mutex_;  // guards the journal fd and r_.errors
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> tasks_run_{0};
@@ -893,7 +937,9 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
       cells_already_done += std::binary_search(cells_in_shard.begin(), cells_in_shard.end(), c) ? 1 : 0;
   }
 
-  Progress progress(reps_pending, cells_in_shard.size(), cells_already_done, opt.quiet);
+  WorkEstimate work = predicted_work(study, runner.pending());
+  runner.set_work_estimate(&work);
+  Progress progress(reps_pending, cells_in_shard.size(), cells_already_done, opt.quiet, &work);
   const auto loop_start = Clock::now();
   const double loop_cpu_start = process_cpu_seconds();
   runner.run(progress);

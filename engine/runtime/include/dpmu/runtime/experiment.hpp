@@ -24,7 +24,7 @@
 ///     and before the first replicate, not failures of every replicate.
 ///  3. `metrics(cell)` declares the metric layout of a cell (names must not depend on the cell;
 ///     vector lengths may).
-///  4. `prepare(cell, calibration)` runs once per cell (lazily, on the first task of that cell
+///  4. `prepare(cell, calibration, shared)` runs once per cell (lazily, on the first task of that cell
 ///     in a process; the engine caches the result and shares it read-only by every replicate of
 ///     the cell); `calibration_outputs(cell, prepared)` may expose numbers of it for the results
 ///     file.
@@ -41,8 +41,10 @@
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -395,6 +397,46 @@ class MetricWriter {
   std::span<double> out_;
 };
 
+/// Calibration shared by cells (docs/architecture.md §3.5): numbers that are a pure function of
+/// a key — e.g. the Monte Carlo ridge of an SSP mechanism, which depends only on (kind, p,
+/// bounds, ε, δ, draws, quantile), not on n, the prior or the cell — computed once per process by
+/// the first cell whose prepare() asks, and reused by every other cell with the same key. The
+/// engine owns one per run and passes it to prepare(). `compute` must depend on nothing but the
+/// key (draw from a stream seeded by the key, never by the cell), so the value is the same
+/// whichever cell asks first, on any thread, shard or resumption. Thread-safe.
+class SharedCalibration {
+ public:
+  /// The value stored under `key`, computing it with `compute()` (→ std::vector<double>) if no
+  /// cell has yet. Concurrent callers with the same key wait for the first; an exception from
+  /// `compute` propagates and leaves the key uncomputed.
+  template <class F>
+  std::vector<double> get(const std::string& key, F&& compute) {
+    std::shared_ptr<Entry> entry;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& slot = entries_[key];
+      if (!slot) slot = std::make_shared<Entry>();
+      entry = slot;
+    }
+    std::call_once(entry->once, [&] { entry->value = compute(); });
+    return entry->value;
+  }
+
+  /// Number of keys asked for so far.
+  std::size_t size() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return entries_.size();
+  }
+
+ private:
+  struct Entry {
+    std::once_flag once;
+    std::vector<double> value;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<Entry>, std::less<>> entries_;
+};
+
 /// An experiment (see the file comment for the life cycle), type-erased: the engine calls these.
 /// Experiments derive from TypedExperiment<Prepared, Data>, which implements the *_erased members
 /// with the one cast between the engine's handles and the experiment's types. Implementations
@@ -438,8 +480,20 @@ class Experiment {
   /// between the cells of one data key; without a data step it runs every cell on its own.
   virtual bool has_data_step() const = 0;
 
+  /// Optional cost model for the ETA of `dpmu run` (runtime::WorkEstimate): the predicted cost
+  /// of generating one replicate's data set for `data_cell` (data factors only), in arbitrary
+  /// units shared with analyse_cost (e.g. nanoseconds of one core). Only ratios matter. NaN
+  /// (the default) means unknown; if every cost of a study is unknown, every cell replicate
+  /// counts the same.
+  virtual double generate_cost(const Cell& /*data_cell*/) const { return std::numeric_limits<double>::quiet_NaN(); }
+
+  /// Optional cost model: predicted cost of analysing one replicate of `cell` (units of
+  /// generate_cost). NaN (the default) means unknown.
+  virtual double analyse_cost(const Cell& /*cell*/) const { return std::numeric_limits<double>::quiet_NaN(); }
+
   /// Engine side of TypedExperiment::prepare.
-  virtual std::shared_ptr<const void> prepare_erased(const Cell& cell, core::RngStream& calibration) const = 0;
+  virtual std::shared_ptr<const void> prepare_erased(const Cell& cell, core::RngStream& calibration,
+                                                     SharedCalibration& shared) const = 0;
   /// Engine side of TypedExperiment::calibration_outputs.
   virtual std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs_erased(
       const Cell& cell, const void* prepared) const = 0;
@@ -460,9 +514,12 @@ class TypedExperiment : public Experiment {
   bool has_data_step() const final { return !std::is_same_v<Data, Nothing>; }
 
   /// Shared read-only per-cell set-up (a critical-value table, a ridge, a loaded data set),
-  /// computed once per cell from the calibration stream. Default (Prepared = Nothing): nothing.
+  /// computed once per cell from the calibration stream; what several cells share (a ridge that
+  /// depends on the mechanism only) goes through `shared` (SharedCalibration) and is computed
+  /// once per run. Default (Prepared = Nothing): nothing.
   /// @throws anything: recorded in /errors for every replicate of the cell (stage "prepare").
-  virtual Prepared prepare(const Cell& /*cell*/, core::RngStream& /*calibration*/) const {
+  virtual Prepared prepare(const Cell& /*cell*/, core::RngStream& /*calibration*/,
+                           SharedCalibration& /*shared*/) const {
     if constexpr (std::is_same_v<Prepared, Nothing>) {
       return Prepared{};
     } else {
@@ -496,8 +553,9 @@ class TypedExperiment : public Experiment {
   virtual void analyse(const Cell& cell, const Prepared& prepared, const Data& data, core::RngStream& noise,
                        MetricWriter& metrics) const = 0;
 
-  std::shared_ptr<const void> prepare_erased(const Cell& cell, core::RngStream& calibration) const final {
-    return std::make_shared<const Prepared>(prepare(cell, calibration));
+  std::shared_ptr<const void> prepare_erased(const Cell& cell, core::RngStream& calibration,
+                                             SharedCalibration& shared) const final {
+    return std::make_shared<const Prepared>(prepare(cell, calibration, shared));
   }
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs_erased(
       const Cell& cell, const void* prepared) const final {
