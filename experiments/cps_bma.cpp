@@ -25,6 +25,7 @@
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/column_design.hpp"
 #include "dpmu/experiments/data_files.hpp"
+#include "dpmu/experiments/ssp_release.hpp"
 #include "dpmu/runtime/data_table.hpp"
 
 namespace dpmu::experiments {
@@ -283,7 +284,7 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
   std::string name() const override { return "cps_bma"; }
 
   std::vector<ParameterSpec> parameters() const override {
-    return {
+    std::vector<ParameterSpec> ps = {
         {.name = "data_file",
          .type = ParameterType::string,
          .data_factor = true,
@@ -350,33 +351,6 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
          .default_value = std::string("zellner-siow"),
          .allowed = {"zellner-siow", "zellner-siow-laplace", "g-prior", "hyper-g", "hyper-g-n", "robust", "bic"},
          .description = "prior on g (paper: Zellner-Siow)"},
-        {.name = "model_prior",
-         .type = ParameterType::string,
-         .default_value = std::string("beta-binomial:1,1"),
-         .description = "prior over models (paper: hierarchical uniform = beta-binomial:1,1)"},
-        {.name = "threshold_percentile",
-         .type = ParameterType::real,
-         .default_value = 0.95,
-         .min = 0.0,
-         .max = 1.0,
-         .min_inclusive = false,
-         .max_inclusive = false,
-         .description = "lambda of the hard threshold (A9)"},
-        {.name = "threshold_reference",
-         .type = ParameterType::string,
-         .default_value = std::string("absolute"),
-         .allowed = {"absolute", "signed"},
-         .description = "e_lambda as quantile of |E_ij| or of E_ij"},
-        {.name = "ridge_draws",
-         .type = ParameterType::integer,
-         .default_value = std::int64_t{100000},
-         .min = 100.0,
-         .description = "Laplace: draws of E for the 99th percentile of -eigmin(E)"},
-        {.name = "wishart_ridge",
-         .type = ParameterType::string,
-         .default_value = std::string("analytic"),
-         .allowed = {"analytic", "mc99"},
-         .description = "Wishart ridge: analytic bound or MC 99th percentile"},
         {.name = "simulations",
          .type = ParameterType::integer,
          .default_value = std::int64_t{10000},
@@ -423,6 +397,11 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
          .min = 0.0,
          .description = "bin range widened by this fraction of its width on each side"},
     };
+    // the release's parameters after `prior` (docs/configs.md lists them in this order)
+    const auto prior = std::find_if(ps.begin(), ps.end(), [](const ParameterSpec& p) { return p.name == "prior"; });
+    const auto release = ssp_release_parameters();
+    ps.insert(prior + 1, release.begin(), release.end());
+    return ps;
   }
 
   void validate(const Cell& cell) const override {
@@ -497,24 +476,12 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
     s.bma_options.top_models = 1;
     s.non_private = averaging(s, s.gram);
 
-    auto& m = s.mechanism;
-    m.kind = core::parse_ssp_mechanism(cell.get_string("mechanism"));
-    m.p = s.p;
-    m.lower = -0.5;
-    m.upper = 0.5;
-    m.epsilon = cell.get_double("epsilon");
-    m.delta = m.kind == core::SspMechanismKind::wishart
-                  ? (cell.get_double("delta") > 0 ? cell.get_double("delta") : 1.0 / s.n)
-                  : 0.0;
-    core::check_ssp_mechanism(m);
-    if (m.kind == core::SspMechanismKind::laplace || cell.get_string("wishart_ridge") == "mc99") {
-      s.regularization =
-          core::monte_carlo_regularization(m, calibration, static_cast<int>(cell.get_int("ridge_draws")));
-    } else {
-      s.regularization = core::wishart_regularization(m);
-    }
-    s.threshold = core::threshold_value(m, cell.get_double("threshold_percentile"),
-                                        core::parse_threshold_reference(cell.get_string("threshold_reference")));
+    const SspReleaseSetup release = prepare_ssp_release(cell, core::parse_ssp_mechanism(cell.get_string("mechanism")),
+                                                        s.p, s.n, cell.get_double("delta"), calibration);
+    s.mechanism = release.mechanism;
+    s.regularization = release.regularization;
+    s.threshold = release.threshold;
+    const core::SspMechanism& m = s.mechanism;
     s.coefficients = coefficient_indices(cell, s.p);
     s.simulations = static_cast<int>(cell.get_int("simulations"));
     s.confidence = cell.get_double("confidence");

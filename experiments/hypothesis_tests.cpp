@@ -23,24 +23,30 @@
 #include "dpmu/core/subsample_and_aggregate.hpp"
 #include "dpmu/experiments/column_design.hpp"
 #include "dpmu/experiments/data_files.hpp"
+#include "dpmu/experiments/dp_test.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
 namespace dpmu::experiments {
-namespace {
 
 using runtime::Cell;
 using runtime::MetricSpec;
 using runtime::ParameterSpec;
 using runtime::ParameterType;
 
-constexpr double kLevels[2] = {0.05, 0.01};
+namespace {
+core::Prior prior_of(const Cell& cell, const std::string& prior_key) {
+  core::Prior prior;
+  prior.kind = core::parse_prior_kind(cell.get_string(prior_key));
+  return prior;
+}
+}  // namespace
 
-/// Parameters shared by every DP-test experiment.
-std::vector<ParameterSpec> test_parameters(const std::string& default_prior, const std::string& default_scale,
-                                           double default_lower, double default_upper) {
+std::vector<ParameterSpec> dp_test_parameters(const std::string& default_prior, const std::string& default_scale,
+                                              double default_lower, double default_upper,
+                                              const std::string& prior_key) {
   return {
-      {.name = "prior",
+      {.name = prior_key,
        .type = ParameterType::string,
        .default_value = default_prior,
        .allowed = core::prior_kind_names(),
@@ -92,16 +98,10 @@ std::vector<ParameterSpec> test_parameters(const std::string& default_prior, con
   };
 }
 
-core::Prior prior_of(const Cell& cell) {
-  core::Prior prior;
-  prior.kind = core::parse_prior_kind(cell.get_string("prior"));
-  return prior;
-}
-
-core::CensoringLimits limits_of(const Cell& cell) {
+core::CensoringLimits dp_test_limits(const Cell& cell, const std::string& prior_key) {
   const double lo = cell.get_double("censor_lower"), hi = cell.get_double("censor_upper");
   if (cell.get_string("censoring_scale") == "probability") {
-    if (core::parse_prior_kind(cell.get_string("prior")) == core::PriorKind::lr) {
+    if (core::parse_prior_kind(cell.get_string(prior_key)) == core::PriorKind::lr) {
       throw std::invalid_argument("censoring_scale: the likelihood ratio (lr) needs censoring_scale: log");
     }
     if (!(lo > 0 && lo < hi && hi < 1)) {
@@ -113,26 +113,10 @@ core::CensoringLimits limits_of(const Cell& cell) {
   return {lo, hi};
 }
 
-/// What prepare() computes once per cell.
-struct TestSetup {
-  core::Prior prior;
-  core::CensoringLimits limits{0, 1};
-  std::optional<core::SubsampleAggregateRelease> release;  ///< the release layer (paper §4)
-  const core::ScalarMechanism& mechanism() const { return release->mechanism(); }
-  std::vector<std::size_t> sizes;
-  std::vector<double> corrected, corrected_mcse, uncorrected;  // per level
-  std::vector<core::CriticalValue> critical_values;            // per level (lr, bic, aic)
-  double null_probability_at_upper = std::nan("");
-  // real data only
-  Eigen::MatrixXd common, tested;
-  Eigen::VectorXd response;
-  double non_private_log_statistic = std::nan("");
-  double non_private_posterior = std::nan("");
-};
-
-void prepare_test(TestSetup& s, const Cell& cell, std::size_t n, int p, int p0, core::RngStream& calibration) {
-  s.prior = prior_of(cell);
-  s.limits = limits_of(cell);
+void prepare_dp_test(DpTestSetup& s, const Cell& cell, std::size_t n, int p, int p0, core::RngStream& calibration,
+                     const std::string& prior_key) {
+  s.prior = prior_of(cell, prior_key);
+  s.limits = dp_test_limits(cell, prior_key);
   const auto m = static_cast<std::size_t>(cell.get_int("num_subsets"));
   core::check_num_subsets(n, m, p, p0);
   core::SubsampleAggregateSettings rs;
@@ -156,19 +140,20 @@ void prepare_test(TestSetup& s, const Cell& cell, std::size_t n, int p, int p0, 
                                          static_cast<std::size_t>(cell.get_int("null_simulations")), calibration);
     s.null_probability_at_upper = null.probability_at_upper;
     for (int k = 0; k < 2; ++k) {
-      const auto cv = core::corrected_critical_value(null, kLevels[k], s.limits);
+      const auto cv = core::corrected_critical_value(null, kDpTestLevels[k], s.limits);
       s.critical_values.push_back(cv);
       s.corrected[k] = cv.value;
       s.corrected_mcse[k] = cv.mcse;
-      s.uncorrected[k] = core::uncorrected_critical_value(s.prior.kind, s.sizes, p, kLevels[k]);
+      s.uncorrected[k] = core::uncorrected_critical_value(s.prior.kind, s.sizes, p, kDpTestLevels[k]);
     }
   }
 }
 
-/// "alpha=0.05", "alpha=0.01": the components of the reject_* metrics (kLevels).
+namespace {
+/// "alpha=0.05", "alpha=0.01": the components of the reject_* metrics (kDpTestLevels).
 std::vector<std::string> level_labels() {
   std::vector<std::string> out;
-  for (double alpha : kLevels) {
+  for (double alpha : kDpTestLevels) {
     std::ostringstream os;
     os << "alpha=" << alpha;
     out.push_back(os.str());
@@ -176,7 +161,9 @@ std::vector<std::string> level_labels() {
   return out;
 }
 
-std::vector<MetricSpec> test_metrics() {
+}  // namespace
+
+std::vector<MetricSpec> dp_test_metrics() {
   return {{.name = "log_statistic", .description = "released T* = censored noisy average (log scale)"},
           {.name = "noisy_statistic", .description = "T~ before the second censoring"},
           {.name = "posterior_probability_h1", .description = "P*(H1|D) from T* (NaN for lr)"},
@@ -197,7 +184,7 @@ std::vector<MetricSpec> test_metrics() {
            .component_labels = level_labels()}};
 }
 
-std::vector<std::pair<std::string, std::vector<double>>> test_calibration_outputs(const TestSetup& s) {
+std::vector<std::pair<std::string, std::vector<double>>> dp_test_calibration_outputs(const DpTestSetup& s) {
   return {{"critical_value_corrected", s.corrected},
           {"critical_value_corrected_mcse", s.corrected_mcse},
           {"critical_value_uncorrected", s.uncorrected},
@@ -212,8 +199,8 @@ std::vector<std::pair<std::string, std::vector<double>>> test_calibration_output
           {"non_private_posterior_probability_h1", {s.non_private_posterior}}};
 }
 
-void write_release(const TestSetup& s, const Cell& cell, const std::vector<double>& t, core::RngStream& noise,
-                   runtime::MetricWriter& out) {
+void write_dp_test_release(const DpTestSetup& s, const Cell& cell, const std::vector<double>& t, core::RngStream& noise,
+                           runtime::MetricWriter& out) {
   core::NoiseSource source = core::NoiseSource::simulation(noise);
   const auto rel = s.release->release_statistics(t, source);
   out.set("log_statistic", rel.released_statistic);
@@ -238,6 +225,8 @@ void write_release(const TestSetup& s, const Cell& cell, const std::vector<doubl
             : (u < core::rejection_probability(s.critical_values[k], rel.released_statistic, s.limits) ? 1.0 : 0.0));
   }
 }
+
+namespace {
 
 /// The fixed data set of a DP test: [1, common] (intercept first), tested, response.
 struct RealDataSet {
@@ -309,7 +298,7 @@ RealDataSet load_real_data_set(const Cell& cell) {
 }
 
 /// A DP test on a fixed CSV data set.
-class DpTestRealData final : public runtime::TypedExperiment<TestSetup> {
+class DpTestRealData final : public runtime::TypedExperiment<DpTestSetup> {
  public:
   DpTestRealData(std::string name, std::string prior, std::string scale, double lower, double upper, std::string common,
                  std::string tested)
@@ -324,7 +313,7 @@ class DpTestRealData final : public runtime::TypedExperiment<TestSetup> {
   std::string name() const override { return name_; }
 
   std::vector<ParameterSpec> parameters() const override {
-    auto ps = test_parameters(prior_, scale_, lower_, upper_);
+    auto ps = dp_test_parameters(prior_, scale_, lower_, upper_);
     ps.push_back({.name = "test",
                   .type = ParameterType::string,
                   .default_value = std::string("test"),
@@ -354,7 +343,7 @@ class DpTestRealData final : public runtime::TypedExperiment<TestSetup> {
   }
 
   void validate(const Cell& cell) const override {
-    limits_of(cell);
+    dp_test_limits(cell);
     if (split_list(cell.get_string("tested")).empty()) throw std::invalid_argument("tested: name at least one column");
   }
 
@@ -384,17 +373,17 @@ class DpTestRealData final : public runtime::TypedExperiment<TestSetup> {
     }
   }
 
-  std::vector<MetricSpec> metrics(const Cell&) const override { return test_metrics(); }
+  std::vector<MetricSpec> metrics(const Cell&) const override { return dp_test_metrics(); }
 
-  TestSetup prepare(const Cell& cell, core::RngStream& calibration, runtime::SharedCalibration&) const override {
-    TestSetup s;
+  DpTestSetup prepare(const Cell& cell, core::RngStream& calibration, runtime::SharedCalibration&) const override {
+    DpTestSetup s;
     RealDataSet d = load_real_data_set(cell);
     s.common = std::move(d.common);
     s.tested = std::move(d.tested);
     s.response = std::move(d.response);
     const auto n = s.response.size();
     const int p = static_cast<int>(s.tested.cols()), p0 = static_cast<int>(s.common.cols());
-    prepare_test(s, cell, static_cast<std::size_t>(n), p, p0, calibration);
+    prepare_dp_test(s, cell, static_cast<std::size_t>(n), p, p0, calibration);
     const auto fit = core::fit_nested_models(s.common, s.tested, s.response);
     s.non_private_log_statistic =
         core::subset_statistic(s.prior, fit.log_one_minus_r_squared, static_cast<double>(n), p, p0);
@@ -406,16 +395,16 @@ class DpTestRealData final : public runtime::TypedExperiment<TestSetup> {
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                               const TestSetup& s) const override {
-    return test_calibration_outputs(s);
+                                                                               const DpTestSetup& s) const override {
+    return dp_test_calibration_outputs(s);
   }
 
-  void analyse(const Cell& cell, const TestSetup& s, const runtime::Nothing&, core::RngStream& noise,
+  void analyse(const Cell& cell, const DpTestSetup& s, const runtime::Nothing&, core::RngStream& noise,
                runtime::MetricWriter& out) const override {
     const auto partition = core::random_partition(static_cast<std::size_t>(s.response.size()), s.sizes.size(), noise);
     const auto t =
         core::subset_statistics(s.common, s.tested, s.response, partition, s.prior, s.release->failure_value());
-    write_release(s, cell, t, noise, out);
+    write_dp_test_release(s, cell, t, noise, out);
   }
 
  private:
@@ -431,12 +420,12 @@ struct NullDataSet {
   Eigen::VectorXd response;
 };
 
-class Type1Calibration final : public runtime::TypedExperiment<TestSetup, NullDataSet> {
+class Type1Calibration final : public runtime::TypedExperiment<DpTestSetup, NullDataSet> {
  public:
   std::string name() const override { return "type1_calibration"; }
 
   std::vector<ParameterSpec> parameters() const override {
-    auto ps = test_parameters("lr", "log", 0.0, 7.0);
+    auto ps = dp_test_parameters("lr", "log", 0.0, 7.0);
     ps.push_back({.name = "n",
                   .type = ParameterType::integer,
                   .data_factor = true,
@@ -458,7 +447,7 @@ class Type1Calibration final : public runtime::TypedExperiment<TestSetup, NullDa
   }
 
   void validate(const Cell& cell) const override {
-    limits_of(cell);
+    dp_test_limits(cell);
     const auto n = static_cast<std::size_t>(cell.get_int("n"));
     const int p = static_cast<int>(cell.get_int("p")), p0 = static_cast<int>(cell.get_int("p0"));
     const auto m = static_cast<std::size_t>(cell.get_int("num_subsets"));
@@ -474,18 +463,18 @@ class Type1Calibration final : public runtime::TypedExperiment<TestSetup, NullDa
     }
   }
 
-  std::vector<MetricSpec> metrics(const Cell&) const override { return test_metrics(); }
+  std::vector<MetricSpec> metrics(const Cell&) const override { return dp_test_metrics(); }
 
-  TestSetup prepare(const Cell& cell, core::RngStream& calibration, runtime::SharedCalibration&) const override {
-    TestSetup s;
-    prepare_test(s, cell, static_cast<std::size_t>(cell.get_int("n")), static_cast<int>(cell.get_int("p")),
-                 static_cast<int>(cell.get_int("p0")), calibration);
+  DpTestSetup prepare(const Cell& cell, core::RngStream& calibration, runtime::SharedCalibration&) const override {
+    DpTestSetup s;
+    prepare_dp_test(s, cell, static_cast<std::size_t>(cell.get_int("n")), static_cast<int>(cell.get_int("p")),
+                    static_cast<int>(cell.get_int("p0")), calibration);
     return s;
   }
 
   std::vector<std::pair<std::string, std::vector<double>>> calibration_outputs(const Cell&,
-                                                                               const TestSetup& s) const override {
-    return test_calibration_outputs(s);
+                                                                               const DpTestSetup& s) const override {
+    return dp_test_calibration_outputs(s);
   }
 
   /// H0: y = 1 + 0.5 Σ z_j + N(0, 1); tested columns correlated with the common ones.
@@ -508,12 +497,12 @@ class Type1Calibration final : public runtime::TypedExperiment<TestSetup, NullDa
     return d;
   }
 
-  void analyse(const Cell& cell, const TestSetup& s, const NullDataSet& d, core::RngStream& noise,
+  void analyse(const Cell& cell, const DpTestSetup& s, const NullDataSet& d, core::RngStream& noise,
                runtime::MetricWriter& out) const override {
     const auto partition = core::random_partition(static_cast<std::size_t>(d.response.size()), s.sizes.size(), noise);
     const auto t =
         core::subset_statistics(d.common, d.tested, d.response, partition, s.prior, s.release->failure_value());
-    write_release(s, cell, t, noise, out);
+    write_dp_test_release(s, cell, t, noise, out);
   }
 };
 

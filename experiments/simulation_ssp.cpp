@@ -32,6 +32,7 @@
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/simulation_cost.hpp"
 #include "dpmu/experiments/simulation_gram.hpp"
+#include "dpmu/experiments/ssp_release.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
 namespace dpmu::experiments {
@@ -198,7 +199,7 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
   std::string name() const override { return "ssp_simulation"; }
 
   std::vector<ParameterSpec> parameters() const override {
-    return {
+    std::vector<ParameterSpec> ps = {
         {.name = "n",
          .type = ParameterType::integer,
          .data_factor = true,
@@ -264,29 +265,12 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
          .type = ParameterType::real,
          .default_value = 2.0,
          .description = "u: upper bound of the centred data for the mechanisms (> 0)"},
-        {.name = "model_prior",
-         .type = ParameterType::string,
-         .default_value = std::string("beta-binomial:1,1"),
-         .description = "prior over models (default: hierarchical uniform, Scott & Berger 2010)"},
         {.name = "wishart_delta",
          .type = ParameterType::real,
          .default_value = 0.0,
          .min = 0.0,
          .max = 1.0,
          .description = "delta of the Wishart mechanism; 0 means 1/n (paper)"},
-        {.name = "threshold_percentile",
-         .type = ParameterType::real,
-         .default_value = 0.95,
-         .min = 0.0,
-         .max = 1.0,
-         .min_inclusive = false,
-         .max_inclusive = false,
-         .description = "lambda of hard thresholding (docs/methods.md A9)"},
-        {.name = "threshold_reference",
-         .type = ParameterType::string,
-         .default_value = std::string("absolute"),
-         .allowed = {"absolute", "signed"},
-         .description = "threshold = lambda-quantile of |E_ij| (absolute) or of E_ij (signed)"},
         {.name = "ridge_quantile",
          .type = ParameterType::real,
          .default_value = core::kRidgeConfidence,
@@ -299,13 +283,13 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
          .type = ParameterType::integer,
          .default_value = std::int64_t{100000},
          .min = 100.0,
-         .description = "Monte Carlo draws of E for the Laplace ridge (per cell, in prepare)"},
-        {.name = "wishart_ridge",
-         .type = ParameterType::string,
-         .default_value = std::string("analytic"),
-         .allowed = {"analytic", "mc99"},
-         .description = "Wishart ridge: analytic bound (A10) or Monte Carlo"},
+         .description = "Monte Carlo draws of E for the Laplace ridge (once per mechanism and run)"},
     };
+    // the release settings shared with cps_bma and linear_design, except their ridge_draws (this
+    // experiment's is laplace_ridge_draws)
+    for (auto& spec : ssp_release_parameters())
+      if (spec.name != "ridge_draws") ps.push_back(std::move(spec));
+    return ps;
   }
 
   void validate(const Cell& cell) const override {

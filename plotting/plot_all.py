@@ -17,6 +17,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fig_cps  # noqa: E402
 import fig_hsb  # noqa: E402
 import fig_lei_simulation  # noqa: E402
+import fig_linear_design  # noqa: E402
 import fig_selection_head_to_head  # noqa: E402
 import fig_ssp  # noqa: E402
 import fig_type1  # noqa: E402
@@ -30,6 +31,7 @@ PLOTTERS = {
     "selection_head_to_head": fig_selection_head_to_head.plot_file,
     "cps_bma": fig_cps.plot_file,
     "ssp_simulation": fig_ssp.plot_file,
+    "linear_design": fig_linear_design.plot_file,
 }
 
 

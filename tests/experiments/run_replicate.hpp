@@ -1,11 +1,13 @@
 #pragma once
 // One replicate of one cell of an experiment, run exactly as the engine runs it
 // (dpmu::runtime::run_one_replicate with the engine's streams under `master_seed`).
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpmu/runtime/experiment.hpp"
@@ -13,6 +15,20 @@
 #include "dpmu/runtime/streams.hpp"
 
 namespace dpmu_test {
+
+/// A cell of experiment `e` with every parameter at its default, overridden (or completed, for
+/// parameters without a default) by `values`; the data factors are those `e` declares.
+inline dpmu::runtime::Cell cell_with_defaults(
+    const dpmu::runtime::Experiment& e, std::vector<std::pair<std::string, dpmu::runtime::ParameterValue>> values) {
+  std::vector<std::string> data_factors;
+  for (const auto& spec : e.parameters()) {
+    if (spec.data_factor) data_factors.push_back(spec.name);
+    const bool given =
+        std::any_of(values.begin(), values.end(), [&spec](const auto& v) { return v.first == spec.name; });
+    if (!given && spec.default_value) values.emplace_back(spec.name, *spec.default_value);
+  }
+  return dpmu::runtime::Cell(std::move(values), data_factors);
+}
 
 /// prepare() of `cell` from its calibration stream under `master_seed`.
 inline std::shared_ptr<const void> prepare_cell(const dpmu::runtime::Experiment& e, const dpmu::runtime::Cell& cell,

@@ -27,16 +27,7 @@ namespace {
 // A cell with every parameter at its default, overridden by `values`.
 rt::Cell make_cell(const std::vector<std::pair<std::string, rt::ParameterValue>>& values) {
   ex::register_builtin_experiments();
-  const auto& e = rt::find_experiment("ssp_simulation");
-  std::vector<std::pair<std::string, rt::ParameterValue>> all = values;
-  std::vector<std::string> data_factors;
-  for (const auto& spec : e.parameters()) {
-    if (spec.data_factor) data_factors.push_back(spec.name);
-    bool given = false;
-    for (const auto& [n, v] : values) given = given || n == spec.name;
-    if (!given && spec.default_value) all.emplace_back(spec.name, *spec.default_value);
-  }
-  return rt::Cell(all, data_factors);
+  return dpmu_test::cell_with_defaults(rt::find_experiment("ssp_simulation"), values);
 }
 
 std::size_t metric_size(const rt::Cell& c) {

@@ -260,8 +260,17 @@ TEST_CASE("write failures: a file-size limit gives a clear error, no temporary f
           "[engine][hdf5][reliability]") {
   TempDir dir;
   dpmu_test::register_test_experiments();
-  const auto s =
-      rt::parse_study("experiment: test_engine\nmaster_seed: 1\nreplicates: 2000\nblock_size: 1000\n", "study.yaml");
+  // The results file is compressed, the journal is not: a long comment of incompressible text
+  // (kept in the results file's config_yaml, not in the journal) makes the file the larger.
+  std::string comment = "# ";
+  std::uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < 120000; ++i) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    comment += static_cast<char>('a' + x % 26);
+    if (i % 100 == 99) comment += "\n# ";
+  }
+  const auto s = rt::parse_study(
+      "experiment: test_engine\nmaster_seed: 1\nreplicates: 2000\nblock_size: 1000\n" + comment + "\n", "study.yaml");
   const fs::path out = dir / "a.h5";
   rlimit old{};
   ::getrlimit(RLIMIT_FSIZE, &old);
