@@ -182,7 +182,7 @@ TEST_CASE("hyper-g and hyper-g/n with a huge a tend to log B = 0, never NaN (bot
           prior.kind = kind;
           prior.a = a;
           const double log_q = std::log1p(-r2);
-          const auto fast = log_model_marginal(CoefficientPrior{prior, false}, log_q, n, 2, 1);
+          const auto fast = log_model_marginal(CoefficientPrior{prior}, log_q, n, 2, 1);
           const auto slow = log_bayes_factor_and_shrinkage(prior, log_q, n, 2, 1);
           // log B = log E_g[(1+g)^{(m-k)/2} (1+gQ)^{-m/2}] with g ~ 2/a (hyper-g) or 2n/a: O(n^2/a) at most
           const double bound = 1e-10 + 10.0 * n * n * (kind == PriorKind::hyper_g_n ? n : 1.0) / a;

@@ -7,9 +7,11 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <type_traits>
 
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/log_math.hpp"
+#include "dpmu/core/priors.hpp"
 
 namespace dpmu::core {
 
@@ -32,53 +34,31 @@ inline double log_likelihood_ratio_term(double t, double log_q) {
   return log_sum_exp(-log1p_exp(t), log_q - log1p_exp(-t));
 }
 
-/// The log integrand h(t) of Eq. (3) in t = log g, and its pieces.
+/// The log integrand h(t) of Eq. (3) in t = log g for a mixture prior's unit (priors/*.hpp).
+template <class Unit>
 struct LogIntegrand {
-  PriorKind kind;
-  double half_p;     // k/2
-  double half_m;     // m/2
-  double log_q;      // log(1 - R²)
-  double n;          // prior scale
-  double a;          // hyper-g parameter
-  double log_const;  // constant of the prior density
-  double t_min;      // lower support limit (robust)
-  double t_low;      // where the mode search starts (−60, lower for hyper-g(/n) with a large a)
+  Unit prior;
+  double half_p;  // k/2
+  double half_m;  // m/2
+  double log_q;   // log(1 - R²)
+  double t_min;   // lower support limit (robust)
+  double t_low;   // where the mode search starts (−60, lower for hyper-g(/n) with a large a)
 
-  double log_prior(double t) const {
-    switch (kind) {
-      case PriorKind::zellner_siow:
-        return log_const - 0.5 * t - 0.5 * n * std::exp(-t);
-      case PriorKind::hyper_g:
-        return log_const - 0.5 * a * log1p_exp(t) + t;
-      case PriorKind::hyper_g_n:
-        return log_const - 0.5 * a * log1p_exp(t - std::log(n)) + t;
-      case PriorKind::robust:
-        if (t < t_min) return -kInf;
-        return log_const - 1.5 * log1p_exp(t) + t;
-      default:
-        return -kInf;
-    }
-  }
+  double log_prior(double t) const { return prior.log_density(priors::LogGAt{t}); }
   double operator()(double t) const {
     return -half_p * log1p_exp(t) - half_m * log_likelihood_ratio_term(t, log_q) + log_prior(t);
   }
 };
 
-LogIntegrand make_integrand(const Prior& prior, double log_q, double n, int p, int p0) {
-  LogIntegrand h{prior.kind, 0.5 * p, 0.5 * (n - p0), log_q, n, prior.a, 0.0, -kInf, -60.0};
-  h.t_low = std::min(-60.0, log_prior_mode_lower_limit(prior, n));
-  h.log_const = log_mixture_prior_constant(prior, n, p, p0);
-  if (prior.kind == PriorKind::robust) {
-    // π(g) = a0 [ρ(b0+n)]^{a0} (g+b0)^{-(a0+1)} on g > ρ(b0+n) − b0 (a0 = 1/2, b0 = 1, ρ = 1/(p+p0))
-    const double g_min = (n + 1.0) / static_cast<double>(p + p0) - 1.0;
-    h.t_min = g_min > 0.0 ? std::log(g_min) : -kInf;
-  }
-  return h;
+template <class Unit>
+LogIntegrand<Unit> make_integrand(const Unit& prior, double log_q, double n, int p, int p0) {
+  return {prior, 0.5 * p, 0.5 * (n - p0), log_q, prior.lower_limit(), std::min(-60.0, prior.mode_lower_limit())};
 }
 
 /// log ∫ exp(h(t)) dt and (optionally) the ratio ∫ σ(t) e^h / ∫ e^h, by Gauss–Kronrod on
 /// panels of doubling width on both sides of the mode (docs/methods.md §2.3).
-BayesFactorResult integrate_log_integrand(const LogIntegrand& h, bool want_shrinkage) {
+template <class Integrand>
+BayesFactorResult integrate_log_integrand(const Integrand& h, bool want_shrinkage) {
   // 1. Mode: coarse scan (h is unimodal in t), then Brent refinement inside the bracket.
   const double lo = std::isfinite(h.t_min) ? h.t_min : h.t_low;
   const double hi = 80.0;
@@ -158,16 +138,23 @@ BayesFactorResult compute(const char* fn, const Prior& prior, double log_q, doub
         fn, "'" + std::string(to_string(prior.kind)) + "' is an information criterion; use log_information_criterion");
   }
   if (p == 0) return {0.0, 0.0};
-  if (prior.kind == PriorKind::g_prior) {
-    const double g = prior.g.value_or(n);
-    const double t = std::log(g);
-    BayesFactorResult out;
-    out.log_bayes_factor = -0.5 * p * std::log1p(g) - 0.5 * (n - p0) * log_likelihood_ratio_term(t, log_q);
-    out.shrinkage = g / (1.0 + g);
-    out.shrinkage_second_moment = out.shrinkage * out.shrinkage;
-    return out;
-  }
-  return integrate_log_integrand(make_integrand(prior, log_q, n, p, p0), want_shrinkage);
+  return visit_prior(prior, n, p, p0, [&](const auto& unit) -> BayesFactorResult {
+    using Unit = std::decay_t<decltype(unit)>;
+    if constexpr (Unit::family == priors::Family::fixed_g) {
+      const double g = unit.g;
+      const double t = std::log(g);
+      BayesFactorResult out;
+      out.log_bayes_factor = -0.5 * p * std::log1p(g) - 0.5 * (n - p0) * log_likelihood_ratio_term(t, log_q);
+      out.shrinkage = g / (1.0 + g);
+      out.shrinkage_second_moment = out.shrinkage * out.shrinkage;
+      return out;
+    } else if constexpr (Unit::family == priors::Family::mixture) {
+      return integrate_log_integrand(make_integrand(unit, log_q, n, p, p0), want_shrinkage);
+    } else {
+      static_assert(Unit::family == priors::Family::information_criterion);
+      return {};  // rejected above (is_bayesian)
+    }
+  });
 }
 
 }  // namespace
@@ -183,15 +170,24 @@ double log_bayes_factor(const Prior& prior, double log_one_minus_r_squared, doub
 
 double log_prior_density_log_g(const Prior& prior, double t, double n, int p, int p0) {
   check_arguments("log_prior_density_log_g", prior, 0.0, n, p, p0);
-  if (prior.kind == PriorKind::g_prior || !is_bayesian(prior.kind)) {
-    throw_invalid("log_prior_density_log_g", "only mixture priors have a density on g");
-  }
-  return make_integrand(prior, 0.0, n, p, p0).log_prior(t);
+  return visit_prior(prior, n, p, p0, [&](const auto& unit) -> double {
+    if constexpr (priors::is_mixture<std::decay_t<decltype(unit)>>) {
+      return unit.log_density(priors::LogGAt{t});
+    } else {
+      throw_invalid("log_prior_density_log_g", "only mixture priors have a density on g");
+    }
+  });
 }
 
 double log_g_lower_limit(const Prior& prior, double n, int p, int p0) {
   check_arguments("log_g_lower_limit", prior, 0.0, n, p, p0);
-  return make_integrand(prior, 0.0, n, p, p0).t_min;
+  return visit_prior(prior, n, p, p0, [&](const auto& unit) -> double {
+    if constexpr (priors::is_mixture<std::decay_t<decltype(unit)>>) {
+      return unit.lower_limit();
+    } else {
+      return -kInf;
+    }
+  });
 }
 
 double log_bayes_factor_hyper_g_closed_form(double r_squared, double n, int p, int p0, double a) {

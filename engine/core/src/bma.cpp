@@ -284,19 +284,7 @@ void check_finite_evidence(const Eigen::Ref<const Eigen::MatrixXd>& gram, const 
 }
 
 Eigen::VectorXd prior_inclusion_probabilities(const ModelPrior& model_prior, ModelMask always_included, int p) {
-  check_model_prior(model_prior);
-  double pi = 0.0;
-  switch (model_prior.kind) {
-    case ModelPriorKind::uniform:
-      pi = 0.5;
-      break;
-    case ModelPriorKind::bernoulli:
-      pi = model_prior.w;
-      break;
-    case ModelPriorKind::beta_binomial:
-      pi = model_prior.a / (model_prior.a + model_prior.b);
-      break;
-  }
+  const double pi = prior_inclusion_probability(model_prior);
   Eigen::VectorXd out(p);
   for (int j = 0; j < p; ++j) out(j) = ((always_included >> j) & 1U) ? 1.0 : pi;
   return out;
@@ -542,7 +530,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
                                    const BmaOptions& options) {
   constexpr const char* fn = "bayesian_model_averaging";
   check_gram(fn, gram_in);
-  check_prior(prior.prior);
+  check_coefficient_prior(prior);
   check_model_prior(model_prior);
   const Eigen::Index d = gram_in.rows();
   const int p = static_cast<int>(d - 1);

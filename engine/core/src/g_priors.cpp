@@ -1,40 +1,25 @@
 #include "dpmu/core/g_priors.hpp"
 
-#include <array>
-#include <cmath>
-#include <limits>
-#include <numbers>
-#include <utility>
+#include <optional>
+#include <string>
 
 #include "dpmu/core/checks.hpp"
+#include "dpmu/core/priors.hpp"
 
 namespace dpmu::core {
 
-namespace {
-constexpr std::array<std::pair<PriorKind, std::string_view>, 8> kNames{{
-    {PriorKind::g_prior, "g-prior"},
-    {PriorKind::zellner_siow, "zellner-siow"},
-    {PriorKind::hyper_g, "hyper-g"},
-    {PriorKind::hyper_g_n, "hyper-g-n"},
-    {PriorKind::robust, "robust"},
-    {PriorKind::bic, "bic"},
-    {PriorKind::aic, "aic"},
-    {PriorKind::lr, "lr"},
-}};
-}  // namespace
-
-bool is_bayesian(PriorKind kind) { return kind != PriorKind::bic && kind != PriorKind::aic && kind != PriorKind::lr; }
+bool is_bayesian(PriorKind kind) {
+  return visit_prior_kind(kind,
+                          [](auto unit) { return !priors::is_information_criterion<typename decltype(unit)::type>; });
+}
 
 std::string_view to_string(PriorKind kind) {
-  for (const auto& [k, name] : kNames) {
-    if (k == kind) return name;
-  }
-  return "unknown";
+  return visit_prior_kind(kind, [](auto unit) { return decltype(unit)::type::name; });
 }
 
 std::vector<std::string> prior_kind_names() {
   std::vector<std::string> out;
-  for (const auto& entry : kNames) out.emplace_back(entry.second);
+  for_each_prior_unit([&](auto unit) { out.emplace_back(decltype(unit)::type::name); });
   return out;
 }
 
@@ -43,50 +28,22 @@ PriorKind parse_prior_kind(std::string_view name) {
   for (char& c : s) {
     if (c == '_') c = '-';
   }
-  for (const auto& [k, spelled] : kNames) {
-    if (s == spelled) return k;
-  }
+  std::optional<PriorKind> found;
   std::string accepted;
-  for (const auto& entry : kNames) {
+  for_each_prior_unit([&](auto unit) {
+    using Unit = typename decltype(unit)::type;
+    if (s == Unit::name) found = Unit::kind;
     if (!accepted.empty()) accepted += ", ";
-    accepted += entry.second;
-  }
+    accepted += Unit::name;
+  });
+  if (found) return *found;
   throw_invalid("parse_prior_kind",
                 "unknown prior '" + std::string(name) + "'; use one of " + accepted + " (or with _ for -)");
 }
 
 void check_prior(const Prior& prior) {
-  constexpr const char* fn = "check_prior";
-  if (prior.g.has_value()) check_positive_finite(fn, "g", *prior.g);
-  if (prior.kind == PriorKind::hyper_g || prior.kind == PriorKind::hyper_g_n) {
-    if (!(std::isfinite(prior.a) && prior.a > 2.0)) throw_domain(fn, "a", prior.a, "finite and > 2");
-  }
-}
-
-double log_mixture_prior_constant(const Prior& prior, double n, int p, int p0) {
-  switch (prior.kind) {
-    case PriorKind::zellner_siow:
-      return 0.5 * std::log(0.5 * n) - 0.5 * std::log(std::numbers::pi);
-    case PriorKind::hyper_g:
-      return std::log(0.5 * (prior.a - 2.0));
-    case PriorKind::hyper_g_n:
-      return std::log(0.5 * (prior.a - 2.0) / n);
-    case PriorKind::robust:
-      return std::log(0.5) + 0.5 * std::log((n + 1.0) / static_cast<double>(p + p0));
-    default:
-      return 0.0;
-  }
-}
-
-double log_prior_mode_lower_limit(const Prior& prior, double n) {
-  switch (prior.kind) {
-    case PriorKind::hyper_g:
-      return std::log(2.0) - std::log(prior.a - 2.0) - 40.0;
-    case PriorKind::hyper_g_n:
-      return std::log(2.0) + std::log(n) - std::log(prior.a - 2.0) - 40.0;
-    default:
-      return std::numeric_limits<double>::infinity();
-  }
+  priors::GPrior::check(prior);  // g, whenever it is set
+  visit_prior_kind(prior.kind, [&](auto unit) { decltype(unit)::type::check(prior); });
 }
 
 }  // namespace dpmu::core

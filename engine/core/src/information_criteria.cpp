@@ -5,6 +5,7 @@
 #include "dpmu/core/bayes_factor.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/log_math.hpp"
+#include "dpmu/core/priors.hpp"
 
 namespace dpmu::core {
 
@@ -25,14 +26,14 @@ double log_information_criterion(PriorKind kind, double log_one_minus_r_squared,
   if (p < 0) throw_domain(fn, "p", p, ">= 0");
   if (!(std::isfinite(n) && n > 1.0)) throw_domain(fn, "n", n, "finite and > 1");
   const double half_deviance = 0.5 * two_log_likelihood_ratio(log_one_minus_r_squared, n);
-  switch (kind) {
-    case PriorKind::bic:
-      return half_deviance - 0.5 * p * std::log(n);
-    case PriorKind::aic:
-      return half_deviance - static_cast<double>(p);
-    default:
-      return half_deviance;
-  }
+  return visit_prior_kind(kind, [&](auto unit) -> double {
+    using Unit = typename decltype(unit)::type;
+    if constexpr (priors::is_information_criterion<Unit>) {
+      return half_deviance - Unit::penalty(n, p);
+    } else {
+      throw_invalid(fn, "'" + std::string(Unit::name) + "' is a prior on g; use log_bayes_factor");
+    }
+  });
 }
 
 double log_statistic(const Prior& prior, double log_one_minus_r_squared, double n, int p, int p0) {

@@ -5,17 +5,18 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/information_criteria.hpp"
 #include "dpmu/core/log_math.hpp"
+#include "dpmu/core/priors.hpp"
 
 namespace dpmu::core {
 
 namespace {
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 std::string trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -49,13 +50,30 @@ std::vector<double> parse_numbers(std::string_view fn, std::string_view text) {
   return out;
 }
 
+/// A ModelPriorKind value outside the enum (a cast from an integer) is an error naming it.
+[[noreturn]] void throw_unknown_model_prior(const char* fn, const ModelPrior& prior) {
+  throw_invalid(fn, "ModelPriorKind value " + std::to_string(static_cast<int>(prior.kind)) +
+                        " is not a model prior; use uniform, bernoulli or beta-binomial");
+}
+
 double log_beta_function(double a, double b) { return std::lgamma(a) + std::lgamma(b) - std::lgamma(a + b); }
 
 // ---- fast quadrature for the mixture priors (docs/methods.md §2.3, with a fixed rule) ----
 
+/// A point t = log g whose pieces share one exp(−|t|) (priors/unit.hpp, LogGAt).
+struct SharedLogGAt {
+  double t;
+  double sp_pos;  // log(1 + e^t)
+  double e;       // exp(−|t|)
+  double softplus() const { return sp_pos; }
+  double exp_minus_t() const { return t >= 0 ? e : 1.0 / e; }
+};
+
+/// The log integrand of Eq. (3) in t = log g for a mixture prior's unit (priors/*.hpp).
+template <class Unit>
 struct Integrand {
-  PriorKind kind;
-  double half_k, half_m, log_q, n, half_a, log_n, log_const;
+  Unit prior;
+  double half_k, half_m, log_q;
 
   /// h(t) and logistic(t) with shared transcendental work: e = exp(-|t|), l = log1p(e) give
   /// softplus(±t), logistic(t) and (ZS) exp(-t) at once.
@@ -69,23 +87,7 @@ struct Integrand {
     const double a = -sp_pos;
     const double b = log_q - sp_neg;
     const double lr = (a > b ? a : b) + std::log1p(std::exp(-std::abs(a - b)));
-    double lp = 0.0;
-    switch (kind) {
-      case PriorKind::zellner_siow: {
-        const double exp_minus_t = t >= 0 ? e : 1.0 / e;
-        lp = log_const - 0.5 * t - 0.5 * n * exp_minus_t;
-        break;
-      }
-      case PriorKind::hyper_g:
-        lp = log_const - half_a * sp_pos + t;
-        break;
-      case PriorKind::robust:  // a0 = 1/2, b0 = 1: (g+1)^{-3/2} g on g > g_min
-        lp = log_const - 1.5 * sp_pos + t;
-        break;
-      default:  // hyper_g_n
-        lp = log_const - half_a * log1p_exp(t - log_n) + t;
-        break;
-    }
+    const double lp = prior.log_density(SharedLogGAt{t, sp_pos, e});
     return -half_k * sp_pos - half_m * lr + lp;
   }
   // first and second derivatives in t
@@ -94,35 +96,15 @@ struct Integrand {
     const double sq = logistic(t + log_q);
     d1 = -half_k * s - half_m * (sq - s);
     d2 = -half_k * s * (1.0 - s) - half_m * (sq * (1.0 - sq) - s * (1.0 - s));
-    switch (kind) {
-      case PriorKind::zellner_siow: {
-        const double e = 0.5 * n * std::exp(-t);
-        d1 += -0.5 + e;
-        d2 += -e;
-        break;
-      }
-      case PriorKind::hyper_g:
-        d1 += -half_a * s + 1.0;
-        d2 += -half_a * s * (1.0 - s);
-        break;
-      case PriorKind::robust:
-        d1 += -1.5 * s + 1.0;
-        d2 += -1.5 * s * (1.0 - s);
-        break;
-      default: {
-        const double sn = logistic(t - log_n);
-        d1 += -half_a * sn + 1.0;
-        d2 += -half_a * sn * (1.0 - sn);
-        break;
-      }
-    }
+    const priors::LogDensityDerivatives dp = prior.derivatives(t, s);
+    d1 += dp.first;
+    d2 += dp.second;
   }
 };
 
-Integrand make_fast_integrand(const Prior& prior, double log_q, double n, int p, int p0) {
-  Integrand h{prior.kind, 0.5 * p, 0.5 * (n - p0), log_q, n, 0.5 * prior.a, std::log(n), 0.0};
-  h.log_const = log_mixture_prior_constant(prior, n, p, p0);
-  return h;
+template <class Unit>
+Integrand<Unit> make_fast_integrand(const Unit& prior, double log_q, double n, int p, int p0) {
+  return {prior, 0.5 * p, 0.5 * (n - p0), log_q};
 }
 
 /// Mode of a unimodal log integrand: the root of h' in (lo, hi) by Newton's method safeguarded with
@@ -214,17 +196,37 @@ BayesFactorResult sinh_trapezoid(Eval&& eval, Derivatives&& derivatives, double 
 /// No node sink (the hot path of the enumeration).
 constexpr auto kNoNodes = [](double, double) {};
 
-/// log_bayes_factor_sinh_trapezoid with a node sink.
-template <class Node>
-BayesFactorResult mixture_sinh_trapezoid(const Prior& prior, double log_q, double n, int p, int p0, Node&& node,
+/// The fast rule of log_model_marginal for a mixture prior's unit, with a node sink: the trapezoid in
+/// u around the mode of h in t, or, for a support bounded below (robust), in v with t = t_min + e^v.
+template <class Unit, class Node>
+BayesFactorResult mixture_sinh_trapezoid(const Unit& prior, double log_q, double n, int p, int p0, Node&& node,
                                          int coarsen = 1) {
-  const Integrand h = make_fast_integrand(prior, log_q, n, p, p0);
+  const Integrand<Unit> h = make_fast_integrand(prior, log_q, n, p, p0);
+  const double m = n - p0;
+  if (std::isfinite(prior.lower_limit())) {
+    // Support g > g_min: t = t_min + e^v, v ∈ R, H(v) = h(t_min + e^v) + v.
+    const double t_min = prior.lower_limit();
+    const auto derivatives = [&](double v, double& d1, double& d2) {
+      const double x = std::exp(v);
+      double h1 = 0.0;
+      double h2 = 0.0;
+      h.derivatives(t_min + x, h1, h2);
+      d1 = h1 * x + 1.0;
+      d2 = h2 * x * x + h1 * x;
+    };
+    double lo = -60.0;
+    double hi = 6.0;  // e^6 ≈ 403 in t: far beyond the mass
+    double v = 0.0;
+    const double v_star = safeguarded_newton_mode(derivatives, v, lo, hi);
+    const auto big_h = [&](double vv, double& lt) { return h.eval(t_min + std::exp(vv), lt) + vv; };
+    const int stride = coarsen * ((m - p >= 50.0 && !Unit::fine_trapezoid_step) ? 2 : 1);  // verified to 1e-9
+    return sinh_trapezoid(big_h, derivatives, v_star, stride, node);
+  }
   // 1. Mode of h: the root of h' in [-60, 80] by Newton safeguarded with bisection, started at the
   //    local empirical-Bayes estimate of g. The trapezoid below is exact for any centre, so the mode
   //    only needs ~1e-6 accuracy (it sets where the nodes are dense).
-  double lo = std::min(-60.0, log_prior_mode_lower_limit(prior, n));
+  double lo = std::min(-60.0, prior.mode_lower_limit());
   double hi = 80.0;
-  const double m = n - p0;
   const double log_odds = std::log(std::max(-std::expm1(log_q), 1e-300)) - log_q;  // log(R²/(1-R²))
   const double g_eb = std::exp(std::log((m - p) / p) + log_odds);
   double t = std::clamp(std::log(std::max(g_eb, 1.0)), lo + 1.0, hi - 1.0);
@@ -235,36 +237,26 @@ BayesFactorResult mixture_sinh_trapezoid(const Prior& prior, double log_q, doubl
       safeguarded_newton_mode([&](double x, double& a, double& b) { h.derivatives(x, a, b); }, t, lo, hi);
   // 2. Trapezoid in u, t = t* + s sinh(u) (sinh_trapezoid).
   // Step 1/16 for small samples (the ZS prior's e^{-n/(2g)} factor narrows the strip of
-  // analyticity in u), 1/8 (every other table entry) once m - k ≥ 50 except for hyper-g/n (its
-  // kink near g = n needs 1/16); all verified to 1e-9 against the adaptive quadrature.
-  const int stride = coarsen * ((m - p >= 50.0 && prior.kind != PriorKind::hyper_g_n) ? 2 : 1);
+  // analyticity in u), 1/8 (every other table entry) once m - k ≥ 50 except for the priors that
+  // ask for the fine step (hyper-g/n: its kink near g = n); all verified to 1e-9 against the
+  // adaptive quadrature.
+  const int stride = coarsen * ((m - p >= 50.0 && !Unit::fine_trapezoid_step) ? 2 : 1);
   return sinh_trapezoid([&](double x, double& lt) { return h.eval(x, lt); },
                         [&](double x, double& a, double& b) { h.derivatives(x, a, b); }, t_star, stride, node);
 }
 
-/// log_bayes_factor_robust_trapezoid with a node sink.
+/// mixture_sinh_trapezoid for a Prior record (its kind must be a mixture of g-priors).
 template <class Node>
-BayesFactorResult robust_sinh_trapezoid(double log_q, double n, int p, int p0, Node&& node, int coarsen = 1) {
-  Prior robust;
-  robust.kind = PriorKind::robust;
-  const Integrand h = make_fast_integrand(robust, log_q, n, p, p0);
-  // Support g > g_min = ρ(n+1) − 1 > 0: t = t_min + e^v, v ∈ R, H(v) = h(t_min + e^v) + v.
-  const double t_min = std::log((n + 1.0) / static_cast<double>(p + p0) - 1.0);
-  const auto derivatives = [&](double v, double& d1, double& d2) {
-    const double x = std::exp(v);
-    double h1 = 0.0;
-    double h2 = 0.0;
-    h.derivatives(t_min + x, h1, h2);
-    d1 = h1 * x + 1.0;
-    d2 = h2 * x * x + h1 * x;
-  };
-  double lo = -60.0;
-  double hi = 6.0;  // e^6 ≈ 403 in t: far beyond the mass
-  double v = 0.0;
-  const double v_star = safeguarded_newton_mode(derivatives, v, lo, hi);
-  const auto big_h = [&](double vv, double& lt) { return h.eval(t_min + std::exp(vv), lt) + vv; };
-  const int stride = coarsen * ((n - p0 - p >= 50.0) ? 2 : 1);  // as for the other priors; verified to 1e-9
-  return sinh_trapezoid(big_h, derivatives, v_star, stride, node);
+BayesFactorResult mixture_sinh_trapezoid(const Prior& prior, double log_q, double n, int p, int p0, Node&& node,
+                                         int coarsen = 1) {
+  return visit_prior(prior, n, p, p0, [&](const auto& unit) -> BayesFactorResult {
+    if constexpr (priors::is_mixture<std::decay_t<decltype(unit)>>) {
+      return mixture_sinh_trapezoid(unit, log_q, n, p, p0, node, coarsen);
+    } else {
+      throw_invalid("log_bayes_factor_sinh_trapezoid",
+                    "'" + std::string(to_string(prior.kind)) + "' is not a mixture of g-priors");
+    }
+  });
 }
 
 }  // namespace
@@ -276,7 +268,7 @@ BayesFactorResult log_bayes_factor_sinh_trapezoid(const Prior& prior, double log
 
 BayesFactorResult log_bayes_factor_robust_trapezoid(double log_q, double n, int p, int p0) {
   if (p == 0) return {0.0, 0.0};
-  return robust_sinh_trapezoid(log_q, n, p, p0, kNoNodes);
+  return mixture_sinh_trapezoid(priors::Robust(Prior{}, n, p, p0), log_q, n, p, p0, kNoNodes);
 }
 
 BayesFactorResult zellner_siow_laplace(double r_squared, double n, int k) {
@@ -378,15 +370,16 @@ BayesFactorResult zellner_siow_laplace(double r_squared, double n, int k) {
 void check_model_prior(const ModelPrior& prior) {
   switch (prior.kind) {
     case ModelPriorKind::uniform:
-      break;
+      return;
     case ModelPriorKind::bernoulli:
       check_open_interval("check_model_prior", "w", prior.w, 0.0, 1.0);
-      break;
+      return;
     case ModelPriorKind::beta_binomial:
       check_positive_finite("check_model_prior", "a", prior.a);
       check_positive_finite("check_model_prior", "b", prior.b);
-      break;
+      return;
   }
+  throw_unknown_model_prior("check_model_prior", prior);
 }
 
 ModelPrior parse_model_prior(std::string_view text) {
@@ -434,7 +427,7 @@ std::string to_string(const ModelPrior& prior) {
     case ModelPriorKind::beta_binomial:
       return "beta-binomial:" + format_value(prior.a) + "," + format_value(prior.b);
   }
-  return "";
+  throw_unknown_model_prior("to_string", prior);
 }
 
 double log_prior_model_probability(const ModelPrior& prior, int size, int p) {
@@ -450,8 +443,39 @@ double log_prior_model_probability(const ModelPrior& prior, int size, int p) {
     case ModelPriorKind::beta_binomial:
       return log_beta_function(size + prior.a, p - size + prior.b) - log_beta_function(prior.a, prior.b);
   }
-  return -kInf;
+  throw_unknown_model_prior(fn, prior);
 }
+
+double prior_inclusion_probability(const ModelPrior& prior) {
+  check_model_prior(prior);
+  switch (prior.kind) {
+    case ModelPriorKind::uniform:
+      return 0.5;
+    case ModelPriorKind::bernoulli:
+      return prior.w;
+    case ModelPriorKind::beta_binomial:
+      return prior.a / (prior.a + prior.b);
+  }
+  throw_unknown_model_prior("prior_inclusion_probability", prior);
+}
+
+void check_coefficient_prior(const CoefficientPrior& cp) {
+  check_prior(cp.prior);
+  std::visit(
+      [&](const auto& rule) {
+        using Rule = std::decay_t<decltype(rule)>;
+        if constexpr (!std::is_same_v<Rule, ExactEvidence>) {
+          if (cp.prior.kind != Rule::approximates::kind) {
+            throw_invalid("check_coefficient_prior", std::string(Rule::name) + " approximates the " +
+                                                         std::string(Rule::approximates::name) + " prior, not " +
+                                                         std::string(to_string(cp.prior.kind)));
+          }
+        }
+      },
+      cp.rule);
+}
+
+bool is_approximate(const CoefficientPrior& cp) { return !std::holds_alternative<ExactEvidence>(cp.rule); }
 
 CoefficientPrior parse_coefficient_prior(std::string_view name, std::optional<double> g, double a) {
   std::string s(name);
@@ -459,26 +483,36 @@ CoefficientPrior parse_coefficient_prior(std::string_view name, std::optional<do
     if (c == '_') c = '-';
   }
   CoefficientPrior out;
-  if (s == "zellner-siow-laplace") {
-    out.prior.kind = PriorKind::zellner_siow;
-    out.laplace_approximation = true;
-  } else {
-    out.prior.kind = parse_prior_kind(s);
-  }
+  // An approximation's name, else a prior's (parse_prior_kind names the accepted priors).
+  const auto approximation = [&]<class Rule>(std::type_identity<Rule>) {
+    if (s != Rule::name) return false;
+    out.prior.kind = Rule::approximates::kind;
+    out.rule = Rule{};
+    return true;
+  };
+  if (!approximation(std::type_identity<priors::ZellnerSiowLaplace>{})) out.prior.kind = parse_prior_kind(s);
   out.prior.g = g;
   out.prior.a = a;
-  check_prior(out.prior);
+  check_coefficient_prior(out);
   return out;
 }
 
 std::string to_string(const CoefficientPrior& prior) {
-  if (prior.laplace_approximation) return "zellner-siow-laplace";
-  return std::string(to_string(prior.prior.kind));
+  return std::visit(
+      [&](const auto& rule) -> std::string {
+        using Rule = std::decay_t<decltype(rule)>;
+        if constexpr (std::is_same_v<Rule, ExactEvidence>) {
+          return std::string(to_string(prior.prior.kind));
+        } else {
+          return std::string(Rule::name);
+        }
+      },
+      prior.rule);
 }
 
 BayesFactorResult log_model_marginal(const CoefficientPrior& cp, double log_q, double n, int k, int p0) {
   constexpr const char* fn = "log_model_marginal";
-  check_prior(cp.prior);
+  check_coefficient_prior(cp);
   if (!(std::isfinite(log_q) && log_q <= 0.0)) throw_domain(fn, "log_one_minus_r_squared", log_q, "finite and <= 0");
   if (k < 0) throw_domain(fn, "model_size", k, ">= 0");
   if (p0 < 0) throw_domain(fn, "p0", p0, ">= 0");
@@ -489,18 +523,15 @@ BayesFactorResult log_model_marginal(const CoefficientPrior& cp, double log_q, d
     return {log_information_criterion(cp.prior.kind, log_q, n, k), 1.0, 1.0};
   }
   if (k == 0) return {0.0, 0.0};
-  switch (cp.prior.kind) {
-    case PriorKind::zellner_siow:
-      if (cp.laplace_approximation) return zellner_siow_laplace(-std::expm1(log_q), n, k);
-      return log_bayes_factor_sinh_trapezoid(cp.prior, log_q, n, k, p0);
-    case PriorKind::hyper_g:
-    case PriorKind::hyper_g_n:
-      return log_bayes_factor_sinh_trapezoid(cp.prior, log_q, n, k, p0);
-    case PriorKind::robust:
-      return log_bayes_factor_robust_trapezoid(log_q, n, k, p0);
-    default:
-      return log_bayes_factor_and_shrinkage(cp.prior, log_q, n, k, p0);
-  }
+  if (std::holds_alternative<priors::ZellnerSiowLaplace>(cp.rule))
+    return zellner_siow_laplace(-std::expm1(log_q), n, k);
+  return visit_prior(cp.prior, n, k, p0, [&](const auto& unit) -> BayesFactorResult {
+    if constexpr (priors::is_mixture<std::decay_t<decltype(unit)>>) {
+      return mixture_sinh_trapezoid(unit, log_q, n, k, p0, kNoNodes);
+    } else {
+      return log_bayes_factor_and_shrinkage(cp.prior, log_q, n, k, p0);  // the g-prior's closed form
+    }
+  });
 }
 
 ShrinkagePosterior shrinkage_posterior(const CoefficientPrior& cp, double log_q, double n, int k, int p0) {
@@ -516,10 +547,7 @@ ShrinkagePosterior shrinkage_posterior(const CoefficientPrior& cp, double log_q,
     return point(lim->shrinkage);
   }
   const BayesFactorResult bf = log_model_marginal(cp, log_q, n, k, p0);  // checks the arguments
-  const bool mixture = k > 0 && !cp.laplace_approximation &&
-                       (cp.prior.kind == PriorKind::zellner_siow || cp.prior.kind == PriorKind::hyper_g ||
-                        cp.prior.kind == PriorKind::hyper_g_n || cp.prior.kind == PriorKind::robust);
-  if (!mixture) return point(bf.shrinkage);
+  if (k == 0 || is_approximate(cp)) return point(bf.shrinkage);
   double total = 0.0;
   const auto node = [&](double s, double f) {
     out.shrinkage.push_back(s);
@@ -530,22 +558,28 @@ ShrinkagePosterior shrinkage_posterior(const CoefficientPrior& cp, double log_q,
   // integrand, and the credible intervals evaluate the mixture over every node (tested to 1e-8
   // in the CDF against adaptive quadrature, tests/core/bma_coefficients_test.cpp).
   constexpr int kCoarsen = 2;
-  if (cp.prior.kind == PriorKind::robust) {
-    robust_sinh_trapezoid(log_q, n, k, p0, node, kCoarsen);
-  } else {
-    mixture_sinh_trapezoid(cp.prior, log_q, n, k, p0, node, kCoarsen);
-  }
+  const bool mixture = visit_prior(cp.prior, n, k, p0, [&](const auto& unit) {
+    if constexpr (priors::is_mixture<std::decay_t<decltype(unit)>>) {
+      mixture_sinh_trapezoid(unit, log_q, n, k, p0, node, kCoarsen);
+      return true;
+    } else {
+      return false;
+    }
+  });
+  if (!mixture) return point(bf.shrinkage);
   for (double& w : out.probability) w /= total;
   return out;
 }
 
 bool exact_fit_has_finite_evidence(const CoefficientPrior& cp) {
-  return cp.prior.kind == PriorKind::g_prior && !cp.laplace_approximation;
+  return visit_prior_kind(cp.prior.kind, [&](auto unit) {
+    return decltype(unit)::type::family == priors::Family::fixed_g && !is_approximate(cp);
+  });
 }
 
 std::optional<BayesFactorResult> log_model_marginal_exact_fit(const CoefficientPrior& cp, double n, int k, int p0) {
   constexpr const char* fn = "log_model_marginal_exact_fit";
-  check_prior(cp.prior);
+  check_coefficient_prior(cp);
   if (k < 0) throw_domain(fn, "model_size", k, ">= 0");
   if (p0 < 0) throw_domain(fn, "p0", p0, ">= 0");
   if (!(std::isfinite(n) && n > static_cast<double>(k + p0))) {

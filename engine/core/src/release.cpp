@@ -156,12 +156,9 @@ SspRelease::SspRelease(SspReleaseSettings s) : settings_(std::move(s)) {
     throw_domain(fn, "n (rows)", static_cast<double>(settings_.n), "> p + 1 = " + std::to_string(p + 1));
   }
   check_positive_finite(fn, "epsilon", settings_.epsilon);
-  if (settings_.mechanism == SspMechanismKind::laplace) {
-    if (settings_.delta != 0.0) throw_domain(fn, "delta", settings_.delta, "0 for the Laplace mechanism (epsilon-DP)");
-  } else {
-    check_open_interval(fn, "epsilon", settings_.epsilon, 0.0, 1.0);
-    check_open_interval(fn, "delta", settings_.delta, 0.0, 1.0);
-  }
+  visit_ssp_mechanism(settings_.mechanism, [&](auto unit) {
+    decltype(unit)::type::check_release_privacy(fn, settings_.epsilon, settings_.delta);
+  });
   // Widths in analysis units and the sensitivities of the class comment.
   const Eigen::VectorXd w = (upper_ - lower_).cwiseQuotient(scale_);
   const double nd = static_cast<double>(settings_.n);
@@ -187,21 +184,13 @@ PrivacyGuarantee SspRelease::privacy() const {
   g.epsilon = settings_.epsilon;
   g.delta = settings_.delta;
   g.neighbouring = kReplaceOne;
-  if (settings_.mechanism == SspMechanismKind::laplace) {
-    g.mechanism = "Laplace noise on the (p+1)(p+2)/2 unique entries of the centred Gram matrix (PB Sec. 5)";
-    g.sensitivity_name = "l1_sensitivity";
-    g.sensitivity = *mechanism_.noise_l1_sensitivity;
-    g.sampler =
-        "exact discrete Laplace on a grid from the kernel CSPRNG (Canonne, Kamath & Steinke 2020); the "
-        "rounding to the grid is charged to the sensitivity";
-  } else {
-    g.mechanism = "Wishart noise W(k, B^2 I) - k B^2 I on the centred Gram matrix (Sheffet 2019, Alg. 2; PB Sec. 5)";
-    g.sensitivity_name = "wishart_row_norm_squared";
-    g.sensitivity = *mechanism_.noise_row_norm_squared;
-    g.sampler =
-        "floating-point Bartlett draw from the kernel CSPRNG; NOT hardened against floating-point attacks "
-        "(Mironov 2012)";
-  }
+  visit_ssp_mechanism(settings_.mechanism, [&](auto unit) {
+    using Unit = typename decltype(unit)::type;
+    g.mechanism = Unit::description;
+    g.sensitivity_name = Unit::sensitivity_name;
+    g.sensitivity = Unit::sensitivity(mechanism_);
+    g.sampler = Unit::secure_sampler;
+  });
   return g;
 }
 
@@ -253,8 +242,11 @@ SspOutput SspRelease::release(const Eigen::Ref<const Eigen::MatrixXd>& rows, Noi
     return out;
   }
   out.released_gram.resize(d, d);
-  if (settings_.mechanism == SspMechanismKind::laplace) {
-    // |G_jj'| ≤ n w_j w_j' ≤ n max_j w_j² bounds every entry (centred values lie within a width).
+  const bool secure_discrete =
+      visit_ssp_mechanism(settings_.mechanism, [](auto unit) { return decltype(unit)::type::exact_discrete_laplace; });
+  if (secure_discrete) {
+    // Exact discrete Laplace per unique entry. |G_jj'| ≤ n w_j w_j' ≤ n max_j w_j² bounds every
+    // entry (centred values lie within a width).
     const Eigen::VectorXd w = (upper_ - lower_).cwiseQuotient(scale_);
     const double bound = static_cast<double>(settings_.n) * w.cwiseAbs2().maxCoeff();
     const SecureNoiseSampler sampler(ScalarMechanism::laplace(settings_.epsilon, l1_sensitivity()),

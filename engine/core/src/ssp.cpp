@@ -3,6 +3,9 @@
 #include <boost/math/distributions/chi_squared.hpp>
 #include <boost/math/quadrature/gauss_kronrod.hpp>
 #include <limits>
+#include <optional>
+#include <string>
+#include <tuple>
 
 namespace dpmu::core {
 
@@ -40,30 +43,72 @@ double wishart_abs_cdf(double x, double k, double scale) {
 }  // namespace
 
 SspMechanismKind parse_ssp_mechanism(std::string_view name) {
-  if (name == "laplace") return SspMechanismKind::laplace;
-  if (name == "wishart") return SspMechanismKind::wishart;
-  throw_invalid("parse_ssp_mechanism", "unknown mechanism '" + std::string(name) + "'; use laplace or wishart");
+  std::optional<SspMechanismKind> found;
+  std::string accepted;
+  for_each_ssp_mechanism([&](auto unit) {
+    using Unit = typename decltype(unit)::type;
+    if (name == Unit::name) found = Unit::kind;
+    accepted += (accepted.empty() ? "" : " or ") + std::string(Unit::name);
+  });
+  if (found) return *found;
+  throw_invalid("parse_ssp_mechanism", "unknown mechanism '" + std::string(name) + "'; use " + accepted);
 }
 
-std::string_view to_string(SspMechanismKind kind) { return kind == SspMechanismKind::laplace ? "laplace" : "wishart"; }
+std::string_view to_string(SspMechanismKind kind) {
+  return visit_ssp_mechanism(kind, [](auto unit) { return decltype(unit)::type::name; });
+}
+
+void SspLaplaceMechanism::check_sensitivity(const char* fn, const SspMechanism& m) {
+  check_positive_finite(fn, "noise_l1_sensitivity", m.noise_l1_sensitivity.value_or(std::nan("")));
+}
+void SspLaplaceMechanism::check_privacy(const char* /*fn*/, const SspMechanism& /*m*/) {}
+void SspLaplaceMechanism::check_release_privacy(const char* fn, double /*epsilon*/, double delta) {
+  if (delta != 0.0) throw_domain(fn, "delta", delta, "0 for the Laplace mechanism (epsilon-DP)");
+}
+double SspLaplaceMechanism::absolute_quantile(const SspMechanism& m, double target) {
+  return -ssp_laplace_scale(m) * std::log1p(-target);
+}
+
+void SspWishartMechanism::check_sensitivity(const char* fn, const SspMechanism& m) {
+  check_positive_finite(fn, "noise_row_norm_squared", m.noise_row_norm_squared.value_or(std::nan("")));
+}
+void SspWishartMechanism::check_privacy(const char* fn, const SspMechanism& m) {
+  check_open_interval(fn, "epsilon", m.epsilon, 0.0, 1.0);
+  if (!(m.delta > 0.0 && m.delta <= 1.0)) throw_domain(fn, "delta", m.delta, "in (0, 1]");
+}
+void SspWishartMechanism::check_release_privacy(const char* fn, double epsilon, double delta) {
+  check_open_interval(fn, "epsilon", epsilon, 0.0, 1.0);
+  check_open_interval(fn, "delta", delta, 0.0, 1.0);
+}
+double SspWishartMechanism::absolute_quantile(const SspMechanism& m, double target) {
+  const WishartParameters w = ssp_wishart_parameters(m);
+  double lo = 0.0;
+  double hi = w.scale * std::sqrt(w.degrees_of_freedom);
+  while (wishart_abs_cdf(hi, w.degrees_of_freedom, w.scale) < target) hi *= 2.0;
+  for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    if (wishart_abs_cdf(mid, w.degrees_of_freedom, w.scale) < target) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return 0.5 * (lo + hi);
+}
 
 void check_ssp_mechanism(const SspMechanism& m) {
   constexpr const char* fn = "check_ssp_mechanism";
   if (m.p < 1) throw_domain(fn, "p", m.p, ">= 1");
-  if (m.noise_l1_sensitivity || m.noise_row_norm_squared) {
-    if (m.kind == SspMechanismKind::laplace) {
-      check_positive_finite(fn, "noise_l1_sensitivity", m.noise_l1_sensitivity.value_or(std::nan("")));
+  visit_ssp_mechanism(m.kind, [&](auto unit) {
+    using Unit = typename decltype(unit)::type;
+    if (m.noise_l1_sensitivity || m.noise_row_norm_squared) {
+      Unit::check_sensitivity(fn, m);
     } else {
-      check_positive_finite(fn, "noise_row_norm_squared", m.noise_row_norm_squared.value_or(std::nan("")));
+      check_bounds(fn, m.lower, m.upper);
     }
-  } else {
-    check_bounds(fn, m.lower, m.upper);
-  }
-  check_positive_finite(fn, "epsilon", m.epsilon);
-  if (m.kind == SspMechanismKind::wishart) {
-    check_open_interval(fn, "epsilon", m.epsilon, 0.0, 1.0);
-    if (!(m.delta > 0.0 && m.delta <= 1.0)) throw_domain(fn, "delta", m.delta, "in (0, 1]");
-  }
+    check_positive_finite(fn, "epsilon", m.epsilon);
+    Unit::check_privacy(fn, m);
+  });
 }
 
 double l1_sensitivity(int p, double lower, double upper) {
@@ -110,22 +155,7 @@ double threshold_value(const SspMechanism& m, double percentile, ThresholdRefere
   }
   // Target for P(|E| ≤ x).
   const double target = reference == ThresholdReference::absolute ? percentile : 2.0 * percentile - 1.0;
-  if (m.kind == SspMechanismKind::laplace) {
-    return -ssp_laplace_scale(m) * std::log1p(-target);
-  }
-  const WishartParameters w = ssp_wishart_parameters(m);
-  double lo = 0.0;
-  double hi = w.scale * std::sqrt(w.degrees_of_freedom);
-  while (wishart_abs_cdf(hi, w.degrees_of_freedom, w.scale) < target) hi *= 2.0;
-  for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    if (wishart_abs_cdf(mid, w.degrees_of_freedom, w.scale) < target) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
-  }
-  return 0.5 * (lo + hi);
+  return visit_ssp_mechanism(m.kind, [&](auto unit) { return decltype(unit)::type::absolute_quantile(m, target); });
 }
 
 Eigen::MatrixXd hard_threshold(const Eigen::Ref<const Eigen::MatrixXd>& g, double threshold) {

@@ -9,6 +9,7 @@
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/information_criteria.hpp"
 #include "dpmu/core/linear_model.hpp"
+#include "dpmu/core/priors.hpp"
 
 namespace dpmu::core {
 
@@ -24,9 +25,10 @@ std::string to_string(StatisticScale scale) {
       return "log_bayes_factor";
     case StatisticScale::log_information_criterion:
       return "log_information_criterion";
-    default:
+    case StatisticScale::two_log_likelihood_ratio:
       return "two_log_likelihood_ratio";
   }
+  throw_invalid("to_string", "StatisticScale value " + std::to_string(static_cast<int>(scale)) + " is not a scale");
 }
 
 std::vector<std::size_t> subset_sizes(std::size_t n, std::size_t num_subsets) {
@@ -232,11 +234,16 @@ double uncorrected_critical_value(PriorKind kind, std::span<const std::size_t> s
   if (p < 1) throw_domain(fn, "p", p, ">= 1");
   const double chi2 = boost::math::quantile(boost::math::complement(boost::math::chi_squared(p), alpha));
   if (kind == PriorKind::lr) return chi2;
-  double penalty = 0.0;
-  for (std::size_t b : sizes) {
-    penalty += kind == PriorKind::bic ? 0.5 * p * std::log(static_cast<double>(b)) : static_cast<double>(p);
-  }
-  return 0.5 * chi2 - penalty / static_cast<double>(sizes.size());
+  return visit_prior_kind(kind, [&](auto unit) -> double {
+    using Unit = typename decltype(unit)::type;
+    if constexpr (priors::is_information_criterion<Unit>) {
+      double penalty = 0.0;
+      for (std::size_t b : sizes) penalty += Unit::penalty(static_cast<double>(b), p);
+      return 0.5 * chi2 - penalty / static_cast<double>(sizes.size());
+    } else {
+      throw_invalid(fn, "Bayes factors have no frequentist critical value");
+    }
+  });
 }
 
 }  // namespace dpmu::core

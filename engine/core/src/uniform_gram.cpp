@@ -274,8 +274,12 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
       case UniformGramPath::avx2:
         pending_chunks_ += full_block_avx2(words, columns_, buf, s, h, l);
         break;
+#else
+      case UniformGramPath::avx512:  // not built here: uniform_gram_path_available rejects them
+      case UniformGramPath::avx2:
 #endif
-      default:
+      case UniformGramPath::automatic:  // resolved in the constructor
+      case UniformGramPath::generic:
         pending_chunks_ += full_block_generic(words, columns_, buf, s, h, l);
         break;
     }

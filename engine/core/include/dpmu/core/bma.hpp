@@ -112,8 +112,9 @@ struct BmaResult {
   Eigen::VectorXd best_predictive_model_coefficients;
 };
 
-/// Prior inclusion probability of each predictor: 1 for the forced ones; for the free ones 1/2
-/// (uniform), w (bernoulli), a/(a+b) (beta-binomial). @throws std::domain_error for invalid priors.
+/// Prior inclusion probability of each predictor: 1 for the forced ones; for the free ones
+/// prior_inclusion_probability(model_prior) (model_space.hpp: 1/2 uniform, w bernoulli, a/(a+b)
+/// beta-binomial). @throws as check_model_prior.
 Eigen::VectorXd prior_inclusion_probabilities(const ModelPrior& model_prior, ModelMask always_included, int p);
 
 /// The posterior of the coefficients within one model γ (docs/bma.md "Coefficients"): with the

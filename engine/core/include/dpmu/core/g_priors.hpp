@@ -1,7 +1,8 @@
 #pragma once
 /// @file g_priors.hpp
 /// Identifiers of the priors on g (mixtures of g-priors, Liang et al. 2008) and of
-/// the information criteria that play the same role in paper Eq. (4).
+/// the information criteria that play the same role in paper Eq. (4). Each kind's formulas,
+/// parameters and validation live in its unit (priors/*.hpp; dispatch in priors.hpp).
 
 #include <optional>
 #include <string>
@@ -44,21 +45,9 @@ PriorKind parse_prior_kind(std::string_view name);
 /// All spellings accepted by parse_prior_kind, in declaration order.
 std::vector<std::string> prior_kind_names();
 
-/// Validate the parameters of a prior (g > 0 finite if set; a > 2 finite for hyper-g(-n)).
+/// Validate the parameters of a prior: those its unit uses (a > 2 finite for hyper-g(-n)), and
+/// g > 0 finite whenever it is set (the g-prior's check; the command line takes --g with any prior).
 /// @throws std::domain_error with the offending parameter.
 void check_prior(const Prior& prior);
-
-/// log of the normalising constant c of the mixture prior density on g, π(g) = c·k(g) (the
-/// kernels are written out in bayes_factor.cpp and model_space.cpp): Zellner–Siow
-/// (n/2)^{1/2}/Γ(1/2); hyper-g (a−2)/2; hyper-g/n (a−2)/(2n); robust a0 [ρ(b0+n)]^{a0} with
-/// a0 = 1/2, b0 = 1, ρ = 1/(p+p0) (Liang et al. 2008; Bayarri et al. 2012; paper Eq. 3).
-/// 0 for the other kinds (no mixture). @param n rows; p tested, p0 common columns (intercept counted).
-double log_mixture_prior_constant(const Prior& prior, double n, int p, int p0);
-
-/// A lower limit in t = log g below which the mixture prior has no appreciable mass: 40 below the
-/// log of its scale — hyper-g: log(2/(a−2)), hyper-g/n: log(2n/(a−2)) (the prior concentrates at
-/// g ≈ 2/a, resp. 2n/a, for large a) — and +inf for the other kinds. The quadratures integrate from
-/// min(−60, this), so a = 1e300 gives log B ≈ 0 (the limit a → ∞: g → 0, B → 1) instead of NaN.
-double log_prior_mode_lower_limit(const Prior& prior, double n);
 
 }  // namespace dpmu::core

@@ -9,10 +9,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "dpmu/core/bayes_factor.hpp"
 #include "dpmu/core/g_priors.hpp"
+#include "dpmu/core/priors/zellner_siow.hpp"
 
 namespace dpmu::core {
 
@@ -45,7 +47,8 @@ ModelPrior parse_model_prior(std::string_view text);
 /// The canonical spelling accepted by parse_model_prior (e.g. "beta-binomial:1,1").
 std::string to_string(const ModelPrior& prior);
 
-/// Validate parameters. @throws std::domain_error (w ∉ (0,1); a, b not finite and > 0).
+/// Validate parameters. @throws std::domain_error (w ∉ (0,1); a, b not finite and > 0),
+/// std::invalid_argument for a kind outside ModelPriorKind (as every function of a ModelPrior).
 void check_model_prior(const ModelPrior& prior);
 
 /// log P(γ) for a model that includes `model_size` of the `p` free predictors (natural log).
@@ -54,16 +57,38 @@ void check_model_prior(const ModelPrior& prior);
 /// @throws std::domain_error for model_size ∉ [0, p] or invalid parameters.
 double log_prior_model_probability(const ModelPrior& prior, int model_size, int p);
 
-/// A prior on the coefficients of each model for model averaging: any Prior of g_priors.hpp, or
-/// the Laplace approximation to the Zellner–Siow Bayes factor and shrinkage that R package BAS
-/// uses for `bas.lm(prior = "ZS-null")` (`zellner-siow-laplace`, flag `laplace_approximation`).
+/// The prior probability that a free predictor is in the model, P(γ_j = 1): 1/2 (uniform), w
+/// (bernoulli), a/(a+b) (beta-binomial, the mean of the Beta(a, b) inclusion probability).
+/// @throws as check_model_prior.
+double prior_inclusion_probability(const ModelPrior& prior);
+
+/// The exact evidence of a prior: its closed form or the quadrature of its density.
+struct ExactEvidence {};
+
+/// How a model's evidence is computed: exactly, or by an approximation that belongs to one prior
+/// (its unit in priors/*.hpp names the prior it approximates, `Approximation::approximates`).
+using EvidenceRule = std::variant<ExactEvidence, priors::ZellnerSiowLaplace>;
+
+/// A prior on the coefficients of each model for model averaging: any Prior of g_priors.hpp with
+/// the rule of its evidence — exact, or the Laplace approximation to the Zellner–Siow Bayes factor
+/// and shrinkage that R package BAS uses for `bas.lm(prior = "ZS-null")` (`zellner-siow-laplace`,
+/// priors::ZellnerSiowLaplace, valid with prior.kind == zellner_siow only: check_coefficient_prior).
 struct CoefficientPrior {
   Prior prior;
-  bool laplace_approximation = false;  ///< only with PriorKind::zellner_siow
+  EvidenceRule rule = ExactEvidence{};
 };
 
+/// Validate the prior's parameters (check_prior) and that an approximate rule belongs to the prior.
+/// @throws std::domain_error (parameters), std::invalid_argument (an approximation of another prior).
+void check_coefficient_prior(const CoefficientPrior& prior);
+
+/// True iff the evidence of `prior` is computed by an approximation (a BAS-compatible variant).
+bool is_approximate(const CoefficientPrior& prior);
+
 /// Parse "g-prior", "zellner-siow", "zellner-siow-laplace", "hyper-g", "hyper-g-n", "robust",
-/// "bic", "aic", "lr" (g and a as in Prior). @throws std::invalid_argument for an unknown name.
+/// "bic", "aic", "lr" (g and a as in Prior; '_' accepted for '-'): a prior_kind_names() spelling
+/// with the exact rule, or the name of an approximation (priors::ZellnerSiowLaplace::name).
+/// @throws std::invalid_argument for an unknown name, std::domain_error for invalid parameters.
 CoefficientPrior parse_coefficient_prior(std::string_view name, std::optional<double> g = std::nullopt, double a = 3.0);
 
 /// The spelling accepted by parse_coefficient_prior.
@@ -76,7 +101,9 @@ std::string to_string(const CoefficientPrior& prior);
 /// t = log g by safeguarded Newton with analytic derivatives, then the trapezoidal rule in u with
 /// t = t* + s·sinh(u), s = (-h''(t*))^{-1/2}, step 1/16 in u, truncated where the log integrand has
 /// fallen by 42 (double-exponential decay). Tested against log_bayes_factor_and_shrinkage
-/// (adaptive Gauss–Kronrod) to 1e-9 absolute in log B and shrinkage for n from 10 to 1e7.
+/// (adaptive Gauss–Kronrod) to 1e-9 absolute in log B and shrinkage for n from 10 to 1e7, except
+/// with two residual degrees of freedom (n − p0 − |γ| = 2) as R² → 1, where the ZS rule's error
+/// reaches 2e-8 (tests/core/priors_test.cpp).
 /// robust: the same rule after t = t_min + e^v (log_bayes_factor_robust_trapezoid). g-prior: closed form.
 /// zellner-siow-laplace: BAS's `LogBF_ZS_null` and `E_ZS_approx_null` formulas (Laplace
 /// approximation in g with the mode from the cubic score equation; BAS treats n as an integer).

@@ -17,6 +17,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "dpmu/core/checks.hpp"
@@ -109,17 +111,109 @@ Eigen::MatrixXd symmetric_laplace_matrix(Rng& rng, int d, double scale) {
   return e;
 }
 
+// ---- One unit per SSP mechanism: what differs between them, in one place ----
+//
+// Each unit has its kind and spelling, the validation of its parameters, its centred noise draw,
+// the quantile of |E_ij| that fixes the threshold (threshold_value) and how a release describes it
+// (SspRelease). Code that depends on the mechanism calls visit_ssp_mechanism and uses the unit; a
+// new mechanism is one unit, one SspMechanismKind value, one entry in SspMechanismUnits and one
+// case in visit_ssp_mechanism (the compiler flags a missed case: -Werror=switch).
+
+/// ε-DP: E symmetric with iid Laplace(0, Δ1/ε) entries on and below the diagonal (paper §5).
+struct SspLaplaceMechanism {
+  static constexpr SspMechanismKind kind = SspMechanismKind::laplace;
+  static constexpr std::string_view name = "laplace";
+  /// Validates noise_l1_sensitivity (reading b). @throws std::domain_error naming it.
+  static void check_sensitivity(const char* fn, const SspMechanism& m);
+  /// ε-DP: nothing beyond ε > 0 (δ is not used).
+  static void check_privacy(const char* fn, const SspMechanism& m);
+  /// The release's privacy parameters (SspRelease): δ = 0. @throws std::domain_error.
+  static void check_release_privacy(const char* fn, double epsilon, double delta);
+  template <class Rng>
+  static Eigen::MatrixXd noise(const SspMechanism& m, Rng& rng);
+  /// x with P(|E_ij| ≤ x) = target, target in [0, 1): −b log(1 − target).
+  static double absolute_quantile(const SspMechanism& m, double target);
+  /// The sensitivity a release reports, and how it names it.
+  static constexpr std::string_view sensitivity_name = "l1_sensitivity";
+  static double sensitivity(const SspMechanism& m) { return *m.noise_l1_sensitivity; }
+  static constexpr std::string_view description =
+      "Laplace noise on the (p+1)(p+2)/2 unique entries of the centred Gram matrix (PB Sec. 5)";
+  /// A real release draws exact discrete Laplace noise per unique entry (SecureNoiseSampler).
+  static constexpr bool exact_discrete_laplace = true;
+  static constexpr std::string_view secure_sampler =
+      "exact discrete Laplace on a grid from the kernel CSPRNG (Canonne, Kamath & Steinke 2020); the "
+      "rounding to the grid is charged to the sensitivity";
+};
+
+/// (ε, δ)-DP, 0 < ε < 1: E = M − k B² I, M ~ W_{p+1}(k, B² I) (Sheffet 2019 Alg. 2; paper §5).
+struct SspWishartMechanism {
+  static constexpr SspMechanismKind kind = SspMechanismKind::wishart;
+  static constexpr std::string_view name = "wishart";
+  /// Validates noise_row_norm_squared (reading b). @throws std::domain_error naming it.
+  static void check_sensitivity(const char* fn, const SspMechanism& m);
+  /// 0 < ε < 1 and 0 < δ ≤ 1. @throws std::domain_error.
+  static void check_privacy(const char* fn, const SspMechanism& m);
+  /// The release's privacy parameters (SspRelease): ε and δ in (0, 1). @throws std::domain_error.
+  static void check_release_privacy(const char* fn, double epsilon, double delta);
+  template <class Rng>
+  static Eigen::MatrixXd noise(const SspMechanism& m, Rng& rng);
+  /// x with P(|E_ij| ≤ x) = target: E_ij =d B²√W·Z, W ~ χ²_k, by quadrature and bisection.
+  static double absolute_quantile(const SspMechanism& m, double target);
+  static constexpr std::string_view sensitivity_name = "wishart_row_norm_squared";
+  static double sensitivity(const SspMechanism& m) { return *m.noise_row_norm_squared; }
+  static constexpr std::string_view description =
+      "Wishart noise W(k, B^2 I) - k B^2 I on the centred Gram matrix (Sheffet 2019, Alg. 2; PB Sec. 5)";
+  /// A real release draws noise() from the kernel CSPRNG (floating point).
+  static constexpr bool exact_discrete_laplace = false;
+  static constexpr std::string_view secure_sampler =
+      "floating-point Bartlett draw from the kernel CSPRNG; NOT hardened against floating-point attacks "
+      "(Mironov 2012)";
+};
+
+/// The SSP mechanism units in the order of SspMechanismKind.
+using SspMechanismUnits = std::tuple<SspLaplaceMechanism, SspWishartMechanism>;
+
+/// f(std::type_identity<Unit>{}) for the unit of `kind`; every case returns the same type.
+/// @throws std::invalid_argument for a value that is not an SspMechanismKind.
+template <class F>
+constexpr decltype(auto) visit_ssp_mechanism(SspMechanismKind kind, F&& f) {
+  switch (kind) {
+    case SspMechanismKind::laplace:
+      return f(std::type_identity<SspLaplaceMechanism>{});
+    case SspMechanismKind::wishart:
+      return f(std::type_identity<SspWishartMechanism>{});
+  }
+  throw_invalid("visit_ssp_mechanism",
+                "SspMechanismKind value " + std::to_string(static_cast<int>(kind)) + " is not a mechanism");
+}
+
+/// f(std::type_identity<Unit>{}) for every SSP mechanism unit, in SspMechanismKind order.
+template <class F>
+constexpr void for_each_ssp_mechanism(F&& f) {
+  [&]<class... Unit>(std::tuple<Unit...>*) {
+    (f(std::type_identity<Unit>{}), ...);
+  }(static_cast<SspMechanismUnits*>(nullptr));
+}
+
+template <class Rng>
+Eigen::MatrixXd SspLaplaceMechanism::noise(const SspMechanism& m, Rng& rng) {
+  return symmetric_laplace_matrix(rng, m.p + 1, ssp_laplace_scale(m));
+}
+
+template <class Rng>
+Eigen::MatrixXd SspWishartMechanism::noise(const SspMechanism& m, Rng& rng) {
+  const WishartParameters w = ssp_wishart_parameters(m);
+  Eigen::MatrixXd e = wishart_sample(rng, m.p + 1, w.degrees_of_freedom, w.scale);
+  e.diagonal().array() -= w.degrees_of_freedom * w.scale;
+  return e;
+}
+
 /// The centred noise matrix E of the mechanism (E[E] = 0): Laplace, or M − k B² I (Wishart).
 /// @throws as check_ssp_mechanism. Draws from `rng`.
 template <class Rng>
 Eigen::MatrixXd ssp_noise(const SspMechanism& m, Rng& rng) {
   check_ssp_mechanism(m);
-  const int d = m.p + 1;
-  if (m.kind == SspMechanismKind::laplace) return symmetric_laplace_matrix(rng, d, ssp_laplace_scale(m));
-  const WishartParameters w = ssp_wishart_parameters(m);
-  Eigen::MatrixXd e = wishart_sample(rng, d, w.degrees_of_freedom, w.scale);
-  e.diagonal().array() -= w.degrees_of_freedom * w.scale;
-  return e;
+  return visit_ssp_mechanism(m.kind, [&](auto unit) { return decltype(unit)::type::noise(m, rng); });
 }
 
 /// G* = G + E (the only release of the method; paper §5).
