@@ -28,6 +28,7 @@
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/model_space.hpp"
+#include "dpmu/core/priors.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/simulation_cost.hpp"
@@ -424,12 +425,14 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     return ssp_generate_cost(effective_n(data_cell), static_cast<int>(data_cell.get_int("p")), generator);
   }
 
-  /// ETA cost model: 2^p models, by quadrature unless the prior has a closed form.
+  /// ETA cost model: 2^p models, by quadrature for a mixture prior with its exact evidence (the
+  /// prior's unit says which; the g-prior, the criteria and BAS's Laplace form are closed forms).
   double analyse_cost(const Cell& cell) const override {
-    const std::string& prior = cell.get_string("prior");
-    const bool closed_form = prior == "bic" || prior == "aic" || prior == "lr" || prior == "g-prior" ||
-                             prior == "g_prior" || prior.find("laplace") != std::string::npos;
-    return ssp_analyse_cost(static_cast<int>(cell.get_int("p")), !closed_form);
+    const core::CoefficientPrior prior = core::parse_coefficient_prior(cell.get_string("prior"));
+    const bool quadrature = !core::is_approximate(prior) && core::visit_prior_kind(prior.prior.kind, [](auto unit) {
+      return core::priors::is_mixture<typename decltype(unit)::type>;
+    });
+    return ssp_analyse_cost(static_cast<int>(cell.get_int("p")), quadrature);
   }
 
   /// Model averaging on the released G (G*_r or G**_r from one G* = G + E of the noise stream;

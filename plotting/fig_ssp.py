@@ -60,7 +60,8 @@ def _study_caption(res):
     lower = res.cells["lower"][0] if "lower" in res.cells else -2
     upper = res.cells["upper"][0] if "upper" in res.cells else 2
     gen = str(res.cells["generator"][0]) if "generator" in res.cells else "rows"
-    return (f"x ~ U({lower:g}, {upper:g}), beta_j = 1/(7 sqrt|T|) on the |T| active predictors, SNR 1/2; "
+    z = res.cells["signal_z"][0] if "signal_z" in res.cells else 7
+    return (f"x ~ U({lower:g}, {upper:g}), beta_j = 1/({z:g} sqrt|T|) on the |T| active predictors, SNR 1/2; "
             f"Laplace (epsilon-DP) / Wishart ((epsilon, 1/n)-DP) noise on the Gram matrix; "
             f"data: {gen.replace('_', ' ')} generator")
 

@@ -14,6 +14,7 @@
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/registry.hpp"
+#include "dpmu/experiments/simulation_cost.hpp"
 #include "dpmu/experiments/simulation_gram.hpp"
 #include "dpmu/runtime/experiment.hpp"
 #include "run_replicate.hpp"
@@ -337,4 +338,20 @@ TEST_CASE("ssp_simulation: the Laplace ridge is computed once per mechanism and 
   const double other = ridge_of(cell_of(3000, 1, "bic", 0, 0.9), shared);  // another epsilon: another key
   CHECK(shared.size() == 2);
   CHECK(other < ridges[0]);  // larger epsilon, smaller noise, smaller ridge
+}
+
+TEST_CASE("ssp_simulation: the ETA cost model prices quadrature priors by the prior's unit", "[experiments][ssp]") {
+  ex::register_builtin_experiments();
+  const auto& e = rt::find_experiment("ssp_simulation");
+  auto cost = [&](const std::string& prior) {
+    return e.analyse_cost(make_cell({{"n", std::int64_t{5000}},
+                                     {"p", std::int64_t{6}},
+                                     {"true_model_size", std::int64_t{3}},
+                                     {"mechanism", std::string("none")},
+                                     {"prior", prior}}));
+  };
+  for (const std::string prior : {"zellner_siow", "zellner-siow", "hyper-g", "hyper_g_n", "robust"})
+    CHECK(cost(prior) == ex::ssp_analyse_cost(6, true));
+  for (const std::string prior : {"bic", "aic", "lr", "g-prior", "zellner-siow-laplace"})
+    CHECK(cost(prior) == ex::ssp_analyse_cost(6, false));
 }
