@@ -18,6 +18,7 @@
 #include "dpmu/experiments/lei_baseline.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -26,6 +27,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dpmu/core/bma.hpp"
@@ -509,15 +512,27 @@ enum class HeadToHeadMethod {
   bic_best_subset,          ///< non-private best subset by BIC (confidential, unclamped data)
 };
 
+/// The spelling of each method (the `method` axis's allowed values and the parser read this one table).
+constexpr std::array<std::pair<std::string_view, HeadToHeadMethod>, 7> kHeadToHeadMethods{{
+    {"lcssf_algorithm1", HeadToHeadMethod::lcssf_algorithm1},
+    {"lcssf_algorithm2", HeadToHeadMethod::lcssf_algorithm2},
+    {"ssp_laplace", HeadToHeadMethod::ssp_laplace},
+    {"ssp_laplace_thresholded", HeadToHeadMethod::ssp_laplace_thresholded},
+    {"ssp_wishart", HeadToHeadMethod::ssp_wishart},
+    {"ssp_wishart_thresholded", HeadToHeadMethod::ssp_wishart_thresholded},
+    {"bic_best_subset", HeadToHeadMethod::bic_best_subset},
+}};
+
 HeadToHeadMethod parse_head_to_head_method(const std::string& s) {
-  if (s == "lcssf_algorithm1") return HeadToHeadMethod::lcssf_algorithm1;
-  if (s == "lcssf_algorithm2") return HeadToHeadMethod::lcssf_algorithm2;
-  if (s == "ssp_laplace") return HeadToHeadMethod::ssp_laplace;
-  if (s == "ssp_laplace_thresholded") return HeadToHeadMethod::ssp_laplace_thresholded;
-  if (s == "ssp_wishart") return HeadToHeadMethod::ssp_wishart;
-  if (s == "ssp_wishart_thresholded") return HeadToHeadMethod::ssp_wishart_thresholded;
-  if (s == "bic_best_subset") return HeadToHeadMethod::bic_best_subset;
+  for (const auto& [name, method] : kHeadToHeadMethods)
+    if (name == s) return method;
   throw std::invalid_argument("method: unknown method '" + s + "'");
+}
+
+std::vector<std::string> head_to_head_method_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : kHeadToHeadMethods) names.emplace_back(entry.first);
+  return names;
 }
 
 bool is_lcssf(HeadToHeadMethod m) {
@@ -563,8 +578,7 @@ class SelectionHeadToHead final : public runtime::TypedExperiment<HeadToHeadSetu
                   .description = "LCSSF design (X iid U[-1,1], 6 predictors)"});
     ps.push_back({.name = "method",
                   .type = ParameterType::string,
-                  .allowed = {"lcssf_algorithm1", "lcssf_algorithm2", "ssp_laplace", "ssp_laplace_thresholded",
-                              "ssp_wishart", "ssp_wishart_thresholded", "bic_best_subset"},
+                  .allowed = head_to_head_method_names(),
                   .description = "the selection method of the cell (ssp_wishart* need epsilon < 1)"});
     ps.push_back({.name = "data_bound",
                   .type = ParameterType::real,
