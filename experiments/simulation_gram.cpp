@@ -16,23 +16,49 @@
 
 namespace dpmu::experiments {
 
-Eigen::MatrixXd simulate_predictor_gram(int p, std::uint64_t n, double lower, double upper, core::Xoshiro256ppX4& gen,
-                                        core::UniformGramPath path) {
+std::vector<Eigen::MatrixXd> simulate_nested_predictor_grams(int p, std::span<const std::uint64_t> n, double lower,
+                                                             double upper, core::Xoshiro256ppX4& gen,
+                                                             core::UniformGramPath path) {
   constexpr const char* fn = "simulate_predictor_gram";
   if (p < 1 || p > 64) core::throw_domain(fn, "p", p, "in [1, 64]");
-  if (n < 2 || n > (std::uint64_t{1} << 31)) core::throw_domain(fn, "n", static_cast<double>(n), "in [2, 2^31]");
+  if (n.empty()) core::throw_invalid(fn, "no sample size given");
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    if (n[i] < 2 || n[i] > (std::uint64_t{1} << 31)) core::throw_domain(fn, "n", static_cast<double>(n[i]), "in [2, 2^31]");
+    if (i > 0 && n[i] <= n[i - 1]) core::throw_invalid(fn, "the sample sizes must be strictly increasing");
+  }
   core::check_ordered_limits(fn, "lower", lower, "upper", upper);
   constexpr int W = core::UniformGramAccumulator::block_words;
   constexpr int R = core::UniformGramAccumulator::block_rows;
   core::UniformGramAccumulator acc(p, path);
   std::vector<std::uint64_t> words(static_cast<std::size_t>(p) * W);
-  for (std::uint64_t done = 0; done < n;) {
-    const int m = static_cast<int>(std::min<std::uint64_t>(R, n - done));
-    for (int j = 0; j < p; ++j) gen.fill_words(std::span<std::uint64_t>(words.data() + j * W, W));
-    acc.add_block(words.data(), m);
-    done += static_cast<std::uint64_t>(m);
+  std::vector<Eigen::MatrixXd> out;
+  out.reserve(n.size());
+  std::uint64_t done = 0;
+  int used = R;  // rows of the current block already added (R: draw a new block)
+  for (const std::uint64_t target : n) {
+    while (done < target) {
+      if (used == R) {
+        for (int j = 0; j < p; ++j) gen.fill_words(std::span<std::uint64_t>(words.data() + j * W, W));
+        used = 0;
+      }
+      const int take = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(R - used), target - done));
+      if (used == 0 && take == R) {
+        acc.add_block(words.data(), R);  // the SIMD kernel
+      } else {
+        acc.add_block_rows(words.data(), used, used + take);  // exact scalar code, the same sums
+      }
+      used += take;
+      done += static_cast<std::uint64_t>(take);
+    }
+    out.push_back(acc.centred_gram(lower, upper));
   }
-  return acc.centred_gram(lower, upper);
+  return out;
+}
+
+Eigen::MatrixXd simulate_predictor_gram(int p, std::uint64_t n, double lower, double upper, core::Xoshiro256ppX4& gen,
+                                        core::UniformGramPath path) {
+  return std::move(simulate_nested_predictor_grams(p, std::span<const std::uint64_t>(&n, 1), lower, upper, gen, path)
+                       .front());
 }
 
 Eigen::MatrixXd complete_gram_with_response(const Eigen::MatrixXd& predictor_gram, const SimulationDesign& design,
@@ -64,35 +90,45 @@ Eigen::MatrixXd complete_gram_with_response(const Eigen::MatrixXd& predictor_gra
   return g;
 }
 
-std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(std::span<const SimulationDesign> designs,
-                                                                  std::uint64_t n, std::uint64_t key0,
-                                                                  std::uint64_t key1, core::UniformGramPath path) {
+std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(std::span<const SharedPredictorRequest> requests,
+                                                                  std::uint64_t key0, std::uint64_t key1,
+                                                                  core::UniformGramPath path) {
   constexpr const char* fn = "sample_gram_matrices_shared_predictors";
-  if (designs.empty()) core::throw_invalid(fn, "designs is empty");
-  const SimulationDesign& first = designs.front();
-  for (const SimulationDesign& d : designs) {
+  if (requests.empty()) core::throw_invalid(fn, "requests is empty");
+  const SimulationDesign& first = requests.front().design;
+  std::vector<std::uint64_t> sizes;
+  for (const SharedPredictorRequest& r : requests) {
+    const SimulationDesign& d = r.design;
     (void)simulation_design(d.p, d.true_model_size, 1.0);  // range checks of p, |T|
     core::check_finite(fn, "coefficient", d.coefficient);
     core::check_finite(fn, "sigma", d.sigma);
     if (d.p != first.p || d.lower != first.lower || d.upper != first.upper) {
       core::throw_invalid(fn, "designs must share p, lower and upper (they share the predictors)");
     }
+    if (r.response_stream == 0) core::throw_invalid(fn, "response_stream 0 is the predictors' stream");
+    if (r.n < static_cast<std::uint64_t>(d.p) + 2) core::throw_domain(fn, "n", static_cast<double>(r.n), ">= p + 2");
+    sizes.push_back(r.n);
   }
-  if (n < static_cast<std::uint64_t>(first.p) + 2) core::throw_domain(fn, "n", static_cast<double>(n), ">= p + 2");
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   core::Xoshiro256ppX4 predictors(key0, key1);
-  const Eigen::MatrixXd gxx = simulate_predictor_gram(first.p, n, first.lower, first.upper, predictors, path);
-  std::vector<SimulatedGram> out(designs.size());
-  for (std::size_t i = 0; i < designs.size(); ++i) {
-    core::Xoshiro256ppX4 response(key0, key1, 1 + i);
-    out[i].gram = complete_gram_with_response(gxx, designs[i], n, response);
+  const std::vector<Eigen::MatrixXd> gxx =
+      simulate_nested_predictor_grams(first.p, sizes, first.lower, first.upper, predictors, path);
+  std::vector<SimulatedGram> out(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto at = std::lower_bound(sizes.begin(), sizes.end(), requests[i].n) - sizes.begin();
+    core::Xoshiro256ppX4 response(key0, key1, requests[i].response_stream);
+    out[i].gram = complete_gram_with_response(gxx[static_cast<std::size_t>(at)], requests[i].design, requests[i].n,
+                                              response);
   }
   return out;
 }
 
 SimulatedGram sample_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
                                  std::uint64_t key1, core::UniformGramPath path) {
+  const SharedPredictorRequest one{.design = design, .n = n, .response_stream = 1};
   return std::move(
-      sample_gram_matrices_shared_predictors(std::span<const SimulationDesign>(&design, 1), n, key0, key1, path)
+      sample_gram_matrices_shared_predictors(std::span<const SharedPredictorRequest>(&one, 1), key0, key1, path)
           .front());
 }
 

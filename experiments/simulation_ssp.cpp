@@ -193,6 +193,7 @@ struct Prepared {
   bool thresholded = false;
   double regularization = std::nan("");
   double threshold = std::nan("");
+  double negligible_log_odds = std::numeric_limits<double>::infinity();  ///< +inf: no pruning
 };
 
 class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedGram> {
@@ -280,6 +281,13 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
          .min_inclusive = false,
          .max_inclusive = false,
          .description = "ridge r = this quantile of -eigmin(E) (Laplace, and Wishart with mc99)"},
+        {.name = "negligible_model_share",
+         .type = ParameterType::real,
+         .default_value = 0.0,
+         .min = 0.0,
+         .max = 1e-6,
+         .description = "0: integrate every model; s > 0: skip the models whose total posterior share is provably "
+                        "below s (BmaOptions::negligible_log_odds; mixture priors only; docs/bma.md)"},
         {.name = "laplace_ridge_draws",
          .type = ParameterType::integer,
          .default_value = std::int64_t{100000},
@@ -369,6 +377,9 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     pr.design = simulation_design(p, static_cast<int>(cell.get_int("true_model_size")), cell.get_double("signal_z"));
     pr.prior = core::parse_coefficient_prior(cell.get_string("prior"), n);
     pr.model_prior = core::parse_model_prior(cell.get_string("model_prior"));
+    if (const double share = cell.get_double("negligible_model_share"); share > 0.0) {
+      pr.negligible_log_odds = core::negligible_log_odds_for(p, share);
+    }
     const std::string& name = cell.get_string("mechanism");
     if (name == "none") return pr;
     const auto kind = core::parse_ssp_mechanism(name);
@@ -455,6 +466,7 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     opts.credible_level = 0.0;  // no metric uses the credible intervals (they cost ~100x the PIPs)
     opts.top_models = 0;
     opts.keep_all_models = true;
+    opts.negligible_log_odds = pr.negligible_log_odds;
     const core::BmaResult res =
         core::bayesian_model_averaging(released ? released->matrix : sim.gram, n, pr.prior, pr.model_prior, opts);
     out.set("predictive_mse", predictive_mse(sim.gram, n, beta, res.model_averaged_coefficients));

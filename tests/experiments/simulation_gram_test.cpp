@@ -234,22 +234,72 @@ TEST_CASE("sample_gram_matrix agrees with the row-by-row generator: PMSE and P(t
   }
 }
 
+namespace {
+// requests for the designs at one n, response streams 1 + i
+std::vector<ex::SharedPredictorRequest> requests_at(const std::vector<ex::SimulationDesign>& designs, std::uint64_t n) {
+  std::vector<ex::SharedPredictorRequest> out;
+  for (std::size_t i = 0; i < designs.size(); ++i) out.push_back({designs[i], n, 1 + i});
+  return out;
+}
+}  // namespace
+
 TEST_CASE("sample_gram_matrices_shared_predictors: one X, independent responses, the unshared law per design",
           "[simulation_gram]") {
   const std::vector<ex::SimulationDesign> designs = {ex::simulation_design(6, 0, 7.0), ex::simulation_design(6, 3, 7.0),
                                                      ex::simulation_design(6, 6, 7.0)};
   const std::uint64_t n = 3000;
-  const auto shared = ex::sample_gram_matrices_shared_predictors(designs, n, 21, 22);
+  const auto shared = ex::sample_gram_matrices_shared_predictors(requests_at(designs, n), 21, 22);
   REQUIRE(shared.size() == 3);
   // design 0 is exactly the unshared data set of the same key; all share G_xx bit for bit
   CHECK(same_bits(shared[0].gram, ex::sample_gram_matrix(designs[0], n, 21, 22).gram));
   for (const auto& s : shared) CHECK(same_bits(s.gram.topLeftCorner(6, 6), shared[0].gram.topLeftCorner(6, 6)));
   // the responses differ (independent streams): G_yy of |T| = 0 is σ²(ζ'ζ + χ²), not that of |T| = 6
   CHECK(shared[1].gram(6, 6) != shared[2].gram(6, 6));
-  auto bad = designs;
-  bad[1] = ex::simulation_design(5, 3, 7.0);
-  CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors(bad, n, 1, 2), Catch::Contains("share p"));
-  CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors({}, n, 1, 2), Catch::Contains("empty"));
+  auto bad = requests_at(designs, n);
+  bad[1].design = ex::simulation_design(5, 3, 7.0);
+  CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors(bad, 1, 2), Catch::Contains("share p"));
+  CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors({}, 1, 2), Catch::Contains("empty"));
+  auto zero = requests_at(designs, n);
+  zero[2].response_stream = 0;
+  CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors(zero, 1, 2), Catch::Contains("response_stream"));
+}
+
+TEST_CASE("simulate_nested_predictor_grams: the first n rows of one stream, whatever the other n", "[simulation_gram]") {
+  // n that cut blocks of 256 rows anywhere (in the first and the second half of a block's words),
+  // on block boundaries, and one row apart
+  const std::vector<std::uint64_t> ns = {5, 100, 129, 256, 300, 301, 1000, 5000};
+  for (const auto path : {dpmu::core::UniformGramPath::generic, dpmu::core::UniformGramPath::automatic}) {
+    dpmu::core::Xoshiro256ppX4 gen(41, 42);
+    const auto nested = ex::simulate_nested_predictor_grams(4, ns, -2.0, 2.0, gen, path);
+    REQUIRE(nested.size() == ns.size());
+    for (std::size_t i = 0; i < ns.size(); ++i) {
+      dpmu::core::Xoshiro256ppX4 alone(41, 42);
+      INFO("n = " << ns[i]);
+      CHECK(same_bits(nested[i], ex::simulate_predictor_gram(4, ns[i], -2.0, 2.0, alone, path)));
+    }
+  }
+  dpmu::core::Xoshiro256ppX4 gen(1, 2);
+  const std::vector<std::uint64_t> unsorted = {100, 50};
+  CHECK_THROWS_WITH(ex::simulate_nested_predictor_grams(4, unsorted, -2.0, 2.0, gen), Catch::Contains("increasing"));
+  CHECK_THROWS_WITH(ex::simulate_nested_predictor_grams(4, {}, -2.0, 2.0, gen), Catch::Contains("no sample size"));
+}
+
+TEST_CASE("sample_gram_matrices_shared_predictors: nested n; a request's data set does not depend on the others",
+          "[simulation_gram]") {
+  const auto d0 = ex::simulation_design(6, 0, 7.0);
+  const auto d3 = ex::simulation_design(6, 3, 7.0);
+  const std::vector<ex::SharedPredictorRequest> all = {
+      {d3, 5000, 11}, {d0, 700, 12}, {d3, 700, 13}, {d0, 20000, 14}, {d3, 20000, 15}};
+  const auto together = ex::sample_gram_matrices_shared_predictors(all, 8, 9);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto alone = ex::sample_gram_matrices_shared_predictors(std::span(&all[i], 1), 8, 9);
+    INFO("request " << i);
+    CHECK(same_bits(together[i].gram, alone[0].gram));
+  }
+  // the same n shares G_xx; another n has its own (the rows of n = 700 are the first of n = 20000:
+  // simulate_nested_predictor_grams' test)
+  CHECK(same_bits(together[1].gram.topLeftCorner(6, 6), together[2].gram.topLeftCorner(6, 6)));
+  CHECK(!same_bits(together[1].gram.topLeftCorner(6, 6), together[3].gram.topLeftCorner(6, 6)));
 }
 
 TEST_CASE("sample_gram_matrices_shared_predictors: each design's law is the unshared one (two-sample KS)",
@@ -262,7 +312,8 @@ TEST_CASE("sample_gram_matrices_shared_predictors: each design's law is the unsh
   const int reps = 2000;
   std::vector<double> sy, uy, s0y, u0y, s00, u00;
   for (int r = 0; r < reps; ++r) {
-    const auto g = ex::sample_gram_matrices_shared_predictors(designs, n, 31, static_cast<std::uint64_t>(r))[1].gram;
+    const auto g =
+        ex::sample_gram_matrices_shared_predictors(requests_at(designs, n), 31, static_cast<std::uint64_t>(r))[1].gram;
     const auto h = ex::sample_gram_matrix(designs[1], n, 32, static_cast<std::uint64_t>(r)).gram;
     sy.push_back(g(6, 6));
     uy.push_back(h(6, 6));

@@ -9,6 +9,7 @@
 
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/log_math.hpp"
+#include "dpmu/core/priors.hpp"
 
 namespace dpmu::core {
 
@@ -634,6 +635,16 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
   const std::size_t keep_top =
       static_cast<std::size_t>(std::max(options.top_models, std::max(options.interval_max_models, 0)));
 
+  // Pruning (BmaOptions::negligible_log_odds): only where the evidence is a quadrature of a proper
+  // mixture of g-priors, whose log B is bounded by log_likelihood_sup_over_g.
+  const bool prunable = std::isfinite(options.negligible_log_odds) && !is_approximate(prior) &&
+                        visit_prior_kind(prior.prior.kind, [](auto unit) {
+                          return priors::is_mixture<typename decltype(unit)::type>;
+                        });
+  if (std::isnan(options.negligible_log_odds) || options.negligible_log_odds < 0.0) {
+    throw_domain(fn, "negligible_log_odds", options.negligible_log_odds, ">= 0 (or +inf: no pruning)");
+  }
+
   const std::uint64_t total = 1ULL << f;
   for (std::uint64_t i = 0; i < total; ++i) {
     if (i > 0) {
@@ -673,8 +684,14 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
       beta_refit = fit.coefficients;
       v_refit = inverse_diagonal(gram, model_indices(mask, p));
     }
-    const BayesFactorResult bf = marginal_or_throw(fn, prior, log_q, n, k, options.p0, mask);
     const int free_size = k - model_size(options.always_included);
+    if (prunable && log_q > -kInf &&
+        log_model_prior[static_cast<std::size_t>(free_size)] + log_likelihood_sup_over_g(log_q, n, k, options.p0) <
+            max_w - options.negligible_log_odds) {
+      ++res.models_negligible;
+      continue;
+    }
+    const BayesFactorResult bf = marginal_or_throw(fn, prior, log_q, n, k, options.p0, mask);
     const double w = log_model_prior[static_cast<std::size_t>(free_size)] + bf.log_bayes_factor;
     if (!std::isfinite(w)) {
       throw_domain(fn,

@@ -271,6 +271,17 @@ BayesFactorResult log_bayes_factor_robust_trapezoid(double log_q, double n, int 
   return mixture_sinh_trapezoid(priors::Robust(Prior{}, n, p, p0), log_q, n, p, p0, kNoNodes);
 }
 
+double log_likelihood_sup_over_g(double log_q, double n, int k, int p0) {
+  if (k == 0) return 0.0;
+  const double m = n - p0;
+  const double q = std::exp(log_q);
+  const double r2 = -std::expm1(log_q);
+  const double g_hat = (m * r2 - k) / (k * q);
+  if (!(g_hat > 0.0)) return 0.0;
+  return 0.5 * (m - k) * std::log1p(g_hat) - 0.5 * m * std::log1p(g_hat * q);
+}
+
+
 BayesFactorResult zellner_siow_laplace(double r_squared, double n, int k) {
   // Transcription of BAS 1.7.5 src/ZS_approx_null_np.c (LogBF_ZS_null, lik_null, info_null,
   // posroot) and src/E_ZS.c (E_ZS_approx_null, h1, h2, infoh1, infoh2).

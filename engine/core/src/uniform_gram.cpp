@@ -284,10 +284,25 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
         break;
     }
     if (pending_chunks_ > kFoldEvery - 8) fold();  // a block adds at most 8 chunks (generic path)
+    rows_ += static_cast<std::uint64_t>(rows);
   } else {
-    // Partial block: exact scalar sums straight into the 128-bit totals.
+    add_block_rows(words, 0, rows);
+  }
+}
+
+void UniformGramAccumulator::add_block_rows(const std::uint64_t* words, int first, int last) {
+  constexpr const char* fn = "UniformGramAccumulator::add_block_rows";
+  if (first < 0 || last < first || last > block_rows) {
+    throw_invalid(fn, "rows [" + std::to_string(first) + ", " + std::to_string(last) + ") are not within [0, 256]");
+  }
+  const int rows = last - first;
+  if (rows_ + static_cast<std::uint64_t>(rows) > (std::uint64_t{1} << 31)) {
+    throw_invalid(fn, "more than 2^31 rows: the exact 128-bit centring would overflow");
+  }
+  {
+    // Exact scalar sums straight into the 128-bit totals.
     std::int64_t vrow[64];
-    for (int r = 0; r < rows; ++r) {
+    for (int r = first; r < last; ++r) {
       for (int j = 0; j < columns_; ++j) {
         const std::uint64_t w = words[j * block_words + (r < block_words ? r : r - block_words)];
         const std::int64_t k = static_cast<std::int64_t>(r < block_words ? (w >> 32) : (w & 0xffffffffULL));

@@ -32,6 +32,17 @@ namespace dpmu::experiments {
 Eigen::MatrixXd simulate_predictor_gram(int p, std::uint64_t n, double lower, double upper, core::Xoshiro256ppX4& gen,
                                         core::UniformGramPath path = core::UniformGramPath::automatic);
 
+/// Nested read-out of one stream of predictor rows: entry i is G_xx of the first n[i] rows, for
+/// increasing n (each row is added once). The rows are those of simulate_predictor_gram for the
+/// largest n, whatever the other n are (a block cut at some n[i] is continued from the same
+/// words, core::UniformGramAccumulator::add_block_rows), so entry i equals
+/// simulate_predictor_gram(p, n[i], …) from the same generator state, bit for bit.
+/// @throws std::invalid_argument unless n is non-empty and strictly increasing; as
+/// simulate_predictor_gram otherwise.
+std::vector<Eigen::MatrixXd> simulate_nested_predictor_grams(
+    int p, std::span<const std::uint64_t> n, double lower, double upper, core::Xoshiro256ppX4& gen,
+    core::UniformGramPath path = core::UniformGramPath::automatic);
+
 /// Complete G_xx (p × p, positive definite) to the (p+1) × (p+1) centred Gram matrix of [X y]
 /// by steps 2–3 above, drawing p ziggurat normals (core::standard_normal_ziggurat) and one
 /// χ²_{n−p−1} (core::chi_square) from `gen`. β_j = design.coefficient for j < |T|, 0 otherwise.
@@ -44,22 +55,31 @@ Eigen::MatrixXd complete_gram_with_response(const Eigen::MatrixXd& predictor_gra
 /// the independent generator core::Xoshiro256ppX4(key0, key1, 1) (complete_gram_with_response).
 /// Same signature and result type as simulate_gram_matrix (redrawn_rows is always 0).
 /// Deterministic given the key; the same bits whatever `path`. Equal, bit for bit, to
-/// sample_gram_matrices_shared_predictors({design}, …)[0].
+/// sample_gram_matrices_shared_predictors({{design, n, 1}}, …)[0].
 /// @throws std::domain_error for n < p + 2, n > 2³¹ or an invalid design.
 SimulatedGram sample_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
                                  std::uint64_t key1, core::UniformGramPath path = core::UniformGramPath::automatic);
 
-/// Work sharing across designs (docs/methods.md §5.8, "Shared predictors"): one predictor matrix
-/// X (n × p, from core::Xoshiro256ppX4(key0, key1)) completed by an independent response for each
-/// design i (generator core::Xoshiro256ppX4(key0, key1, 1 + i)). Each output has exactly the law
-/// of sample_gram_matrix for its design, and output i equals sample_gram_matrix(designs[i], …) with
-/// the same key for i = 0; but the outputs share X, so across designs they are dependent — this
-/// changes the joint law across cells (e.g. the |T| values of one p and n), never a cell's law.
-/// The cost of the rows is paid once for all designs.
-/// @throws std::invalid_argument if designs is empty or they differ in p, lower or upper;
-/// as sample_gram_matrix otherwise.
+/// One data set drawn from a shared stream of predictor rows (sample_gram_matrices_shared_predictors).
+struct SharedPredictorRequest {
+  SimulationDesign design;
+  std::uint64_t n = 0;                ///< its rows: the first n of the shared stream
+  std::uint64_t response_stream = 1;  ///< its response: core::Xoshiro256ppX4(key0, key1, response_stream), ≠ 0
+};
+
+/// Work sharing across designs and sample sizes (docs/methods.md §5.8, "Shared predictors"): one
+/// stream of predictor rows from core::Xoshiro256ppX4(key0, key1) (stream 0); request i takes its
+/// first n_i rows (simulate_nested_predictor_grams) and completes them with a response from its
+/// own generator core::Xoshiro256ppX4(key0, key1, response_stream_i). Each output has exactly the
+/// law of sample_gram_matrix for its design and n, and does not depend on the other requests:
+/// output i equals sample_gram_matrices_shared_predictors({request i}, …)[0], bit for bit. The
+/// outputs share X (nested in n), so across requests they are dependent: this changes the joint
+/// law across cells (e.g. the |T| values and the n of one p), never a cell's law. The rows cost
+/// max n_i, once.
+/// @throws std::invalid_argument if requests is empty, they differ in p, lower or upper, or a
+/// response_stream is 0; as sample_gram_matrix otherwise.
 std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(
-    std::span<const SimulationDesign> designs, std::uint64_t n, std::uint64_t key0, std::uint64_t key1,
+    std::span<const SharedPredictorRequest> requests, std::uint64_t key0, std::uint64_t key1,
     core::UniformGramPath path = core::UniformGramPath::automatic);
 
 }  // namespace dpmu::experiments

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numbers>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -44,7 +45,27 @@ struct BmaOptions {
   /// CredibleIntervals::omitted_mass, a bound on the error of the interval's CDF.
   double interval_mass = 1.0 - 1e-7;
   int interval_max_models = 4096;
+  /// Pruning of negligible models (docs/bma.md "Pruning negligible models"); +inf (the default):
+  /// every model is integrated. For the mixtures of g-priors with the exact evidence (Zellner–Siow,
+  /// hyper-g, hyper-g/n, robust: one quadrature per model) a model is skipped when an upper bound
+  /// of its log posterior weight, log π(γ) + sup_g log L_γ(g) ≥ log π(γ) + log B_γ0 (the evidence
+  /// of a proper mixture is an average of the g-prior likelihood L_γ(g)), is below the largest
+  /// weight found so far minus this margin. Skipped models get weight 0 (−inf in
+  /// log_posterior_probability; counted in BmaResult::models_negligible). Their total posterior
+  /// share is below 2^p e^{−margin}: model and inclusion probabilities move by at most that much,
+  /// means and SDs by at most that share of their scale. negligible_log_odds_for() gives the
+  /// margin for a stated share. Ignored for the other priors.
+  double negligible_log_odds = std::numeric_limits<double>::infinity();
 };
+
+/// The pruning margin (BmaOptions::negligible_log_odds) whose error bound 2^p e^{−margin} equals
+/// `relative_error`: p log 2 − log(relative_error). @throws std::domain_error unless
+/// relative_error ∈ (0, 1) and p ≥ 0.
+inline double negligible_log_odds_for(int p, double relative_error) {
+  check_open_interval("negligible_log_odds_for", "relative_error", relative_error, 0.0, 1.0);
+  if (p < 0) throw_domain("negligible_log_odds_for", "p", p, ">= 0");
+  return p * std::numbers::ln2 - std::log(relative_error);
+}
 
 /// Model-averaged equal-tailed credible intervals (docs/bma.md "Credible intervals"): quantiles
 /// (1 ∓ level)/2 of the exact posterior of each coefficient, a mixture over models of a point mass
@@ -90,6 +111,8 @@ struct BmaResult {
   std::uint64_t models_evaluated = 0;       ///< admissible models visited (exact fits included)
   std::uint64_t models_rank_deficient = 0;  ///< excluded: G[γ,γ] (numerically) singular
   std::uint64_t models_exact_fit = 0;       ///< R² = 1 (g-prior only: finite limit; see ExactFitError)
+  /// Skipped by BmaOptions::negligible_log_odds (weight 0; not in models_evaluated).
+  std::uint64_t models_negligible = 0;
 
   // ---- Coefficients (docs/bma.md "Coefficients"): slopes of the centred predictors in the scale
   // of G; the intercept is α = ȳ + (its deviation), ȳ being the caller's (G holds no means).

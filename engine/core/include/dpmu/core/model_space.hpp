@@ -149,6 +149,15 @@ struct ShrinkagePosterior {
 ShrinkagePosterior shrinkage_posterior(const CoefficientPrior& prior, double log_one_minus_r_squared, double n,
                                        int model_size, int p0);
 
+/// sup over g ≥ 0 of the log likelihood of a model under Zellner's g-prior relative to the null
+/// model, log L(g) = ((m − k)/2) log(1 + g) − (m/2) log(1 + g(1 − R²)), m = n − p0 (paper Eq. 3's
+/// integrand without π(g)): log L(ĝ) at ĝ = (mR² − k)/(k(1 − R²)) when positive (the local
+/// empirical-Bayes g of Liang et al. 2008 §2.4), else 0. Because the Bayes factor of a proper
+/// mixture of g-priors is the average B = ∫ L(g) π(g) dg, it is an upper bound of log B_γ0 for
+/// Zellner–Siow, hyper-g, hyper-g/n and robust (used to prune negligible models,
+/// BmaOptions::negligible_log_odds). Natural log; 0 for k = 0.
+double log_likelihood_sup_over_g(double log_one_minus_r_squared, double n, int k, int p0);
+
 /// BAS's Laplace approximation to the ZS log Bayes factor against the null model
 /// (`LogBF_ZS_null` with d = k + 1) and to E[g/(1+g) | Y] (`E_ZS_approx_null`), R package BAS
 /// 1.7.5 (Clyde 2024). R² in [0, 1); k = 0 gives (0, 0).

@@ -57,6 +57,11 @@ class UniformGramAccumulator {
   /// the SIMD kernel, partial ones through exact scalar code.
   /// @throws std::invalid_argument for rows ∉ [0, 256] or more than 2³¹ rows in total.
   void add_block(const std::uint64_t* words, int rows);
+  /// Add the rows first … last − 1 of one block (layout above), by the exact scalar code: adding
+  /// [0, m) and then [m, 256) of a block gives the same sums, bit for bit, as add_block(words, 256)
+  /// (a stream of rows can be read out at any row count without changing the rows after it).
+  /// @throws std::invalid_argument unless 0 ≤ first ≤ last ≤ 256, or for more than 2³¹ rows.
+  void add_block_rows(const std::uint64_t* words, int first, int last);
 
   int columns() const { return columns_; }
   std::uint64_t rows() const { return rows_; }
