@@ -17,7 +17,7 @@
 namespace dpmu::experiments {
 
 std::vector<Eigen::MatrixXd> simulate_nested_predictor_grams(int p, std::span<const std::uint64_t> n, double lower,
-                                                             double upper, core::Xoshiro256ppX4& gen,
+                                                             double upper, std::span<core::Xoshiro256ppX4> generators,
                                                              core::UniformGramPath path) {
   constexpr const char* fn = "simulate_predictor_gram";
   if (p < 1 || p > 64) core::throw_domain(fn, "p", p, "in [1, 64]");
@@ -27,6 +27,9 @@ std::vector<Eigen::MatrixXd> simulate_nested_predictor_grams(int p, std::span<co
     if (i > 0 && n[i] <= n[i - 1]) core::throw_invalid(fn, "the sample sizes must be strictly increasing");
   }
   core::check_ordered_limits(fn, "lower", lower, "upper", upper);
+  if (generators.size() != 1 && generators.size() != static_cast<std::size_t>(p)) {
+    core::throw_invalid(fn, "give one generator (for every column in turn) or one per column");
+  }
   constexpr int W = core::UniformGramAccumulator::block_words;
   constexpr int R = core::UniformGramAccumulator::block_rows;
   core::UniformGramAccumulator acc(p, path);
@@ -38,7 +41,10 @@ std::vector<Eigen::MatrixXd> simulate_nested_predictor_grams(int p, std::span<co
   for (const std::uint64_t target : n) {
     while (done < target) {
       if (used == R) {
-        for (int j = 0; j < p; ++j) gen.fill_words(std::span<std::uint64_t>(words.data() + j * W, W));
+        for (int j = 0; j < p; ++j) {
+          generators[generators.size() == 1 ? 0 : static_cast<std::size_t>(j)].fill_words(
+              std::span<std::uint64_t>(words.data() + j * W, W));
+        }
         used = 0;
       }
       const int take = static_cast<int>(std::min<std::uint64_t>(static_cast<std::uint64_t>(R - used), target - done));
@@ -57,7 +63,8 @@ std::vector<Eigen::MatrixXd> simulate_nested_predictor_grams(int p, std::span<co
 
 Eigen::MatrixXd simulate_predictor_gram(int p, std::uint64_t n, double lower, double upper, core::Xoshiro256ppX4& gen,
                                         core::UniformGramPath path) {
-  return std::move(simulate_nested_predictor_grams(p, std::span<const std::uint64_t>(&n, 1), lower, upper, gen, path)
+  return std::move(simulate_nested_predictor_grams(p, std::span<const std::uint64_t>(&n, 1), lower, upper,
+                                                   std::span<core::Xoshiro256ppX4>(&gen, 1), path)
                        .front());
 }
 
@@ -97,39 +104,51 @@ std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(std::span<cons
   if (requests.empty()) core::throw_invalid(fn, "requests is empty");
   const SimulationDesign& first = requests.front().design;
   std::vector<std::uint64_t> sizes;
+  int columns = 0;
   for (const SharedPredictorRequest& r : requests) {
     const SimulationDesign& d = r.design;
     (void)simulation_design(d.p, d.true_model_size, 1.0);  // range checks of p, |T|
     core::check_finite(fn, "coefficient", d.coefficient);
     core::check_finite(fn, "sigma", d.sigma);
-    if (d.p != first.p || d.lower != first.lower || d.upper != first.upper) {
-      core::throw_invalid(fn, "designs must share p, lower and upper (they share the predictors)");
+    if (d.lower != first.lower || d.upper != first.upper) {
+      core::throw_invalid(fn, "designs must share lower and upper (they share the predictors)");
     }
-    if (r.response_stream == 0) core::throw_invalid(fn, "response_stream 0 is the predictors' stream");
+    if (r.response_stream % 2 == 0) core::throw_invalid(fn, "response_stream must be odd (even streams are X's)");
     if (r.n < static_cast<std::uint64_t>(d.p) + 2) core::throw_domain(fn, "n", static_cast<double>(r.n), ">= p + 2");
     sizes.push_back(r.n);
+    columns = std::max(columns, d.p);
   }
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
-  core::Xoshiro256ppX4 predictors(key0, key1);
+  std::vector<core::Xoshiro256ppX4> column_generators;  // column j: stream 2(j + 1), whatever the width
+  column_generators.reserve(static_cast<std::size_t>(columns));
+  for (int j = 0; j < columns; ++j) column_generators.emplace_back(key0, key1, 2 * static_cast<std::uint64_t>(j + 1));
   const std::vector<Eigen::MatrixXd> gxx =
-      simulate_nested_predictor_grams(first.p, sizes, first.lower, first.upper, predictors, path);
+      simulate_nested_predictor_grams(columns, sizes, first.lower, first.upper, column_generators, path);
   std::vector<SimulatedGram> out(requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    const auto at = std::lower_bound(sizes.begin(), sizes.end(), requests[i].n) - sizes.begin();
-    core::Xoshiro256ppX4 response(key0, key1, requests[i].response_stream);
-    out[i].gram = complete_gram_with_response(gxx[static_cast<std::size_t>(at)], requests[i].design, requests[i].n,
-                                              response);
+    const SharedPredictorRequest& r = requests[i];
+    const auto at = static_cast<std::size_t>(std::lower_bound(sizes.begin(), sizes.end(), r.n) - sizes.begin());
+    core::Xoshiro256ppX4 response(key0, key1, r.response_stream);
+    out[i].gram = complete_gram_with_response(gxx[at].topLeftCorner(r.design.p, r.design.p), r.design, r.n, response);
   }
   return out;
 }
 
 SimulatedGram sample_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
                                  std::uint64_t key1, core::UniformGramPath path) {
-  const SharedPredictorRequest one{.design = design, .n = n, .response_stream = 1};
-  return std::move(
-      sample_gram_matrices_shared_predictors(std::span<const SharedPredictorRequest>(&one, 1), key0, key1, path)
-          .front());
+  (void)simulation_design(design.p, design.true_model_size, 1.0);  // range checks of p, |T|
+  core::check_finite("sample_gram_matrix", "coefficient", design.coefficient);
+  core::check_finite("sample_gram_matrix", "sigma", design.sigma);
+  if (n < static_cast<std::uint64_t>(design.p) + 2) {
+    core::throw_domain("sample_gram_matrix", "n", static_cast<double>(n), ">= p + 2");
+  }
+  core::Xoshiro256ppX4 predictors(key0, key1);
+  const Eigen::MatrixXd gxx = simulate_predictor_gram(design.p, n, design.lower, design.upper, predictors, path);
+  core::Xoshiro256ppX4 response(key0, key1, 1);
+  SimulatedGram out;
+  out.gram = complete_gram_with_response(gxx, design, n, response);
+  return out;
 }
 
 }  // namespace dpmu::experiments

@@ -240,6 +240,15 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
          .allowed = {"sufficient_statistics", "rows"},
          .description = "sufficient_statistics: exact sampler of G (docs/methods.md §5.8); rows: row by row, "
                         "redrawing |y| >= upper"},
+        {.name = "share_predictors",
+         .type = ParameterType::string,
+         .data_factor = true,
+         .default_value = std::string("none"),
+         .allowed = {"none", "true_model_size", "true_model_size_and_n", "p_true_model_size_and_n"},
+         .description = "work shared across cells (a config choice: changes the joint law across cells, never a "
+                        "cell's; docs/methods.md §5.8): none; one X for the |T| of a (p, n); one stream of X rows "
+                        "per p whose first n rows serve every n; or one stream for every p (its first p columns "
+                        "and n rows); needs generator sufficient_statistics"},
         {.name = "mechanism",
          .type = ParameterType::string,
          .allowed = {"none", "laplace", "wishart"},
@@ -306,6 +315,10 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     const auto t = cell.get_int("true_model_size");
     if (t > p) {
       throw std::invalid_argument("true_model_size: " + std::to_string(t) + " exceeds p = " + std::to_string(p));
+    }
+    if (cell.get_string("share_predictors") != "none" && cell.get_string("generator") != "sufficient_statistics") {
+      throw std::invalid_argument("share_predictors: sharing predictors needs generator: sufficient_statistics (the "
+                                  "row generator draws every data set on its own)");
     }
     const std::uint64_t n = effective_n(cell);
     if (n < static_cast<std::uint64_t>(p + 3)) {
@@ -397,8 +410,18 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
                            : core::wishart_regularization(m, 1.0 - q);
     pr.thresholded = cell.get_int("thresholded") != 0;
     if (pr.thresholded) {
-      pr.threshold = core::threshold_value(m, cell.get_double("threshold_percentile"),
-                                           core::parse_threshold_reference(cell.get_string("threshold_reference")));
+      // a function of the public mechanism parameters and the percentile only: computed once per
+      // run for the cells that share them (the Wishart one is a long-double quadrature, ≈ 57 ms)
+      const double percentile = cell.get_double("threshold_percentile");
+      const std::string& reference = cell.get_string("threshold_reference");
+      std::ostringstream key;
+      key.precision(17);
+      key << "ssp_threshold:" << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':'
+          << m.epsilon << ':' << m.delta << ':' << percentile << ':' << reference;
+      pr.threshold = shared.get(key.str(), [&] {
+        return std::vector<double>{
+            core::threshold_value(m, percentile, core::parse_threshold_reference(reference))};
+      })[0];
     }
     pr.mechanism = m;
     return pr;
@@ -427,6 +450,50 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
       return simulate_gram_matrix(design, effective_n(data_cell), key0, key1);
     }
     return sample_gram_matrix(design, effective_n(data_cell), key0, key1);
+  }
+
+  /// Shared predictors (share_predictors, docs/methods.md §5.8): the data keys that differ only
+  /// in |T| (and n, and p, as chosen) share one stream of predictor rows.
+  std::string generation_key(const Cell& data_cell) const override {
+    const std::string& share = data_cell.get_string("share_predictors");
+    if (share == "none") return {};
+    std::ostringstream key;
+    key.precision(17);
+    key << "ssp_predictors;signal_z=" << data_cell.get_double("signal_z")
+        << ";n_scale=" << data_cell.get_double("n_scale") << ";generator=" << data_cell.get_string("generator")
+        << ";share_predictors=" << share;
+    if (share != "p_true_model_size_and_n") key << ";p=" << data_cell.get_int("p");
+    if (share == "true_model_size") key << ";n=" << data_cell.get_int("n");
+    return key.str();
+  }
+
+  /// One stream of predictor rows for the group; each data key's response from its own stream,
+  /// keyed by its data key, so its data set does not depend on the other data keys of the group.
+  std::vector<SimulatedGram> generate_shared(std::span<const Cell> data_cells, core::RngStream& data) const override {
+    const std::uint64_t key0 = data();
+    const std::uint64_t key1 = data();
+    std::vector<SharedPredictorRequest> requests;
+    requests.reserve(data_cells.size());
+    for (const Cell& c : data_cells) {
+      requests.push_back(
+          {.design = simulation_design(static_cast<int>(c.get_int("p")), static_cast<int>(c.get_int("true_model_size")),
+                                       c.get_double("signal_z")),
+           .n = effective_n(c),
+           .response_stream = c.data_id() | 1U});  // odd: never the predictors' stream 0
+    }
+    return sample_gram_matrices_shared_predictors(requests, key0, key1);
+  }
+
+  /// ETA cost model of a shared generation: the rows of the largest n and p once, plus per data key.
+  double generate_shared_cost(std::span<const Cell> data_cells) const override {
+    std::uint64_t rows = 0;
+    int p = 0;
+    for (const Cell& c : data_cells) {
+      rows = std::max(rows, effective_n(c));
+      p = std::max(p, static_cast<int>(c.get_int("p")));
+    }
+    return ssp_generate_cost(rows, p, SspGenerator::sufficient_statistic) +
+           20000.0 * static_cast<double>(data_cells.size() - 1);
   }
 
   /// ETA cost model (simulation_cost.hpp): rows of the data set by the configured generator.
@@ -465,6 +532,7 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     core::BmaOptions opts;
     opts.credible_level = 0.0;  // no metric uses the credible intervals (they cost ~100x the PIPs)
     opts.top_models = 0;
+    opts.interval_max_models = 0;  // nor the best predictive model (no metric uses it)
     opts.keep_all_models = true;
     opts.negligible_log_odds = pr.negligible_log_odds;
     const core::BmaResult res =

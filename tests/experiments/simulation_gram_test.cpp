@@ -235,10 +235,10 @@ TEST_CASE("sample_gram_matrix agrees with the row-by-row generator: PMSE and P(t
 }
 
 namespace {
-// requests for the designs at one n, response streams 1 + i
+// requests for the designs at one n, response streams 2i + 1
 std::vector<ex::SharedPredictorRequest> requests_at(const std::vector<ex::SimulationDesign>& designs, std::uint64_t n) {
   std::vector<ex::SharedPredictorRequest> out;
-  for (std::size_t i = 0; i < designs.size(); ++i) out.push_back({designs[i], n, 1 + i});
+  for (std::size_t i = 0; i < designs.size(); ++i) out.push_back({designs[i], n, 2 * i + 1});
   return out;
 }
 }  // namespace
@@ -250,17 +250,20 @@ TEST_CASE("sample_gram_matrices_shared_predictors: one X, independent responses,
   const std::uint64_t n = 3000;
   const auto shared = ex::sample_gram_matrices_shared_predictors(requests_at(designs, n), 21, 22);
   REQUIRE(shared.size() == 3);
-  // design 0 is exactly the unshared data set of the same key; all share G_xx bit for bit
-  CHECK(same_bits(shared[0].gram, ex::sample_gram_matrix(designs[0], n, 21, 22).gram));
+  // each output is the data set its request gets alone; all share G_xx bit for bit
+  const auto reqs = requests_at(designs, n);
+  for (std::size_t i = 0; i < reqs.size(); ++i) {
+    CHECK(same_bits(shared[i].gram, ex::sample_gram_matrices_shared_predictors(std::span(&reqs[i], 1), 21, 22)[0].gram));
+  }
   for (const auto& s : shared) CHECK(same_bits(s.gram.topLeftCorner(6, 6), shared[0].gram.topLeftCorner(6, 6)));
   // the responses differ (independent streams): G_yy of |T| = 0 is σ²(ζ'ζ + χ²), not that of |T| = 6
   CHECK(shared[1].gram(6, 6) != shared[2].gram(6, 6));
   auto bad = requests_at(designs, n);
-  bad[1].design = ex::simulation_design(5, 3, 7.0);
-  CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors(bad, 1, 2), Catch::Contains("share p"));
+  bad[1].design.upper = 3.0;
+  CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors(bad, 1, 2), Catch::Contains("share lower and upper"));
   CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors({}, 1, 2), Catch::Contains("empty"));
   auto zero = requests_at(designs, n);
-  zero[2].response_stream = 0;
+  zero[2].response_stream = 4;
   CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors(zero, 1, 2), Catch::Contains("response_stream"));
 }
 
@@ -269,7 +272,7 @@ TEST_CASE("simulate_nested_predictor_grams: the first n rows of one stream, what
   // on block boundaries, and one row apart
   const std::vector<std::uint64_t> ns = {5, 100, 129, 256, 300, 301, 1000, 5000};
   for (const auto path : {dpmu::core::UniformGramPath::generic, dpmu::core::UniformGramPath::automatic}) {
-    dpmu::core::Xoshiro256ppX4 gen(41, 42);
+    std::vector<dpmu::core::Xoshiro256ppX4> gen{{41, 42}};
     const auto nested = ex::simulate_nested_predictor_grams(4, ns, -2.0, 2.0, gen, path);
     REQUIRE(nested.size() == ns.size());
     for (std::size_t i = 0; i < ns.size(); ++i) {
@@ -277,19 +280,28 @@ TEST_CASE("simulate_nested_predictor_grams: the first n rows of one stream, what
       INFO("n = " << ns[i]);
       CHECK(same_bits(nested[i], ex::simulate_predictor_gram(4, ns[i], -2.0, 2.0, alone, path)));
     }
+    // one generator per column: the first 2 columns of a 4-column stream are the 2-column stream
+    std::vector<dpmu::core::Xoshiro256ppX4> four{{5, 6, 2}, {5, 6, 4}, {5, 6, 6}, {5, 6, 8}};
+    std::vector<dpmu::core::Xoshiro256ppX4> two{{5, 6, 2}, {5, 6, 4}};
+    const auto wide = ex::simulate_nested_predictor_grams(4, ns, -2.0, 2.0, four, path);
+    const auto narrow = ex::simulate_nested_predictor_grams(2, ns, -2.0, 2.0, two, path);
+    for (std::size_t i = 0; i < ns.size(); ++i) CHECK(same_bits(wide[i].topLeftCorner(2, 2), narrow[i]));
   }
-  dpmu::core::Xoshiro256ppX4 gen(1, 2);
+  std::vector<dpmu::core::Xoshiro256ppX4> gen{{1, 2}};
   const std::vector<std::uint64_t> unsorted = {100, 50};
   CHECK_THROWS_WITH(ex::simulate_nested_predictor_grams(4, unsorted, -2.0, 2.0, gen), Catch::Contains("increasing"));
   CHECK_THROWS_WITH(ex::simulate_nested_predictor_grams(4, {}, -2.0, 2.0, gen), Catch::Contains("no sample size"));
+  std::vector<dpmu::core::Xoshiro256ppX4> three{{1, 2, 2}, {1, 2, 4}, {1, 2, 6}};
+  CHECK_THROWS_WITH(ex::simulate_nested_predictor_grams(4, ns, -2.0, 2.0, three), Catch::Contains("one per column"));
 }
 
 TEST_CASE("sample_gram_matrices_shared_predictors: nested n; a request's data set does not depend on the others",
           "[simulation_gram]") {
   const auto d0 = ex::simulation_design(6, 0, 7.0);
   const auto d3 = ex::simulation_design(6, 3, 7.0);
-  const std::vector<ex::SharedPredictorRequest> all = {
-      {d3, 5000, 11}, {d0, 700, 12}, {d3, 700, 13}, {d0, 20000, 14}, {d3, 20000, 15}};
+  const auto small = ex::simulation_design(2, 1, 7.0);
+  const std::vector<ex::SharedPredictorRequest> all = {{d3, 5000, 11}, {d0, 700, 13},     {d3, 700, 15},
+                                                       {d0, 20000, 17}, {d3, 20000, 19}, {small, 700, 21}};
   const auto together = ex::sample_gram_matrices_shared_predictors(all, 8, 9);
   for (std::size_t i = 0; i < all.size(); ++i) {
     const auto alone = ex::sample_gram_matrices_shared_predictors(std::span(&all[i], 1), 8, 9);
@@ -300,6 +312,8 @@ TEST_CASE("sample_gram_matrices_shared_predictors: nested n; a request's data se
   // simulate_nested_predictor_grams' test)
   CHECK(same_bits(together[1].gram.topLeftCorner(6, 6), together[2].gram.topLeftCorner(6, 6)));
   CHECK(!same_bits(together[1].gram.topLeftCorner(6, 6), together[3].gram.topLeftCorner(6, 6)));
+  // nested in p: the p = 2 data set's predictors are the first 2 of the p = 6 ones at the same n
+  CHECK(same_bits(together[5].gram.topLeftCorner(2, 2), together[1].gram.topLeftCorner(2, 2)));
 }
 
 TEST_CASE("sample_gram_matrices_shared_predictors: each design's law is the unshared one (two-sample KS)",

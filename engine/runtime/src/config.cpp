@@ -543,8 +543,9 @@ void check_duplicate_keys(const YAML::Node& map, const std::string& prefix, Diag
   }
 }
 
-/// StudySpec::data_groups: cells with one data key share a group (in cell order, groups in the
-/// order of their first cell); without a data step every cell is a group of its own.
+/// StudySpec::data_groups: cells with one data key share a group, and so do the data keys of
+/// one generation group (Experiment::generation_key) (in cell order, groups in the order of their
+/// first cell); without a data step every cell is a group of its own.
 std::vector<std::vector<std::size_t>> group_cells_by_data_key(const StudySpec& study) {
   std::vector<std::vector<std::size_t>> groups;
   std::map<std::string, std::size_t> group_of_key;
@@ -554,7 +555,10 @@ std::vector<std::vector<std::size_t>> group_cells_by_data_key(const StudySpec& s
       groups.push_back({c});
       continue;
     }
-    auto [it, fresh] = group_of_key.emplace(study.cells[c].data_key(), groups.size());
+    const std::string generation = study.experiment->generation_key(study.cells[c].data_cell());
+    // "\n" cannot occur in a data key (one line of the study fingerprint): the two kinds never meet
+    const std::string key = generation.empty() ? study.cells[c].data_key() : "\ngeneration:" + generation;
+    auto [it, fresh] = group_of_key.emplace(key, groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(c);
   }

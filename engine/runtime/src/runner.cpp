@@ -468,6 +468,22 @@ void check_data_files_unchanged(const StudySpec& study, const std::filesystem::p
   }
 }
 
+/// The distinct data cells of a group's cells (in the order of their first cell) and, per cell
+/// of the group, the index of its data cell.
+std::pair<std::vector<Cell>, std::vector<std::size_t>> distinct_data_cells(const StudySpec& study,
+                                                                           const std::vector<std::size_t>& group) {
+  std::vector<Cell> data_cells;
+  std::vector<std::size_t> index;
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t c : group) {
+    const std::string& key = study.cells[c].data_key();
+    auto [it, fresh] = seen.emplace(key, data_cells.size());
+    if (fresh) data_cells.push_back(study.cells[c].data_cell());
+    index.push_back(it->second);
+  }
+  return {std::move(data_cells), std::move(index)};
+}
+
 /// The parallel part of a run: the pending tasks, each (data group, block), on oneTBB.
 /// The ETA's cost model of the pending tasks: a task (data group × block) costs, per replicate,
 /// the experiment's generate_cost of the data cell plus the analyse_cost of each cell of the
@@ -480,8 +496,24 @@ WorkEstimate predicted_work(const StudySpec& study, const std::vector<ShardPlan:
   auto known = [](double c) { return std::isfinite(c) && c >= 0.0; };
   for (std::size_t g = 0; g < study.data_groups.size(); ++g) {
     const auto& group = study.data_groups[g];
-    const double gen = exp.has_data_step() ? exp.generate_cost(study.cells[group.front()].data_cell())
-                                           : std::numeric_limits<double>::quiet_NaN();
+    double gen = std::numeric_limits<double>::quiet_NaN();
+    if (exp.has_data_step()) {
+      const std::vector<Cell> data_cells = distinct_data_cells(study, group).first;
+      gen = exp.generation_key(data_cells.front()).empty() ? std::numeric_limits<double>::quiet_NaN()
+                                                             : exp.generate_shared_cost(data_cells);
+      if (!known(gen)) {  // one data cell (no generation key), or the sum of the shared ones' costs
+        double sum = 0.0;
+        for (const Cell& d : data_cells) {
+          const double c = exp.generate_cost(d);
+          if (!known(c)) {
+            sum = std::numeric_limits<double>::quiet_NaN();
+            break;
+          }
+          sum += c;
+        }
+        gen = sum;
+      }
+    }
     double cost = known(gen) ? gen : 0.0;
     any_known = any_known || known(gen);
     for (std::size_t c : group) {
@@ -598,13 +630,14 @@ class TaskRunner {
       prepare_once(c);
       prepared.push_back(states_[c].prepared);
     }
-    const Cell data_cell = study_.cells[group.front()].data_cell();
+    const auto [data_cells, data_index] = distinct_data_cells(study_, group);
     std::vector<CellBlock> blocks(group.size());
     std::vector<CellReplicate> reps(group.size());
     for (std::size_t k = 0; k < group.size(); ++k) {
       const std::size_t c = group[k];
       blocks[k].cell = c;
       reps[k].cell = &study_.cells[c];
+      reps[k].data_index = data_index[k];
       reps[k].prepared = prepared[k].get();
       reps[k].prepare_error = states_[c].prepare_error;
       reps[k].metrics = study_.cell_metrics[c];
@@ -622,7 +655,7 @@ class TaskRunner {
         auto& cr = r_.cell_results[group[k]];
         reps[k].out = std::span<double>(cr.values.data() + rep * cr.width, cr.width);
       }
-      run_one_replicate(*study_.experiment, data_cell, study_.master_seed, rep, reps);
+      run_one_replicate(*study_.experiment, data_cells, study_.master_seed, rep, reps);
       for (std::size_t k = 0; k < group.size(); ++k) {
         blocks[k].wall += reps[k].seconds;
         if (!reps[k].failure_stage.empty()) {
@@ -693,8 +726,12 @@ std::vector<std::size_t> ShardPlan::cells(const StudySpec& study) const {
   return {touched.begin(), touched.end()};
 }
 
-void run_one_replicate(const Experiment& experiment, const Cell& data_cell, std::uint64_t master_seed,
+void run_one_replicate(const Experiment& experiment, std::span<const Cell> data_cells, std::uint64_t master_seed,
                        std::uint64_t replicate, std::span<CellReplicate> cells) {
+  if (data_cells.empty()) throw std::invalid_argument("run_one_replicate: no data cell");
+  for (const auto& c : cells) {
+    if (c.data_index >= data_cells.size()) throw std::invalid_argument("run_one_replicate: data_index out of range");
+  }
   using Clock = std::chrono::steady_clock;
   auto fail = [](CellReplicate& c, const char* stage, std::string message) {
     std::fill(c.out.begin(), c.out.end(), kNaN);
@@ -712,11 +749,20 @@ void run_one_replicate(const Experiment& experiment, const Cell& data_cell, std:
     return;
   }
   const auto t0 = Clock::now();
-  std::shared_ptr<const void> data;
+  std::vector<std::shared_ptr<const void>> data(data_cells.size());
   std::string generate_error;
   try {
-    core::RngStream stream = data_stream(master_seed, data_cell, replicate);
-    data = experiment.generate_erased(data_cell, stream);
+    const std::string generation =
+        experiment.has_data_step() ? experiment.generation_key(data_cells.front()) : std::string();
+    if (!generation.empty()) {
+      core::RngStream stream = generation_stream(master_seed, generation, replicate);
+      data = experiment.generate_shared_erased(data_cells, stream);
+    } else {
+      for (std::size_t i = 0; i < data_cells.size(); ++i) {
+        core::RngStream stream = data_stream(master_seed, data_cells[i], replicate);
+        data[i] = experiment.generate_erased(data_cells[i], stream);
+      }
+    }
   } catch (const std::bad_alloc&) {
     throw;  // not a failed replicate (it would never be redrawn): end the run, keep the journal
   } catch (const std::exception& e) {
@@ -736,7 +782,7 @@ void run_one_replicate(const Experiment& experiment, const Cell& data_cell, std:
     try {
       core::RngStream noise = noise_stream(master_seed, *c.cell, replicate);
       MetricWriter writer(c.metrics, c.out);
-      experiment.analyse_erased(*c.cell, c.prepared, data.get(), noise, writer);
+      experiment.analyse_erased(*c.cell, c.prepared, data[c.data_index].get(), noise, writer);
     } catch (const std::bad_alloc&) {
       throw;
     } catch (const std::exception& e) {

@@ -33,14 +33,16 @@ Eigen::MatrixXd simulate_predictor_gram(int p, std::uint64_t n, double lower, do
                                         core::UniformGramPath path = core::UniformGramPath::automatic);
 
 /// Nested read-out of one stream of predictor rows: entry i is G_xx of the first n[i] rows, for
-/// increasing n (each row is added once). The rows are those of simulate_predictor_gram for the
-/// largest n, whatever the other n are (a block cut at some n[i] is continued from the same
-/// words, core::UniformGramAccumulator::add_block_rows), so entry i equals
-/// simulate_predictor_gram(p, n[i], …) from the same generator state, bit for bit.
-/// @throws std::invalid_argument unless n is non-empty and strictly increasing; as
-/// simulate_predictor_gram otherwise.
+/// increasing n (each row is added once). Per block of 256 rows, column j takes the next 128
+/// words of `generators[0]` (one generator for every column in turn: simulate_predictor_gram's
+/// stream) or of `generators[j]` (one per column: then the first q columns are those of a
+/// q-column call with the first q generators). A block cut at some n[i] is continued from the
+/// same words (core::UniformGramAccumulator::add_block_rows), so the rows do not depend on the
+/// other n: entry i equals the one-n call for n[i] from the same generator states, bit for bit.
+/// @throws std::invalid_argument unless n is non-empty and strictly increasing and there are 1
+/// or p generators; as simulate_predictor_gram otherwise.
 std::vector<Eigen::MatrixXd> simulate_nested_predictor_grams(
-    int p, std::span<const std::uint64_t> n, double lower, double upper, core::Xoshiro256ppX4& gen,
+    int p, std::span<const std::uint64_t> n, double lower, double upper, std::span<core::Xoshiro256ppX4> generators,
     core::UniformGramPath path = core::UniformGramPath::automatic);
 
 /// Complete G_xx (p × p, positive definite) to the (p+1) × (p+1) centred Gram matrix of [X y]
@@ -54,8 +56,7 @@ Eigen::MatrixXd complete_gram_with_response(const Eigen::MatrixXd& predictor_gra
 /// core::Xoshiro256ppX4(key0, key1) (simulate_predictor_gram), then the response statistics from
 /// the independent generator core::Xoshiro256ppX4(key0, key1, 1) (complete_gram_with_response).
 /// Same signature and result type as simulate_gram_matrix (redrawn_rows is always 0).
-/// Deterministic given the key; the same bits whatever `path`. Equal, bit for bit, to
-/// sample_gram_matrices_shared_predictors({{design, n, 1}}, …)[0].
+/// Deterministic given the key; the same bits whatever `path`.
 /// @throws std::domain_error for n < p + 2, n > 2³¹ or an invalid design.
 SimulatedGram sample_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
                                  std::uint64_t key1, core::UniformGramPath path = core::UniformGramPath::automatic);
@@ -63,21 +64,23 @@ SimulatedGram sample_gram_matrix(const SimulationDesign& design, std::uint64_t n
 /// One data set drawn from a shared stream of predictor rows (sample_gram_matrices_shared_predictors).
 struct SharedPredictorRequest {
   SimulationDesign design;
-  std::uint64_t n = 0;                ///< its rows: the first n of the shared stream
-  std::uint64_t response_stream = 1;  ///< its response: core::Xoshiro256ppX4(key0, key1, response_stream), ≠ 0
+  std::uint64_t n = 0;                ///< its rows: the first n of the shared stream (its first p columns)
+  std::uint64_t response_stream = 1;  ///< its response: core::Xoshiro256ppX4(key0, key1, response_stream), odd
 };
 
-/// Work sharing across designs and sample sizes (docs/methods.md §5.8, "Shared predictors"): one
-/// stream of predictor rows from core::Xoshiro256ppX4(key0, key1) (stream 0); request i takes its
-/// first n_i rows (simulate_nested_predictor_grams) and completes them with a response from its
-/// own generator core::Xoshiro256ppX4(key0, key1, response_stream_i). Each output has exactly the
-/// law of sample_gram_matrix for its design and n, and does not depend on the other requests:
-/// output i equals sample_gram_matrices_shared_predictors({request i}, …)[0], bit for bit. The
-/// outputs share X (nested in n), so across requests they are dependent: this changes the joint
-/// law across cells (e.g. the |T| values and the n of one p), never a cell's law. The rows cost
-/// max n_i, once.
-/// @throws std::invalid_argument if requests is empty, they differ in p, lower or upper, or a
-/// response_stream is 0; as sample_gram_matrix otherwise.
+/// Work sharing across designs, sample sizes and numbers of predictors (docs/methods.md §5.8,
+/// "Shared predictors"): one stream of predictor rows whose column j comes from its own
+/// generator core::Xoshiro256ppX4(key0, key1, 2(j + 1)); request i takes the first p_i columns of
+/// its first n_i rows (simulate_nested_predictor_grams) and completes them with a response from
+/// its own generator core::Xoshiro256ppX4(key0, key1, response_stream_i). Each output has exactly
+/// the law of sample_gram_matrix for its design and n, and does not depend on the other
+/// requests: output i equals sample_gram_matrices_shared_predictors({request i}, …)[0], bit for
+/// bit. The outputs share X (nested in n and p), so across requests they are dependent: this
+/// changes the joint law across cells (e.g. the |T|, n and p of a study), never a cell's law. The
+/// rows cost max n_i × max p_i, once. (Not bit-equal to sample_gram_matrix, which draws the
+/// columns from one generator in turn.)
+/// @throws std::invalid_argument if requests is empty, they differ in lower or upper, or a
+/// response_stream is even; as sample_gram_matrix otherwise.
 std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(
     std::span<const SharedPredictorRequest> requests, std::uint64_t key0, std::uint64_t key1,
     core::UniformGramPath path = core::UniformGramPath::automatic);

@@ -47,8 +47,10 @@ struct StudySpec {
   std::vector<DataFileFingerprint> data_files;
   /// The cells grouped by data key (docs/architecture.md §3.3): each group lists cell indices in
   /// cell order, groups ordered by their first cell. The engine generates one data set per
-  /// (group, replicate) and analyses it for every cell of the group. An experiment without a data
-  /// step (Experiment::has_data_step() false) has one group per cell.
+  /// (group, replicate) and analyses it for every cell of the group. The data keys of one
+  /// generation group (Experiment::generation_key) share a group: their data sets come from one
+  /// generate_shared() call. An experiment without a data step (Experiment::has_data_step()
+  /// false) has one group per cell.
   std::vector<std::vector<std::size_t>> data_groups;
 
   /// Number of replicate blocks per cell: ceil(replicates / block_size).

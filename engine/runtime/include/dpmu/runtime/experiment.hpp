@@ -491,6 +491,23 @@ class Experiment {
   /// generate_cost). NaN (the default) means unknown.
   virtual double analyse_cost(const Cell& /*cell*/) const { return std::numeric_limits<double>::quiet_NaN(); }
 
+  /// Optional work shared across data keys (off by default; docs/architecture.md §3.5). Data
+  /// keys whose data cells give the same non-empty key here form one generation group, run as
+  /// one engine task: each replicate of the group is simulated by one generate_shared() call
+  /// from the stream RngStream(master_seed, FNV-1a("generation:" + key), r, data) (e.g. one
+  /// predictor matrix for several |T| and nested n). The experiment must guarantee that a data
+  /// key's data set has the law generate() would give it and does not depend on which other data
+  /// keys are in the call (a cell replayed alone gets the same data set); only the joint law
+  /// across data keys changes, so a non-empty key must be a config choice, documented as such.
+  /// "" (the default): every data key is generated on its own by generate().
+  virtual std::string generation_key(const Cell& /*data_cell*/) const { return {}; }
+
+  /// Optional cost model: the predicted cost of one generate_shared() call for these data cells
+  /// (units of generate_cost). NaN (the default): the sum of their generate_cost.
+  virtual double generate_shared_cost(std::span<const Cell> /*data_cells*/) const {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+
   /// Engine side of TypedExperiment::prepare.
   virtual std::shared_ptr<const void> prepare_erased(const Cell& cell, core::RngStream& calibration,
                                                      SharedCalibration& shared) const = 0;
@@ -499,6 +516,9 @@ class Experiment {
       const Cell& cell, const void* prepared) const = 0;
   /// Engine side of TypedExperiment::generate (`data_cell` holds the data factors only).
   virtual std::shared_ptr<const void> generate_erased(const Cell& data_cell, core::RngStream& data) const = 0;
+  /// Engine side of TypedExperiment::generate_shared: one data set per data cell, in order.
+  virtual std::vector<std::shared_ptr<const void>> generate_shared_erased(std::span<const Cell> data_cells,
+                                                                          core::RngStream& data) const = 0;
   /// Engine side of TypedExperiment::analyse.
   virtual void analyse_erased(const Cell& cell, const void* prepared, const void* data, core::RngStream& noise,
                               MetricWriter& metrics) const = 0;
@@ -547,6 +567,13 @@ class TypedExperiment : public Experiment {
     }
   }
 
+  /// The data sets of one replicate of a generation group (Experiment::generation_key), one per
+  /// data cell in the given order, from the group's stream. Only called when generation_key() is
+  /// non-empty. @throws anything: recorded for every cell of the group (stage "generate").
+  virtual std::vector<Data> generate_shared(std::span<const Cell> /*data_cells*/, core::RngStream& /*data*/) const {
+    throw std::logic_error(name() + ": generation_key() is set but generate_shared() is not implemented");
+  }
+
   /// Analyse one replicate's data with the cell's method parameters and its noise stream; write
   /// the metrics by name. Runs concurrently from several threads; must not modify shared state.
   /// @throws anything: recorded (stage "replicate"); the replicate's metrics become NaN.
@@ -563,6 +590,18 @@ class TypedExperiment : public Experiment {
   }
   std::shared_ptr<const void> generate_erased(const Cell& data_cell, core::RngStream& data) const final {
     return std::make_shared<const Data>(generate(data_cell, data));
+  }
+  std::vector<std::shared_ptr<const void>> generate_shared_erased(std::span<const Cell> data_cells,
+                                                                  core::RngStream& data) const final {
+    std::vector<Data> sets = generate_shared(data_cells, data);
+    if (sets.size() != data_cells.size()) {
+      throw std::logic_error(name() + ": generate_shared() returned " + std::to_string(sets.size()) +
+                             " data sets for " + std::to_string(data_cells.size()) + " data cells");
+    }
+    std::vector<std::shared_ptr<const void>> out;
+    out.reserve(sets.size());
+    for (auto& d : sets) out.push_back(std::make_shared<const Data>(std::move(d)));
+    return out;
   }
   void analyse_erased(const Cell& cell, const void* prepared, const void* data, core::RngStream& noise,
                       MetricWriter& metrics) const final {

@@ -59,6 +59,7 @@ class ShardPlan {
 struct CellReplicate {
   const Cell* cell = nullptr;
   const void* prepared = nullptr;  ///< the cell's prepare() result; null if it failed
+  std::size_t data_index = 0;      ///< which of run_one_replicate's data cells is the cell's
   std::string prepare_error;       ///< non-empty: prepare() failed with this message
   std::span<const MetricSpec> metrics;
   std::span<double> out;        ///< the replicate's metrics (set to NaN first; NaN where not written or on failure)
@@ -68,13 +69,22 @@ struct CellReplicate {
 };
 
 /// Replicate `replicate` of the cells of one data group, exactly as `dpmu run` runs it (and
-/// `dpmu replay` replays it): the data set is generated once from
-/// RngStream(master_seed, data_id, replicate, data) with the group's data cell (if the experiment
-/// has a data step), then analysed for every cell with RngStream(master_seed, cell_id,
-/// replicate, noise). A failure (exception) of generate() fails every cell; of analyse() its cell.
+/// `dpmu replay` replays it): the data sets are generated once — for an experiment with a data
+/// step, each data cell's from RngStream(master_seed, data_id, replicate, data) by generate(),
+/// or, when the experiment gives the data cells a generation key, all of them by one
+/// generate_shared() call from runtime::generation_stream — then each cell (CellReplicate::
+/// data_index names its data cell) is analysed with RngStream(master_seed, cell_id, replicate,
+/// noise). A failure (exception) of the generation fails every cell; of analyse() its cell.
 /// std::bad_alloc is not a failure of the replicate: it is rethrown.
-void run_one_replicate(const Experiment& experiment, const Cell& data_cell, std::uint64_t master_seed,
+/// @throws std::invalid_argument if data_cells is empty or a data_index is out of range.
+void run_one_replicate(const Experiment& experiment, std::span<const Cell> data_cells, std::uint64_t master_seed,
                        std::uint64_t replicate, std::span<CellReplicate> cells);
+
+/// run_one_replicate for the cells of one data cell (a replay, a group without shared generation).
+inline void run_one_replicate(const Experiment& experiment, const Cell& data_cell, std::uint64_t master_seed,
+                              std::uint64_t replicate, std::span<CellReplicate> cells) {
+  run_one_replicate(experiment, std::span<const Cell>(&data_cell, 1), master_seed, replicate, cells);
+}
 
 /// An exclusive lock on a results file for the life of a run or a merge: flock(2) on
 /// "<out>.lock", a small file holding the holder's PID (removed when the lock is released; one
