@@ -31,9 +31,10 @@ cat > "$tmp/cell.yaml" <<YAML
 experiment: ssp_simulation
 master_seed: 1
 replicates: $datasets
-parameters: {epsilons: "0.5", mechanisms: "laplace", priors: "zellner_siow", laplace_ridge_draws: 1000}
+parameters: {laplace_ridge_draws: 1000, prior: zellner_siow}
 grid:
-  - {p: 9, true_model_size: 4, n: $n}
+  - {p: 9, true_model_size: 4, n: $n, mechanism: none}
+  - {p: 9, true_model_size: 4, n: $n, mechanism: laplace, epsilon: 0.5, thresholded: [0, 1]}
 YAML
 # The per-cell ridge calibration (1 000 draws) is included in dpmu's time, not in R's (conservative).
 echo "== dpmu: the same cell, one thread"

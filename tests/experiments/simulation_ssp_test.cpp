@@ -16,6 +16,7 @@
 #include "dpmu/experiments/registry.hpp"
 #include "dpmu/experiments/simulation_cost.hpp"
 #include "dpmu/experiments/simulation_gram.hpp"
+#include "dpmu/runtime/config.hpp"
 #include "dpmu/runtime/experiment.hpp"
 #include "run_replicate.hpp"
 
@@ -152,6 +153,10 @@ TEST_CASE("ssp_simulation: bad config values give clear errors", "[ssp_simulatio
   CHECK_THAT(validation_error(base({{"lower", 1.0}})), Catch::Contains("lower < 0 < upper"));
   CHECK_THAT(validation_error(base({{"threshold_reference", std::string("signed")}, {"threshold_percentile", 0.3}})),
              Catch::Contains("threshold_percentile"));
+  CHECK_THAT(validation_error(base({{"share_predictors", std::string("true_model_size")},
+                                    {"generator", std::string("rows")}})),
+             Catch::Contains("share_predictors: sharing predictors needs generator: sufficient_statistics"));
+  CHECK(validation_error(base({{"share_predictors", std::string("p_true_model_size_and_n")}})).empty());
 }
 
 TEST_CASE("ssp_simulation: the non-private cell equals a direct BMA on the same data", "[ssp_simulation]") {
@@ -354,4 +359,65 @@ TEST_CASE("ssp_simulation: the ETA cost model prices quadrature priors by the pr
     CHECK(cost(prior) == ex::ssp_analyse_cost(6, true));
   for (const std::string prior : {"bic", "aic", "lr", "g-prior", "zellner-siow-laplace"})
     CHECK(cost(prior) == ex::ssp_analyse_cost(6, false));
+}
+
+TEST_CASE("ssp_simulation: shared predictors run as generation groups; a replayed cell gets the run's numbers",
+          "[ssp_simulation]") {
+  dpmu::experiments::register_builtin_experiments();
+  const std::string config = R"(experiment: ssp_simulation
+master_seed: 5
+replicates: 4
+block_size: 2
+parameters:
+  model_prior: "beta-binomial:1,1"
+  laplace_ridge_draws: 200
+  share_predictors: p_true_model_size_and_n
+  negligible_model_share: 1.0e-17
+grid:
+  - zip: {p: [2, 2, 3], true_model_size: [0, 1, 2]}
+    n: [300, 1000]
+    mechanism: none
+    prior: [zellner_siow, bic]
+  - zip: {p: [2, 2, 3], true_model_size: [0, 1, 2]}
+    n: [300, 1000]
+    mechanism: laplace
+    epsilon: 0.9
+    prior: zellner_siow
+)";
+  const auto s = rt::parse_study(config, "shared.yaml");
+  REQUIRE(s.cells.size() == 18);
+  REQUIRE(s.data_groups.size() == 1);  // every p, |T| and n share one predictor stream
+  // cells of one data key see the same data set; cells of another data key their own response
+  for (std::size_t c = 0; c < s.cells.size(); ++c) {
+    const auto& e = *s.experiment;
+    for (std::uint64_t r : {std::uint64_t{0}, std::uint64_t{3}}) {
+      const auto alone = dpmu_test::run_replicate(e, s.cells[c], s.master_seed, r);
+      // the same cell run with every data key of the group: run_one_replicate over all data cells
+      std::vector<rt::Cell> data_cells;
+      std::size_t index = 0;
+      for (std::size_t d = 0; d < s.cells.size(); ++d) {
+        const rt::Cell dc = s.cells[d].data_cell();
+        bool seen = false;
+        for (const auto& x : data_cells) seen = seen || x.key() == dc.key();
+        if (!seen) data_cells.push_back(dc);
+      }
+      for (std::size_t i = 0; i < data_cells.size(); ++i)
+        if (data_cells[i].key() == s.cells[c].data_key()) index = i;
+      const auto prepared = dpmu_test::prepare_cell(e, s.cells[c], s.master_seed);
+      const auto metrics = e.metrics(s.cells[c]);
+      std::vector<double> out(alone.size());
+      rt::CellReplicate one;
+      one.cell = &s.cells[c];
+      one.prepared = prepared.get();
+      one.metrics = metrics;
+      one.out = out;
+      one.data_index = index;
+      rt::run_one_replicate(e, data_cells, s.master_seed, r, std::span<rt::CellReplicate>(&one, 1));
+      REQUIRE(one.failure_stage.empty());
+      INFO("cell " << c << ", replicate " << r);
+      for (std::size_t k = 0; k < out.size(); ++k) {
+        CHECK((out[k] == alone[k] || (std::isnan(out[k]) && std::isnan(alone[k]))));
+      }
+    }
+  }
 }

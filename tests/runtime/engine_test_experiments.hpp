@@ -187,12 +187,70 @@ class TestLists final : public dpmu::runtime::TypedExperiment<dpmu::runtime::Not
   }
 };
 
+inline std::atomic<long> g_shared_generate_calls{0};
+
+/// Work shared across data keys (Experiment::generation_key): with share = "p", the data keys of
+/// one p (every n) form a generation group. The data of a replicate: u, one uniform of the group's
+/// stream (the same for the group), and w, one uniform of a sub-stream keyed by the data key (so a
+/// data key's data set does not depend on the other keys of the call). Metrics: u, w, x = w + noise.
+/// broken = 1: generate_shared returns one data set too few (an experiment bug the engine reports).
+struct SharedData {
+  double u = 0.0;
+  double w = 0.0;
+};
+class TestShared final : public dpmu::runtime::TypedExperiment<dpmu::runtime::Nothing, SharedData> {
+ public:
+  std::string name() const override { return "test_shared"; }
+  std::vector<dpmu::runtime::ParameterSpec> parameters() const override {
+    using dpmu::runtime::ParameterType;
+    return {{.name = "n", .type = ParameterType::integer, .data_factor = true, .min = 1.0},
+            {.name = "p", .type = ParameterType::integer, .data_factor = true, .min = 1.0},
+            {.name = "share",
+             .type = ParameterType::string,
+             .data_factor = true,
+             .default_value = std::string("none"),
+             .allowed = {"none", "p"}},
+            {.name = "broken", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{0}},
+            {.name = "epsilon", .type = ParameterType::real, .default_value = 1.0}};
+  }
+  std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell&) const override {
+    return {{.name = "u"}, {.name = "w"}, {.name = "x"}};
+  }
+  std::string generation_key(const dpmu::runtime::Cell& d) const override {
+    if (d.get_string("share") == "none") return {};
+    return "p=" + std::to_string(d.get_int("p")) + ";broken=" + std::to_string(d.get_int("broken"));
+  }
+  SharedData generate(const dpmu::runtime::Cell&, dpmu::core::RngStream& data) const override {
+    return {dpmu::core::uniform_open01(data), dpmu::core::uniform_open01(data)};
+  }
+  std::vector<SharedData> generate_shared(std::span<const dpmu::runtime::Cell> cells,
+                                          dpmu::core::RngStream& data) const override {
+    g_shared_generate_calls.fetch_add(1);
+    const double u = dpmu::core::uniform_open01(data);
+    const std::uint64_t key = data();
+    std::vector<SharedData> out;
+    for (const auto& c : cells) {
+      dpmu::core::RngStream own(key, c.data_id(), 0, dpmu::core::StreamPurpose::data);
+      out.push_back({u, dpmu::core::uniform_open01(own)});
+    }
+    if (cells.front().get_int("broken") != 0) out.pop_back();
+    return out;
+  }
+  void analyse(const dpmu::runtime::Cell&, const dpmu::runtime::Nothing&, const SharedData& d,
+               dpmu::core::RngStream& noise, dpmu::runtime::MetricWriter& out) const override {
+    out.set("u", d.u);
+    out.set("w", d.w);
+    out.set("x", d.w + dpmu::core::uniform_open01(noise));
+  }
+};
+
 inline void register_test_experiments() {
   static const bool once = [] {
     dpmu::experiments::register_builtin_experiments();
     dpmu::runtime::register_experiment(std::make_unique<TestEngine>());
     dpmu::runtime::register_experiment(std::make_unique<TestData>());
     dpmu::runtime::register_experiment(std::make_unique<TestLists>());
+    dpmu::runtime::register_experiment(std::make_unique<TestShared>());
     return true;
   }();
   (void)once;

@@ -502,3 +502,83 @@ TEST_CASE("Cell accessors and find_experiment", "[engine]") {
   CHECK_THROWS_WITH(rt::find_experiment("zz"),
                     Contains("unknown experiment 'zz'; registered experiments are ") && Contains("normal_mean"));
 }
+
+namespace {
+rt::StudySpec shared_study(const std::string& share, std::int64_t broken = 0, std::int64_t replicates = 20) {
+  dpmu_test::register_test_experiments();
+  return rt::parse_study("experiment: test_shared\nmaster_seed: 11\nreplicates: " + std::to_string(replicates) +
+                             "\nblock_size: 3\nparameters:\n  share: " + share +
+                             "\n  broken: " + std::to_string(broken) +
+                             "\ngrid:\n  - n: [10, 20, 30]\n    p: [1, 2]\n    epsilon: [0.5, 1.0]\n",
+                         "shared.yaml");
+}
+}  // namespace
+
+TEST_CASE("engine: generation groups share one generate_shared call per replicate; replay and threads agree",
+          "[engine]") {
+  TempDir dir;
+  const auto none = shared_study("none");
+  CHECK(none.data_groups.size() == 6);  // one per (n, p): 2 method cells each
+  const auto s = shared_study("p");
+  REQUIRE(s.cells.size() == 12);
+  REQUIRE(s.data_groups.size() == 2);  // one per p: its 3 data keys x 2 method cells
+  for (const auto& g : s.data_groups) {
+    REQUIRE(g.size() == 6);
+    for (std::size_t c : g) CHECK(s.cells[c].get_int("p") == s.cells[g.front()].get_int("p"));
+  }
+  dpmu_test::g_shared_generate_calls = 0;
+  rt::run_study(s, options(dir / "one.h5", 1));
+  CHECK(dpmu_test::g_shared_generate_calls == 2 * 20);  // per group and replicate, not per data key
+  rt::run_study(s, options(dir / "two.h5", 2));
+  const auto one = rt::read_results(dir / "one.h5");
+  const auto two = rt::read_results(dir / "two.h5");
+  CHECK(same_numbers(one, two));
+  // u is the group's (the same for every data key of a p), w the data key's own
+  for (const auto& g : s.data_groups) {
+    const auto& first = one.cell_results[g.front()];
+    for (std::size_t c : g) {
+      const auto& a = one.cell_results[c];
+      for (std::size_t r = 0; r < 20; ++r) CHECK(a.values[r * a.width + 0] == first.values[r * first.width + 0]);
+    }
+  }
+  CHECK(one.cell_results[s.data_groups[0][0]].values[1] != one.cell_results[s.data_groups[0][2]].values[1]);
+  // A replay generates the cell's data key alone: the same numbers as the run.
+  const auto& e = *s.experiment;
+  for (std::size_t c = 0; c < s.cells.size(); ++c) {
+    const auto& cr = one.cell_results[c];
+    std::vector<double> out(cr.width);
+    rt::CellReplicate rep;
+    const rt::Nothing nothing;
+    rep.cell = &s.cells[c];
+    rep.prepared = &nothing;
+    rep.metrics = s.cell_metrics[c];
+    rep.out = out;
+    rt::run_one_replicate(e, s.cells[c].data_cell(), s.master_seed, 7, std::span<rt::CellReplicate>(&rep, 1));
+    REQUIRE(rep.failure_stage.empty());
+    INFO("cell " << c);
+    CHECK(std::memcmp(out.data(), cr.values.data() + 7 * cr.width, cr.width * sizeof(double)) == 0);
+  }
+  // Two shards merged give the same numbers.
+  auto o0 = options(dir / "s0.h5");
+  o0.shard = rt::parse_shard("0/2");
+  auto o1 = options(dir / "s1.h5");
+  o1.shard = rt::parse_shard("1/2");
+  rt::run_study(s, o0);
+  rt::run_study(s, o1);
+  rt::merge_results(dir / "merged.h5", {dir / "s0.h5", dir / "s1.h5"});
+  CHECK(same_numbers(one, rt::read_results(dir / "merged.h5")));
+}
+
+TEST_CASE("engine: a generate_shared that returns too few data sets fails every cell of its group", "[engine][errors]") {
+  TempDir dir;
+  const auto s = shared_study("p", 1, 3);
+  rt::run_study(s, options(dir / "broken.h5"));
+  const auto r = rt::read_results(dir / "broken.h5");
+  REQUIRE(!r.errors.empty());
+  CHECK(r.errors.size() == 12 * 3);
+  for (const auto& err : r.errors) {
+    CHECK(err.stage == "generate");
+    CHECK_THAT(err.message, Contains("generate_shared() returned 2 data sets for 3 data cells"));
+  }
+  for (const auto& cr : r.cell_results) CHECK(std::isnan(cr.values[0]));
+}
