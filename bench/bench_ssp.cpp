@@ -123,7 +123,8 @@ void bm_analysis_p9(benchmark::State& state) {
   }
   state.SetLabel(std::string(state.range(0) ? "zellner-siow" : "bic") + ", 9 variants" +
                  (state.range(1) ? ", pruning at 1e-17" : ""));
-  state.counters["pruned_fraction"] = static_cast<double>(pruned) / (9.0 * 512.0 * static_cast<double>(state.iterations()));
+  state.counters["pruned_fraction"] =
+      static_cast<double>(pruned) / (9.0 * 512.0 * static_cast<double>(state.iterations()));
 }
 // (prior: 0 bic, 1 zellner-siow; pruning: 0 off, 1 at relative error 1e-17)
 BENCHMARK(bm_analysis_p9)->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond);

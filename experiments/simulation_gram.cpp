@@ -23,7 +23,8 @@ std::vector<Eigen::MatrixXd> simulate_nested_predictor_grams(int p, std::span<co
   if (p < 1 || p > 64) core::throw_domain(fn, "p", p, "in [1, 64]");
   if (n.empty()) core::throw_invalid(fn, "no sample size given");
   for (std::size_t i = 0; i < n.size(); ++i) {
-    if (n[i] < 2 || n[i] > (std::uint64_t{1} << 31)) core::throw_domain(fn, "n", static_cast<double>(n[i]), "in [2, 2^31]");
+    if (n[i] < 2 || n[i] > (std::uint64_t{1} << 31))
+      core::throw_domain(fn, "n", static_cast<double>(n[i]), "in [2, 2^31]");
     if (i > 0 && n[i] <= n[i - 1]) core::throw_invalid(fn, "the sample sizes must be strictly increasing");
   }
   core::check_ordered_limits(fn, "lower", lower, "upper", upper);

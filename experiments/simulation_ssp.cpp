@@ -317,8 +317,9 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
       throw std::invalid_argument("true_model_size: " + std::to_string(t) + " exceeds p = " + std::to_string(p));
     }
     if (cell.get_string("share_predictors") != "none" && cell.get_string("generator") != "sufficient_statistics") {
-      throw std::invalid_argument("share_predictors: sharing predictors needs generator: sufficient_statistics (the "
-                                  "row generator draws every data set on its own)");
+      throw std::invalid_argument(
+          "share_predictors: sharing predictors needs generator: sufficient_statistics (the "
+          "row generator draws every data set on its own)");
     }
     const std::uint64_t n = effective_n(cell);
     if (n < static_cast<std::uint64_t>(p + 3)) {
@@ -419,8 +420,7 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
       key << "ssp_threshold:" << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':'
           << m.epsilon << ':' << m.delta << ':' << percentile << ':' << reference;
       pr.threshold = shared.get(key.str(), [&] {
-        return std::vector<double>{
-            core::threshold_value(m, percentile, core::parse_threshold_reference(reference))};
+        return std::vector<double>{core::threshold_value(m, percentile, core::parse_threshold_reference(reference))};
       })[0];
     }
     pr.mechanism = m;

@@ -42,8 +42,7 @@ TEST_CASE("log_likelihood_sup_over_g: the maximum of the g-prior likelihood (bru
   CHECK(log_likelihood_sup_over_g(std::log1p(-0.001), 100.0, 1, 1) == 0.0);
 }
 
-TEST_CASE("log_likelihood_sup_over_g bounds the exact evidence of every proper mixture of g-priors",
-          "[bma][pruning]") {
+TEST_CASE("log_likelihood_sup_over_g bounds the exact evidence of every proper mixture of g-priors", "[bma][pruning]") {
   int checked = 0;
   for (const char* name : {"zellner-siow", "hyper-g", "hyper-g-n", "robust"}) {
     const CoefficientPrior cp = parse_coefficient_prior(name);

@@ -253,7 +253,8 @@ TEST_CASE("sample_gram_matrices_shared_predictors: one X, independent responses,
   // each output is the data set its request gets alone; all share G_xx bit for bit
   const auto reqs = requests_at(designs, n);
   for (std::size_t i = 0; i < reqs.size(); ++i) {
-    CHECK(same_bits(shared[i].gram, ex::sample_gram_matrices_shared_predictors(std::span(&reqs[i], 1), 21, 22)[0].gram));
+    CHECK(
+        same_bits(shared[i].gram, ex::sample_gram_matrices_shared_predictors(std::span(&reqs[i], 1), 21, 22)[0].gram));
   }
   for (const auto& s : shared) CHECK(same_bits(s.gram.topLeftCorner(6, 6), shared[0].gram.topLeftCorner(6, 6)));
   // the responses differ (independent streams): G_yy of |T| = 0 is σ²(ζ'ζ + χ²), not that of |T| = 6
@@ -267,7 +268,8 @@ TEST_CASE("sample_gram_matrices_shared_predictors: one X, independent responses,
   CHECK_THROWS_WITH(ex::sample_gram_matrices_shared_predictors(zero, 1, 2), Catch::Contains("response_stream"));
 }
 
-TEST_CASE("simulate_nested_predictor_grams: the first n rows of one stream, whatever the other n", "[simulation_gram]") {
+TEST_CASE("simulate_nested_predictor_grams: the first n rows of one stream, whatever the other n",
+          "[simulation_gram]") {
   // n that cut blocks of 256 rows anywhere (in the first and the second half of a block's words),
   // on block boundaries, and one row apart
   const std::vector<std::uint64_t> ns = {5, 100, 129, 256, 300, 301, 1000, 5000};
@@ -300,7 +302,7 @@ TEST_CASE("sample_gram_matrices_shared_predictors: nested n; a request's data se
   const auto d0 = ex::simulation_design(6, 0, 7.0);
   const auto d3 = ex::simulation_design(6, 3, 7.0);
   const auto small = ex::simulation_design(2, 1, 7.0);
-  const std::vector<ex::SharedPredictorRequest> all = {{d3, 5000, 11}, {d0, 700, 13},     {d3, 700, 15},
+  const std::vector<ex::SharedPredictorRequest> all = {{d3, 5000, 11},  {d0, 700, 13},   {d3, 700, 15},
                                                        {d0, 20000, 17}, {d3, 20000, 19}, {small, 700, 21}};
   const auto together = ex::sample_gram_matrices_shared_predictors(all, 8, 9);
   for (std::size_t i = 0; i < all.size(); ++i) {

@@ -153,8 +153,8 @@ TEST_CASE("ssp_simulation: bad config values give clear errors", "[ssp_simulatio
   CHECK_THAT(validation_error(base({{"lower", 1.0}})), Catch::Contains("lower < 0 < upper"));
   CHECK_THAT(validation_error(base({{"threshold_reference", std::string("signed")}, {"threshold_percentile", 0.3}})),
              Catch::Contains("threshold_percentile"));
-  CHECK_THAT(validation_error(base({{"share_predictors", std::string("true_model_size")},
-                                    {"generator", std::string("rows")}})),
+  CHECK_THAT(validation_error(
+                 base({{"share_predictors", std::string("true_model_size")}, {"generator", std::string("rows")}})),
              Catch::Contains("share_predictors: sharing predictors needs generator: sufficient_statistics"));
   CHECK(validation_error(base({{"share_predictors", std::string("p_true_model_size_and_n")}})).empty());
 }

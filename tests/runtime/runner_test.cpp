@@ -569,7 +569,8 @@ TEST_CASE("engine: generation groups share one generate_shared call per replicat
   CHECK(same_numbers(one, rt::read_results(dir / "merged.h5")));
 }
 
-TEST_CASE("engine: a generate_shared that returns too few data sets fails every cell of its group", "[engine][errors]") {
+TEST_CASE("engine: a generate_shared that returns too few data sets fails every cell of its group",
+          "[engine][errors]") {
   TempDir dir;
   const auto s = shared_study("p", 1, 3);
   rt::run_study(s, options(dir / "broken.h5"));

@@ -31,6 +31,24 @@ TEST_CASE("WorkEstimate: ETA from predicted work, exact when the model is right"
   CHECK(w.fraction_done() == 1.0);
 }
 
+TEST_CASE("WorkEstimate: one-off set-up time is not extrapolated", "[work_estimate]") {
+  // 10 cells of cost 1; 8 s of calibration, then 1 s per cell. After 2 cells (10 s elapsed) the
+  // rate-based extrapolation of all the elapsed time would say 40 s left; the set-up does not
+  // recur, so 8 cells × 1 s = 8 s left.
+  rt::WorkEstimate w(std::vector<double>(10, 1.0), std::vector<std::uint64_t>(10, 1));
+  w.add(0, 1);
+  w.add(1, 1);
+  CHECK(w.eta_seconds(10.0) == Approx(40.0));
+  w.add_setup_seconds(8.0);
+  CHECK(w.setup_seconds() == Approx(8.0));
+  CHECK(w.eta_seconds(10.0) == Approx(8.0));
+  w.add_setup_seconds(-1.0);  // ignored, as NaN and infinity
+  w.add_setup_seconds(std::nan(""));
+  w.add_setup_seconds(INFINITY);
+  CHECK(w.setup_seconds() == Approx(8.0));
+  CHECK(w.eta_seconds(5.0) == 0.0);  // elapsed below the set-up: no time is attributed to work yet
+}
+
 TEST_CASE("WorkEstimate: invalid costs, huge totals and concurrent adds", "[work_estimate]") {
   CHECK_THROWS_WITH(rt::WorkEstimate({1.0}, {1, 2}), Catch::Contains("same length"));
   rt::WorkEstimate nan_cost({std::nan(""), 3.0}, {1, 1});  // NaN counts as the mean of the valid costs

@@ -637,10 +637,9 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
 
   // Pruning (BmaOptions::negligible_log_odds): only where the evidence is a quadrature of a proper
   // mixture of g-priors, whose log B is bounded by log_likelihood_sup_over_g.
-  const bool prunable = std::isfinite(options.negligible_log_odds) && !is_approximate(prior) &&
-                        visit_prior_kind(prior.prior.kind, [](auto unit) {
-                          return priors::is_mixture<typename decltype(unit)::type>;
-                        });
+  const bool prunable =
+      std::isfinite(options.negligible_log_odds) && !is_approximate(prior) &&
+      visit_prior_kind(prior.prior.kind, [](auto unit) { return priors::is_mixture<typename decltype(unit)::type>; });
   if (std::isnan(options.negligible_log_odds) || options.negligible_log_odds < 0.0) {
     throw_domain(fn, "negligible_log_odds", options.negligible_log_odds, ">= 0 (or +inf: no pruning)");
   }

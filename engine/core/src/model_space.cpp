@@ -281,7 +281,6 @@ double log_likelihood_sup_over_g(double log_q, double n, int k, int p0) {
   return 0.5 * (m - k) * std::log1p(g_hat) - 0.5 * m * std::log1p(g_hat * q);
 }
 
-
 BayesFactorResult zellner_siow_laplace(double r_squared, double n, int k) {
   // Transcription of BAS 1.7.5 src/ZS_approx_null_np.c (LogBF_ZS_null, lik_null, info_null,
   // posroot) and src/E_ZS.c (E_ZS_approx_null, h1, h2, infoh1, infoh2).

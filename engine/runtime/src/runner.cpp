@@ -500,7 +500,7 @@ WorkEstimate predicted_work(const StudySpec& study, const std::vector<ShardPlan:
     if (exp.has_data_step()) {
       const std::vector<Cell> data_cells = distinct_data_cells(study, group).first;
       gen = exp.generation_key(data_cells.front()).empty() ? std::numeric_limits<double>::quiet_NaN()
-                                                             : exp.generate_shared_cost(data_cells);
+                                                           : exp.generate_shared_cost(data_cells);
       if (!known(gen)) {  // one data cell (no generation key), or the sum of the shared ones' costs
         double sum = 0.0;
         for (const Cell& d : data_cells) {
@@ -594,9 +594,27 @@ class TaskRunner {
   }
 
   /// prepare() of cell c, once per process; its calibration outputs go to the journal.
+  /// Wall-clock time during which at least one thread runs a prepare() (the union of their
+  /// intervals), for the ETA (WorkEstimate::add_setup_seconds).
+  void setup_begins() {
+    std::lock_guard<std::mutex> lock(setup_mutex_);
+    if (preparing_++ == 0) setup_start_ = Clock::now();
+  }
+  void setup_ends() {
+    std::lock_guard<std::mutex> lock(setup_mutex_);
+    if (--preparing_ == 0 && work_) {
+      work_->add_setup_seconds(std::chrono::duration<double>(Clock::now() - setup_start_).count());
+    }
+  }
+
   void prepare_once(std::size_t c) {
     auto& st = states_[c];
     std::call_once(st.once, [&] {
+      setup_begins();
+      struct SetupEnds {
+        TaskRunner* runner;
+        ~SetupEnds() { runner->setup_ends(); }
+      } setup_ends_guard{this};
       try {
         const Cell& cell = study_.cells[c];
         core::RngStream calibration = calibration_stream(study_.master_seed, cell);
@@ -705,6 +723,9 @@ class TaskRunner {
   std::vector<std::atomic<std::int64_t>> remaining_;  // pending tasks per group in this process
   std::vector<ShardPlan::Task> pending_;
   WorkEstimate* work_ = nullptr;
+  std::mutex setup_mutex_;  // guards preparing_ and setup_start_
+  int preparing_ = 0;
+  Clock::time_point setup_start_;
   std::mutex journal_mutex_;  // guards the journal fd and r_.errors
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> tasks_run_{0};

@@ -1,5 +1,6 @@
 #include "dpmu/runtime/work_estimate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -46,11 +47,17 @@ double WorkEstimate::fraction_done() const {
   return f < 0.0 ? 0.0 : (f > 1.0 ? 1.0 : f);
 }
 
+void WorkEstimate::add_setup_seconds(double seconds) {
+  if (!(seconds > 0.0) || !std::isfinite(seconds)) return;
+  setup_micro_.fetch_add(static_cast<std::uint64_t>(std::llround(seconds * 1e6)), std::memory_order_relaxed);
+}
+
 double WorkEstimate::eta_seconds(double elapsed_seconds) const {
   const auto d = done_fixed_.load(std::memory_order_relaxed);
   if (d == 0) return std::numeric_limits<double>::infinity();
   if (d >= total_fixed_) return 0.0;
-  return elapsed_seconds * static_cast<double>(total_fixed_ - d) / static_cast<double>(d);
+  const double working = std::max(0.0, elapsed_seconds - setup_seconds());
+  return working * static_cast<double>(total_fixed_ - d) / static_cast<double>(d);
 }
 
 }  // namespace dpmu::runtime

@@ -3,7 +3,7 @@
 /// ETA from a per-cell cost model rather than from the rate of the first cells
 /// (docs/performance.md "ETA"). Each cell's replicates are given a predicted cost in arbitrary
 /// units (e.g. an experiment's cost(cell) hook: rows × columns² + models × variants); the ETA is
-/// elapsed · (predicted work left) / (predicted work done), so cells of very different size
+/// (elapsed − set-up) · (predicted work left) / (predicted work done), so cells of very different size
 /// (n from 5·10³ to 10⁷ in one study) no longer make the first estimate wrong by the ratio of
 /// their sizes. Only ratios of costs matter, so the units need no calibration per machine.
 
@@ -34,7 +34,12 @@ class WorkEstimate {
   /// Fraction of the predicted work done, in [0, 1].
   double fraction_done() const;
 
-  /// Seconds left: elapsed · (total − done) / done; +inf before any work is done.
+  /// Record wall-clock seconds spent in one-off set-up (the cells' prepare(): ridges, thresholds,
+  /// calibrations), which the cost model does not price and which will not recur. Thread-safe.
+  void add_setup_seconds(double seconds);
+  double setup_seconds() const { return setup_micro_.load(std::memory_order_relaxed) * 1e-6; }
+
+  /// Seconds left: (elapsed − set-up) · (total − done) / done; +inf before any work is done.
   double eta_seconds(double elapsed_seconds) const;
 
  private:
@@ -42,6 +47,7 @@ class WorkEstimate {
   std::vector<std::uint64_t> cost_fixed_;  // per replicate, per cell
   std::uint64_t total_fixed_ = 0;
   std::atomic<std::uint64_t> done_fixed_{0};
+  std::atomic<std::uint64_t> setup_micro_{0};  // set-up time, microseconds
 };
 
 }  // namespace dpmu::runtime
