@@ -98,6 +98,16 @@ Eigen::MatrixXd complete_gram_with_response(const Eigen::MatrixXd& predictor_gra
   return g;
 }
 
+namespace {
+/// The checks both samplers make of a data set's design and size.
+void check_sampled_design(const char* fn, const SimulationDesign& d, std::uint64_t n) {
+  (void)simulation_design(d.p, d.true_model_size, 1.0);  // range checks of p, |T|
+  core::check_finite(fn, "coefficient", d.coefficient);
+  core::check_finite(fn, "sigma", d.sigma);
+  if (n < static_cast<std::uint64_t>(d.p) + 2) core::throw_domain(fn, "n", static_cast<double>(n), ">= p + 2");
+}
+}  // namespace
+
 std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(std::span<const SharedPredictorRequest> requests,
                                                                   std::uint64_t key0, std::uint64_t key1,
                                                                   core::UniformGramPath path) {
@@ -108,14 +118,11 @@ std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(std::span<cons
   int columns = 0;
   for (const SharedPredictorRequest& r : requests) {
     const SimulationDesign& d = r.design;
-    (void)simulation_design(d.p, d.true_model_size, 1.0);  // range checks of p, |T|
-    core::check_finite(fn, "coefficient", d.coefficient);
-    core::check_finite(fn, "sigma", d.sigma);
+    check_sampled_design(fn, d, r.n);
     if (d.lower != first.lower || d.upper != first.upper) {
       core::throw_invalid(fn, "designs must share lower and upper (they share the predictors)");
     }
     if (r.response_stream % 2 == 0) core::throw_invalid(fn, "response_stream must be odd (even streams are X's)");
-    if (r.n < static_cast<std::uint64_t>(d.p) + 2) core::throw_domain(fn, "n", static_cast<double>(r.n), ">= p + 2");
     sizes.push_back(r.n);
     columns = std::max(columns, d.p);
   }
@@ -138,12 +145,7 @@ std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(std::span<cons
 
 SimulatedGram sample_gram_matrix(const SimulationDesign& design, std::uint64_t n, std::uint64_t key0,
                                  std::uint64_t key1, core::UniformGramPath path) {
-  (void)simulation_design(design.p, design.true_model_size, 1.0);  // range checks of p, |T|
-  core::check_finite("sample_gram_matrix", "coefficient", design.coefficient);
-  core::check_finite("sample_gram_matrix", "sigma", design.sigma);
-  if (n < static_cast<std::uint64_t>(design.p) + 2) {
-    core::throw_domain("sample_gram_matrix", "n", static_cast<double>(n), ">= p + 2");
-  }
+  check_sampled_design("sample_gram_matrix", design, n);
   core::Xoshiro256ppX4 predictors(key0, key1);
   const Eigen::MatrixXd gxx = simulate_predictor_gram(design.p, n, design.lower, design.upper, predictors, path);
   core::Xoshiro256ppX4 response(key0, key1, 1);

@@ -177,3 +177,27 @@ TEST_CASE("UniformGramAccumulator: bad input", "[uniform_gram]") {
   acc.add_block(w.data(), 1);
   CHECK_THROWS(acc.centred_gram(2.0, -2.0));
 }
+
+TEST_CASE("UniformGramAccumulator::add_block_rows: a block added in pieces equals the whole block", "[uniform_gram]") {
+  const int p = 5;
+  const auto blocks = make_blocks(p, 3 * 256, 31);
+  for (const auto path : available_paths()) {
+    const auto whole = accumulate(blocks, p, 3 * 256, path);
+    // the middle block cut in the first half of its words (row 100) and in the second (row 200)
+    core::UniformGramAccumulator pieces(p, path);
+    pieces.add_block(blocks[0].data(), 256);
+    pieces.add_block_rows(blocks[1].data(), 0, 100);
+    pieces.add_block_rows(blocks[1].data(), 100, 200);
+    pieces.add_block_rows(blocks[1].data(), 200, 256);
+    pieces.add_block_rows(blocks[2].data(), 0, 0);  // empty: adds nothing
+    pieces.add_block(blocks[2].data(), 256);
+    INFO(core::to_string(path));
+    CHECK(pieces.rows() == whole.rows());
+    CHECK(same_bits(pieces.centred_gram(-2.0, 2.0), whole.centred_gram(-2.0, 2.0)));
+    for (int j = 0; j < p; ++j) CHECK(pieces.sum(j) == whole.sum(j));
+  }
+  core::UniformGramAccumulator acc(p);
+  CHECK_THROWS_WITH(acc.add_block_rows(blocks[0].data(), 10, 5), Catch::Contains("rows [10, 5)"));
+  CHECK_THROWS_WITH(acc.add_block_rows(blocks[0].data(), -1, 5), Catch::Contains("within [0, 256]"));
+  CHECK_THROWS_WITH(acc.add_block_rows(blocks[0].data(), 0, 257), Catch::Contains("within [0, 256]"));
+}

@@ -299,20 +299,18 @@ void UniformGramAccumulator::add_block_rows(const std::uint64_t* words, int firs
   if (rows_ + static_cast<std::uint64_t>(rows) > (std::uint64_t{1} << 31)) {
     throw_invalid(fn, "more than 2^31 rows: the exact 128-bit centring would overflow");
   }
-  {
-    // Exact scalar sums straight into the 128-bit totals.
-    std::int64_t vrow[64];
-    for (int r = first; r < last; ++r) {
-      for (int j = 0; j < columns_; ++j) {
-        const std::uint64_t w = words[j * block_words + (r < block_words ? r : r - block_words)];
-        const std::int64_t k = static_cast<std::int64_t>(r < block_words ? (w >> 32) : (w & 0xffffffffULL));
-        vrow[j] = k - kOffset;
-        total_sum_[static_cast<std::size_t>(j)] += vrow[j];
-      }
-      for (int a = 0; a < columns_; ++a) {
-        for (int b = 0; b <= a; ++b) {
-          total_vv_[static_cast<std::size_t>(a * (a + 1) / 2 + b)] += static_cast<int128_t>(vrow[a]) * vrow[b];
-        }
+  // Exact scalar sums straight into the 128-bit totals.
+  std::int64_t vrow[64];
+  for (int r = first; r < last; ++r) {
+    for (int j = 0; j < columns_; ++j) {
+      const std::uint64_t w = words[j * block_words + (r < block_words ? r : r - block_words)];
+      const std::int64_t k = static_cast<std::int64_t>(r < block_words ? (w >> 32) : (w & 0xffffffffULL));
+      vrow[j] = k - kOffset;
+      total_sum_[static_cast<std::size_t>(j)] += vrow[j];
+    }
+    for (int a = 0; a < columns_; ++a) {
+      for (int b = 0; b <= a; ++b) {
+        total_vv_[static_cast<std::size_t>(a * (a + 1) / 2 + b)] += static_cast<int128_t>(vrow[a]) * vrow[b];
       }
     }
   }

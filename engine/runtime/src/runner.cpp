@@ -593,7 +593,6 @@ class TaskRunner {
     return false;
   }
 
-  /// prepare() of cell c, once per process; its calibration outputs go to the journal.
   /// Wall-clock time during which at least one thread runs a prepare() (the union of their
   /// intervals), for the ETA (WorkEstimate::add_setup_seconds).
   void setup_begins() {
@@ -607,6 +606,7 @@ class TaskRunner {
     }
   }
 
+  /// prepare() of cell c, once per process; its calibration outputs go to the journal.
   void prepare_once(std::size_t c) {
     auto& st = states_[c];
     std::call_once(st.once, [&] {
@@ -643,11 +643,14 @@ class TaskRunner {
     const auto B = static_cast<std::size_t>(study_.block_size);
     const std::size_t first = task.block * B, last = std::min(R, first + B);
     const auto task_start = Clock::now();
+    // Prepare the group's cells starting at a point that differs between tasks (the golden-ratio
+    // sequence over the pending index), so that the first tasks of a large group prepare disjoint
+    // cells concurrently instead of waiting in turn on the same call_once.
+    const std::size_t start = static_cast<std::size_t>(
+        std::fmod(static_cast<double>(pending_index) * 0.6180339887498949, 1.0) * static_cast<double>(group.size()));
+    for (std::size_t i = 0; i < group.size(); ++i) prepare_once(group[(start + i) % group.size()]);
     std::vector<std::shared_ptr<const void>> prepared;  // held for the task: a cell may be released meanwhile
-    for (std::size_t c : group) {
-      prepare_once(c);
-      prepared.push_back(states_[c].prepared);
-    }
+    for (std::size_t c : group) prepared.push_back(states_[c].prepared);
     const auto [data_cells, data_index] = distinct_data_cells(study_, group);
     std::vector<CellBlock> blocks(group.size());
     std::vector<CellReplicate> reps(group.size());
