@@ -45,8 +45,9 @@ printf "dpmu CPU seconds per data set %.6f (whole run: ridge calibration, %s dat
 echo "load: $(uptime)"
 if [ "$have_bas" != "TRUE" ]; then
   printf "R without bas.lm: %.6f s per data set = %.1f x dpmu (a lower bound of the ratio)\n" \
-    "$r_total" "$(echo "$r_total / $d_total" | bc -l)"
+    "$r_total" "$(awk -v a="$r_total" -v b="$d_total" 'BEGIN { print (b > 0 ? a / b : 0) }')"
   echo "SKIP: the R package BAS is not installed, so the full R pipeline was not timed (see bench/r_pipeline/README.md)"
   exit 77
 fi
-printf "R pipeline %.6f s per data set; ratio R / dpmu = %.1f\n" "$r_total" "$(echo "$r_total / $d_total" | bc -l)"
+printf "R pipeline %.6f s per data set; ratio R / dpmu = %.1f\n" "$r_total" \
+  "$(awk -v a="$r_total" -v b="$d_total" 'BEGIN { print (b > 0 ? a / b : 0) }')"
