@@ -326,6 +326,11 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
       throw std::invalid_argument("n: round(n * n_scale) = " + std::to_string(n) +
                                   " must be >= p + 3 = " + std::to_string(p + 3));
     }
+    if (cell.get_string("generator") == "sufficient_statistics" && n > (std::uint64_t{1} << 31)) {
+      throw std::invalid_argument("n: round(n * n_scale) = " + std::to_string(n) +
+                                  " exceeds 2^31 = 2147483648, the most rows the exact sampler's 128-bit sums take; "
+                                  "use generator: rows or a smaller n");
+    }
     if (!(cell.get_double("lower") < 0.0 && cell.get_double("upper") > 0.0)) {
       throw std::invalid_argument("lower: the bounds must satisfy lower < 0 < upper");
     }

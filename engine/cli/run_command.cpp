@@ -8,6 +8,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -66,7 +67,10 @@ void dry_run(const runtime::StudySpec& s, const runtime::Shard& shard) {
   for (const auto& f : s.data_files) {
     std::cout << fmt::format("data file: {} ({}), sha256 {}\n", f.path, f.resolved, f.sha256);
   }
-  std::cout << fmt::format("cells: {} ({} data sets per replicate)\n", s.cells.size(), s.data_groups.size());
+  std::set<std::string> data_keys;
+  for (const auto& cell : s.cells) data_keys.insert(cell.data_key());
+  std::cout << fmt::format("cells: {} ({} data sets per replicate, in {} data groups)\n", s.cells.size(),
+                           s.experiment->has_data_step() ? data_keys.size() : s.cells.size(), s.data_groups.size());
   for (std::size_t c = 0; c < s.cells.size(); ++c) {
     std::cout << fmt::format("  {:>5}  {:016x}  {}\n", c, s.cells[c].cell_id(), s.cells[c].key());
   }

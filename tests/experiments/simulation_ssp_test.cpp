@@ -157,6 +157,9 @@ TEST_CASE("ssp_simulation: bad config values give clear errors", "[ssp_simulatio
                  base({{"share_predictors", std::string("true_model_size")}, {"generator", std::string("rows")}})),
              Catch::Contains("share_predictors: sharing predictors needs generator: sufficient_statistics"));
   CHECK(validation_error(base({{"share_predictors", std::string("p_true_model_size_and_n")}})).empty());
+  CHECK_THAT(validation_error(base({{"n", std::int64_t{3000000000}}})),
+             Catch::Contains("n: round(n * n_scale) = 3000000000 exceeds 2^31"));
+  CHECK(validation_error(base({{"n", std::int64_t{3000000000}}, {"generator", std::string("rows")}})).empty());
 }
 
 TEST_CASE("ssp_simulation: the non-private cell equals a direct BMA on the same data", "[ssp_simulation]") {

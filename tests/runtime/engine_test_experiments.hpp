@@ -193,7 +193,8 @@ inline std::atomic<long> g_shared_generate_calls{0};
 /// one p (every n) form a generation group. The data of a replicate: u, one uniform of the group's
 /// stream (the same for the group), and w, one uniform of a sub-stream keyed by the data key (so a
 /// data key's data set does not depend on the other keys of the call). Metrics: u, w, x = w + noise.
-/// broken = 1: generate_shared returns one data set too few (an experiment bug the engine reports).
+/// broken = 1: generate_shared returns one data set too few (an experiment bug the engine reports);
+/// a call that includes the data key with n = fail_n throws.
 struct SharedData {
   double u = 0.0;
   double w = 0.0;
@@ -211,6 +212,7 @@ class TestShared final : public dpmu::runtime::TypedExperiment<dpmu::runtime::No
              .default_value = std::string("none"),
              .allowed = {"none", "p"}},
             {.name = "broken", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{0}},
+            {.name = "fail_n", .type = ParameterType::integer, .data_factor = true, .default_value = std::int64_t{0}},
             {.name = "epsilon", .type = ParameterType::real, .default_value = 1.0}};
   }
   std::vector<dpmu::runtime::MetricSpec> metrics(const dpmu::runtime::Cell&) const override {
@@ -226,6 +228,9 @@ class TestShared final : public dpmu::runtime::TypedExperiment<dpmu::runtime::No
   std::vector<SharedData> generate_shared(std::span<const dpmu::runtime::Cell> cells,
                                           dpmu::core::RngStream& data) const override {
     g_shared_generate_calls.fetch_add(1);
+    for (const auto& c : cells) {
+      if (c.get_int("n") == c.get_int("fail_n")) throw std::runtime_error("n = fail_n fails on purpose");
+    }
     const double u = dpmu::core::uniform_open01(data);
     const std::uint64_t key = data();
     std::vector<SharedData> out;

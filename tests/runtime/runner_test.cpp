@@ -504,11 +504,12 @@ TEST_CASE("Cell accessors and find_experiment", "[engine]") {
 }
 
 namespace {
-rt::StudySpec shared_study(const std::string& share, std::int64_t broken = 0, std::int64_t replicates = 20) {
+rt::StudySpec shared_study(const std::string& share, std::int64_t broken = 0, std::int64_t replicates = 20,
+                           std::int64_t fail_n = 0) {
   dpmu_test::register_test_experiments();
   return rt::parse_study("experiment: test_shared\nmaster_seed: 11\nreplicates: " + std::to_string(replicates) +
                              "\nblock_size: 3\nparameters:\n  share: " + share +
-                             "\n  broken: " + std::to_string(broken) +
+                             "\n  broken: " + std::to_string(broken) + "\n  fail_n: " + std::to_string(fail_n) +
                              "\ngrid:\n  - n: [10, 20, 30]\n    p: [1, 2]\n    epsilon: [0.5, 1.0]\n",
                          "shared.yaml");
 }
@@ -579,7 +580,40 @@ TEST_CASE("engine: a generate_shared that returns too few data sets fails every 
   CHECK(r.errors.size() == 12 * 3);
   for (const auto& err : r.errors) {
     CHECK(err.stage == "generate");
-    CHECK_THAT(err.message, Contains("generate_shared() returned 2 data sets for 3 data cells"));
+    // retried alone, each data key gets none
+    CHECK_THAT(err.message, Contains("generate_shared() returned 0 data sets for 1 data cells"));
   }
   for (const auto& cr : r.cell_results) CHECK(std::isnan(cr.values[0]));
+}
+
+TEST_CASE("engine: a data key whose generation fails fails its own cells only; the group's others run as replayed",
+          "[engine][errors]") {
+  TempDir dir;
+  const auto s = shared_study("p", 0, 4, 20);  // the data keys with n = 20 fail, alone or in a group
+  rt::run_study(s, options(dir / "partial.h5"));
+  const auto r = rt::read_results(dir / "partial.h5");
+  CHECK(r.errors.size() == 4 * 4);  // 4 cells (p 1, 2 x epsilon 0.5, 1) x 4 replicates
+  for (const auto& err : r.errors) {
+    CHECK(err.stage == "generate");
+    CHECK(s.cells[err.cell].get_int("n") == 20);
+    CHECK_THAT(err.message, Contains("n = fail_n fails on purpose"));
+  }
+  const auto& e = *s.experiment;
+  for (std::size_t c = 0; c < s.cells.size(); ++c) {
+    const auto& cr = r.cell_results[c];
+    if (s.cells[c].get_int("n") == 20) {
+      CHECK(std::isnan(cr.values[0]));
+      continue;
+    }
+    std::vector<double> out(cr.width);
+    rt::CellReplicate rep;
+    const rt::Nothing nothing;
+    rep.cell = &s.cells[c];
+    rep.prepared = &nothing;
+    rep.metrics = s.cell_metrics[c];
+    rep.out = out;
+    rt::run_one_replicate(e, s.cells[c].data_cell(), s.master_seed, 2, std::span<rt::CellReplicate>(&rep, 1));
+    REQUIRE(rep.failure_stage.empty());
+    CHECK(std::memcmp(out.data(), cr.values.data() + 2 * cr.width, cr.width * sizeof(double)) == 0);
+  }
 }

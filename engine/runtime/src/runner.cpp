@@ -23,6 +23,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "dpmu/runtime/ledger.hpp"
 #include "dpmu/runtime/progress.hpp"
@@ -593,18 +594,21 @@ class TaskRunner {
     return false;
   }
 
-  /// Wall-clock time during which at least one thread runs a prepare() (the union of their
-  /// intervals), for the ETA (WorkEstimate::add_setup_seconds).
-  void setup_begins() {
+  /// The run's share of wall-clock time spent in prepare(): ∫ (threads preparing / threads) dt,
+  /// for the ETA (WorkEstimate::add_setup_seconds). The other threads' work meanwhile counts.
+  void setup_changes(int delta) {
     std::lock_guard<std::mutex> lock(setup_mutex_);
-    if (preparing_++ == 0) setup_start_ = Clock::now();
-  }
-  void setup_ends() {
-    std::lock_guard<std::mutex> lock(setup_mutex_);
-    if (--preparing_ == 0 && work_) {
-      work_->add_setup_seconds(std::chrono::duration<double>(Clock::now() - setup_start_).count());
+    const auto now = Clock::now();
+    if (preparing_ > 0 && work_) {
+      const double threads = opt_.threads > 0 ? opt_.threads : std::max(1U, std::thread::hardware_concurrency());
+      work_->add_setup_seconds(std::chrono::duration<double>(now - setup_last_).count() *
+                               std::min(1.0, preparing_ / threads));
     }
+    preparing_ += delta;
+    setup_last_ = now;
   }
+  void setup_begins() { setup_changes(+1); }
+  void setup_ends() { setup_changes(-1); }
 
   /// prepare() of cell c, once per process; its calibration outputs go to the journal.
   void prepare_once(std::size_t c) {
@@ -726,9 +730,9 @@ class TaskRunner {
   std::vector<std::atomic<std::int64_t>> remaining_;  // pending tasks per group in this process
   std::vector<ShardPlan::Task> pending_;
   WorkEstimate* work_ = nullptr;
-  std::mutex setup_mutex_;  // guards preparing_ and setup_start_
-  int preparing_ = 0;
-  Clock::time_point setup_start_;
+  std::mutex setup_mutex_;  // guards preparing_ and setup_last_
+  int preparing_ = 0;       // threads in prepare() now
+  Clock::time_point setup_last_;
   std::mutex journal_mutex_;  // guards the journal fd and r_.errors
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> tasks_run_{0};
@@ -774,32 +778,53 @@ void run_one_replicate(const Experiment& experiment, std::span<const Cell> data_
   }
   const auto t0 = Clock::now();
   std::vector<std::shared_ptr<const void>> data(data_cells.size());
-  std::string generate_error;
-  try {
-    const std::string generation =
-        experiment.has_data_step() ? experiment.generation_key(data_cells.front()) : std::string();
-    if (!generation.empty()) {
+  std::vector<std::string> generate_error(data_cells.size());  // per data cell; empty: generated
+  // Runs `f`, returning its failure message ("" if none); std::bad_alloc is not a failed replicate
+  // (it would never be redrawn): it ends the run, keeping the journal.
+  const auto guarded = [](auto&& f) -> std::string {
+    try {
+      f();
+      return {};
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& e) {
+      return e.what();
+    } catch (...) {
+      return "unknown exception";
+    }
+  };
+  const std::string generation =
+      experiment.has_data_step() ? experiment.generation_key(data_cells.front()) : std::string();
+  if (!generation.empty()) {
+    const auto shared = [&](std::span<const Cell> which) {
       core::RngStream stream = generation_stream(master_seed, generation, replicate);
-      data = experiment.generate_shared_erased(data_cells, stream);
-    } else {
+      return experiment.generate_shared_erased(which, stream);
+    };
+    const std::string error = guarded([&] { data = shared(data_cells); });
+    if (!error.empty()) {
+      // A data key's data set does not depend on the others in the call (the contract of
+      // generation_key), so generating each alone isolates the failing keys: the others' cells
+      // get the data they would have had, as a replay of them does.
       for (std::size_t i = 0; i < data_cells.size(); ++i) {
-        core::RngStream stream = data_stream(master_seed, data_cells[i], replicate);
-        data[i] = experiment.generate_erased(data_cells[i], stream);
+        generate_error[i] = data_cells.size() == 1
+                                ? error
+                                : guarded([&] { data[i] = std::move(shared(data_cells.subspan(i, 1)).front()); });
       }
     }
-  } catch (const std::bad_alloc&) {
-    throw;  // not a failed replicate (it would never be redrawn): end the run, keep the journal
-  } catch (const std::exception& e) {
-    generate_error = e.what();
-  } catch (...) {
-    generate_error = "unknown exception";
+  } else {
+    for (std::size_t i = 0; i < data_cells.size(); ++i) {
+      generate_error[i] = guarded([&] {
+        core::RngStream stream = data_stream(master_seed, data_cells[i], replicate);
+        data[i] = experiment.generate_erased(data_cells[i], stream);
+      });
+    }
   }
   const double share = std::chrono::duration<double>(Clock::now() - t0).count() / static_cast<double>(cells.size());
   for (auto& c : cells) {
     c.seconds = share;
     if (!c.failure_stage.empty()) continue;
-    if (!generate_error.empty()) {
-      fail(c, "generate", generate_error);
+    if (!generate_error[c.data_index].empty()) {
+      fail(c, "generate", generate_error[c.data_index]);
       continue;
     }
     const auto t1 = Clock::now();

@@ -53,8 +53,10 @@ struct BmaOptions {
   /// weight found so far minus this margin. Skipped models get weight 0 (−inf in
   /// log_posterior_probability; counted in BmaResult::models_negligible). Their total posterior
   /// share is below 2^p e^{−margin}: model and inclusion probabilities move by at most that much,
-  /// means and SDs by at most that share of their scale. negligible_log_odds_for() gives the
-  /// margin for a stated share. Ignored for the other priors.
+  /// means by at most that share of the skipped models' coefficient scale (SDs by a little more:
+  /// a variance moves by about the share times the squared spread). CredibleIntervals'
+  /// omitted_mass does not include this share. negligible_log_odds_for() gives the margin for a
+  /// stated share. Ignored for the other priors.
   double negligible_log_odds = std::numeric_limits<double>::infinity();
 };
 

@@ -74,7 +74,9 @@ struct CellReplicate {
 /// or, when the experiment gives the data cells a generation key, all of them by one
 /// generate_shared() call from runtime::generation_stream — then each cell (CellReplicate::
 /// data_index names its data cell) is analysed with RngStream(master_seed, cell_id, replicate,
-/// noise). A failure (exception) of the generation fails every cell; of analyse() its cell.
+/// noise). A failure (exception) of generate() fails the cells of its data cell; a failed
+/// generate_shared() call is retried data cell by data cell, so that only the cells of the data
+/// keys that fail alone fail (stage "generate"); a failure of analyse() fails its cell.
 /// std::bad_alloc is not a failure of the replicate: it is rethrown.
 /// @throws std::invalid_argument if data_cells is empty or a data_index is out of range.
 void run_one_replicate(const Experiment& experiment, std::span<const Cell> data_cells, std::uint64_t master_seed,

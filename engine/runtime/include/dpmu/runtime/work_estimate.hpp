@@ -34,8 +34,10 @@ class WorkEstimate {
   /// Fraction of the predicted work done, in [0, 1].
   double fraction_done() const;
 
-  /// Record wall-clock seconds spent in one-off set-up (the cells' prepare(): ridges, thresholds,
-  /// calibrations), which the cost model does not price and which will not recur. Thread-safe.
+  /// Record the run's wall-clock seconds of set-up (the cells' prepare(): ridges, thresholds,
+  /// calibrations; the runner adds ∫ threads preparing / threads dt), which the cost model does not
+  /// price. It is left out of the rate, so it is not extrapolated; set-up still to come (the cells
+  /// of groups not yet started) is not predicted either. Thread-safe.
   void add_setup_seconds(double seconds);
   double setup_seconds() const { return setup_micro_.load(std::memory_order_relaxed) * 1e-6; }
 
