@@ -513,6 +513,22 @@ rt::StudySpec shared_study(const std::string& share, std::int64_t broken = 0, st
                              "\ngrid:\n  - n: [10, 20, 30]\n    p: [1, 2]\n    epsilon: [0.5, 1.0]\n",
                          "shared.yaml");
 }
+/// True if `dpmu replay` of replicate `rep` of cell c (run_one_replicate with the cell's data cell
+/// alone; test_shared has no prepare step) gives the run's numbers bit for bit.
+bool replay_equals_run(const rt::StudySpec& s, const rt::StudyResults& run, std::size_t c, std::size_t rep) {
+  const auto& cr = run.cell_results[c];
+  std::vector<double> out(cr.width);
+  rt::CellReplicate one;
+  const rt::Nothing nothing;
+  one.cell = &s.cells[c];
+  one.prepared = &nothing;
+  one.metrics = s.cell_metrics[c];
+  one.out = out;
+  rt::run_one_replicate(*s.experiment, s.cells[c].data_cell(), s.master_seed, rep,
+                        std::span<rt::CellReplicate>(&one, 1));
+  return one.failure_stage.empty() &&
+         std::memcmp(out.data(), cr.values.data() + rep * cr.width, cr.width * sizeof(double)) == 0;
+}
 }  // namespace
 
 TEST_CASE("engine: generation groups share one generate_shared call per replicate; replay and threads agree",
@@ -544,20 +560,9 @@ TEST_CASE("engine: generation groups share one generate_shared call per replicat
   }
   CHECK(one.cell_results[s.data_groups[0][0]].values[1] != one.cell_results[s.data_groups[0][2]].values[1]);
   // A replay generates the cell's data key alone: the same numbers as the run.
-  const auto& e = *s.experiment;
   for (std::size_t c = 0; c < s.cells.size(); ++c) {
-    const auto& cr = one.cell_results[c];
-    std::vector<double> out(cr.width);
-    rt::CellReplicate rep;
-    const rt::Nothing nothing;
-    rep.cell = &s.cells[c];
-    rep.prepared = &nothing;
-    rep.metrics = s.cell_metrics[c];
-    rep.out = out;
-    rt::run_one_replicate(e, s.cells[c].data_cell(), s.master_seed, 7, std::span<rt::CellReplicate>(&rep, 1));
-    REQUIRE(rep.failure_stage.empty());
     INFO("cell " << c);
-    CHECK(std::memcmp(out.data(), cr.values.data() + 7 * cr.width, cr.width * sizeof(double)) == 0);
+    CHECK(replay_equals_run(s, one, c, 7));
   }
   // Two shards merged give the same numbers.
   auto o0 = options(dir / "s0.h5");
@@ -598,22 +603,11 @@ TEST_CASE("engine: a data key whose generation fails fails its own cells only; t
     CHECK(s.cells[err.cell].get_int("n") == 20);
     CHECK_THAT(err.message, Contains("n = fail_n fails on purpose"));
   }
-  const auto& e = *s.experiment;
   for (std::size_t c = 0; c < s.cells.size(); ++c) {
-    const auto& cr = r.cell_results[c];
     if (s.cells[c].get_int("n") == 20) {
-      CHECK(std::isnan(cr.values[0]));
+      CHECK(std::isnan(r.cell_results[c].values[0]));
       continue;
     }
-    std::vector<double> out(cr.width);
-    rt::CellReplicate rep;
-    const rt::Nothing nothing;
-    rep.cell = &s.cells[c];
-    rep.prepared = &nothing;
-    rep.metrics = s.cell_metrics[c];
-    rep.out = out;
-    rt::run_one_replicate(e, s.cells[c].data_cell(), s.master_seed, 2, std::span<rt::CellReplicate>(&rep, 1));
-    REQUIRE(rep.failure_stage.empty());
-    CHECK(std::memcmp(out.data(), cr.values.data() + 2 * cr.width, cr.width * sizeof(double)) == 0);
+    CHECK(replay_equals_run(s, r, c, 2));
   }
 }
