@@ -420,10 +420,8 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
       // run for the cells that share them (the Wishart one is a long-double quadrature, ≈ 57 ms)
       const double percentile = cell.get_double("threshold_percentile");
       const std::string& reference = cell.get_string("threshold_reference");
-      std::ostringstream key;
-      key.precision(17);
-      key << "ssp_threshold:" << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':'
-          << m.epsilon << ':' << m.delta << ':' << percentile << ':' << reference;
+      std::ostringstream key = mechanism_key("ssp_threshold", m);
+      key << ':' << percentile << ':' << reference;
       pr.threshold = shared.get(key.str(), [&] {
         return std::vector<double>{core::threshold_value(m, percentile, core::parse_threshold_reference(reference))};
       })[0];
@@ -560,10 +558,8 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
   // each key (runtime::SharedCalibration) and shared by the cells with that mechanism.
   static double monte_carlo_ridge(const core::SspMechanism& m, int draws, double q,
                                   runtime::SharedCalibration& shared) {
-    std::ostringstream os;
-    os.precision(17);
-    os << "ssp_ridge:" << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':' << m.epsilon
-       << ':' << m.delta << ':' << draws << ':' << q;
+    std::ostringstream os = mechanism_key("ssp_ridge", m);
+    os << ':' << draws << ':' << q;
     const std::string key = os.str();
     return shared.get(key, [&] {
       core::RngStream rng(kRidgeSeed, core::fnv1a_64(key), 0, core::StreamPurpose::calibration);
@@ -571,6 +567,17 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     })[0];
   }
   static constexpr std::uint64_t kRidgeSeed = 20240521;
+
+  /// "<what>:kind:p:lower:upper:epsilon:delta" (17 significant digits), to be completed by the
+  /// caller: the SharedCalibration key of a value that depends on the mechanism's public
+  /// parameters only (the ridge's key also seeds its stream, so its bytes must not change).
+  static std::ostringstream mechanism_key(const char* what, const core::SspMechanism& m) {
+    std::ostringstream os;
+    os.precision(17);
+    os << what << ':' << static_cast<int>(m.kind) << ':' << m.p << ':' << m.lower << ':' << m.upper << ':' << m.epsilon
+       << ':' << m.delta;
+    return os;
+  }
 
   static std::uint64_t effective_n(const Cell& cell) {
     const double v = std::round(static_cast<double>(cell.get_int("n")) * cell.get_double("n_scale"));
