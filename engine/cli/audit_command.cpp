@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "commands.hpp"
+#include "dpmu/api/audit.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/random.hpp"
 
@@ -152,12 +153,13 @@ void run_audit(const AuditTarget& t, const AuditCliOptions& o) {
   // 2. Independent releases on both data sets, then the bound.
   const auto first = draw(t, *candidates[best].base, o.seed, core::fnv1a_64("audit/first"), o.samples);
   const auto second = draw(t, candidates[best].neighbour(), o.seed, core::fnv1a_64("audit/second"), o.samples);
-  core::AuditOptions ao;
-  ao.confidence = o.confidence;
-  ao.candidate_events = o.events;
-  ao.delta = t.guarantee.delta;
-  ao.score = t.score;
-  const core::AuditResult r = core::audit_releases(first, second, ao);
+  api::AuditClaim claim;
+  claim.epsilon = t.guarantee.epsilon;
+  claim.delta = t.guarantee.delta;
+  claim.confidence = o.confidence;
+  claim.candidate_events = o.events;
+  claim.score = t.score == core::AuditScore::categorical ? "categorical" : "laplace";
+  const json verdict = api::audit_samples(first, second, claim);
 
   json out;
   out["command"] = "dpmu audit (" + t.command + ")";
@@ -177,21 +179,11 @@ void run_audit(const AuditTarget& t, const AuditCliOptions& o) {
                       {"bounds", bounds},
                       {"bounds_source", t.bounds_source}};
   out["samples_per_data_set"] = o.samples;
-  out["selection_samples"] = r.selection_samples;
-  out["evaluation_samples"] = r.evaluation_samples;
   out["audit_seed"] = o.seed;
-  out["event"] = r.event;
-  out["probability_on_data"] = r.probability_first;
-  out["probability_on_neighbour"] = r.probability_second;
-  out["probability_on_data_lower"] = r.probability_first_lower;
-  out["probability_on_neighbour_upper"] = r.probability_second_upper;
-  out["epsilon_estimate"] = std::isfinite(r.epsilon_estimate) ? json(r.epsilon_estimate) : json(nullptr);
-  out["epsilon_lower_bound"] = r.epsilon_lower_bound;
-  out["confidence"] = r.confidence;
-  const bool consistent = !(r.epsilon_lower_bound > t.guarantee.epsilon);
-  out["consistent_with_claim"] = consistent;
-  out["verdict"] = consistent ? "consistent with the claimed epsilon (an audit cannot prove privacy)"
-                              : "the claimed epsilon is refuted: the lower bound exceeds it";
+  for (const auto& [k, v] : verdict.items()) {
+    if (k != "samples_per_data_set") out[k] = v;
+  }
+  const bool consistent = verdict["consistent_with_claim"].get<bool>();
   std::cout << out.dump(2) << "\n";
   if (!consistent) throw CLI::RuntimeError(1);
 }

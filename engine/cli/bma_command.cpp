@@ -29,8 +29,8 @@
 #include "dpmu/core/synthetic_data.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/secure_random.hpp"
-#include "release_ledger.hpp"
-#include "release_report.hpp"
+#include "dpmu/api/ledger.hpp"
+#include "dpmu/api/release_report.hpp"
 
 namespace dpmu::cli {
 
@@ -65,7 +65,7 @@ struct BmaCliOptions {
   bool rescale = false;
   std::string synthetic_out;
   bool force = false;
-  LedgerOptions ledger;
+  api::LedgerOptions ledger;
   int top_models = 10;
   bool mcmc = false;
   double mcmc_tolerance = 0.005;
@@ -364,7 +364,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   }
   plan.norm = core::parse_matrix_norm(o.norm);
   if (!o.synthetic_out.empty()) check_new_output_file("--synthetic-out", o.synthetic_out, {o.data}, o.force);
-  ReleaseLedger::check_options(o.ledger, o.data, !o.seed && !o.non_private);
+  api::check_ledger_options(o.ledger, !o.seed && !o.non_private);
   return plan;
 }
 
@@ -376,7 +376,8 @@ void run_bma(BmaCliOptions o) {
   const core::ModelPrior& mp = plan.model_prior;
   const api::AnalysisPlan analysis{plan.prior, plan.model_prior, plan.options};
 
-  const runtime::DataTable table = read_data_file("dpmu bma", o.data, all, o.sep);
+  const DataFile file = read_data_file("dpmu bma", o.data, all, o.sep);
+  const runtime::DataTable& table = file.table;
   const auto n_rows = static_cast<Eigen::Index>(table.rows());
   const double n = static_cast<double>(n_rows);
   const std::size_t forced = o.always_include.size();
@@ -401,7 +402,7 @@ void run_bma(BmaCliOptions o) {
   search.tolerance = o.mcmc_tolerance;
   search.seed = seed;
 
-  ReleaseReport report(secure || o.non_private, "SSP model averaging (Pena & Barrientos 2024, Sec. 5)");
+  api::ReleaseReport report(secure || o.non_private, "SSP model averaging (Pena & Barrientos 2024, Sec. 5)");
   report.setting("data", o.data);
   report.setting("response", o.response);
   report.setting("predictors", o.predictors);
@@ -422,7 +423,6 @@ void run_bma(BmaCliOptions o) {
   std::vector<std::string> names = o.predictors;
 
   if (o.non_private) {
-    ReleaseLedger(o.ledger, "dpmu bma", o.data, core::PrivacyGuarantee{}, false);  // refuses --ledger
     report.not_private("--non-private: exact model averaging of the confidential data, no noise");
     const api::NonPrivateGram np = api::non_private_gram(raw, all);
     const Eigen::MatrixXd& gram = np.gram;
@@ -467,20 +467,10 @@ void run_bma(BmaCliOptions o) {
   rs.n = static_cast<std::size_t>(n_rows);
   rs.p = static_cast<int>(p);
   rs.rescale = o.rescale;
-  api::check_release_bounds(rs);
-  const core::SspRelease release(rs);
+  const core::SspRelease release = api::ssp_release(rs);
   const core::SspMechanism& mech = release.mechanism();
-  api::check_release_noise(release, rs);
   const Eigen::VectorXd& scale = release.column_scale();
-  if (secure && plan.mechanism == core::SspMechanismKind::wishart) {
-    std::cerr << "dpmu bma: warning: the Wishart release is a floating-point Bartlett draw, not hardened against "
-                 "floating-point attacks (Mironov 2012); prefer --mechanism laplace for a real release\n";
-    if (rs.delta > std::min(1.0 / (n * n), 1e-5)) {
-      std::cerr << "dpmu bma: warning: --delta " << rs.delta
-                << " is above min(1/n^2, 1e-5) = " << std::min(1.0 / (n * n), 1e-5)
-                << "; a large delta allows rare catastrophic disclosure\n";
-    }
-  }
+  print_messages(api::release_warnings(rs, secure));
 
   report.privacy(release.privacy());
   if (plan.mechanism == core::SspMechanismKind::wishart) {
@@ -500,8 +490,11 @@ void run_bma(BmaCliOptions o) {
   report.setting("column_scale", keyed(scale, all));
   report.setting("column_scale_source", o.rescale ? "public bound widths u - l" : "none (1)");
 
-  ReleaseLedger ledger(o.ledger, "dpmu bma", o.data, release.privacy(), secure,
-                       {"released_gram", "and post-processing of it"});  // before any noise
+  api::LedgerOptions ledger = o.ledger;
+  ledger.data_label = o.data;
+  const auto charge = api::charge_release(ledger, "dpmu bma", file.bytes, release.privacy(),
+                                          json::array({"released_gram", "and post-processing of it"}));
+  if (charge) report.setting("ledger", api::to_json(*charge));
   api::ReleaseOptions ro;
   ro.ridge = plan.ridge;
   ro.ridge_draws = o.ridge_draws;
@@ -602,7 +595,6 @@ void run_bma(BmaCliOptions o) {
     write_csv(o.synthetic_out, syn, all);
     report.released("synthetic_out", o.synthetic_out);
   }
-  ledger.verify_unchanged();
   std::cout << report.finish().dump(2) << "\n";
 }
 
@@ -672,11 +664,11 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
 /// `dpmu audit bma`: the release path up to G* (everything after it is post-processing).
 AuditTarget bma_audit_target(BmaCliOptions o) {
   if (o.non_private) throw std::invalid_argument("dpmu audit bma audits a private release: drop --non-private");
-  if (!o.ledger.ledger.empty()) throw std::invalid_argument("dpmu audit is not a release: drop --ledger");
+  if (!o.ledger.path.empty()) throw std::invalid_argument("dpmu audit is not a release: drop --ledger");
   o.seed.reset();
   o.synthetic_out.clear();
   const BmaPlan plan = plan_bma(o);
-  const runtime::DataTable table = read_data_file("dpmu audit bma", o.data, plan.columns, o.sep);
+  const runtime::DataTable table = read_data_file("dpmu audit bma", o.data, plan.columns, o.sep).table;
   AuditTarget t;
   t.command = "dpmu bma";
   t.data = table.matrix(plan.columns);
@@ -689,7 +681,7 @@ AuditTarget bma_audit_target(BmaCliOptions o) {
   rs.n = static_cast<std::size_t>(t.data.rows());
   rs.p = static_cast<int>(plan.p);
   rs.rescale = o.rescale;
-  auto release = std::make_shared<const core::SspRelease>(rs);
+  auto release = std::make_shared<const core::SspRelease>(api::ssp_release(rs));
   t.guarantee = release->privacy();
   t.bounds = release->settings().bounds;
   t.bounds_source = "--bounds (public)";

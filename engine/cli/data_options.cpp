@@ -4,7 +4,6 @@
 #include <cmath>
 #include <iostream>
 
-#include "dpmu/core/checks.hpp"
 
 namespace dpmu::cli {
 
@@ -25,25 +24,30 @@ void add_separator_option(CLI::App* cmd, std::string& sep) {
           "SEP"));
 }
 
-runtime::DataTable read_data_file(const char* command, const std::string& path, std::span<const std::string> wanted,
-                                  const std::string& sep) {
+DataFile read_data_file(const char* command, const std::string& path, std::span<const std::string> wanted,
+                        const std::string& sep) {
   runtime::CsvOptions options;
   options.separator = runtime::parse_csv_separator(sep);
-  runtime::DataTable table = runtime::read_csv(path, wanted, options);
+  std::string bytes = runtime::read_file_bytes(path);
+  runtime::DataTable table = runtime::read_csv_bytes(bytes, path, wanted, options);
   if (table.separator_detected() && table.separator() != ',') {
     std::cerr << command << ": note: " << runtime::printable(path) << ": fields separated by "
               << runtime::describe_csv_separator(table.separator())
               << " (detected from the header; --sep chooses another)\n";
   }
-  return table;
+  return {std::move(bytes), std::move(table)};
 }
 
-void check_epsilon_floor(const char* command, const char* option, double epsilon) {
-  if (!(std::isfinite(epsilon) && epsilon >= kMinimumEpsilon)) {
-    dpmu::core::throw_domain(command, option, epsilon,
-                             "at least 1e-12 (a smaller epsilon adds noise more than 10^12 times the sensitivity, "
-                             "so no statistic survives, and is beyond what the exact noise samplers can draw)");
-  }
+void add_ledger_options(CLI::App* cmd, api::LedgerOptions& o) {
+  const auto* g = "Privacy budget";
+  cmd->add_option("--ledger", o.path,
+                  "Charge this release to the privacy-budget ledger FILE before any noise is drawn (see `dpmu "
+                  "ledger`); a release that would exceed its budget is refused")
+      ->group(g);
+  cmd->add_option("--budget", o.budget,
+                  "EPS[,DELTA]: create a missing --ledger with this budget (then fixed), or lower the limit for "
+                  "this call (never above the ledger's budget)")
+      ->group(g);
 }
 
 }  // namespace dpmu::cli

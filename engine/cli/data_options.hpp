@@ -1,12 +1,14 @@
 #pragma once
 /// @file data_options.hpp
-/// Input options shared by the release commands (`dpmu test`, `bma`, `select`, their `dpmu audit`
-/// twins, and `plan-test` for ε): `--sep`, registered next to `--data`, and the floor on ε.
+/// Input options shared by the release commands (`dpmu test`, `bma`, `select` and their `dpmu audit`
+/// twins): `--sep`, registered next to `--data`, reading the data file once, and the ledger options.
 
 #include <CLI/CLI.hpp>
 #include <span>
 #include <string>
 
+#include "dpmu/api/ledger.hpp"
+#include "dpmu/api/test.hpp"
 #include "dpmu/runtime/data_table.hpp"
 
 namespace dpmu::cli {
@@ -15,20 +17,22 @@ namespace dpmu::cli {
 /// containing it; see runtime::CsvOptions) on `cmd`, storing the text in `sep`.
 void add_separator_option(CLI::App* cmd, std::string& sep);
 
-/// Read the columns `wanted` of the CSV file `path` with the separator option `sep`. When the
-/// separator was detected (not a comma), say so on stderr ("<command>: note: ..."): the header is
-/// public, so this is no disclosure. @throws as runtime::read_csv and runtime::parse_csv_separator.
-runtime::DataTable read_data_file(const char* command, const std::string& path, std::span<const std::string> wanted,
-                                  const std::string& sep);
+/// A data file read once: its bytes (what a ledger fingerprints) and the table parsed from them.
+struct DataFile {
+  std::string bytes;
+  runtime::DataTable table;
+};
 
-/// The smallest --epsilon the commands accept. A smaller ε adds noise more than 10^12 times the
-/// sensitivity (nothing of the data survives) and is beyond what the exact samplers can draw (their
-/// noise is an integer count of grid steps below 2^62); ε = 1e-320 used to end in "log_statistic is
-/// -nan" or "laplace scale in grid units is inf".
-inline constexpr double kMinimumEpsilon = 1e-12;
+/// Read the CSV file `path` once and parse the columns `wanted` from those bytes, with the
+/// separator option `sep`. When the separator was detected (not a comma), say so on stderr
+/// ("<command>: note: ..."): the header is public, so this is no disclosure.
+/// @throws as runtime::read_csv and runtime::parse_csv_separator.
+DataFile read_data_file(const char* command, const std::string& path, std::span<const std::string> wanted,
+                        const std::string& sep);
 
-/// Require a finite ε ≥ kMinimumEpsilon (after the command's own ε > 0 check).
-/// @throws std::domain_error "<command>: <option> is E, but must be at least 1e-12 (...)".
-void check_epsilon_floor(const char* command, const char* option, double epsilon);
+/// Add --ledger FILE and --budget EPS[,DELTA] (a privacy-budget ledger; api/ledger.hpp) to a release command.
+void add_ledger_options(CLI::App* cmd, api::LedgerOptions& options);
+
+using api::check_epsilon_floor;
 
 }  // namespace dpmu::cli

@@ -1,7 +1,9 @@
 // dpmu: differentially private methods for model uncertainty in linear regression.
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
@@ -88,6 +90,17 @@ int main(int argc, char** argv) {
     return code == 0 ? 0 : 2;
   } catch (const std::exception& e) {
     std::cerr << "dpmu: error: " << e.what() << "\n";
+    return 2;
+  }
+  // What a command printed must have reached standard output: a full disk, /dev/full or a closed
+  // pipe behind `> out.json` is a lost result, never exit 0 (docs/reliability.md).
+  std::cout.flush();
+  errno = 0;
+  if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int err = errno;
+    std::cerr << "dpmu: error: cannot write the output to standard output"
+              << (err != 0 ? std::string(": ") + std::strerror(err) : std::string())
+              << "; the result is lost (a release was still charged to its ledger): free space and run again\n";
     return 2;
   }
   return 0;

@@ -1,44 +1,18 @@
 #!/usr/bin/env bash
-# End-to-end tests of `dpmu ledger FILE`: totals by basic composition per data fingerprint on a
-# ledger written by hand, the table format, and a damaged or missing ledger ending in a clear
-# message and exit code 2 (the ledger is left as it was).
+# End-to-end tests of the privacy-budget ledger through the `dpmu` command: `dpmu ledger init`,
+# the releases charging it (test, bma, select), the budget fixed at creation (a per-call --budget
+# may only be lower; `set-budget` is a recorded act), keyed fingerprints of exactly the bytes
+# analysed (a data file swapped while a release waits for the ledger's lock is not what is charged,
+# and cannot escape the budget), `dpmu ledger FILE` (JSON and table), and damaged or foreign
+# ledgers ending in a clear message and exit code 2 with the file left as it was.
 # Usage: ledger_cli_test.sh /path/to/dpmu /path/to/source-tree
 set -u
 DPMU="$1"
 SRC="$2"
 . "$(dirname "$0")/lib.sh"
 
-FA=$(printf 'a%.0s' {1..64})
-FB=$(printf 'b%.0s' {1..64})
-L="$TMP/ledger.jsonl"
-cat >"$L" <<EOF
-{"time":"2024-05-01T10:00:00Z","command":"dpmu bma","data_file":"data/hsb2.csv","data_fingerprint":"$FA","epsilon":0.5,"delta":1e-7,"released":["coefficients"]}
-{"time":"2024-05-01T11:00:00Z","command":"dpmu select","data_file":"prostate.csv","data_fingerprint":"$FB","epsilon":1,"delta":0,"released":["selected_model"]}
-{"time":"2024-05-02T09:30:00Z","command":"dpmu test","data_file":"copy of hsb2.csv","data_fingerprint":"$FA","epsilon":0.25,"delta":2e-7,"released":["log_statistic"],"extra":"ignored"}
-EOF
-
-"$DPMU" ledger --help >/dev/null && pass || fail "dpmu ledger --help"
-
-json_check "d['entries'] == 3 and sorted(d['data_sets']) == ['$FA', '$FB'] and 'basic' in d['composition']" ledger "$L"
-json_check "(lambda a: a['releases'] == 2 and abs(a['epsilon'] - 0.75) < 1e-12 and abs(a['delta'] - 3e-7) < 1e-18 and a['data_files'] == ['data/hsb2.csv', 'copy of hsb2.csv'] and [r['command'] for r in a['release_list']] == ['dpmu bma', 'dpmu test'] and a['release_list'][1] == {'time': '2024-05-02T09:30:00Z', 'command': 'dpmu test', 'epsilon': 0.25, 'delta': 2e-7})(d['data_sets']['$FA'])" \
-  ledger "$L"
-json_check "(lambda b: b['releases'] == 1 and b['epsilon'] == 1 and b['delta'] == 0 and b['data_files'] == ['prostate.csv'])(d['data_sets']['$FB'])" \
-  ledger "$L" --format json
-
-# --- the table
-if "$DPMU" ledger "$L" --format table >"$TMP/table" 2>"$TMP/err"; then
-  grep -qF "3 release(s) on 2 data set(s)" "$TMP/table" && grep -qF "data set sha256 $FA" "$TMP/table" &&
-    grep -qF "files: data/hsb2.csv, copy of hsb2.csv" "$TMP/table" && grep -qE "total \(2 release\(s\)\) +0\.75 +3e-07" "$TMP/table" &&
-    grep -qE "2024-05-01T11:00:00Z +dpmu select +1 +0" "$TMP/table" && pass || fail "table: $(cat "$TMP/table")"
-else
-  fail "dpmu ledger --format table exited non-zero: $(cat "$TMP/err")"
-fi
-
-# --- an empty ledger file: no data sets
-: >"$TMP/empty.jsonl"
-json_check "d['entries'] == 0 and d['data_sets'] == {}" ledger "$TMP/empty.jsonl"
-
-# --- damaged ledgers: exit 2, a message naming the file and the line; the file is not changed
+HSB="$SRC/experiments/data/hsb2.csv"
+PROS="$SRC/experiments/data/prostate.csv"
 expect_exit2() {
   local want="$1"; shift
   "$DPMU" "$@" >"$TMP/out" 2>"$TMP/err"
@@ -47,69 +21,118 @@ expect_exit2() {
   if [ -s "$TMP/out" ]; then fail "dpmu $*: printed on stdout despite the error: $(cat "$TMP/out")"; return; fi
   expect_error "$want" "$@"
 }
-D="$TMP/damaged.jsonl"
-head -n 2 "$L" >"$D"
-head -n 1 "$L" | head -c 60 >>"$D"  # a truncated last line (no newline)
-cp "$D" "$TMP/damaged.orig"
-expect_exit2 "ledger $D line 3: the last line has no newline" ledger "$D"
-expect_exit2 "the ledger is damaged; fix or restore it, it is never reset" ledger "$D" --format table
-cmp -s "$D" "$TMP/damaged.orig" && pass || fail "dpmu ledger changed a damaged ledger"
+# hmac KEYFILE DATAFILE: the keyed fingerprint a ledger records for these bytes
+hmac() { "$PY" -c "import hmac,hashlib,sys; k=open(sys.argv[1]).read().strip().encode(); print(hmac.new(k, open(sys.argv[2],'rb').read(), hashlib.sha256).hexdigest())" "$1" "$2"; }
 
-sed 's/"epsilon":1,/"epsilon":-1,/' "$L" >"$D"
-expect_exit2 "ledger $D line 2: epsilon is -1, but must be finite and >= 0" ledger "$D"
-sed '1s/"delta":1e-7,//' "$L" >"$D"
-expect_exit2 "ledger $D line 1: missing field 'delta'" ledger "$D"
-{ head -n 1 "$L"; echo '{"time": oops}'; } >"$D"
-expect_exit2 "ledger $D line 2: not valid JSON" ledger "$D"
+"$DPMU" ledger --help >/dev/null && pass || fail "dpmu ledger --help"
 
-# --- other bad input
+# --- init: a header with the budget, a private key file; never re-initialised
+L="$TMP/ledger.jsonl"
+"$DPMU" ledger init "$L" --budget 2,1e-5 >"$TMP/out" 2>"$TMP/err" && pass || fail "ledger init: $(cat "$TMP/err")"
+[ "$(stat -c %a "$L.key")" = "600" ] && pass || fail "key file mode $(stat -c %a "$L.key")"
+head -n 1 "$L" | grep -q '"dpmu_ledger":2' && ! grep -qF "$(cat "$L.key")" "$L" && pass || fail "header: $(head -n 1 "$L")"
+expect_exit2 "never reset" ledger init "$L" --budget 5
+json_check "d['budget'] == {'epsilon': 2, 'delta': 1e-5} and d['entries'] == 0 and d['spent']['epsilon'] == 0" ledger "$L"
+
+# --- releases charge it; the ledger totals every release, whatever the data file
+BMA=(bma --data "$HSB" --response read --predictors write,math --bounds 0,100 --epsilon 0.75 --ridge-draws 200)
+"$DPMU" "${BMA[@]}" --ledger "$L" >"$TMP/r1" 2>"$TMP/e1" && pass || fail "first release refused: $(cat "$TMP/e1")"
+"$PY" -c "import json,sys; d=json.load(open('$TMP/r1')); l=d['settings']['ledger']; sys.exit(0 if l['epsilon']==0.75 and l['total_epsilon']==0.75 and l['budget_epsilon']==2 else 1)" \
+  && pass || fail "the release does not report its charge: $(head -c 600 "$TMP/r1")"
+"$DPMU" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --ledger "$L" >"$TMP/r2" 2>"$TMP/e2" && pass || fail "second release refused: $(cat "$TMP/e2")"
+"$DPMU" select --data "$PROS" --response lpsa --predictors lcavol,lweight --epsilon 0.25 --radius 2 --penalty 1 --data-bound 3 --algorithm 2 --delta 1e-6 --ledger "$L" >/dev/null 2>"$TMP/e3" && pass || fail "select release refused: $(cat "$TMP/e3")"
+# 0.75 + 0.5 + 2 x 0.25 = 1.75; another 0.75 would make 2.5 > 2: refused, exit 2, nothing printed
+"$DPMU" "${BMA[@]}" --ledger "$L" >"$TMP/r4" 2>"$TMP/e4"
+rc=$?
+if [ $rc -eq 2 ] && [ ! -s "$TMP/r4" ] && grep -q "privacy budget exceeded" "$TMP/e4"; then pass; else fail "over-budget release: rc=$rc, stdout $(head -c 200 "$TMP/r4"), stderr $(cat "$TMP/e4")"; fi
+FA=$(hmac "$L.key" "$HSB")
+FB=$(hmac "$L.key" "$PROS")
+json_check "d['spent'] == {'epsilon': 1.75, 'delta': 1e-6, 'releases': 3} and sorted(d['data_sets']) == sorted(['$FA', '$FB']) and [r['command'] for r in d['data_sets']['$FA']['release_list']] == ['dpmu bma', 'dpmu test'] and d['data_sets']['$FB']['epsilon'] == 0.5" ledger "$L"
+grep -qF "$(sha256sum "$HSB" | cut -d' ' -f1)" "$L" && fail "the ledger holds the unkeyed SHA-256 of the data" || pass
+if "$DPMU" ledger "$L" --format table >"$TMP/table" 2>"$TMP/err"; then
+  grep -qF "3 release(s); spent epsilon=1.75, delta=1e-06 of the budget epsilon=2, delta=1e-05" "$TMP/table" &&
+    grep -qF "data fingerprint ${FA:0:16}" "$TMP/table" && grep -qE "total \(2 release\(s\)\) +1\.25 +0" "$TMP/table" &&
+    pass || fail "table: $(cat "$TMP/table")"
+else
+  fail "dpmu ledger --format table exited non-zero: $(cat "$TMP/err")"
+fi
+
+# --- the budget is the ledger's: a per-call --budget may only be lower; changing it is recorded
+expect_exit2 "may only be lower" "${BMA[@]/0.75/0.1}" --ledger "$L" --budget 3
+expect_exit2 "privacy budget exceeded" "${BMA[@]/0.75/0.1}" --ledger "$L" --budget 1.8,1e-5
+"$DPMU" ledger set-budget "$L" --budget 3,1e-5 --reason "custodian approval 2026-12" >/dev/null 2>"$TMP/err" && pass || fail "set-budget: $(cat "$TMP/err")"
+"$DPMU" "${BMA[@]}" --ledger "$L" >/dev/null 2>"$TMP/err" && pass || fail "release after set-budget refused: $(cat "$TMP/err")"
+json_check "d['budget']['epsilon'] == 3 and d['budget_changes'][0]['reason'] == 'custodian approval 2026-12' and d['spent']['epsilon'] == 2.5" ledger "$L"
+expect_exit2 "--reason" ledger set-budget "$L" --budget 4
+
+# --- a new ledger: created by a release with --budget (then fixed), refused without one
+N="$TMP/new.jsonl"
+expect_exit2 "dpmu ledger init" "${BMA[@]}" --ledger "$N"
+[ ! -e "$N" ] && pass || fail "a release without a budget created a ledger"
+"$DPMU" "${BMA[@]}" --ledger "$N" --budget 1 >/dev/null 2>"$TMP/err" && pass || fail "creating release refused: $(cat "$TMP/err")"
+expect_exit2 "privacy budget exceeded" "${BMA[@]}" --ledger "$N"
+expect_exit2 "may only be lower" "${BMA[@]}" --ledger "$N" --budget 2.4
+
+# --- the race: the data file swapped while a release waits for the ledger's lock. The release
+# analyses the bytes it read once and is charged on them; the swap cannot escape the budget.
+RL="$TMP/race.jsonl"
+"$DPMU" ledger init "$RL" --budget 1 >/dev/null
+D="$TMP/data.csv"
+cp "$HSB" "$D"
+cp "$HSB" "$TMP/orig.csv"
+awk -F, 'NR == 1 || NR > 2' "$HSB" >"$TMP/other.csv"  # one row fewer: other bytes
+ok=0
+for i in 1 2 3; do
+  flock "$RL" sleep 1.5 &
+  holder=$!
+  sleep 0.3
+  "$DPMU" test --data "$D" --response math --tested female --epsilon 0.6 --groups 10 --ledger "$RL" >"$TMP/race$i" 2>"$TMP/race$i.err" &
+  rel=$!
+  sleep 0.5
+  if [ $((i % 2)) -eq 1 ]; then cp "$TMP/other.csv" "$D"; else cp "$TMP/orig.csv" "$D"; fi
+  wait $holder
+  wait $rel && ok=$((ok + 1))
+done
+[ $ok -eq 1 ] && pass || fail "race: $ok of 3 releases of epsilon 0.6 passed under budget 1"
+F1=$(hmac "$RL.key" "$TMP/orig.csv")
+F2=$(hmac "$RL.key" "$TMP/other.csv")
+# the one charged release was analysed on the original bytes (they were read before the swap)
+"$PY" -c "
+import json,sys
+lines=[json.loads(l) for l in open('$RL')][1:]
+sys.exit(0 if len(lines)==1 and lines[0]['data_fingerprint']=='$F1' and lines[0]['data_fingerprint']!='$F2' else 1)" \
+  && pass || fail "race: ledger $(cat "$RL")"
+
+# --- process substitution: the bytes read once are analysed and fingerprinted
+P="$TMP/pipe.jsonl"
+"$DPMU" ledger init "$P" --budget 1 >/dev/null
+"$DPMU" test --data <(cat "$HSB") --response math --tested female --epsilon 0.5 --groups 10 --ledger "$P" >/dev/null 2>"$TMP/err" \
+  && grep -qF "$(hmac "$P.key" "$HSB")" "$P" && pass || fail "process substitution: $(cat "$TMP/err") $(cat "$P")"
+
+# --- not releases; bad options; damaged, old and foreign ledgers; nothing charged on refusal
+expect_exit2 "a ledger records real releases only" "${BMA[@]}" --seed 1 --ledger "$L"
+expect_exit2 "a ledger records real releases only" test --data "$HSB" --response math --tested female --non-private --ledger "$L"
+expect_exit2 "needs a ledger" "${BMA[@]}" --budget 1
+expect_exit2 "--budget" "${BMA[@]}" --ledger "$L" --budget -1
+expect_exit2 "not a release: drop --ledger" audit bma --data "$HSB" --response read --predictors write --bounds 0,100 --epsilon 1 --ledger "$L"
+cp "$L" "$TMP/bad.jsonl"; cp "$L.key" "$TMP/bad.jsonl.key"
+printf '{"time":"x",' >>"$TMP/bad.jsonl"
+cp "$TMP/bad.jsonl" "$TMP/bad.orig"
+expect_exit2 "line 7: the last line has no newline" ledger "$TMP/bad.jsonl"
+expect_exit2 "never reset" "${BMA[@]}" --ledger "$TMP/bad.jsonl"
+cmp -s "$TMP/bad.jsonl" "$TMP/bad.orig" && pass || fail "a damaged ledger was changed"
+FA0=$(printf 'a%.0s' {1..64})
+echo "{\"time\":\"2024-05-01T10:00:00Z\",\"command\":\"dpmu bma\",\"data_file\":\"d.csv\",\"data_fingerprint\":\"$FA0\",\"epsilon\":0.5,\"delta\":0,\"released\":[]}" >"$TMP/old.jsonl"
+expect_exit2 "not a dpmu ledger header" ledger "$TMP/old.jsonl"
+expect_exit2 "not a dpmu ledger header" "${BMA[@]}" --ledger "$TMP/old.jsonl"
+cp "$L" "$TMP/nokey.jsonl"
+expect_exit2 "key file" "${BMA[@]}" --ledger "$TMP/nokey.jsonl"
 expect_exit2 "nosuch.jsonl" ledger "$TMP/nosuch.jsonl"
 expect_exit2 "--format" ledger "$L" --format csv
-
-# --- the release commands charge the ledger and refuse a release past the budget
-HSB="$SRC/experiments/data/hsb2.csv"
-PROS="$SRC/experiments/data/prostate.csv"
-R="$TMP/releases.jsonl"
-BMA=(bma --data "$HSB" --response read --predictors write,math --bounds 0,100 --epsilon 0.75 --ridge-draws 200)
-"$DPMU" "${BMA[@]}" --ledger "$R" --budget 2 >"$TMP/r1" 2>"$TMP/e1" && pass || fail "first release refused: $(cat "$TMP/e1")"
-"$DPMU" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --ledger "$R" --budget 2 >"$TMP/r2" 2>"$TMP/e2" && pass || fail "second release refused: $(cat "$TMP/e2")"
-# 0.75 + 0.5 + 0.75 = 2.0 fits; a fourth release would exceed 2: refused, exit 2, nothing printed
-"$DPMU" "${BMA[@]}" --ledger "$R" --budget 2 >"$TMP/r3" 2>"$TMP/e3" && pass || fail "third release refused: $(cat "$TMP/e3")"
-"$DPMU" "${BMA[@]}" --ledger "$R" --budget 2 >"$TMP/r4" 2>"$TMP/e4"
-rc=$?
-if [ $rc -eq 2 ] && [ ! -s "$TMP/r4" ] && grep -q "budget" "$TMP/e4"; then pass; else fail "over-budget release: rc=$rc, stdout $(head -c 200 "$TMP/r4"), stderr $(cat "$TMP/e4")"; fi
-# the ledger shows the three earlier releases on the same fingerprint, totals by basic composition
-"$DPMU" ledger "$R" >"$TMP/l.json" 2>/dev/null
-FP=$(sha256sum "$HSB" | cut -d' ' -f1)
-"$PY" -c "
-import json,sys
-d=json.load(open('$TMP/l.json'))['data_sets']['$FP']
-ok = d['releases']==3 and abs(d['epsilon']-2.0)<1e-12 and d['delta']==0 and [r['command'] for r in d['release_list']]==['dpmu bma','dpmu test','dpmu bma']
-sys.exit(0 if ok else 1)" && pass || fail "ledger totals: $(cat "$TMP/l.json")"
-# another data set has its own total; Algorithm 2 is charged 2 epsilon and delta
-"$DPMU" select --data "$PROS" --response lpsa --predictors lcavol,lweight --epsilon 0.5 --radius 2 --penalty 1 --data-bound 3 --algorithm 2 --delta 1e-6 --ledger "$R" --budget 2,1e-5 >/dev/null 2>"$TMP/e5" && pass || fail "select release refused: $(cat "$TMP/e5")"
-"$DPMU" ledger "$R" >"$TMP/l.json" 2>/dev/null
-FP2=$(sha256sum "$PROS" | cut -d' ' -f1)
-"$PY" -c "
-import json,sys
-d=json.load(open('$TMP/l.json'))['data_sets']['$FP2']
-sys.exit(0 if d['releases']==1 and d['epsilon']==1.0 and d['delta']==1e-6 else 1)" && pass || fail "select charged wrongly: $(cat "$TMP/l.json")"
-# a seeded run or a non-private run is not a release; --budget needs --ledger; a damaged ledger refuses
-expect_exit2 "--ledger records real releases only" "${BMA[@]}" --seed 1 --ledger "$R"
-expect_exit2 "--ledger records real releases only" test --data "$HSB" --response math --tested female --non-private --ledger "$R"
-expect_exit2 "--budget needs --ledger" "${BMA[@]}" --budget 1
-expect_exit2 "--budget" "${BMA[@]}" --ledger "$R" --budget -1
-expect_exit2 "not a release: drop --ledger" audit bma --data "$HSB" --response read --predictors write --bounds 0,100 --epsilon 1 --ledger "$R"
-cp "$R" "$TMP/bad.jsonl"
-printf '{"time":"x",' >>"$TMP/bad.jsonl"
-expect_exit2 "damaged" "${BMA[@]}" --ledger "$TMP/bad.jsonl"
-# the data must be a regular file (a FIFO or process substitution would be fingerprinted empty)
-mkfifo "$TMP/fifo"
-expect_exit2 "must be a regular file" "${BMA[@]/$HSB/$TMP/fifo}" --ledger "$R"
-# a refused release (bad input found before the data are read) is not charged
 R2="$TMP/charged.jsonl"
+"$DPMU" ledger init "$R2" --budget 1 >/dev/null
 "$DPMU" bma --data "$HSB" --response read --predictors write --bounds 0,100 --epsilon 1 --ridge-draws 200 \
   --synthetic-out "$TMP/nofolder/syn.csv" --ledger "$R2" >/dev/null 2>&1
-if [ ! -s "$R2" ]; then pass; else fail "a release refused on its options was charged: $(cat "$R2")"; fi
+[ "$(wc -l <"$R2")" -eq 1 ] && pass || fail "a release refused on its options was charged: $(cat "$R2")"
 
 finish ledger_cli_test

@@ -41,6 +41,19 @@ rt::LedgerEntry entry(const std::string& fp, double epsilon, double delta = 0.0)
   return e;
 }
 
+const rt::Budget kBudget{10.0, 1e-6};
+
+/// A new ledger at `path` with `budget`.
+void make_ledger(const std::string& path, const rt::Budget& budget = kBudget) { rt::init_ledger(path, budget); }
+
+/// The header line of the ledger at `path`.
+std::string header_of(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line + "\n";
+}
+
 /// A valid ledger line with one field replaced (or removed if `value` is empty).
 std::string line_with(const std::string& field, const std::string& value) {
   nlohmann::json j = {{"time", "2024-01-01T00:00:00Z"}, {"command", "dpmu bma"}, {"data_file", "a.csv"},
@@ -89,41 +102,156 @@ TEST_CASE("ledger: parse_budget accepts an epsilon and an optional delta and oth
   CHECK_THROWS_WITH(rt::parse_budget("-1"), Contains("epsilon is -1"));
 }
 
-TEST_CASE("ledger: LedgerLock::check refuses exactly when a total would exceed the budget", "[ledger]") {
+TEST_CASE("ledger: hmac_sha256_hex gives the RFC 4231 values", "[ledger]") {
+  // RFC 4231 test case 2 (key "Jefe") and test case 1 (20 bytes 0x0b, "Hi There").
+  CHECK(rt::hmac_sha256_hex("Jefe", "what do ya want for nothing?") ==
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  CHECK(rt::hmac_sha256_hex(std::string(20, '\x0b'), "Hi There") ==
+        "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+}
+
+TEST_CASE("ledger: init writes a header with the budget and a private key file; a ledger is never re-initialised",
+          "[ledger]") {
   TempDir dir;
   const std::string path = dir / "ledger.jsonl";
+  make_ledger(path, rt::Budget{2.0, 1e-6});
+  const rt::Ledger l = rt::read_ledger(path);
+  CHECK(l.header.version == 2);
+  CHECK(l.header.budget.epsilon == 2.0);
+  CHECK(l.header.budget.delta == 1e-6);
+  CHECK(l.header.key_id.size() == 16);
+  CHECK(l.entries.empty());
+  CHECK(l.budget().epsilon == 2.0);
+  const auto key = rt::ledger_key_path(path);
+  REQUIRE(fs::exists(key));
+  CHECK((fs::status(key).permissions() & (fs::perms::group_all | fs::perms::others_all)) == fs::perms::none);
+  // The header names the key only by an id, never the key itself.
+  std::ifstream k(key);
+  std::string key_text;
+  std::getline(k, key_text);
+  CHECK(key_text.size() == 64);
+  CHECK(header_of(path).find(key_text) == std::string::npos);
+  CHECK_THROWS_WITH(rt::init_ledger(path, rt::Budget{5.0, 0.0}), Contains("never reset"));
+  CHECK(rt::read_ledger(path).header.budget.epsilon == 2.0);
+  CHECK_THROWS_AS(rt::init_ledger(dir / "bad.jsonl", rt::Budget{0.0, 0.0}), std::invalid_argument);
+}
+
+TEST_CASE("ledger: a missing ledger is created only with a budget; without one the message says how", "[ledger]") {
+  TempDir dir;
+  const std::string path = dir / "ledger.jsonl";
+  CHECK_THROWS_WITH(rt::LedgerLock(path), Contains("does not exist") && Contains("dpmu ledger init"));
+  CHECK_FALSE(fs::exists(path));  // not created
+  CHECK_THROWS_WITH(rt::read_ledger(path), Contains("does not exist"));
+  {
+    rt::LedgerLock lock(path, rt::Budget{1.0, 0.0});
+    CHECK(lock.created());
+    CHECK(lock.ledger().budget().epsilon == 1.0);
+  }
+  {
+    rt::LedgerLock lock(path, rt::Budget{50.0, 0.0});  // an existing ledger keeps its budget
+    CHECK_FALSE(lock.created());
+    CHECK(lock.ledger().budget().epsilon == 1.0);
+  }
+}
+
+TEST_CASE("ledger: check refuses exactly when the ledger's total would exceed its budget", "[ledger]") {
+  TempDir dir;
+  const std::string path = dir / "ledger.jsonl";
+  make_ledger(path, rt::Budget{1.0, 1e-6});
   {
     rt::LedgerLock lock(path);
     lock.append(entry(kFpA, 0.5, 1e-7));
-    lock.append(entry(kFpA, 0.25));
+    lock.append(entry(kFpB, 0.25));  // another data set in the same ledger counts towards its budget
   }
   rt::LedgerLock lock(path);
   REQUIRE(lock.entries().size() == 2);
-  const rt::Budget budget{1.0, 1e-6};
   // epsilon: 0.75 spent; 0.25 fits exactly, a little more does not.
-  CHECK_NOTHROW(lock.check(kFpA, "a.csv", 0.25, 0.0, budget));
-  CHECK_NOTHROW(lock.check(kFpA, "a.csv", 0.25 * (1 + 1e-14), 0.0, budget));  // rounding tolerance
-  CHECK_THROWS_AS(lock.check(kFpA, "a.csv", 0.2501, 0.0, budget), rt::BudgetExceeded);
-  // delta: 1e-7 spent; 9e-7 fits, 1e-6 does not (epsilon within budget).
-  CHECK_NOTHROW(lock.check(kFpA, "a.csv", 0.1, 9e-7, budget));
-  CHECK_THROWS_AS(lock.check(kFpA, "a.csv", 0.1, 1e-6, budget), rt::BudgetExceeded);
-  // A pure-epsilon budget refuses any delta > 0.
-  CHECK_THROWS_AS(lock.check(kFpB, "b.csv", 0.1, 1e-9, rt::Budget{1.0, 0.0}), rt::BudgetExceeded);
-  // Another data set is not charged.
-  CHECK_NOTHROW(lock.check(kFpB, "b.csv", 1.0, 1e-6, budget));
-  // No budget: nothing is refused.
-  CHECK_NOTHROW(lock.check(kFpA, "a.csv", 100.0, 0.5, std::nullopt));
-  // The message says the data file, spent, requested and budget.
-  CHECK_THROWS_WITH(lock.check(kFpA, "a.csv", 0.5, 0.0, budget), Contains("a.csv") && Contains("spent epsilon=0.75") &&
-                                                                     Contains("requests epsilon=0.5") &&
-                                                                     Contains("budget is epsilon=1"));
+  CHECK_NOTHROW(lock.check(0.25, 0.0));
+  CHECK_NOTHROW(lock.check(0.25 * (1 + 1e-14), 0.0));  // rounding tolerance
+  CHECK_THROWS_AS(lock.check(0.2501, 0.0), rt::BudgetExceeded);
+  // delta: 1e-7 spent; 9e-7 fits, 1e-6 does not.
+  CHECK_NOTHROW(lock.check(0.1, 9e-7));
+  CHECK_THROWS_AS(lock.check(0.1, 1e-6), rt::BudgetExceeded);
+  // The message says the ledger, spent, requested and budget.
+  CHECK_THROWS_WITH(lock.check(0.5, 0.0), Contains(path) && Contains("spent epsilon=0.75") &&
+                                              Contains("requests epsilon=0.5") && Contains("budget is epsilon=1"));
+  // A per-call budget may be lower (and then binds), never higher.
+  CHECK_THROWS_AS(lock.check(0.1, 0.0, rt::Budget{0.8, 1e-6}), rt::BudgetExceeded);
+  CHECK_NOTHROW(lock.check(0.05, 0.0, rt::Budget{0.8, 1e-6}));
+  CHECK_THROWS_WITH(lock.check(0.01, 0.0, rt::Budget{2.4, 0.0}), Contains("may only be lower") &&
+                                                                     Contains("set-budget"));
+  CHECK_THROWS_AS(lock.check(0.01, 0.0, rt::Budget{1.0, 1e-5}), std::invalid_argument);
   // Bad arguments are not budget refusals.
-  CHECK_THROWS_AS(lock.check(kFpA, "a.csv", -0.1, 0.0, budget), std::invalid_argument);
-  CHECK_THROWS_AS(lock.check(kFpA, "a.csv", std::nan(""), 0.0, budget), std::invalid_argument);
-  CHECK_THROWS_AS(lock.check(kFpA, "a.csv", 0.1, 0.0, rt::Budget{0.0, 0.0}), std::invalid_argument);
+  CHECK_THROWS_AS(lock.check(-0.1, 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(lock.check(std::nan(""), 0.0), std::invalid_argument);
+  CHECK_THROWS_AS(lock.check(0.1, 0.0, rt::Budget{0.0, 0.0}), std::invalid_argument);
   // An entry appended through the lock is charged by later checks.
   lock.append(entry(kFpA, 0.25));
-  CHECK_THROWS_AS(lock.check(kFpA, "a.csv", 0.01, 0.0, budget), rt::BudgetExceeded);
+  CHECK_THROWS_AS(lock.check(0.01, 0.0), rt::BudgetExceeded);
+}
+
+TEST_CASE("ledger: a budget change is recorded with its reason and binds from then on", "[ledger]") {
+  TempDir dir;
+  const std::string path = dir / "ledger.jsonl";
+  make_ledger(path, rt::Budget{1.0, 0.0});
+  {
+    rt::LedgerLock lock(path);
+    lock.append(entry(kFpA, 1.0));
+    CHECK_THROWS_AS(lock.check(0.5, 0.0), rt::BudgetExceeded);
+    CHECK_THROWS_AS(lock.change_budget(rt::Budget{2.0, 0.0}, ""), std::invalid_argument);  // a reason is required
+    lock.change_budget(rt::Budget{2.0, 0.0}, "approved by the data custodian, ticket 17");
+    CHECK_NOTHROW(lock.check(0.5, 0.0));
+  }
+  const rt::Ledger l = rt::read_ledger(path);
+  REQUIRE(l.budget_changes.size() == 1);
+  CHECK(l.budget_changes[0].reason == "approved by the data custodian, ticket 17");
+  CHECK(l.budget().epsilon == 2.0);
+  CHECK(l.header.budget.epsilon == 1.0);  // the original is kept
+  CHECK(l.total().epsilon == 1.0);
+}
+
+TEST_CASE("ledger: fingerprints are keyed: the same bytes give different fingerprints under different ledgers",
+          "[ledger]") {
+  TempDir dir;
+  make_ledger(dir / "a.jsonl");
+  make_ledger(dir / "b.jsonl");
+  rt::LedgerLock a(dir / "a.jsonl");
+  rt::LedgerLock b(dir / "b.jsonl");
+  const std::string data = "x,y\n1,2\n3,4\n";
+  CHECK(a.fingerprint(data) == a.fingerprint(data));
+  CHECK(a.fingerprint(data).size() == 64);
+  CHECK(a.fingerprint(data) != b.fingerprint(data));
+  CHECK(a.fingerprint(data) != a.fingerprint("x,y\n1,2\n3,5\n"));
+  // Not the unkeyed SHA-256 (which anyone could recompute from a guessed data set).
+  std::ofstream(dir / "d.csv", std::ios::binary) << data;
+  CHECK(a.fingerprint(data) != rt::sha256_file(dir / "d.csv"));
+}
+
+TEST_CASE("ledger: a missing or foreign key file makes the ledger unusable, never reset", "[ledger]") {
+  TempDir dir;
+  const std::string path = dir / "ledger.jsonl";
+  make_ledger(path);
+  make_ledger(dir / "other.jsonl");
+  const std::string key = rt::ledger_key_path(path);
+  fs::rename(key, dir / "saved.key");
+  CHECK_THROWS_WITH(rt::LedgerLock(path), Contains("key file") && Contains("restore"));
+  fs::copy_file(rt::ledger_key_path(dir / "other.jsonl"), key);
+  CHECK_THROWS_WITH(rt::LedgerLock(path), Contains("does not belong to this ledger"));
+  fs::remove(key);
+  fs::rename(dir / "saved.key", key);
+  CHECK_NOTHROW(rt::LedgerLock(path));
+}
+
+TEST_CASE("ledger: a ledger without a header (dpmu < 0.2, or another file) is refused, never reset", "[ledger]") {
+  TempDir dir;
+  const std::string path = dir / "ledger.jsonl";
+  write_file(path, line_with("epsilon", "1.0"));
+  CHECK_THROWS_WITH(rt::read_ledger(path), Contains("line 1") && Contains("not a dpmu ledger header") &&
+                                               Contains("dpmu ledger init"));
+  CHECK_THROWS_WITH(rt::LedgerLock(path, kBudget), Contains("not a dpmu ledger header"));
+  write_file(path, "{\"dpmu_ledger\": 3, \"created\": \"x\", \"budget\": {\"epsilon\": 1, \"delta\": 0}, "
+                   "\"key_id\": \"0\"}\n");
+  CHECK_THROWS_WITH(rt::read_ledger(path), Contains("version 2"));
 }
 
 TEST_CASE("ledger_totals sums per fingerprint and lists distinct file names in order", "[ledger]") {
@@ -140,13 +268,16 @@ TEST_CASE("ledger_totals sums per fingerprint and lists distinct file names in o
   CHECK(totals.at(kFpB).epsilon == 2.0);
   CHECK(totals.at(kFpB).releases == 1);
   CHECK(rt::ledger_totals({}).empty());
+  rt::Ledger l;
+  l.entries = entries;
+  CHECK(l.total().epsilon == 3.0);
+  CHECK(l.total().releases == 4);
 }
 
-TEST_CASE("ledger: append then read round-trips and a missing ledger is empty", "[ledger]") {
+TEST_CASE("ledger: append then read round-trips", "[ledger]") {
   TempDir dir;
   const std::string path = dir / "ledger.jsonl";
-  CHECK(rt::read_ledger(path).empty());
-  CHECK_FALSE(fs::exists(path));                     // reading does not create it
+  make_ledger(path);
   rt::LedgerEntry e = entry(kFpA, 0.1 + 0.2, 1e-9);  // not exactly representable in decimal: must round-trip
   e.data_file = "dir with space/\"quoted\".csv";
   e.released = {{"fields", {"coefficients", "posterior"}}, {"n", 97}};
@@ -160,9 +291,8 @@ TEST_CASE("ledger: append then read round-trips and a missing ledger is empty", 
     REQUIRE(lock.entries().size() == 2);
     CHECK(lock.entries()[0].time.size() == 20);  // filled: YYYY-MM-DDTHH:MM:SSZ
   }
-  const auto back = rt::read_ledger(path);
+  const auto back = rt::read_ledger(path).entries;
   REQUIRE(back.size() == 2);
-  CHECK(back[0].time.size() == 20);
   CHECK(back[0].time.back() == 'Z');
   CHECK(back[0].command == e.command);
   CHECK(back[0].data_file == e.data_file);
@@ -171,11 +301,10 @@ TEST_CASE("ledger: append then read round-trips and a missing ledger is empty", 
   CHECK(back[0].delta == e.delta);
   CHECK(back[0].released == e.released);
   CHECK(back[1].time == "2020-02-02T02:02:02Z");
-  CHECK(back[1].data_fingerprint == kFpB);
-  // One line per entry, each newline-terminated.
+  // One line per entry after the header, each newline-terminated.
   std::ifstream in(path);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+  CHECK(std::count(text.begin(), text.end(), '\n') == 3);
   CHECK(text.back() == '\n');
   // An invalid entry is refused and nothing is written.
   {
@@ -184,15 +313,17 @@ TEST_CASE("ledger: append then read round-trips and a missing ledger is empty", 
     CHECK_THROWS_AS(lock.append(entry(kFpA, -1.0)), std::invalid_argument);
     CHECK(lock.entries().size() == 2);
   }  // (read_ledger while this thread holds the lock would wait forever)
-  CHECK(rt::read_ledger(path).size() == 2);
+  CHECK(rt::read_ledger(path).entries.size() == 2);
 }
 
 TEST_CASE("ledger: a damaged ledger is an error naming the file and the line and is never reset", "[ledger]") {
   TempDir dir;
   const std::string path = dir / "ledger.jsonl";
+  make_ledger(path);
+  const std::string header = header_of(path);
   const std::string good = line_with("epsilon", "1.0");
-  write_file(path, good + good);
-  REQUIRE(rt::read_ledger(path).size() == 2);
+  write_file(path, header + good + good);
+  REQUIRE(rt::read_ledger(path).entries.size() == 2);
   std::string overflow = good;  // a number beyond double (JSON has no inf; dump() would write null)
   overflow.replace(overflow.find("\"epsilon\":1.0"), 13, "\"epsilon\":1e999");
 
@@ -203,19 +334,21 @@ TEST_CASE("ledger: a damaged ledger is an error naming the file and the line and
   };
   const std::string truncated = good.substr(0, good.size() / 2);
   const std::vector<Case> cases = {
-      {good + truncated + "\n", "line 2", "not valid JSON"},
-      {good + truncated, "line 2", "no newline"},                        // an interrupted write
-      {good + good.substr(0, good.size() - 1), "line 2", "no newline"},  // complete JSON, newline missing
-      {line_with("epsilon", "-0.5"), "line 1", "epsilon is -0.5"},
-      {good + line_with("delta", "-1e-9"), "line 2", "delta is -1e-09"},
-      {good + good + overflow, "line 3", "number overflow"},
-      {line_with("epsilon", ""), "line 1", "missing field 'epsilon'"},
-      {good + line_with("data_fingerprint", ""), "line 2", "missing field 'data_fingerprint'"},
-      {line_with("released", ""), "line 1", "missing field 'released'"},
-      {line_with("epsilon", "\"1\""), "line 1", "'epsilon' is not a number"},
-      {line_with("data_fingerprint", "\"abc\""), "line 1", "not 64 lowercase hex"},
-      {good + "\n" + good, "line 2", "empty line"},
-      {"[1, 2]\n", "line 1", "not a JSON object"},
+      {header + good + truncated + "\n", "line 3", "not valid JSON"},
+      {header + good + truncated, "line 3", "no newline"},                        // an interrupted write
+      {header + good + good.substr(0, good.size() - 1), "line 3", "no newline"},  // complete JSON, newline missing
+      {header + line_with("epsilon", "-0.5"), "line 2", "epsilon is -0.5"},
+      {header + good + line_with("delta", "-1e-9"), "line 3", "delta is -1e-09"},
+      {header + good + good + overflow, "line 4", "number overflow"},
+      {header + line_with("epsilon", ""), "line 2", "missing field 'epsilon'"},
+      {header + good + line_with("data_fingerprint", ""), "line 3", "missing field 'data_fingerprint'"},
+      {header + line_with("released", ""), "line 2", "missing field 'released'"},
+      {header + line_with("epsilon", "\"1\""), "line 2", "'epsilon' is not a number"},
+      {header + line_with("data_fingerprint", "\"abc\""), "line 2", "not 64 lowercase hex"},
+      {header + good + "\n" + good, "line 3", "empty line"},
+      {header + "[1, 2]\n", "line 2", "not a JSON object"},
+      {header + "{\"time\": \"t\", \"budget_change\": {\"epsilon\": -1, \"delta\": 0}, \"reason\": \"r\"}\n", "line 2",
+       "a budget needs"},
   };
   for (const auto& c : cases) {
     INFO(c.contents);
@@ -233,6 +366,7 @@ TEST_CASE("ledger: a damaged ledger is an error naming the file and the line and
 TEST_CASE("ledger: two LedgerLocks on one file serialize: the second waits for the first", "[ledger]") {
   TempDir dir;
   const std::string path = dir / "ledger.jsonl";
+  make_ledger(path);
   std::atomic<bool> started{false};
   std::atomic<bool> acquired{false};
   std::size_t seen_by_second = 0;
@@ -256,15 +390,15 @@ TEST_CASE("ledger: two LedgerLocks on one file serialize: the second waits for t
   CHECK(acquired);
   // Whatever the timing, the second lock read the ledger only after the first appended.
   CHECK(seen_by_second == 1);
-  const auto entries = rt::read_ledger(path);
+  const auto entries = rt::read_ledger(path).entries;
   REQUIRE(entries.size() == 2);
   CHECK(entries[0].epsilon == 1.0);
   CHECK(entries[1].epsilon == 2.0);
 }
 
-TEST_CASE("ledger: concurrent processes cannot overspend a budget together", "[ledger]") {
+TEST_CASE("ledger: concurrent processes cannot overspend a budget together, nor create a ledger twice", "[ledger]") {
   TempDir dir;
-  const std::string path = dir / "ledger.jsonl";
+  const std::string path = dir / "ledger.jsonl";  // created by the first process to lock it
   const rt::Budget budget{10.0, 0.0};
   constexpr int kProcesses = 4;
   constexpr int kAttempts = 5;  // 20 attempts of epsilon 1 against a budget of 10
@@ -276,9 +410,9 @@ TEST_CASE("ledger: concurrent processes cannot overspend a budget together", "[l
       int accepted = 0;
       try {
         for (int i = 0; i < kAttempts; ++i) {
-          rt::LedgerLock lock(path);
+          rt::LedgerLock lock(path, budget);
           try {
-            lock.check(kFpA, "a.csv", 1.0, 0.0, budget);
+            lock.check(1.0, 0.0);
           } catch (const rt::BudgetExceeded&) {
             continue;
           }
@@ -301,7 +435,7 @@ TEST_CASE("ledger: concurrent processes cannot overspend a budget together", "[l
     accepted += WEXITSTATUS(status);
   }
   CHECK(accepted == 10);
-  const auto entries = rt::read_ledger(path);
-  CHECK(entries.size() == 10);
-  CHECK(rt::ledger_totals(entries).at(kFpA).epsilon == 10.0);
+  const rt::Ledger l = rt::read_ledger(path);
+  CHECK(l.entries.size() == 10);
+  CHECK(l.total().epsilon == 10.0);
 }

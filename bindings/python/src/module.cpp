@@ -1,5 +1,5 @@
-// The extension module dpmu._dpmu for the Python package (bindings/python/dpmu): api::bma
-// (dpmu/api/bma.hpp) and the shared entry points (bindings/common/dpmu_bindings.hpp). Matrices come
+// The extension module dpmu._dpmu for the Python package (bindings/python/dpmu): the release API
+// (engine/api: api::bma, api::test, the ledger) and the shared conversions (bindings/common). Matrices come
 // in as Fortran-ordered float64 arrays (Eigen::Ref: no copy); a fit stays a C++ object (BmaFit) whose
 // summaries are NumPy arrays; the test's result is the JSON text of the CLI, parsed in Python.
 #include <pybind11/eigen.h>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dpmu/api/bma.hpp"
+#include "dpmu/api/test.hpp"
 #include "dpmu_bindings.hpp"
 
 namespace py = pybind11;
@@ -24,13 +25,26 @@ using VectorRef = Eigen::Ref<const Eigen::VectorXd>;
 
 namespace api = dpmu::api;
 
+/// The ledger options of a call (None: no ledger / no per-call budget / no label).
+api::LedgerOptions ledger_options(const std::optional<std::string>& ledger, const std::optional<std::string>& budget,
+                                  const std::optional<std::string>& data_label) {
+  api::LedgerOptions l;
+  l.path = ledger.value_or("");
+  l.budget = budget.value_or("");
+  l.data_label = data_label.value_or("");
+  return l;
+}
+
 api::BmaFit bma(const MatrixRef& x, const VectorRef& y, const std::vector<std::string>& predictors,
                 const std::string& response, const std::string& prior, std::optional<double> g, double a,
                 const std::string& model_prior, std::optional<double> epsilon, std::optional<double> delta,
                 const std::string& mechanism, const std::vector<double>& bounds, std::optional<std::uint64_t> seed,
                 bool rescale, int top_models, bool mcmc, const std::vector<std::string>& always_include,
-                double credible_level) {
+                double credible_level, std::optional<std::string> ledger, std::optional<std::string> budget,
+                std::optional<std::string> data_label) {
   api::BmaSettings q;
+  q.ledger = ledger_options(ledger, budget, data_label);
+  q.command = "Python dpmu.bma";
   q.prior = prior;
   q.g = g;
   q.a = a;
@@ -132,8 +146,11 @@ std::string test(const MatrixRef& common, const MatrixRef& tested, const VectorR
                  double prior_h0, std::optional<double> epsilon, double delta, std::optional<std::size_t> groups,
                  const std::vector<double>& censor, const std::vector<double>& censor_probability,
                  const std::vector<double>& alpha, std::optional<std::uint64_t> seed, std::size_t simulations,
-                 const std::string& gaussian_calibration) {
-  dpmu::bindings::TestRequest q;
+                 const std::string& gaussian_calibration, std::optional<std::string> ledger,
+                 std::optional<std::string> budget, std::optional<std::string> data_label) {
+  api::TestRequest q;
+  q.ledger = ledger_options(ledger, budget, data_label);
+  q.command = "Python dpmu.test";
   q.prior = prior;
   q.g = g;
   q.a = a;
@@ -148,7 +165,7 @@ std::string test(const MatrixRef& common, const MatrixRef& tested, const VectorR
   q.simulations = simulations;
   q.gaussian_calibration = gaussian_calibration;
   py::gil_scoped_release unlocked;
-  return dpmu::bindings::test(common, tested, y, common_names, tested_names, response, q).dump();
+  return api::test(common, tested, y, common_names, tested_names, response, q).dump();
 }
 
 }  // namespace
@@ -190,7 +207,7 @@ PYBIND11_MODULE(_dpmu, m) {
            [](const api::BmaFit& f) -> py::object {
              return f.release ? py::object(release_dict(*f.release)) : py::none();
            })
-      .def("privacy", [](const api::BmaFit& f) { return dpmu::bindings::bma_privacy(f).dump(); })
+      .def("privacy", [](const api::BmaFit& f) { return api::privacy_json(f).dump(); })
       .def(
           "predict",
           [](const api::BmaFit& f, const MatrixRef& x, const std::string& estimator) {
@@ -200,11 +217,13 @@ PYBIND11_MODULE(_dpmu, m) {
   m.def("bma", &bma, py::arg("x"), py::arg("y"), py::arg("predictors"), py::arg("response"), py::arg("prior"),
         py::arg("g"), py::arg("a"), py::arg("model_prior"), py::arg("epsilon"), py::arg("delta"), py::arg("mechanism"),
         py::arg("bounds"), py::arg("seed"), py::arg("rescale"), py::arg("top_models"), py::arg("mcmc"),
-        py::arg("always_include"), py::arg("credible_level"), "Model averaging (api::bma)");
+        py::arg("always_include"), py::arg("credible_level"), py::arg("ledger") = py::none(),
+        py::arg("budget") = py::none(), py::arg("data_label") = py::none(), "Model averaging (api::bma)");
   add_tidy_functions(m);
   m.def("test", &test, py::arg("common"), py::arg("tested"), py::arg("y"), py::arg("common_names"),
         py::arg("tested_names"), py::arg("response"), py::arg("prior"), py::arg("g"), py::arg("a"), py::arg("prior_h0"),
         py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"), py::arg("censor_probability"),
         py::arg("alpha"), py::arg("seed"), py::arg("simulations"), py::arg("gaussian_calibration"),
+        py::arg("ledger") = py::none(), py::arg("budget") = py::none(), py::arg("data_label") = py::none(),
         "Nested test (JSON of dpmu test)");
 }

@@ -1,5 +1,5 @@
-// The R package's native routines: api::bma (dpmu/api/bma.hpp) and the shared entry points
-// (bindings/common/dpmu_bindings.hpp) called through .Call, with the results converted into R lists. Errors become R
+// The R package's native routines: the release API (engine/api: api::bma, api::test, the ledger)
+// called through .Call, with the results converted into R lists. Errors become R
 // errors carrying dpmu's message (Rcpp's BEGIN_RCPP / END_RCPP).
 #include <R_ext/Rdynload.h>
 #include <Rcpp.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dpmu/api/bma.hpp"
+#include "dpmu/api/test.hpp"
 #include "dpmu_bindings.hpp"
 
 namespace {
@@ -62,6 +63,28 @@ SEXP to_r(const Json& j) {
     default:
       return R_NilValue;
   }
+}
+
+/// Field `name` of an options list, or NULL when it is absent.
+SEXP field(const Rcpp::List& o, const char* name) {
+  const SEXP names = o.attr("names");
+  if (Rf_isNull(names)) return R_NilValue;
+  for (R_xlen_t i = 0; i < Rf_xlength(names); ++i) {
+    if (std::string(CHAR(STRING_ELT(names, i))) == name) return o[i];
+  }
+  return R_NilValue;
+}
+
+/// A string option ("" when NULL).
+std::string opt_string(SEXP s) { return Rf_isNull(s) ? std::string() : Rcpp::as<std::string>(s); }
+
+/// The ledger options of a call: ledger (path or NULL), budget ("EPS[,DELTA]" or NULL), data_label.
+dpmu::api::LedgerOptions ledger_options(const Rcpp::List& o) {
+  dpmu::api::LedgerOptions l;
+  l.path = opt_string(field(o, "ledger"));
+  l.budget = opt_string(field(o, "budget"));
+  l.data_label = opt_string(field(o, "data_label"));
+  return l;
 }
 
 std::optional<double> opt_double(SEXP s) {
@@ -199,6 +222,8 @@ extern "C" SEXP dpmu_bma_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP 
   q.mcmc = Rcpp::as<bool>(o["mcmc"]);
   q.credible_level = Rcpp::as<double>(o["credible_level"]);
   q.seed = opt_seed(o["seed"]);
+  q.ledger = ledger_options(o);
+  q.command = "R dpmu::bma";
   if (!Rf_isNull(o["epsilon"])) {
     dpmu::api::PrivacySettings ps;
     ps.epsilon = Rcpp::as<double>(o["epsilon"]);
@@ -222,7 +247,8 @@ extern "C" SEXP dpmu_bma_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP 
   columns.push_back(resp);
   Rcpp::List out;
   out["pointer"] = pointer;
-  out["report"] = to_r(dpmu::bindings::bma_privacy(*fit));
+  out["report"] = to_r(dpmu::api::privacy_json(*fit));
+  out["ledger"] = to_r(dpmu::bindings::ledger_json(fit->ledger));
   out["n"] = static_cast<double>(fit->n);
   out["prior"] = fit->prior;
   out["model_prior"] = fit->model_prior;
@@ -254,7 +280,7 @@ extern "C" SEXP dpmu_test_c(SEXP common, SEXP tested, SEXP y, SEXP common_names,
                             SEXP options) {
   BEGIN_RCPP
   const Rcpp::List o(options);
-  dpmu::bindings::TestRequest q;
+  dpmu::api::TestRequest q;
   q.prior = Rcpp::as<std::string>(o["prior"]);
   q.g = opt_double(o["g"]);
   q.a = Rcpp::as<double>(o["a"]);
@@ -274,7 +300,9 @@ extern "C" SEXP dpmu_test_c(SEXP common, SEXP tested, SEXP y, SEXP common_names,
   q.seed = opt_seed(o["seed"]);
   q.simulations = static_cast<std::size_t>(Rcpp::as<double>(o["simulations"]));
   q.gaussian_calibration = Rcpp::as<std::string>(o["gaussian_calibration"]);
-  const Json out = dpmu::bindings::test(matrix(common), matrix(tested), vector(y), strings(common_names),
+  q.ledger = ledger_options(o);
+  q.command = "R dpmu::test";
+  const Json out = dpmu::api::test(matrix(common), matrix(tested), vector(y), strings(common_names),
                                         strings(tested_names), Rcpp::as<std::string>(response), q);
   return to_r(out);
   END_RCPP

@@ -6,6 +6,7 @@
 
 #include "dpmu/api/bma.hpp"
 #include "dpmu/api/bma_pipeline.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
@@ -54,6 +55,28 @@ void check_release_noise(const core::SspRelease& release, const core::SspRelease
                                 "magnitude " + core::format_value(noise) +
                                 ", beyond the range of a double; choose a larger --epsilon or narrower --bounds");
   }
+}
+
+core::SspRelease ssp_release(const core::SspReleaseSettings& rs) {
+  check_release_bounds(rs);
+  core::SspRelease release(rs);  // checks ε, δ and the bounds
+  check_release_noise(release, rs);
+  return release;
+}
+
+std::vector<std::string> release_warnings(const core::SspReleaseSettings& rs, bool secure) {
+  std::vector<std::string> out;
+  if (!secure || rs.mechanism != core::SspMechanismKind::wishart) return out;
+  out.push_back(
+      "warning: the Wishart release is a floating-point Bartlett draw, not hardened against floating-point attacks "
+      "(Mironov 2012); prefer the laplace mechanism for a real release");
+  const double n = static_cast<double>(rs.n);
+  const double limit = std::min(1.0 / (n * n), 1e-5);
+  if (rs.delta > limit) {
+    out.push_back("warning: delta " + core::format_value(rs.delta) + " is above min(1/n^2, 1e-5) = " +
+                  core::format_value(limit) + "; a large delta allows rare catastrophic disclosure");
+  }
+  return out;
 }
 
 namespace {
@@ -205,6 +228,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   fit.search = search.mcmc ? "mcmc" : "enumeration";
   runtime::SecureRng secure_rng;
   const bool secure = settings.privacy && !settings.seed;
+  check_ledger_options(settings.ledger, secure);
   fit.seed = settings.seed ? *settings.seed : secure_rng();
   search.seed = fit.seed;
   fit.is_private = secure;
@@ -241,9 +265,8 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   rs.n = static_cast<std::size_t>(n_rows);
   rs.p = static_cast<int>(p);
   rs.rescale = ps.rescale;
-  check_release_bounds(rs);
-  const core::SspRelease release(rs);  // checks ε, δ and the bounds
-  check_release_noise(release, rs);
+  const core::SspRelease release = ssp_release(rs);
+  for (auto& m : release_warnings(rs, secure)) fit.messages.push_back(std::move(m));
   ReleaseOptions ro;
   ro.ridge = ps.ridge;
   if (ps.ridge && !(std::isfinite(*ps.ridge) && *ps.ridge >= 0.0)) core::throw_domain(fn, "ridge", *ps.ridge, ">= 0");
@@ -252,7 +275,14 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   ro.threshold = ps.threshold;
   ro.threshold_reference = core::parse_threshold_reference(ps.threshold_reference);
   if (ps.threshold) core::check_open_interval(fn, "threshold", *ps.threshold, 0.0, 1.0);
-  fit.release = release_gram(raw, release, ro, fit.seed, secure ? &secure_rng : nullptr, hooks, fit.messages);
+  // The ledger is charged after every check and before any noise, on the bytes analysed.
+  BmaHooks charged = hooks;
+  charged.before_noise = [&](const core::PrivacyGuarantee& g) {
+    fit.ledger = charge_release(settings.ledger, settings.command, matrix_bytes(raw, all), g,
+                                nlohmann::json::array({"released_gram", "and post-processing of it"}));
+    if (hooks.before_noise) hooks.before_noise(g);
+  };
+  fit.release = release_gram(raw, release, ro, fit.seed, secure ? &secure_rng : nullptr, charged, fit.messages);
   const BmaRelease& rel = *fit.release;
   fit.posterior =
       analyse(rel.regularized.matrix, n, plan, rel.column_scale, search, predictors, response, true, std::nullopt);
@@ -263,6 +293,30 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
     for (auto& m : excluded_model_messages(*fit.thresholded, true)) fit.messages.push_back(std::move(m));
   }
   return fit;
+}
+
+nlohmann::ordered_json privacy_json(const BmaFit& fit) {
+  ReleaseReport report(fit.is_private || !fit.release, "");
+  if (!fit.release) {
+    report.not_private("non-private: exact model averaging of the confidential data, no noise");
+  } else {
+    report.privacy(fit.release->privacy);
+    const core::SspRelease release(fit.release->settings);
+    if (fit.release->settings.mechanism == core::SspMechanismKind::wishart) {
+      const auto w = core::ssp_wishart_parameters(release.mechanism());
+      report.privacy_detail("wishart_degrees_of_freedom", w.degrees_of_freedom);
+      report.privacy_detail("wishart_scale", w.scale);
+    } else {
+      report.privacy_detail("laplace_scale", core::ssp_laplace_scale(release.mechanism()));
+    }
+  }
+  const auto full = report.finish();
+  nlohmann::ordered_json out;
+  out["private"] = full["private"];
+  out["private_reason"] = full["private_reason"];
+  out["privacy"] = full.contains("privacy") ? full["privacy"] : nlohmann::ordered_json(nullptr);
+  out["ledger"] = fit.ledger ? to_json(*fit.ledger) : nlohmann::ordered_json(nullptr);
+  return out;
 }
 
 }  // namespace dpmu::api

@@ -6,6 +6,9 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <istream>
+#include <streambuf>
+#include <string_view>
 #include <stdexcept>
 #include <utility>
 
@@ -232,12 +235,18 @@ std::string mib(std::size_t bytes) {
   return std::to_string(bytes) + " bytes";
 }
 
-}  // namespace
 
-DataTable read_csv(const std::filesystem::path& path, std::span<const std::string> wanted, const CsvOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  const std::string source = printable(path.string());
-  if (!in) throw std::runtime_error(source + ": cannot open the file for reading");
+/// A read-only stream over bytes in memory (no copy).
+struct MemoryBuf : std::streambuf {
+  explicit MemoryBuf(std::string_view bytes) {
+    char* p = const_cast<char*>(bytes.data());  // only ever read
+    setg(p, p, p + bytes.size());
+  }
+};
+
+DataTable read_csv_stream(std::istream& in, const std::string& name, std::span<const std::string> wanted,
+                          const CsvOptions& options) {
+  const std::string source = printable(name);
   if (options.separator != 0 && options.separator != ',' && options.separator != ';' && options.separator != '\t') {
     throw std::invalid_argument("read_csv: the separator must be ',', ';' or a tab");
   }
@@ -344,9 +353,37 @@ DataTable read_csv(const std::filesystem::path& path, std::span<const std::strin
   if (st.columns.empty() ? true : st.columns.front().empty()) {
     throw std::invalid_argument(source + ": no data rows after the header");
   }
-  DataTable table(st.wanted, std::move(st.columns), path.string());
+  DataTable table(st.wanted, std::move(st.columns), name);
   table.set_separator(st.separator, st.separator_detected);
   return table;
+}
+
+}  // namespace
+
+DataTable read_csv(const std::filesystem::path& path, std::span<const std::string> wanted, const CsvOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(printable(path.string()) + ": cannot open the file for reading");
+  return read_csv_stream(in, path.string(), wanted, options);
+}
+
+DataTable read_csv_bytes(std::string_view bytes, const std::string& name, std::span<const std::string> wanted,
+                         const CsvOptions& options) {
+  MemoryBuf buf(bytes);
+  std::istream in(&buf);
+  return read_csv_stream(in, name, wanted, options);
+}
+
+std::string read_file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(printable(path.string()) + ": cannot open the file for reading");
+  std::string out;
+  std::vector<char> buf(1 << 16);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    out.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw std::runtime_error(printable(path.string()) + ": cannot read the file");
+  return out;
 }
 
 }  // namespace dpmu::runtime

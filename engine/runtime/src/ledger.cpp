@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,10 +14,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <cstdint>
 #include <ctime>
+#include <filesystem>
 #include <memory>
 #include <system_error>
 #include <utility>
+
+#include "dpmu/runtime/secure_random.hpp"
 
 namespace dpmu::runtime {
 
@@ -94,8 +99,39 @@ std::string entry_problem(const LedgerEntry& e) {
   return {};
 }
 
-/// One line of a ledger as an entry. @throws std::invalid_argument with the reason.
-LedgerEntry parse_line(std::string_view line) {
+/// Accessors of one JSON line's fields. @throws std::invalid_argument naming the field.
+struct Fields {
+  const nlohmann::json& j;
+  const nlohmann::json& field(const char* name) const {
+    const auto it = j.find(name);
+    if (it == j.end()) throw std::invalid_argument(std::string("missing field '") + name + "'");
+    return *it;
+  }
+  std::string string(const char* name) const {
+    const auto& v = field(name);
+    if (!v.is_string()) throw std::invalid_argument(std::string("field '") + name + "' is not a string");
+    return v.get<std::string>();
+  }
+  double number(const char* name) const {
+    const auto& v = field(name);
+    if (!v.is_number()) throw std::invalid_argument(std::string("field '") + name + "' is not a number");
+    return v.get<double>();
+  }
+  Budget budget(const char* name) const {
+    const auto& v = field(name);
+    if (!v.is_object()) throw std::invalid_argument(std::string("field '") + name + "' is not an object");
+    const Fields f{v};
+    Budget b{f.number("epsilon"), f.number("delta")};
+    if (!(std::isfinite(b.epsilon) && b.epsilon > 0.0) || !(b.delta >= 0.0 && b.delta < 1.0)) {
+      throw std::invalid_argument(fmt::format("{} is epsilon={}, delta={}; a budget needs a finite epsilon > 0 and a "
+                                              "delta in [0, 1)",
+                                              name, b.epsilon, b.delta));
+    }
+    return b;
+  }
+};
+
+nlohmann::json parse_object(std::string_view line) {
   if (line.empty()) throw std::invalid_argument("empty line");
   nlohmann::json j;
   try {
@@ -104,36 +140,25 @@ LedgerEntry parse_line(std::string_view line) {
     throw std::invalid_argument(std::string("not valid JSON (") + e.what() + ")");
   }
   if (!j.is_object()) throw std::invalid_argument("not a JSON object");
-  const auto field = [&](const char* name) -> const nlohmann::json& {
-    const auto it = j.find(name);
-    if (it == j.end()) throw std::invalid_argument(std::string("missing field '") + name + "'");
-    return *it;
-  };
-  const auto string_field = [&](const char* name) {
-    const auto& v = field(name);
-    if (!v.is_string()) throw std::invalid_argument(std::string("field '") + name + "' is not a string");
-    return v.get<std::string>();
-  };
-  const auto number_field = [&](const char* name) {
-    const auto& v = field(name);
-    if (!v.is_number()) throw std::invalid_argument(std::string("field '") + name + "' is not a number");
-    return v.get<double>();
-  };
-  LedgerEntry e;
-  e.time = string_field("time");
-  e.command = string_field("command");
-  e.data_file = string_field("data_file");
-  e.data_fingerprint = string_field("data_fingerprint");
-  e.epsilon = number_field("epsilon");
-  e.delta = number_field("delta");
-  e.released = field("released");
-  if (const std::string problem = entry_problem(e); !problem.empty()) throw std::invalid_argument(problem);
-  return e;
+  return j;
 }
 
-/// Every entry of a ledger's contents. @throws std::runtime_error naming the file and line.
-std::vector<LedgerEntry> parse_ledger(const std::string& contents, const std::string& path) {
-  std::vector<LedgerEntry> entries;
+LedgerHeader parse_header(const nlohmann::json& j) {
+  const Fields f{j};
+  LedgerHeader h;
+  const auto& version = f.field("dpmu_ledger");
+  if (!version.is_number_integer() || version.get<int>() != 2) {
+    throw std::invalid_argument("dpmu_ledger is " + version.dump() + ", but this dpmu reads version 2");
+  }
+  h.created = f.string("created");
+  h.budget = f.budget("budget");
+  h.key_id = f.string("key_id");
+  return h;
+}
+
+/// Every line of a ledger's contents. @throws std::runtime_error naming the file and line.
+Ledger parse_ledger(const std::string& contents, const std::string& path) {
+  Ledger ledger;
   std::size_t start = 0;
   std::size_t line_number = 0;
   while (start < contents.size()) {
@@ -143,14 +168,36 @@ std::vector<LedgerEntry> parse_ledger(const std::string& contents, const std::st
       if (end == std::string::npos) {
         throw std::invalid_argument("the last line has no newline (an interrupted write?)");
       }
-      entries.push_back(parse_line(std::string_view(contents).substr(start, end - start)));
+      const nlohmann::json j = parse_object(std::string_view(contents).substr(start, end - start));
+      const Fields f{j};
+      if (line_number == 1) {
+        if (!j.contains("dpmu_ledger")) {
+          throw std::invalid_argument(
+              "not a dpmu ledger header (the first line must be {\"dpmu_ledger\": 2, ...}); a ledger written by an "
+              "earlier dpmu has no budget or key: keep it as a record and start a new one with `dpmu ledger init`");
+        }
+        ledger.header = parse_header(j);
+      } else if (j.contains("budget_change")) {
+        ledger.budget_changes.push_back({f.string("time"), f.budget("budget_change"), f.string("reason")});
+      } else {
+        LedgerEntry e;
+        e.time = f.string("time");
+        e.command = f.string("command");
+        e.data_file = f.string("data_file");
+        e.data_fingerprint = f.string("data_fingerprint");
+        e.epsilon = f.number("epsilon");
+        e.delta = f.number("delta");
+        e.released = f.field("released");
+        if (const std::string problem = entry_problem(e); !problem.empty()) throw std::invalid_argument(problem);
+        ledger.entries.push_back(std::move(e));
+      }
     } catch (const std::invalid_argument& e) {
       throw std::runtime_error("ledger " + path + " line " + std::to_string(line_number) + ": " + e.what() +
                                " (the ledger is damaged; fix or restore it, it is never reset)");
     }
     start = end + 1;
   }
-  return entries;
+  return ledger;
 }
 
 std::string utc_now() {
@@ -242,25 +289,199 @@ std::map<std::string, LedgerTotal> ledger_totals(const std::vector<LedgerEntry>&
   return totals;
 }
 
-std::vector<LedgerEntry> read_ledger(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.fd < 0) {
-    if (errno == ENOENT) return {};
-    throw_os_error("ledger", path, "cannot open");
+namespace {
+
+std::string to_hex(const unsigned char* data, std::size_t size) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < size; ++i) {
+    out += hex[data[i] >> 4];
+    out += hex[data[i] & 0xF];
   }
-  if (flock_retry(fd.fd, LOCK_SH) != 0) {
-    throw_os_error("ledger", path, "cannot lock");
-  }
-  return parse_ledger(read_all(fd.fd, path, "ledger"), path);  // closing the descriptor releases the lock
+  return out;
 }
 
-LedgerLock::LedgerLock(const std::string& path) : path_(path) {
-  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-  if (fd.fd < 0) throw_os_error("ledger", path, "cannot open or create");
-  if (flock_retry(fd.fd, LOCK_EX) != 0) {
-    throw_os_error("ledger", path, "cannot lock");
+std::string sha256_hex(std::string_view bytes) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
+    throw std::runtime_error("ledger: OpenSSL SHA-256 failed");
   }
-  entries_ = parse_ledger(read_all(fd.fd, path, "ledger"), path);
+  return to_hex(digest.data(), size);
+}
+
+/// The key's id in the header: a prefix of SHA-256 of the key file's contents (not of the key alone,
+/// and too short to matter: it only tells a wrong key file from the right one).
+std::string key_id(const std::string& key) { return sha256_hex("dpmu ledger key id\n" + key).substr(0, 16); }
+
+/// A fresh key: 32 bytes from the kernel CSPRNG, as 64 hex digits.
+std::string fresh_key() {
+  SecureRng rng;
+  std::array<unsigned char, 32> bytes{};
+  for (std::size_t i = 0; i < bytes.size(); i += 8) {
+    const std::uint64_t w = rng();
+    for (std::size_t k = 0; k < 8; ++k) bytes[i + k] = static_cast<unsigned char>(w >> (8 * k));
+  }
+  return to_hex(bytes.data(), bytes.size());
+}
+
+/// Write the key file (mode 0600), replacing a leftover one (only ever called for a new, empty
+/// ledger under its lock). @throws std::runtime_error naming the file.
+void write_key_file(const std::string& path, const std::string& key) {
+  const std::string kp = ledger_key_path(path);
+  Fd fd(::open(kp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (fd.fd < 0) throw_os_error("ledger key", kp, "cannot create");
+  ::fchmod(fd.fd, 0600);
+  const std::string text = key + "\n";
+  if (::write(fd.fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()) || ::fsync(fd.fd) != 0) {
+    throw_os_error("ledger key", kp, "cannot write");
+  }
+}
+
+/// Read and check the key file of a ledger whose header names `id`. @throws std::runtime_error.
+std::string read_key_file(const std::string& path, const std::string& id) {
+  const std::string kp = ledger_key_path(path);
+  Fd fd(::open(kp.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.fd < 0) {
+    throw std::runtime_error("ledger " + path + ": its key file " + kp + " cannot be opened (" + errno_text(errno) +
+                             "); the key is needed to fingerprint the data of a release: restore it from a backup "
+                             "(a ledger without its key cannot be charged)");
+  }
+  std::string text = read_all(fd.fd, kp, "ledger key");
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  if (text.size() != 64 || !is_fingerprint(text) || key_id(text) != id) {
+    throw std::runtime_error("ledger " + path + ": the key file " + kp +
+                             " does not belong to this ledger (its id differs from the header's key_id " + id +
+                             "); restore the right key file");
+  }
+  return text;
+}
+
+std::string header_line(const LedgerHeader& h) {
+  nlohmann::ordered_json j;
+  j["dpmu_ledger"] = h.version;
+  j["created"] = h.created;
+  j["budget"] = {{"epsilon", h.budget.epsilon}, {"delta", h.budget.delta}};
+  j["key_id"] = h.key_id;
+  j["note"] = "privacy-budget ledger of one data set (dpmu docs/privacy.md); append-only, never edit";
+  return j.dump() + "\n";
+}
+
+void check_budget(const Budget& b, const char* what) {
+  if (!(std::isfinite(b.epsilon) && b.epsilon > 0.0)) {
+    throw std::invalid_argument(fmt::format("{} epsilon is {}, but must be finite and > 0", what, b.epsilon));
+  }
+  if (!(b.delta >= 0.0 && b.delta < 1.0)) {
+    throw std::invalid_argument(fmt::format("{} delta is {}, but must be in [0, 1)", what, b.delta));
+  }
+}
+
+/// Write `line` to `fd` (O_APPEND) with one write(2) and fsync it; a partial line is truncated away.
+void append_line(int fd, const std::string& path, const std::string& line) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw_os_error("ledger", path, "cannot stat");
+  ssize_t n;
+  do {
+    n = ::write(fd, line.data(), line.size());
+  } while (n < 0 && errno == EINTR);
+  if (n != static_cast<ssize_t>(line.size())) {
+    const int err = errno;
+    const std::string why = n < 0 ? errno_text(err) : "short write";
+    const bool undone = n <= 0 || ::ftruncate(fd, st.st_size) == 0;  // we hold the lock
+    throw std::runtime_error("ledger " + path + ": cannot append: " + why +
+                             (undone ? "" : " (and a partial last line could not be removed)"));
+  }
+  if (::fsync(fd) != 0) {
+    throw std::runtime_error("ledger " + path + ": cannot fsync after appending: " + errno_text(errno) +
+                             " (the line may not be on disk)");
+  }
+}
+
+std::string missing_ledger_message(const std::string& path) {
+  return "ledger " + path +
+         " does not exist (or is empty): create it with its budget, `dpmu ledger init " + path +
+         " --budget EPS[,DELTA]` (R: dpmu::ledger_init, Python: dpmu.ledger_init), or give a budget with this "
+         "release (--budget / budget =), which is then fixed for the ledger";
+}
+
+}  // namespace
+
+std::string hmac_sha256_hex(std::string_view key, std::string_view bytes) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
+  unsigned int size = 0;
+  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(bytes.data()),
+           bytes.size(), mac.data(), &size) == nullptr) {
+    throw std::runtime_error("ledger: OpenSSL HMAC-SHA256 failed");
+  }
+  return to_hex(mac.data(), size);
+}
+
+std::string ledger_key_path(const std::string& path) { return path + ".key"; }
+
+Budget Ledger::budget() const { return budget_changes.empty() ? header.budget : budget_changes.back().budget; }
+
+LedgerTotal Ledger::total() const {
+  LedgerTotal t;
+  for (const auto& e : entries) {
+    t.epsilon += e.epsilon;
+    t.delta += e.delta;
+    ++t.releases;
+    if (std::find(t.data_files.begin(), t.data_files.end(), e.data_file) == t.data_files.end()) {
+      t.data_files.push_back(e.data_file);
+    }
+  }
+  return t;
+}
+
+void init_ledger(const std::string& path, const Budget& budget) {
+  check_budget(budget, "--budget");
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0) {
+    throw std::invalid_argument("ledger " + path +
+                                " already exists and is not empty; a ledger is never reset (change its budget with "
+                                "`dpmu ledger set-budget`, or start a new ledger under another name)");
+  }
+  LedgerLock lock(path, budget);
+  if (!lock.created()) {
+    throw std::invalid_argument("ledger " + path + " was created by another process meanwhile; it is not reset");
+  }
+}
+
+Ledger read_ledger(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.fd < 0) {
+    if (errno == ENOENT) throw std::runtime_error(missing_ledger_message(path));
+    throw_os_error("ledger", path, "cannot open");
+  }
+  if (flock_retry(fd.fd, LOCK_SH) != 0) throw_os_error("ledger", path, "cannot lock");
+  const std::string contents = read_all(fd.fd, path, "ledger");
+  if (contents.empty()) throw std::runtime_error(missing_ledger_message(path));
+  return parse_ledger(contents, path);  // closing the descriptor releases the lock
+}
+
+LedgerLock::LedgerLock(const std::string& path, const std::optional<Budget>& create_budget) : path_(path) {
+  if (create_budget) check_budget(*create_budget, "--budget");
+  const int flags = O_RDWR | O_APPEND | O_CLOEXEC | (create_budget ? O_CREAT : 0);
+  Fd fd(::open(path.c_str(), flags, 0644));
+  if (fd.fd < 0) {
+    if (errno == ENOENT) throw std::runtime_error(missing_ledger_message(path));
+    throw_os_error("ledger", path, "cannot open or create");
+  }
+  if (flock_retry(fd.fd, LOCK_EX) != 0) throw_os_error("ledger", path, "cannot lock");
+  const std::string contents = read_all(fd.fd, path, "ledger");
+  if (contents.empty()) {
+    if (!create_budget) throw std::runtime_error(missing_ledger_message(path));
+    key_ = fresh_key();
+    write_key_file(path, key_);
+    ledger_.header.created = utc_now();
+    ledger_.header.budget = *create_budget;
+    ledger_.header.key_id = key_id(key_);
+    append_line(fd.fd, path, header_line(ledger_.header));
+    created_ = true;
+  } else {
+    ledger_ = parse_ledger(contents, path);
+    key_ = read_key_file(path, ledger_.header.key_id);
+  }
   fd_ = fd.release();
 }
 
@@ -271,37 +492,38 @@ LedgerLock::~LedgerLock() {
   }
 }
 
-void LedgerLock::check(const std::string& data_fingerprint, const std::string& data_file, double epsilon, double delta,
-                       const std::optional<Budget>& budget) const {
+std::string LedgerLock::fingerprint(std::string_view bytes) const { return hmac_sha256_hex(key_, bytes); }
+
+void LedgerLock::check(double epsilon, double delta, const std::optional<Budget>& per_call) const {
   if (!(std::isfinite(epsilon) && epsilon >= 0.0)) {
     throw std::invalid_argument(fmt::format("ledger check: epsilon is {}, but must be finite and >= 0", epsilon));
   }
   if (!(std::isfinite(delta) && delta >= 0.0)) {
     throw std::invalid_argument(fmt::format("ledger check: delta is {}, but must be finite and >= 0", delta));
   }
-  if (!budget) return;
-  if (!(std::isfinite(budget->epsilon) && budget->epsilon > 0.0)) {
-    throw std::invalid_argument(fmt::format("budget epsilon is {}, but must be finite and > 0", budget->epsilon));
+  const Budget in_force = ledger_.budget();
+  Budget budget = in_force;
+  if (per_call) {
+    check_budget(*per_call, "--budget");
+    if (exceeds(per_call->epsilon, in_force.epsilon) || exceeds(per_call->delta, in_force.delta)) {
+      throw std::invalid_argument(fmt::format(
+          "--budget epsilon={}, delta={} is above the budget of ledger {} (epsilon={}, delta={}): a per-call budget "
+          "may only be lower; to change the ledger's budget, record it with `dpmu ledger set-budget {} --budget "
+          "EPS[,DELTA] --reason TEXT`",
+          per_call->epsilon, per_call->delta, path_, in_force.epsilon, in_force.delta, path_));
+    }
+    budget = *per_call;
   }
-  if (!(budget->delta >= 0.0 && budget->delta < 1.0)) {
-    throw std::invalid_argument(fmt::format("budget delta is {}, but must be in [0, 1)", budget->delta));
-  }
-  LedgerTotal spent;
-  for (const auto& e : entries_) {
-    if (e.data_fingerprint != data_fingerprint) continue;
-    spent.epsilon += e.epsilon;
-    spent.delta += e.delta;
-    ++spent.releases;
-  }
-  const bool over_epsilon = exceeds(spent.epsilon + epsilon, budget->epsilon);
-  const bool over_delta = exceeds(spent.delta + delta, budget->delta);
+  const LedgerTotal spent = ledger_.total();
+  const bool over_epsilon = exceeds(spent.epsilon + epsilon, budget.epsilon);
+  const bool over_delta = exceeds(spent.delta + delta, budget.delta);
   if (!over_epsilon && !over_delta) return;
   throw BudgetExceeded(fmt::format(
-      "privacy budget exceeded for data file {} (sha256 {}): spent epsilon={}, delta={} in {} release(s) "
-      "recorded in ledger {}; this release requests epsilon={}, delta={}; the budget is epsilon={}, delta={} "
-      "(basic composition: the {} would be {}); nothing was released",
-      data_file, data_fingerprint.substr(0, 12), spent.epsilon, spent.delta, spent.releases, path_, epsilon, delta,
-      budget->epsilon, budget->delta, over_epsilon ? "total epsilon" : "total delta",
+      "privacy budget exceeded: ledger {} has spent epsilon={}, delta={} in {} release(s); this release requests "
+      "epsilon={}, delta={}; the budget is epsilon={}, delta={}{} (basic composition: the {} would be {}); nothing "
+      "was released",
+      path_, spent.epsilon, spent.delta, spent.releases, epsilon, delta, budget.epsilon, budget.delta,
+      per_call ? " (this call's --budget)" : "", over_epsilon ? "total epsilon" : "total delta",
       over_epsilon ? spent.epsilon + epsilon : spent.delta + delta));
 }
 
@@ -318,30 +540,23 @@ void LedgerLock::append(LedgerEntry entry) {
   j["epsilon"] = entry.epsilon;
   j["delta"] = entry.delta;
   j["released"] = entry.released;
-  // Invalid UTF-8 (e.g. in a file name) is replaced rather than refused: the release is already computed.
-  const std::string line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
-
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0) throw_os_error("ledger", path_, "cannot stat");
-  ssize_t n;
-  do {
-    n = ::write(fd_, line.data(), line.size());
-  } while (n < 0 && errno == EINTR);
-  if (n != static_cast<ssize_t>(line.size())) {
-    const int err = errno;
-    const std::string why = n < 0 ? errno_text(err) : "short write";
-    // Undo a partial line (we hold the lock, so nobody appended since fstat).
-    const bool undone = n <= 0 || ::ftruncate(fd_, st.st_size) == 0;
-    throw std::runtime_error("ledger " + path_ + ": cannot append the release: " + why +
-                             (undone ? "" : " (and a partial last line could not be removed)"));
-  }
-  const int synced = ::fsync(fd_);
-  const int err = errno;
-  entries_.push_back(std::move(entry));  // written, so charged from now on even if not yet durable
-  if (synced != 0) {
-    throw std::runtime_error("ledger " + path_ + ": cannot fsync after appending the release: " + errno_text(err) +
-                             " (the entry may not be on disk)");
-  }
+  // Invalid UTF-8 (e.g. in a file name) is replaced rather than refused.
+  write_line(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  ledger_.entries.push_back(std::move(entry));
 }
+
+void LedgerLock::change_budget(const Budget& budget, const std::string& reason) {
+  check_budget(budget, "--budget");
+  if (reason.empty()) throw std::invalid_argument("a budget change needs a reason (--reason TEXT)");
+  BudgetChange c{utc_now(), budget, reason};
+  nlohmann::ordered_json j;
+  j["time"] = c.time;
+  j["budget_change"] = {{"epsilon", budget.epsilon}, {"delta", budget.delta}};
+  j["reason"] = reason;
+  write_line(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
+  ledger_.budget_changes.push_back(std::move(c));
+}
+
+void LedgerLock::write_line(const std::string& line) { append_line(fd_, path_, line); }
 
 }  // namespace dpmu::runtime

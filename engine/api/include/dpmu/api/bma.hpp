@@ -10,10 +10,12 @@
 #include <Eigen/Dense>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "dpmu/api/ledger.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/release.hpp"
 
@@ -50,6 +52,8 @@ struct BmaSettings {
   /// CSPRNG for every random step (BmaFit::seed reports it).
   std::optional<std::uint64_t> seed;
   std::optional<PrivacySettings> privacy;  ///< nullopt: non-private (exact analysis of the data)
+  LedgerOptions ledger;                    ///< where a real release is charged (empty path: nowhere)
+  std::string command = "bma";             ///< the front end's name, for the ledger
 };
 
 /// One of the most probable models.
@@ -129,6 +133,7 @@ struct BmaFit {
   BmaSummary posterior;                   ///< the analysis (of G, or of the released G* + rI)
   std::optional<BmaSummary> thresholded;  ///< release with PrivacySettings::threshold
   std::optional<BmaRelease> release;
+  std::optional<LedgerCharge> ledger;  ///< what the release was charged (a real release with a ledger)
   /// Non-private only: column means (predictors), for predict().
   Eigen::VectorXd predictor_means;
   /// Messages for the user ("warning: ..." / "note: ..."), in order; the CLI prints them on stderr.
@@ -149,6 +154,11 @@ struct BmaHooks {
 BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
            const std::vector<std::string>& predictors, const std::string& response, const BmaSettings& settings,
            const BmaHooks& hooks = {});
+
+/// The privacy fields of a fit as the release report types them (api::ReleaseReport):
+/// {"private", "private_reason", "privacy"}; "privacy" is null for a non-private fit (its guarantee
+/// with the noise scale of its mechanism otherwise; for a seeded fit "sampler" says simulation).
+nlohmann::ordered_json privacy_json(const BmaFit& fit);
 
 /// Which coefficients a prediction uses.
 enum class Estimator {

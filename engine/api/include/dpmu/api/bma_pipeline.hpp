@@ -85,6 +85,14 @@ namespace dpmu::api {
 void check_release_bounds(const core::SspReleaseSettings& rs);
 void check_release_noise(const core::SspRelease& release, const core::SspReleaseSettings& rs);
 
+/// The SSP release of `rs`, checked (check_release_bounds, then the release type's own checks,
+/// then check_release_noise): the one place a front end gets an SspRelease from.
+core::SspRelease ssp_release(const core::SspReleaseSettings& rs);
+
+/// Warnings a real (secure) release prints: the Wishart sampler is floating point, and a δ above
+/// min(1/n², 1e-5). Empty for Laplace with a small δ, and for seeded runs.
+std::vector<std::string> release_warnings(const core::SspReleaseSettings& rs, bool secure);
+
 /// The ridge and threshold choices of a release.
 struct ReleaseOptions {
   std::optional<double> ridge;  ///< unset: automatic (Monte Carlo for Laplace, analytic for Wishart)

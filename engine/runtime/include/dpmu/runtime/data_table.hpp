@@ -84,4 +84,13 @@ class DataTable {
 DataTable read_csv(const std::filesystem::path& path, std::span<const std::string> wanted = {},
                    const CsvOptions& options = {});
 
+/// read_csv on bytes already in memory (a file read once, so that what is parsed is exactly what a
+/// privacy ledger fingerprints); `name` stands for the file in messages and DataTable::source().
+/// @throws as read_csv.
+DataTable read_csv_bytes(std::string_view bytes, const std::string& name, std::span<const std::string> wanted = {},
+                         const CsvOptions& options = {});
+
+/// Every byte of a file. @throws std::runtime_error naming the file if it cannot be opened or read.
+std::string read_file_bytes(const std::filesystem::path& path);
+
 }  // namespace dpmu::runtime

@@ -1,30 +1,39 @@
 #pragma once
 /// @file ledger.hpp
-/// A privacy-budget ledger: an append-only file with one JSON object per line, one line per
-/// differentially private release, so that the privacy loss spent on a data set is tracked across
-/// runs of `dpmu` and a release that would exceed a budget is refused before any noise is drawn.
+/// A privacy-budget ledger: an append-only file with one JSON object per line that accounts for the
+/// privacy loss spent on ONE confidential data set, so that a release that would exceed the
+/// ledger's budget is refused before any noise is drawn, whichever front end (the `dpmu` command,
+/// the R or the Python package) makes it. Format and guarantees: docs/privacy.md, "The ledger".
 ///
-/// Releases are grouped by the data set they were computed from, identified by the SHA-256 of the
-/// data file's bytes: the same data under another name is charged to the same budget, but any
-/// change to the file (one row added, a column reordered) makes a new fingerprint with a fresh
-/// total. The ledger cannot see that two files share individuals; that is the user's to manage.
+/// The file. Line 1 is the header, written when the ledger is created (`dpmu ledger init`, or the
+/// first release with a budget): {"dpmu_ledger": 2, "created", "budget": {"epsilon", "delta"},
+/// "key_id"}. Every later line is a release {"time", "command", "data_file", "data_fingerprint",
+/// "epsilon", "delta", "released"} or a budget change {"time", "budget_change": {"epsilon",
+/// "delta"}, "reason"}. The budget in force is the header's, replaced by each budget change in
+/// order: changing a budget is an explicit, recorded act (`dpmu ledger set-budget`); a per-call
+/// budget may only be lower than it.
 ///
-/// Composition. Totals use basic (sequential) composition: k releases that are (eps_i, delta_i)-DP
-/// on the same data are jointly (sum eps_i, sum delta_i)-DP. This holds for any mechanisms, chosen
-/// adaptively, and is what check() enforces. It is loose for many releases: advanced composition
-/// (Dwork, Rothblum & Vadhan 2010) gives k (eps, delta)-DP releases a total of
-/// (eps sqrt(2k ln(1/delta')) + k eps (e^eps - 1), k delta + delta') for any delta' > 0, which is
-/// smaller than k eps once k is large and eps small; and for Gaussian mechanisms zero-concentrated
-/// DP (Bun & Steinke 2016) adds the rho_i exactly and converts once, rho -> (rho + 2 sqrt(rho
-/// ln(1/delta)), delta), which is tighter still. Neither is implemented: they need the mechanism
-/// (or rho) of every release and a choice of delta', and basic composition is always valid.
+/// Totals. A ledger stands for one data set: its budget bounds the sum of the epsilons and the sum
+/// of the deltas of EVERY release charged to it (basic composition: k releases that are
+/// (eps_i, delta_i)-DP are jointly (sum eps_i, sum delta_i)-DP, for any mechanisms chosen
+/// adaptively), whatever file, data frame or column selection each came from. Charging releases of
+/// different data to one ledger can only over-count. Advanced composition (Dwork, Rothblum & Vadhan
+/// 2010) and zCDP accounting (Bun & Steinke 2016) would be tighter for many releases; neither is
+/// implemented (they need every release's mechanism and a choice of delta').
+///
+/// Fingerprints. Each release line records a keyed fingerprint of exactly the bytes analysed:
+/// HMAC-SHA256 under a 256-bit key drawn from the kernel CSPRNG when the ledger is created and kept
+/// in a separate file FILE.key (mode 0600). The header holds only the key's id (a hash prefix).
+/// Someone who sees the ledger but not the key cannot confirm a guess of the data (an unkeyed
+/// SHA-256 would let anyone who knows all rows but one test guesses of the last).
 ///
 /// Concurrency and crashes. A release holds a LedgerLock (flock(2), exclusive) from its check to
 /// its append, so concurrent releases on one ledger serialize and cannot overspend together. A line
 /// is written with one write(2) to an O_APPEND descriptor and fsync()ed; a line that is not a
-/// complete, valid entry (a crash mid-write, a hand edit) makes the ledger unreadable until it is
-/// fixed: it is never silently skipped or reset. flock may not lock across machines on network
-/// file systems; keep a ledger on a local disk or use it from one machine.
+/// complete, valid entry (a crash mid-write, a hand edit), a missing header (a ledger of dpmu < 0.2
+/// or another file), a missing or foreign key file make the ledger unusable until fixed: it is
+/// never silently skipped or reset. flock may not lock across machines on network file systems;
+/// keep a ledger on a local disk or use it from one machine.
 
 #include <cstddef>
 #include <map>
@@ -41,6 +50,9 @@ namespace dpmu::runtime {
 /// @throws std::runtime_error naming the file if it cannot be read.
 std::string sha256_file(const std::string& path);
 
+/// HMAC-SHA256 of `bytes` under `key` as 64 lowercase hex digits (OpenSSL; RFC 2104).
+std::string hmac_sha256_hex(std::string_view key, std::string_view bytes);
+
 /// A privacy budget: total epsilon (> 0, finite) and total delta (in [0, 1), default 0).
 struct Budget {
   double epsilon = 0.0;
@@ -54,91 +66,126 @@ Budget parse_budget(std::string_view text);
 /// One release recorded in a ledger (one JSON object per line).
 struct LedgerEntry {
   std::string time;              ///< UTC, ISO 8601 (filled by append if empty)
-  std::string command;           ///< e.g. "dpmu bma"
-  std::string data_file;         ///< path as given
-  std::string data_fingerprint;  ///< sha256 of the data file
+  std::string command;           ///< e.g. "dpmu bma", "R dpmu::bma", "Python dpmu.test"
+  std::string data_file;         ///< the data's label: a path as given, or a data-frame name
+  std::string data_fingerprint;  ///< keyed fingerprint (HMAC-SHA256, 64 hex digits) of the bytes analysed
   double epsilon = 0.0;
   double delta = 0.0;
   nlohmann::json released;  ///< what was released (field names), small
 };
 
-/// Privacy loss spent on one data set (one fingerprint) under basic composition.
+/// A recorded change of the budget.
+struct BudgetChange {
+  std::string time;
+  Budget budget;
+  std::string reason;
+};
+
+/// The first line of a ledger.
+struct LedgerHeader {
+  int version = 2;
+  std::string created;
+  Budget budget;       ///< the budget the ledger was created with
+  std::string key_id;  ///< first 16 hex digits of SHA-256 of the key file's contents
+};
+
+/// Privacy loss under basic composition.
 struct LedgerTotal {
   double epsilon = 0.0;                 ///< sum of the releases' epsilons
   double delta = 0.0;                   ///< sum of the releases' deltas
   std::size_t releases = 0;             ///< number of releases
-  std::vector<std::string> data_files;  ///< distinct file names seen, in order of first appearance
+  std::vector<std::string> data_files;  ///< distinct labels seen, in order of first appearance
 };
 
-/// Totals per data fingerprint under basic (sequential) composition: sum of epsilons, sum of
-/// deltas, count, file names. Never throws (beyond allocation).
+/// A whole ledger as read.
+struct Ledger {
+  LedgerHeader header;
+  std::vector<LedgerEntry> entries;
+  std::vector<BudgetChange> budget_changes;
+  /// The budget in force: the last budget change, else the header's.
+  Budget budget() const;
+  /// The total over every release (the quantity the budget bounds).
+  LedgerTotal total() const;
+};
+
+/// Totals per data fingerprint (for display: which releases used the same bytes). Never throws.
 std::map<std::string, LedgerTotal> ledger_totals(const std::vector<LedgerEntry>& entries);
 
-/// Read every line of a ledger file (under a shared flock, so a concurrent append is never seen
-/// half-written). A missing file is an empty ledger. A line that is not a complete, valid entry
-/// (bad JSON, a missing or mistyped field, a fingerprint that is not 64 lowercase hex digits,
-/// negative or non-finite epsilon/delta, an empty line, a last line without its newline) is an
-/// error; unknown extra fields are ignored. Waits while a LedgerLock holds the file, so do not call
-/// it for a file that this thread has locked (it would wait forever): use LedgerLock::entries().
-/// @throws std::runtime_error "ledger FILE line N: ... (the ledger is damaged; fix or restore it,
-///   it is never reset)", or naming the file if it exists but cannot be read.
-std::vector<LedgerEntry> read_ledger(const std::string& path);
+/// The key file of a ledger: PATH.key.
+std::string ledger_key_path(const std::string& path);
 
-/// Thrown when a release would exceed the budget. what() says the data file, spent so far,
-/// requested, budget.
+/// Create a ledger at `path` with `budget` and a fresh key in ledger_key_path(path) (mode 0600).
+/// @throws std::invalid_argument if `path` exists and is not empty (a ledger is never reset) or
+///   the budget is invalid; std::runtime_error naming the file if it cannot be written.
+void init_ledger(const std::string& path, const Budget& budget);
+
+/// Read a ledger (under a shared flock, so a concurrent append is never seen half-written). A line
+/// that is not a complete, valid header, entry or budget change (bad JSON, a missing or mistyped
+/// field, a fingerprint that is not 64 lowercase hex digits, negative or non-finite epsilon/delta,
+/// an empty line, a last line without its newline), or a first line that is not a header, is an
+/// error; unknown extra fields are ignored. Do not call it for a file that this thread has locked
+/// (it would wait forever): use LedgerLock::ledger().
+/// @throws std::runtime_error "ledger FILE line N: ... (the ledger is damaged; fix or restore it,
+///   it is never reset)"; "ledger FILE does not exist ..." for a missing or empty file.
+Ledger read_ledger(const std::string& path);
+
+/// Thrown when a release would exceed the budget. what() says spent, requested and the budget.
 struct BudgetExceeded : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// An exclusive lock on a ledger for the duration of one release: open/create FILE,
-/// flock(LOCK_EX) (blocking), read it (errors as read_ledger). check() refuses a release (throws
-/// BudgetExceeded) when the totals for the fingerprint plus (epsilon, delta) would exceed the
-/// budget (a relative tolerance of 1e-12 for rounding); append() writes one line (JSON,
-/// newline-terminated) with a single write(2) to an O_APPEND descriptor and fsync()s it, so a crash
-/// never leaves half a line that a later read would silently accept.
+/// An exclusive lock on a ledger for the duration of one release: open FILE, flock(LOCK_EX)
+/// (blocking), read it and its key. A missing or empty FILE is created with `create_budget` (the
+/// budget is then fixed); without one it is an error that says how to create the ledger.
+/// check() refuses a release that would take the total past the budget in force (or a lower
+/// per-call budget); append() writes one line with a single write(2) to an O_APPEND descriptor
+/// and fsync()s it.
 ///
-/// Use in a release command: parse options; `LedgerLock lock(path)`; `lock.check(...)` before any
-/// noise is drawn (a refused release prints nothing); compute the release; `lock.append(entry)`;
-/// print. Not copyable or movable; the lock is released by the destructor.
+/// Use in a release: validate everything; `LedgerLock lock(path, budget)`; `fingerprint(bytes)`
+/// of the bytes analysed; `check(...)` and `append(...)` before any noise is drawn; unlock; then
+/// release. Not copyable or movable; the lock is released by the destructor.
 class LedgerLock {
  public:
-  /// Open (creating it, mode 0644) and exclusively lock the ledger at `path`, then read it.
-  /// Blocks while another LedgerLock (any process or thread) holds it.
-  /// @throws std::runtime_error naming the file if it cannot be opened, created or locked, or if it
-  ///   is damaged (as read_ledger).
-  explicit LedgerLock(const std::string& path);
-  /// Release the lock and close the file.
+  /// @throws std::runtime_error naming the file if it cannot be opened, created, locked or read,
+  ///   is damaged or foreign (as read_ledger), or its key file is missing or does not match.
+  explicit LedgerLock(const std::string& path, const std::optional<Budget>& create_budget = std::nullopt);
   ~LedgerLock();
   LedgerLock(const LedgerLock&) = delete;
   LedgerLock& operator=(const LedgerLock&) = delete;
 
-  /// The ledger's path as given.
   const std::string& path() const { return path_; }
+  /// The ledger: as read when the lock was taken, plus what was appended through this lock.
+  const Ledger& ledger() const { return ledger_; }
+  const std::vector<LedgerEntry>& entries() const { return ledger_.entries; }
+  /// True if this lock created the ledger.
+  bool created() const { return created_; }
 
-  /// Every entry: those read when the lock was taken, then those appended through this lock.
-  const std::vector<LedgerEntry>& entries() const { return entries_; }
+  /// The keyed fingerprint (HMAC-SHA256 under the ledger's key) of `bytes`.
+  std::string fingerprint(std::string_view bytes) const;
 
-  /// Refuse a release of (epsilon, delta) on the data set `data_fingerprint` (file `data_file`,
-  /// for the message) if the spent totals plus it would exceed `budget` in epsilon or in delta,
-  /// up to a relative tolerance of 1e-12. No budget: nothing is refused (the release is only
-  /// recorded).
-  /// @throws BudgetExceeded (data file, spent, requested, budget in what()); std::invalid_argument
-  ///   if epsilon or delta is negative or non-finite or the budget is invalid (see Budget).
-  void check(const std::string& data_fingerprint, const std::string& data_file, double epsilon, double delta,
-             const std::optional<Budget>& budget) const;
+  /// Refuse a release of (epsilon, delta) if the ledger's total plus it would exceed the budget in
+  /// force, or `per_call` when given (up to a relative tolerance of 1e-12 for rounding).
+  /// @throws BudgetExceeded (spent, requested, budget in what()); std::invalid_argument if epsilon
+  ///   or delta is negative or non-finite, or `per_call` is invalid or above the budget in force
+  ///   (a per-call budget may only be lower; change the ledger's with `dpmu ledger set-budget`).
+  void check(double epsilon, double delta, const std::optional<Budget>& per_call = std::nullopt) const;
 
   /// Record a release: fill `time` (now, UTC) if empty, write one newline-terminated JSON line with a
-  /// single write(2), fsync(2) it, and add the entry to entries(). A short write is truncated away.
-  /// @throws std::invalid_argument if the entry is invalid (as a damaged line would be);
-  ///   std::runtime_error naming the file if the write or the fsync fails (the release must then
-  ///   not be published; after a failed fsync the line was written and counts in entries(), but it
-  ///   may not survive a crash).
+  /// single write(2), fsync(2) it, and add it to ledger(). A short write is truncated away.
+  /// @throws std::invalid_argument if the entry is invalid; std::runtime_error naming the file if
+  ///   the write or the fsync fails (the release must then not be published).
   void append(LedgerEntry entry);
 
+  /// Record a new budget (an explicit act, with a reason). @throws as append.
+  void change_budget(const Budget& budget, const std::string& reason);
+
  private:
+  void write_line(const std::string& line);
   std::string path_;
   int fd_ = -1;
-  std::vector<LedgerEntry> entries_;
+  bool created_ = false;
+  std::string key_;
+  Ledger ledger_;
 };
 
 }  // namespace dpmu::runtime

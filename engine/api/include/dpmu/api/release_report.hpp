@@ -18,7 +18,7 @@
 
 #include "dpmu/core/release.hpp"
 
-namespace dpmu::cli {
+namespace dpmu::api {
 
 class ReleaseReport {
  public:
@@ -87,4 +87,4 @@ class ReleaseReport {
   std::vector<std::string> reasons_;
 };
 
-}  // namespace dpmu::cli
+}  // namespace dpmu::api
