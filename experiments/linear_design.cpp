@@ -683,6 +683,14 @@ class LinearDesignExperiment final : public runtime::TypedExperiment<Prepared, L
 
   void analyse(const Cell& cell, const Prepared& pr, const LinearData& d, core::RngStream& noise,
                runtime::MetricWriter& out) const override {
+    // Simulated data that overflowed (huge coefficients, an error law with a tiny scale or df) are a
+    // failed replicate, never analysed: a DP test would turn every subset into the failure value
+    // and report a plausible P(H1), a silently wrong answer.
+    if (!d.x.allFinite() || !d.y.allFinite()) {
+      throw std::domain_error(
+          "linear_design: the simulated data have a non-finite value (the predictors, coefficients, intercept or "
+          "error law overflow a double); choose smaller coefficients or error scales");
+    }
     if (pr.method == Method::dp_test) {
       const auto [common, tested] = split_tested(d.x, pr.tested);
       const auto partition = core::random_partition(static_cast<std::size_t>(d.y.size()), pr.test.sizes.size(), noise);

@@ -294,7 +294,10 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   if (o.mcmc) core::check_positive_finite(fn, "--mcmc-tolerance", o.mcmc_tolerance);
   if (o.credible_level != 0.0) core::check_open_interval(fn, "--credible-level", o.credible_level, 0.0, 1.0);
   plan.options.credible_level = o.credible_level;
-  if (!o.plot.empty()) check_new_output_file("--plot", o.plot, {o.data}, o.force);
+  // Outputs never collide with an input, the ledger, its key or each other (docs/reliability.md).
+  const std::vector<std::string> kept = {o.data, o.ledger.path,
+                                         o.ledger.path.empty() ? "" : runtime::ledger_key_path(o.ledger.path)};
+  if (!o.plot.empty()) check_new_output_file("--plot", o.plot, kept, o.force);
   if (o.non_private) {
     if (o.threshold || o.confidence || o.epsilon || o.delta || !o.bounds.empty() || o.rescale) {
       throw std::invalid_argument(
@@ -363,7 +366,11 @@ BmaPlan plan_bma(BmaCliOptions& o) {
     plan.ridge = v;
   }
   plan.norm = core::parse_matrix_norm(o.norm);
-  if (!o.synthetic_out.empty()) check_new_output_file("--synthetic-out", o.synthetic_out, {o.data}, o.force);
+  if (!o.synthetic_out.empty()) {
+    std::vector<std::string> taken = kept;
+    taken.push_back(o.plot);
+    check_new_output_file("--synthetic-out", o.synthetic_out, taken, o.force);
+  }
   api::check_ledger_options(o.ledger, !o.seed && !o.non_private);
   return plan;
 }

@@ -9,54 +9,23 @@
 #include <string>
 
 #include "commands.hpp"
+#include "dpmu/api/ledger.hpp"
 #include "dpmu/runtime/ledger.hpp"
 
 namespace dpmu::cli {
 
 namespace {
 
-using Json = nlohmann::ordered_json;
-
 void print_ledger(const std::string& path, const std::string& format) {
+  if (format == "json") {
+    std::cout << api::ledger_summary(path).dump(2) << "\n";
+    return;
+  }
   const runtime::Ledger ledger = runtime::read_ledger(path);
   const auto& entries = ledger.entries;
   const auto totals = runtime::ledger_totals(entries);
   const runtime::LedgerTotal total = ledger.total();
   const runtime::Budget budget = ledger.budget();
-  if (format == "json") {
-    Json data_sets = Json::object();
-    for (const auto& [fingerprint, t] : totals) {
-      Json releases = Json::array();
-      for (const auto& e : entries) {
-        if (e.data_fingerprint != fingerprint) continue;
-        releases.push_back({{"time", e.time}, {"command", e.command}, {"epsilon", e.epsilon}, {"delta", e.delta}});
-      }
-      data_sets[fingerprint] = {{"data_files", t.data_files},
-                                {"releases", t.releases},
-                                {"epsilon", t.epsilon},
-                                {"delta", t.delta},
-                                {"release_list", releases}};
-    }
-    Json changes = Json::array();
-    for (const auto& c : ledger.budget_changes) {
-      changes.push_back({{"time", c.time},
-                         {"epsilon", c.budget.epsilon},
-                         {"delta", c.budget.delta},
-                         {"reason", c.reason}});
-    }
-    const Json out = {
-        {"ledger", path},
-        {"created", ledger.header.created},
-        {"composition", "basic (sequential): epsilon and delta are the sums over every release in the ledger"},
-        {"budget", {{"epsilon", budget.epsilon}, {"delta", budget.delta}}},
-        {"budget_changes", changes},
-        {"spent", {{"epsilon", total.epsilon}, {"delta", total.delta}, {"releases", total.releases}}},
-        {"remaining", {{"epsilon", budget.epsilon - total.epsilon}, {"delta", budget.delta - total.delta}}},
-        {"entries", entries.size()},
-        {"data_sets", data_sets}};
-    std::cout << out.dump(2) << "\n";
-    return;
-  }
   std::cout << fmt::format(
       "ledger {}: {} release(s); spent epsilon={:.6g}, delta={:.6g} of the budget epsilon={:.6g}, delta={:.6g} "
       "(basic composition: sums)\n",
@@ -97,7 +66,7 @@ void add_ledger_command(CLI::App& app) {
   init->add_option("file", *init_file, "the new ledger file")->required();
   init->add_option("--budget", *init_budget, "EPS[,DELTA]: the total privacy loss the ledger allows")->required();
   init->callback([init_file, init_budget] {
-    runtime::init_ledger(*init_file, runtime::parse_budget(*init_budget));
+    api::ledger_init(*init_file, *init_budget);
     std::cout << "created ledger " << *init_file << " with budget " << *init_budget << " (key in "
               << runtime::ledger_key_path(*init_file) << ": keep it with the ledger, never share it)\n";
   });
@@ -110,9 +79,7 @@ void add_ledger_command(CLI::App& app) {
   set->add_option("--budget", *set_budget, "EPS[,DELTA]: the new budget")->required();
   set->add_option("--reason", *reason, "why the budget changes (recorded)")->required();
   set->callback([set_file, set_budget, reason] {
-    const runtime::Budget b = runtime::parse_budget(*set_budget);
-    runtime::LedgerLock lock(*set_file);
-    lock.change_budget(b, *reason);
+    api::ledger_set_budget(*set_file, *set_budget, *reason);
     std::cout << "ledger " << *set_file << ": budget set to " << *set_budget << "\n";
   });
 

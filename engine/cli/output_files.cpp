@@ -1,6 +1,7 @@
 // Checks for files the commands write (never an input, never silently replaced).
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -37,11 +38,37 @@ void check_new_output_file(const std::string& option, const std::string& path, c
                            bool force) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  // The same file: one object on disk (hard links, symbolic links), or the same path once resolved
+  // (so that a file that does not exist yet, e.g. a new ledger, is protected too).
+  const auto same = [&](const std::string& a, const std::string& b) {
+    std::error_code e1, e2;
+    if (fs::exists(a, e1) && fs::exists(b, e2) && fs::equivalent(a, b, e1)) return true;
+    const fs::path ca = fs::weakly_canonical(a, e1), cb = fs::weakly_canonical(b, e2);
+    return !e1 && !e2 && ca == cb;
+  };
   for (const auto& in : inputs) {
-    if (fs::exists(path, ec) && fs::equivalent(path, in, ec)) {
-      throw std::invalid_argument(option + " '" + path + "' is the input file '" + in +
-                                  "'; choose another output file (an input is never overwritten)");
+    if (in.empty()) continue;
+    if (same(path, in)) {
+      throw std::invalid_argument(option + " '" + path + "' is '" + in +
+                                  "', a file this command reads or keeps (its data, its ledger or the ledger's key); "
+                                  "choose another output file (such a file is never overwritten, not even with "
+                                  "--force)");
     }
+  }
+  // A privacy-budget ledger (or its key) is never replaced by an output, even when this command was
+  // not given it: its first line is the ledger header.
+  const auto is_ledger = [](const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    char head[15] = {};
+    in.read(head, sizeof head);
+    return in.gcount() == static_cast<std::streamsize>(sizeof head) &&
+           std::string(head, sizeof head) == "{\"dpmu_ledger\":";
+  };
+  const std::string stem = path.size() > 4 && path.ends_with(".key") ? path.substr(0, path.size() - 4) : "";
+  if (is_ledger(path) || (!stem.empty() && is_ledger(stem))) {
+    throw std::invalid_argument(option + " '" + path +
+                                "' is a privacy-budget ledger or its key; choose another output file (a ledger is "
+                                "never overwritten, not even with --force)");
   }
   if (fs::exists(path, ec) && !force) {
     throw std::invalid_argument(option + " '" + path + "' exists; choose a new file or add --force to replace it");

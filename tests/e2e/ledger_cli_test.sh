@@ -135,4 +135,27 @@ R2="$TMP/charged.jsonl"
   --synthetic-out "$TMP/nofolder/syn.csv" --ledger "$R2" >/dev/null 2>&1
 [ "$(wc -l <"$R2")" -eq 1 ] && pass || fail "a release refused on its options was charged: $(cat "$R2")"
 
+# --- an output never replaces the ledger or its key, not even with --force; outputs never collide
+cp "$L" "$TMP/l.before"
+expect_exit2 "is a privacy-budget ledger" "${BMA[@]}" --seed 1 --synthetic-out "$L" --force
+expect_exit2 "never overwritten" "${BMA[@]}" --ledger "$L" --synthetic-out "$L" --force
+expect_exit2 "never overwritten" "${BMA[@]}" --ledger "$L" --synthetic-out "$L.key" --force
+expect_exit2 "never overwritten" "${BMA[@]}" --ledger "$TMP/future.jsonl" --budget 1 --plot "$TMP/future.jsonl"
+expect_exit2 "never overwritten" "${BMA[@]}" --seed 1 --plot "$TMP/same.png" --synthetic-out "$TMP/same.png"
+cmp -s "$L" "$TMP/l.before" && [ ! -e "$TMP/future.jsonl" ] && pass || fail "a refused output changed the ledger"
+
+# --- a lost write to standard output is exit 2, never 0 (the release stays charged)
+F="$TMP/full.jsonl"
+"$DPMU" ledger init "$F" --budget 5 >/dev/null
+"$DPMU" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --ledger "$F" >/dev/full 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "cannot write the output" "$TMP/err" && [ "$(wc -l <"$F")" -eq 2 ] && pass ||
+  fail "release to /dev/full: rc=$rc, $(cat "$TMP/err")"
+for cmd in "describe normal_mean" "ledger $L" "plan-test --n 100 --epsilon 1 --simulations 100 --seed 1"; do
+  # shellcheck disable=SC2086
+  "$DPMU" $cmd >/dev/full 2>"$TMP/err"
+  rc=$?
+  [ $rc -eq 2 ] && pass || fail "dpmu $cmd >/dev/full: exit $rc"
+done
+
 finish ledger_cli_test

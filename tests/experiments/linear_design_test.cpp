@@ -374,3 +374,20 @@ TEST_CASE("linear_design: SSP model averaging at a large epsilon and the DP test
                                   {"tested", std::vector<std::int64_t>{2}}});
   CHECK(dpmu_test::run_replicate(e, null, 42, 0)[18] < 0.5);
 }
+
+TEST_CASE("linear_design: simulated data that overflow fail the replicate for every method, never analysed",
+          "[linear_design]") {
+  const auto& e = experiment();
+  for (const std::string method : {"bma", "dp_test"}) {
+    INFO(method);
+    std::vector<std::pair<std::string, rt::ParameterValue>> changes = {
+        {"coefficients", std::vector<double>{1e308, 1e308, 0.0, 0.0}}, {"method", method}};
+    if (method == "dp_test") {
+      changes.push_back({"epsilon", 1.0});
+      changes.push_back({"tested", std::vector<std::int64_t>{1}});
+    }
+    const rt::Cell cell = bma_cell(changes);
+    REQUIRE(validation_error(cell).empty());
+    CHECK_THROWS_WITH(dpmu_test::run_replicate(e, cell, 42, 0), Catch::Contains("non-finite"));
+  }
+}

@@ -3,37 +3,223 @@
 Bayesian model averaging (Pena & Barrientos 2024, Sec. 5) and nested tests (Sec. 3-4), non-private
 or differentially private, on dpmu's C++ core: the same numbers as the ``dpmu`` command for the
 same data, options and seed. Without a seed a private call draws secure noise and is a real
-release (docs/privacy.md); with a seed it is a reproducible simulation and says ``private = False``.
-Errors of dpmu (bad input) are raised as ValueError with dpmu's message.
+release (docs/privacy.md, "The Python package"); with a seed it is a reproducible simulation and
+says ``private = False``. Errors of dpmu (bad input) are raised as ValueError with dpmu's message.
+
+The design of a private call is public by construction: every design row depends only on the
+same data row and on public settings, and the design's columns (names, number) only on public
+settings. Numeric columns are used as they are, bool columns as 0/1, and a categorical column
+(object, string or category dtype, or any column named in ``levels``) becomes one 0/1 column per
+*declared* level after the first, named ``column[T.level]`` (the patsy/statsmodels spelling).
+Missing values are refused, never dropped (n is public).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import warnings
-from typing import Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import pandas as pd
 
 from . import _dpmu
 
-__all__ = ["bma", "test", "read_results", "read_replicates", "BmaResult", "TestResult"]
+__all__ = ["bma", "test", "read_results", "read_replicates", "BmaResult", "TestResult", "select", "plan_test", "audit",
+           "ledger_init", "ledger_set_budget", "ledger_summary"]
+
+Levels = Optional[Mapping[str, Sequence[Any]]]
+Budget = Optional[Union[str, float, int, Sequence[float]]]
 
 
-def _columns(data: pd.DataFrame, names: Sequence[str], what: str) -> np.ndarray:
+# ---------------------------------------------------------------------------------------------
+# The design: row-local and, for a private call, a function of public settings only.
+# ---------------------------------------------------------------------------------------------
+
+def _dummy_name(column: str, level) -> str:
+    return f"{column}[T.{level}]"
+
+
+def _is_categorical_dtype(s: pd.Series) -> bool:
+    return isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_object_dtype(s.dtype) or \
+        pd.api.types.is_string_dtype(s.dtype)
+
+
+def _check_levels_argument(levels: Levels, data: pd.DataFrame, what: str) -> dict:
+    if levels is None:
+        return {}
+    if not isinstance(levels, Mapping):
+        raise ValueError(f"{what}: levels must be a dict {{column: [every level, baseline first]}}, "
+                         f"e.g. levels={{'prog': [1, 2, 3]}}; got {type(levels).__name__}")
+    out = {}
+    for column, declared in levels.items():
+        column = str(column)
+        if column not in data.columns:
+            raise ValueError(f"{what}: levels declares column {column!r}, which is not in the data "
+                             f"(columns: {', '.join(map(str, data.columns))})")
+        if isinstance(declared, (str, bytes)) or not isinstance(declared, Sequence) and \
+                not isinstance(declared, (np.ndarray, pd.Index)):
+            raise ValueError(f"{what}: levels[{column!r}] must be a list of every level of {column!r} "
+                             f"(baseline first), e.g. levels={{{column!r}: [1, 2, 3]}}")
+        declared = list(declared)
+        if len(declared) < 2:
+            raise ValueError(f"{what}: levels[{column!r}] declares {len(declared)} level(s); a categorical "
+                             "predictor needs at least 2 (the first is the baseline)")
+        if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in declared):
+            raise ValueError(f"{what}: levels[{column!r}] contains a missing value (None/NaN); declare a "
+                             "real level (e.g. 'missing') and replace missing values by it before the call")
+        index = pd.Index(declared, dtype=object)
+        if not index.is_unique:
+            raise ValueError(f"{what}: levels[{column!r}] names a level twice: {declared!r}")
+        out[column] = declared
+    return out
+
+
+class _Column:
+    """How one data column becomes design columns: kind "numeric" (as is), "bool" (0/1) or
+    "categorical" (one 0/1 column per level after the first)."""
+
+    def __init__(self, name: str, kind: str, levels: Optional[list] = None, declared: bool = False):
+        self.name, self.kind, self.levels, self.declared = name, kind, levels, declared
+
+    @property
+    def design_names(self) -> list[str]:
+        if self.kind == "categorical":
+            return [_dummy_name(self.name, v) for v in self.levels[1:]]
+        return [self.name]
+
+    @property
+    def unit_interval(self) -> bool:
+        """True when every design value lies in [0, 1] by construction (bool and dummy columns)."""
+        return self.kind != "numeric"
+
+
+def _missing_message(what: str, column: str, count: int, categorical: bool) -> str:
+    example = (f"data[{column!r}].fillna('missing') with 'missing' among the declared levels" if categorical
+               else f"data[{column!r}].fillna(c) for a constant c fixed before seeing the data (e.g. the "
+                    "midpoint of its public bounds)")
+    return (f"{what}: column {column!r} has {count} missing or non-finite value(s) (NaN, None, NA or inf). "
+            "dpmu never drops rows (n is public): replace them before the call by a public imputation rule "
+            f"that looks at the row only, e.g. {example}")
+
+
+def _plan_column(data: pd.DataFrame, c: str, what: str, levels: dict, private: bool, response: bool) -> _Column:
+    s = data[c]
+    if isinstance(s, pd.DataFrame):
+        raise ValueError(f"{what}: the data has more than one column named {c!r}")
+    categorical_dtype = _is_categorical_dtype(s)
+    if response:
+        if c in levels or categorical_dtype or pd.api.types.is_bool_dtype(s.dtype):
+            raise ValueError(f"{what}: the response {c!r} is categorical (dtype {s.dtype}"
+                             f"{', declared in levels' if c in levels else ''}); dpmu fits linear regression "
+                             "of a numeric response: give a numeric column (a 0/1 response must be numeric, "
+                             f"e.g. data[{c!r}].astype(float), and is then a linear probability model)")
+    if c in levels:
+        return _Column(c, "categorical", levels[c], declared=True)
+    if pd.api.types.is_bool_dtype(s.dtype):
+        return _Column(c, "bool")
+    if pd.api.types.is_numeric_dtype(s.dtype) and not pd.api.types.is_complex_dtype(s.dtype):
+        return _Column(c, "numeric")
+    if categorical_dtype:
+        if private:
+            hint = ("; a pandas Categorical's categories do not count as a declaration (they are usually "
+                    "derived from the data)" if isinstance(s.dtype, pd.CategoricalDtype) else "")
+            raise ValueError(
+                f"{what}: column {c!r} is categorical (dtype {s.dtype}); a private call needs its levels declared "
+                f"publicly, all of them, baseline first: declare its levels: levels={{{c!r}: [...every level...]}} "
+                f"(e.g. levels={{'prog': [1, 2, 3]}}){hint}. Levels taken from the data would make the "
+                "predictor set depend on which categories occur")
+        # Non-private only: the observed levels (category dtype: its order; otherwise sorted).
+        observed = pd.unique(s.dropna())
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            present = set(observed)
+            found = [v for v in s.dtype.categories if v in present]
+        else:
+            found = list(observed)
+            try:
+                found = sorted(found)
+            except TypeError:
+                pass  # mixed types: order of first appearance
+        if len(found) < 2:
+            raise ValueError(f"{what}: column {c!r} is categorical with {len(found)} level(s) in the data; "
+                             f"declare all its levels: levels={{{c!r}: [...every level, baseline first...]}}")
+        return _Column(c, "categorical", found, declared=False)
+    raise ValueError(f"{what}: column {c!r} is not numeric (dtype {s.dtype}); give numbers, or declare it "
+                     f"categorical with all its levels: levels={{{c!r}: [...every level, baseline first...]}}")
+
+
+def _encode(data: pd.DataFrame, spec: _Column, what: str) -> list[np.ndarray]:
+    """The design columns of one data column (float64), after the missing-value and domain checks."""
+    s = data[spec.name]
+    if spec.kind == "numeric":
+        v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(v)
+        if bad.any():
+            raise ValueError(_missing_message(what, spec.name, int(bad.sum()), False))
+        return [v]
+    missing = s.isna().to_numpy()
+    if missing.any():
+        raise ValueError(_missing_message(what, spec.name, int(missing.sum()), spec.kind == "categorical"))
+    if spec.kind == "bool":
+        return [s.to_numpy(dtype=np.float64)]
+    values = s.astype(object).to_numpy() if isinstance(s.dtype, pd.CategoricalDtype) else s.to_numpy(dtype=object)
+    code = pd.Index(spec.levels, dtype=object).get_indexer(values)
+    outside = np.flatnonzero(code < 0)
+    if outside.size:
+        first = outside[0]
+        raise ValueError(
+            f"{what}: column {spec.name!r} has {outside.size} value(s) outside its "
+            f"{'declared' if spec.declared else 'known'} levels {spec.levels!r} (the first at row position {first}: "
+            f"{values[first]!r}); the levels must list every possible value (a value outside them is outside "
+            "the data's domain; this message shows a confidential value: do not forward it)")
+    return [(code == k).astype(np.float64) for k in range(1, len(spec.levels))]
+
+
+class _Design:
+    """The design of one call: the data columns' encodings in order, and the matrix."""
+
+    def __init__(self, specs: list[_Column]):
+        self.specs = specs
+
+    @property
+    def names(self) -> list[str]:
+        return [n for s in self.specs for n in s.design_names]
+
+    def matrix(self, data: pd.DataFrame, what: str) -> np.ndarray:
+        missing = [s.name for s in self.specs if s.name not in data.columns]
+        if missing:
+            raise ValueError(f"{what}: no column {', '.join(repr(c) for c in missing)} in the data "
+                             f"(columns: {', '.join(map(str, data.columns))})")
+        cols = [v for s in self.specs for v in _encode(data, s, what)]
+        # Fortran order: the core reads the columns in place (no copy in the extension).
+        out = np.empty((len(data), len(cols)), dtype=np.float64, order="F")
+        for j, v in enumerate(cols):
+            out[:, j] = v
+        return out
+
+    def expand(self, names: Sequence[str]) -> list[str]:
+        """Data column names -> design column names (a categorical column -> all its dummies)."""
+        by_name = {s.name: s for s in self.specs}
+        out = []
+        for n in names:
+            out += by_name[n].design_names if n in by_name else [n]
+        return out
+
+
+def _design(data: pd.DataFrame, names: Sequence[str], what: str, levels: dict, private: bool,
+            response: bool = False) -> _Design:
     missing = [c for c in names if c not in data.columns]
     if missing:
         raise ValueError(f"{what}: no column {', '.join(repr(c) for c in missing)} in the data "
                          f"(columns: {', '.join(map(str, data.columns))})")
-    block = data.loc[:, list(names)]
-    for c in names:
-        if not pd.api.types.is_numeric_dtype(block[c]) and not pd.api.types.is_bool_dtype(block[c]):
-            raise ValueError(f"{what}: column {c!r} is not numeric (dtype {block[c].dtype}); "
-                             "encode categories as 0/1 columns first (e.g. pandas.get_dummies)")
-    # Fortran order: the core reads the columns in place (no copy in the extension).
-    return np.asfortranarray(block.to_numpy(dtype=np.float64))
+    return _Design([_plan_column(data, c, what, levels, private, response) for c in names])
+
+
+def _check_frame(data, what: str) -> None:
+    if not isinstance(data, pd.DataFrame):
+        raise ValueError(f"{what}: data must be a pandas.DataFrame")
 
 
 def _seed(seed: Optional[int]) -> Optional[int]:
@@ -42,6 +228,123 @@ def _seed(seed: Optional[int]) -> Optional[int]:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0 or seed >= 2**64:
         raise ValueError("seed must be an integer in [0, 2^64) (or None for a real release)")
     return int(seed)
+
+
+# ---------------------------------------------------------------------------------------------
+# The privacy-budget ledger
+# ---------------------------------------------------------------------------------------------
+
+def _budget_text(budget: Budget) -> Optional[str]:
+    """None, "EPS", EPS, (EPS,) or (EPS, DELTA) -> "EPS" / "EPS,DELTA" (checked again by the core)."""
+    if budget is None:
+        return None
+    if isinstance(budget, str):
+        text = budget.strip()
+        if not text:
+            raise ValueError("budget: give EPS or EPS,DELTA (e.g. budget=2 or budget=(2, 1e-6)), not ''")
+        return text
+    values = [budget] if isinstance(budget, (int, float, np.integer, np.floating)) else budget
+    try:
+        values = list(values)
+    except TypeError:
+        raise ValueError(f"budget: give EPS or (EPS, DELTA), e.g. budget=2 or budget=(2, 1e-6); "
+                         f"got {type(budget).__name__}") from None
+    if not 1 <= len(values) <= 2 or any(isinstance(v, bool) or not isinstance(v, (int, float, np.integer,
+                                                                                    np.floating)) for v in values):
+        raise ValueError(f"budget: give EPS or (EPS, DELTA) as numbers, e.g. budget=(2, 1e-6); got {budget!r}")
+    values = [float(v) for v in values]
+    if not all(math.isfinite(v) for v in values) or values[0] <= 0 or (len(values) == 2 and not 0 <= values[1] < 1):
+        raise ValueError(f"budget: epsilon must be finite and > 0 and delta in [0, 1); got {budget!r}")
+    return ",".join(repr(v) for v in values)
+
+
+def _ledger_arguments(ledger, budget: Budget, data_label: Optional[str], release: bool, n: int,
+                      columns: Sequence[str]) -> dict:
+    """The extension's ledger keywords (only those that are set). A ledger=None call uses the
+    DPMU_LEDGER environment variable when set and non-empty, for releases only (a seeded or
+    non-private call is not a release and is not charged)."""
+    if ledger is None and release:
+        ledger = os.environ.get("DPMU_LEDGER") or None
+    if ledger is not None:
+        ledger = os.fspath(ledger)
+        if not ledger:
+            raise ValueError("ledger: give the path of the ledger file (or None)")
+    text = _budget_text(budget)
+    if text is not None and ledger is None:
+        raise ValueError("budget needs a ledger: give ledger='FILE' (or set DPMU_LEDGER) as well")
+    out = {}
+    if ledger is not None:
+        out["ledger"] = ledger
+        out["data_label"] = str(data_label) if data_label is not None else \
+            f"pandas.DataFrame ({n} rows; columns {', '.join(map(str, columns))})"
+    if text is not None:
+        out["budget"] = text
+    return out
+
+
+def _call(function, args: tuple, ledger_kwargs: dict):
+    if ledger_kwargs and "ledger" not in (function.__doc__ or ""):
+        # TODO(lead): remove once every _dpmu build has the ledger parameters (bindings/python/src/module.cpp).
+        raise ValueError("ledger/budget: this build of dpmu's extension module does not support a ledger yet; "
+                         "rebuild dpmu (the release was not made)")
+    return function(*args, **ledger_kwargs)
+
+
+def _warn_messages(where: str, messages) -> None:
+    """The core's messages for the user ("warning: ..." / "note: ...") as Python warnings."""
+    for m in messages or ():
+        warnings.warn(f"{where}: {m}", UserWarning, stacklevel=3)
+
+
+def _ledger_entry(value) -> Optional[dict]:
+    """The core's ledger charge without its data fingerprint: the fingerprint (an HMAC of the
+    analysed bytes under the ledger's key) is a deterministic function of the data, so it stays in
+    the ledger file and is not kept in a result that may be shared."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = json.loads(value)
+    return {k: v for k, v in dict(value).items() if k != "data_fingerprint"}
+
+
+def _ledger_repr(ledger: Optional[dict]) -> str:
+    if not ledger:
+        return "not charged to a ledger"
+    eps = ledger.get("epsilon")
+    where = ledger.get("path", "?")
+    return f"charged to the ledger {where}" + (f" (epsilon {eps:g})" if isinstance(eps, (int, float)) else "")
+
+
+def _bounds(bounds, x: _Design, y: _Design, what: str) -> list[float]:
+    """Public bounds per design column. bool and dummy columns lie in [0, 1] by construction: with one
+    pair for every column they get (0, 1); a pair per data column must give (0, 1) for them."""
+    if bounds is None:
+        return []
+    flat = [float(b) for b in np.ravel(bounds)]
+    specs = x.specs + y.specs
+    if not any(s.unit_interval for s in specs):
+        return flat  # as given; the core checks the count
+    design = [s for s in specs for _ in s.design_names]
+    if len(flat) == 2:
+        return [v for s in design for v in ((0.0, 1.0) if s.unit_interval else flat)]
+    if len(flat) == 2 * len(specs) and len(specs) != len(design):
+        out = []
+        for k, s in enumerate(specs):
+            pair = flat[2 * k:2 * k + 2]
+            if s.unit_interval:
+                if pair != [0.0, 1.0]:
+                    raise ValueError(f"{what}: bounds for {s.name!r}: a {s.kind} column is encoded as 0/1 "
+                                     f"column(s): give (0, 1) for it (got {pair})")
+                out += [0.0, 1.0] * len(s.design_names)
+            else:
+                out += pair
+        return out
+    if len(flat) == 2 * len(design):
+        return flat
+    raise ValueError(f"{what}: bounds: give one pair l, u for every numeric column (bool and dummy columns get "
+                     f"(0, 1)), a pair per data column ({len(specs)} pairs: predictors in order, response last), "
+                     f"or a pair per design column ({len(design)} pairs: {', '.join(x.names + y.names)}); "
+                     f"{len(flat)} numbers given")
 
 
 class BmaResult:
@@ -55,12 +358,24 @@ class BmaResult:
     shrinkage); ``privacy``: dict of the release's guarantee (epsilon, delta, sensitivity, sampler)
     or None when non-private; ``private``: True only for a release with secure noise;
     ``release``: the released Gram matrix and ridge (None when non-private); ``posterior``: every
-    summary as NumPy arrays. ``predict(X)`` gives posterior means of the response at new rows.
+    summary as NumPy arrays; ``ledger``: None when the release was not charged to a ledger, else the
+    charge (path, epsilon, delta, totals, budget; not the data's fingerprint, which stays in the
+    ledger file); ``levels``: the levels used for each categorical column
+    (the declared ones for a release); ``predictors``: the design's columns (a categorical column
+    ``c`` becomes ``c[T.level]`` for each level after the first). ``predict(X)`` gives posterior
+    means of the response at new rows (non-private fits only).
+
+    A release (``private``) holds only public settings (n = the number of rows, the names, the
+    declared levels, the bounds, the guarantee) and the released values and their post-processing;
+    nothing computed from the data without noise.
     """
 
-    def __init__(self, fit, predictors: list[str]):
+    def __init__(self, fit, design: _Design, response: str):
         self._fit = fit
+        self._design = design
+        predictors = design.names
         self.predictors = predictors
+        self.levels = {s.name: list(s.levels) for s in design.specs if s.kind == "categorical"}
         self.response = fit.response
         self.n = fit.n
         self.messages = list(fit.messages)
@@ -93,6 +408,12 @@ class BmaResult:
         self.privacy = report["privacy"]
         self.private = bool(report["private"])
         self.private_reason = list(report["private_reason"])
+        ledger = getattr(fit, "ledger", None)
+        if callable(ledger):
+            ledger = ledger()
+        if ledger is None:
+            ledger = report.get("ledger")
+        self.ledger = _ledger_entry(ledger)
         self.release = fit.release()
         self.thresholded = fit.thresholded()
         self.highest_posterior_model = list(s["highest_posterior_model"])
@@ -104,12 +425,12 @@ class BmaResult:
         return self.coef["mean"].iloc[1:].rename("mean")
 
     def predict(self, X, estimator: str = "bma") -> np.ndarray:
-        """Posterior mean of the response at the rows of X (a DataFrame with the predictors' columns,
-        or an array with them in order): model-averaged (``"bma"``) or of the highest posterior
-        (``"hpm"``), median probability (``"mpm"``) or best predictive (``"bpm"``) model.
-        Non-private fits only (a release publishes no means of the data)."""
+        """Posterior mean of the response at the rows of X (a DataFrame with the data columns of the
+        fit, encoded as in the fit, or an array with the design columns in order): model-averaged
+        (``"bma"``) or of the highest posterior (``"hpm"``), median probability (``"mpm"``) or best
+        predictive (``"bpm"``) model. Non-private fits only (a release publishes no means of the data)."""
         if isinstance(X, pd.DataFrame):
-            x = _columns(X, self.predictors, "predict")
+            x = self._design.matrix(X, "predict")
         else:
             x = np.asfortranarray(np.asarray(X, dtype=np.float64))
             if x.ndim == 1:
@@ -119,43 +440,94 @@ class BmaResult:
     def __repr__(self) -> str:
         kind = "non-private" if self.privacy is None else (
             f"DP release (epsilon = {self.privacy['epsilon']:g}, delta = {self.privacy['delta']:g})")
-        return (f"<dpmu.BmaResult {kind}, private = {self.private}, n = {self.n}, p = {len(self.predictors)}>\n"
-                f"{self.coef.to_string()}")
+        charged = f", {_ledger_repr(self.ledger)}" if self.privacy is not None else ""
+        return (f"<dpmu.BmaResult {kind}, private = {self.private}{charged}, n = {self.n}, "
+                f"p = {len(self.predictors)}>\n{self.coef.to_string()}")
 
 
 def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] = None, prior: str = "zellner-siow",
         model_prior: str = "beta-binomial(1,1)", epsilon: Optional[float] = None, delta: float = 0.0,
         mechanism: str = "laplace", bounds: Optional[Sequence[float]] = None, seed: Optional[int] = None, *,
-        g: Optional[float] = None, a: float = 3.0, top_models: int = 10, mcmc: bool = False, rescale: bool = False,
-        always_include: Sequence[str] = (), credible_level: float = 0.95) -> BmaResult:
+        levels: Levels = None, ledger: Optional[Union[str, os.PathLike]] = None, budget: Budget = None,
+        data_label: Optional[str] = None, g: Optional[float] = None, a: float = 3.0, top_models: int = 10,
+        mcmc: bool = False, rescale: bool = False, always_include: Sequence[str] = (),
+        credible_level: float = 0.95) -> BmaResult:
     """Bayesian model averaging of ``response`` on ``predictors`` (default: every other column).
 
     ``epsilon=None``: exact (non-private) model averaging, as ``dpmu bma --non-private``. Otherwise
-    the SSP release of ``dpmu bma --epsilon`` with public ``bounds`` on the raw values (l, u for every
-    column, or l1, u1, ..., l(p+1), u(p+1) with the response last); ``seed`` gives the CLI's
-    ``--seed`` noise (not private), no seed secure noise (a release). The model space is over the
-    given columns; the intercept is always included. Rows with missing values raise ValueError.
+    the SSP release of ``dpmu bma --epsilon`` with public ``bounds`` on the raw values: one pair
+    (l, u) for every numeric column, a pair per data column (predictors in order, response last) or
+    a pair per design column; bool and dummy columns lie in [0, 1] and get (0, 1). ``seed`` gives
+    the CLI's ``--seed`` noise (not private); no seed: secure noise (a release). The model space is
+    over the design's columns; the intercept is always included.
+
+    ``levels``: ``{column: [every level, baseline first]}``, the public declaration of the levels of
+    each categorical predictor (object, string, category or any column named here); the design gets
+    a 0/1 column ``column[T.level]`` per level after the first, including levels that do not occur
+    (all-zero columns), so the design's columns depend only on the declaration. A private call
+    refuses a categorical predictor without declared levels (a pandas Categorical's categories do
+    not count: they usually come from the data) and a value outside its declared levels; a
+    non-private call without ``levels`` uses the levels that occur (sorted; a Categorical's order).
+    bool columns are 0/1. A categorical response is refused. Missing or non-finite values raise
+    ValueError (rows are never dropped: n is public); replace them by a public rule first.
+
+    ``ledger``: a privacy-budget ledger file (default: the ``DPMU_LEDGER`` environment variable,
+    when set and non-empty, for releases); the release is checked against the ledger's budget and
+    charged before any noise is drawn, and refused (ValueError) when it would exceed it. ``budget``:
+    ``EPS``, ``"EPS,DELTA"`` or ``(EPS, DELTA)``, a limit for this ledger (docs/privacy.md).
+    ``data_label``: the data's name in the ledger (default: "pandas.DataFrame (n rows; columns ...)").
+    A seeded or non-private call with an explicit ledger is an error (it is not a release).
+    ``result.ledger`` is the charge (None when not charged).
+
+    The core's messages ("warning: ...", "note: ...") are raised as Python warnings (UserWarning),
+    e.g. that the Wishart sampler is floating point and not hardened against floating-point attacks
+    (Mironov 2012): prefer ``mechanism="laplace"`` for a real release.
     """
-    if not isinstance(data, pd.DataFrame):
-        raise ValueError("data must be a pandas.DataFrame")
+    what = "dpmu.bma"
+    _check_frame(data, what)
+    release = epsilon is not None
+    declared = _check_levels_argument(levels, data, what)
     if predictors is None:
         predictors = [c for c in data.columns if c != response]
     predictors = [str(p) for p in predictors]
-    x = _columns(data, predictors, "dpmu.bma predictors")
-    y = _columns(data, [response], "dpmu.bma response")[:, 0]
-    fit = _dpmu.bma(x, y, predictors, response, prior, g, a, model_prior, epsilon,
-                    None if delta in (None, 0, 0.0) else float(delta), mechanism,
-                    [] if bounds is None else [float(b) for b in np.ravel(bounds)], _seed(seed), rescale, top_models,
-                    mcmc, list(always_include), credible_level)
-    for m in fit.messages:
-        warnings.warn(f"dpmu.bma: {m}", stacklevel=2)
-    return BmaResult(fit, predictors)
+    response = str(response)
+    ydesign = _design(data, [response], f"{what} response", declared, release, response=True)
+    xdesign = _design(data, predictors, f"{what} predictors", declared, release)
+    x = xdesign.matrix(data, f"{what} predictors")
+    y = ydesign.matrix(data, f"{what} response")[:, 0]
+    names = xdesign.names
+    flat_bounds = _bounds(bounds, xdesign, ydesign, what)
+    kw = _ledger_arguments(ledger, budget, data_label, release and seed is None, len(data), predictors + [response])
+    fit = _call(_dpmu.bma, (x, y, names, response, prior, g, a, model_prior, epsilon,
+                            None if delta in (None, 0, 0.0) else float(delta), mechanism, flat_bounds, _seed(seed),
+                            rescale, top_models, mcmc, xdesign.expand([str(c) for c in always_include]),
+                            credible_level), kw)
+    _warn_messages(what, fit.messages)
+    return BmaResult(fit, xdesign, response)
 
 
 class TestResult(dict):
-    """Result of :func:`test`: the fields of the JSON of ``dpmu test`` (a dict), with a readable repr."""
+    """Result of :func:`test`: the fields of the JSON of ``dpmu test`` (a dict), with a readable repr.
+
+    ``ledger`` (attribute; also ``result["settings"]["ledger"]``): None when not charged to a
+    ledger, else the charge (path, epsilon, delta, totals, budget; not the data's fingerprint); ``levels``: the levels used for each categorical column; ``messages``: the
+    core's messages (also raised as warnings). A private result holds the settings (n = the number
+    of rows, the design's column names, the public censoring limits, ...) and released values only.
+    """
 
     __test__ = False  # not a pytest test class
+
+    def __init__(self, fields: dict, levels: Optional[dict] = None):
+        fields = dict(fields)
+        ledger = fields.pop("ledger", None)
+        settings = fields.get("settings")
+        if isinstance(settings, dict) and settings.get("ledger") is not None:
+            ledger = settings["ledger"]
+            fields["settings"] = dict(settings, ledger=_ledger_entry(ledger))
+        self.ledger = _ledger_entry(ledger)
+        self.messages = list(fields.pop("messages", None) or [])
+        self.levels = dict(levels or {})
+        super().__init__(fields)
 
     def __repr__(self) -> str:
         s = self.get("settings", self)
@@ -165,6 +537,8 @@ class TestResult(dict):
                  f"log_statistic = {self['log_statistic']:.6g}"]
         if "posterior_probability_h1" in self:
             lines.append(f"P(H1 | data) = {self['posterior_probability_h1']:.6g}")
+        if "privacy" in self:
+            lines.append(f"ledger: {_ledger_repr(self.ledger)}")
         return "\n".join(lines)
 
 
@@ -172,25 +546,43 @@ def test(data: pd.DataFrame, response: str, common: Sequence[str], tested: Seque
          epsilon: Optional[float] = None, delta: float = 0.0, groups: Optional[int] = None,
          censor: Optional[Sequence[float]] = None, censor_probability: Optional[Sequence[float]] = None,
          alpha: Sequence[float] = (0.05, 0.01), seed: Optional[int] = None, simulations: int = 10000, *,
-         g: Optional[float] = None, a: float = 3.0, prior_h0: float = 0.5,
+         levels: Levels = None, ledger: Optional[Union[str, os.PathLike]] = None, budget: Budget = None,
+         data_label: Optional[str] = None, g: Optional[float] = None, a: float = 3.0, prior_h0: float = 0.5,
          gaussian_calibration: str = "exact") -> TestResult:
     """Test H0: response ~ 1 + common against H1: response ~ 1 + common + tested, as ``dpmu test``.
 
     ``epsilon=None``: the non-private test (``--non-private``); otherwise the DP test by subsample
-    and aggregate with ``groups`` subsets (paper Sec. 4). Returns the JSON fields of ``dpmu test``.
+    and aggregate with ``groups`` subsets (paper Sec. 4); ``seed``: reproducible simulation noise
+    (not private); no seed: secure noise (a release). Returns the JSON fields of ``dpmu test``.
+
+    ``levels``, missing values, a categorical response: as in :func:`bma` (a categorical column in
+    ``common`` or ``tested`` becomes its ``column[T.level]`` dummies, all of them tested together
+    when it is in ``tested``). ``ledger``, ``budget``, ``data_label``: as in :func:`bma`;
+    ``result.ledger`` is the charge (None when not charged).
     """
     __tracebackhide__ = True
-    if not isinstance(data, pd.DataFrame):
-        raise ValueError("data must be a pandas.DataFrame")
+    what = "dpmu.test"
+    _check_frame(data, what)
+    release = epsilon is not None
+    declared = _check_levels_argument(levels, data, what)
     common = [str(c) for c in common]
     tested = [str(c) for c in tested]
-    xc = _columns(data, common, "dpmu.test common")
-    xt = _columns(data, tested, "dpmu.test tested")
-    y = _columns(data, [response], "dpmu.test response")[:, 0]
-    out = _dpmu.test(xc, xt, y, common, tested, response, prior, g, a, prior_h0, epsilon, float(delta), groups,
-                     list(censor or []), list(censor_probability or []), list(alpha), _seed(seed), simulations,
-                     gaussian_calibration)
-    return TestResult(json.loads(out))
+    response = str(response)
+    ydesign = _design(data, [response], f"{what} response", declared, release, response=True)
+    cdesign = _design(data, common, f"{what} common", declared, release)
+    tdesign = _design(data, tested, f"{what} tested", declared, release)
+    xc = cdesign.matrix(data, f"{what} common")
+    xt = tdesign.matrix(data, f"{what} tested")
+    y = ydesign.matrix(data, f"{what} response")[:, 0]
+    kw = _ledger_arguments(ledger, budget, data_label, release and seed is None, len(data),
+                           common + tested + [response])
+    out = _call(_dpmu.test, (xc, xt, y, cdesign.names, tdesign.names, response, prior, g, a, prior_h0, epsilon,
+                             float(delta), groups, list(censor or []), list(censor_probability or []), list(alpha),
+                             _seed(seed), simulations, gaussian_calibration), kw)
+    result = TestResult(json.loads(out) if isinstance(out, str) else out,
+                        {s.name: list(s.levels) for s in cdesign.specs + tdesign.specs if s.kind == "categorical"})
+    _warn_messages(what, result.messages)
+    return result
 
 
 test.__test__ = False  # not a pytest test function
@@ -224,3 +616,7 @@ def read_replicates(path, metric: str = "") -> pd.DataFrame:
     component, with cell_key, the cell parameters, replicate, metric, component, component_label,
     value (NaN for a failed replicate)."""
     return _tidy_frame(_dpmu.tidy_replicates(os.fspath(path), str(metric)))
+
+
+# select, plan_test, audit and the ledger functions (they use the design and ledger helpers above).
+from ._tools import audit, ledger_init, ledger_set_budget, ledger_summary, plan_test, select  # noqa: E402

@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "dpmu/api/bma.hpp"
+#include "dpmu/api/audit.hpp"
+#include "dpmu/api/plan_test.hpp"
+#include "dpmu/api/select.hpp"
 #include "dpmu/api/test.hpp"
 #include "dpmu_bindings.hpp"
 
@@ -168,6 +171,71 @@ std::string test(const MatrixRef& common, const MatrixRef& tested, const VectorR
   return api::test(common, tested, y, common_names, tested_names, response, q).dump();
 }
 
+std::string select_models(const MatrixRef& x, const VectorRef& y, const std::vector<std::string>& predictors,
+                   const std::string& response, int algorithm, double epsilon, std::optional<double> delta,
+                   double radius, double penalty, const std::string& data_bound, const std::string& lcssf_delta,
+                   double objective_scale, double noise_factor, double variance_floor,
+                   const std::string& alg2_selection, std::optional<std::uint64_t> seed,
+                   std::optional<std::string> ledger, std::optional<std::string> budget,
+                   std::optional<std::string> data_label) {
+  api::SelectRequest q;
+  q.algorithm = algorithm;
+  q.epsilon = epsilon;
+  q.delta = delta;
+  q.radius = radius;
+  q.penalty = penalty;
+  q.data_bound = data_bound;
+  q.lcssf_delta = lcssf_delta;
+  q.objective_scale = objective_scale;
+  q.noise_factor = noise_factor;
+  q.variance_floor = variance_floor;
+  q.alg2_selection = alg2_selection;
+  q.seed = seed;
+  q.ledger = ledger_options(ledger, budget, data_label);
+  q.command = "Python dpmu.select";
+  py::gil_scoped_release unlocked;
+  return api::select(x, y, predictors, response, q).dump();
+}
+
+std::string plan_test(std::size_t n, int p, int p0, const std::string& prior, std::optional<double> g, double a,
+                      double epsilon, double delta, const std::vector<std::size_t>& groups,
+                      const std::vector<std::pair<double, double>>& censor, std::optional<double> r_squared,
+                      std::size_t simulations, std::optional<std::uint64_t> seed,
+                      const std::string& gaussian_calibration) {
+  api::PlanTestRequest q;
+  q.n = n;
+  q.p = p;
+  q.p0 = p0;
+  q.prior = prior;
+  q.g = g;
+  q.a = a;
+  q.epsilon = epsilon;
+  q.delta = delta;
+  q.groups = groups;
+  for (const auto& [l, u] : censor) q.censor.push_back({l, u});
+  q.r_squared = r_squared;
+  q.simulations = simulations;
+  q.seed = seed;
+  q.gaussian_calibration = gaussian_calibration;
+  py::gil_scoped_release unlocked;
+  return api::plan_test(q).dump();
+}
+
+std::string audit_samples(const MatrixRef& first, const MatrixRef& second, double epsilon, double delta,
+                          double confidence, const std::string& score) {
+  const auto rows = [](const MatrixRef& m) {
+    std::vector<Eigen::VectorXd> out;
+    for (Eigen::Index i = 0; i < m.rows(); ++i) out.push_back(m.row(i).transpose());
+    return out;
+  };
+  api::AuditClaim claim;
+  claim.epsilon = epsilon;
+  claim.delta = delta;
+  claim.confidence = confidence;
+  claim.score = score;
+  return api::audit_samples(rows(first), rows(second), claim).dump();
+}
+
 }  // namespace
 
 /// read_results / read_replicates (tidy.cpp).
@@ -226,4 +294,22 @@ PYBIND11_MODULE(_dpmu, m) {
         py::arg("alpha"), py::arg("seed"), py::arg("simulations"), py::arg("gaussian_calibration"),
         py::arg("ledger") = py::none(), py::arg("budget") = py::none(), py::arg("data_label") = py::none(),
         "Nested test (JSON of dpmu test)");
+  m.def("select", &select_models, py::arg("x"), py::arg("y"), py::arg("predictors"), py::arg("response"),
+        py::arg("algorithm"), py::arg("epsilon"), py::arg("delta"), py::arg("radius"), py::arg("penalty"),
+        py::arg("data_bound"), py::arg("lcssf_delta"), py::arg("objective_scale"), py::arg("noise_factor"),
+        py::arg("variance_floor"), py::arg("alg2_selection"), py::arg("seed"), py::arg("ledger") = py::none(),
+        py::arg("budget") = py::none(), py::arg("data_label") = py::none(),
+        "DP model selection of Lei et al. (JSON of dpmu select)");
+  m.def("plan_test", &plan_test, py::arg("n"), py::arg("p"), py::arg("p0"), py::arg("prior"), py::arg("g"),
+        py::arg("a"), py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"),
+        py::arg("r_squared"), py::arg("simulations"), py::arg("seed"), py::arg("gaussian_calibration"),
+        "Plan a private test (JSON of dpmu plan-test)");
+  m.def("audit_samples", &audit_samples, py::arg("first"), py::arg("second"), py::arg("epsilon"), py::arg("delta"),
+        py::arg("confidence"), py::arg("score"), "Audit verdict from releases on D and D' (rows)");
+  m.def("ledger_init", &api::ledger_init, py::arg("path"), py::arg("budget"), "Create a ledger with its budget");
+  m.def("ledger_set_budget", &api::ledger_set_budget, py::arg("path"), py::arg("budget"), py::arg("reason"),
+        "Record a new budget");
+  m.def(
+      "ledger_summary", [](const std::string& path) { return api::ledger_summary(path).dump(); }, py::arg("path"),
+      "A ledger as JSON (dpmu ledger FILE)");
 }

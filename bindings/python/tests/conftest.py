@@ -8,9 +8,12 @@ import pytest
 
 @pytest.fixture(scope="session")
 def source_dir():
+    """The repository: $DPMU_SOURCE_DIR (ctest), else the checkout these tests are in."""
     d = os.environ.get("DPMU_SOURCE_DIR")
     if not d:
-        pytest.skip("DPMU_SOURCE_DIR is not set (the comparisons with the CLI run from ctest)")
+        d = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+        if not os.path.isfile(os.path.join(d, "experiments", "data", "hsb2.csv")):
+            pytest.skip("DPMU_SOURCE_DIR is not set and the tests are not in a dpmu checkout")
     return d
 
 

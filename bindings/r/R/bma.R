@@ -2,33 +2,6 @@
 # sufficient-statistic perturbation, on dpmu's C++ core. The R code only builds the design matrix
 # and arranges the core's results; every number comes from the core.
 
-#' The design matrix and response of a formula (shared by bma and test).
-#' @noRd
-dpmu_design <- function(formula, data, na.action, caller) {
-  if (missing(data)) stop(caller, ": give the data frame as 'data'", call. = FALSE)
-  mf <- stats::model.frame(formula, data = data, na.action = na.action, drop.unused.levels = TRUE)
-  dropped <- attr(mf, "na.action")
-  if (!is.null(dropped) && length(dropped) > 0) {
-    message(caller, ": ", length(dropped), " of ", nrow(data), " rows have missing values and were removed (na.action = ",
-            class(dropped)[1], ")")
-  }
-  tt <- attr(mf, "terms")
-  if (attr(tt, "intercept") != 1) {
-    stop(caller, ": the intercept is always included (the data are centred); remove '- 1' / '+ 0' from the formula",
-         call. = FALSE)
-  }
-  y <- stats::model.response(mf, "numeric")
-  if (is.null(y)) stop(caller, ": the formula needs a response, e.g. y ~ x1 + x2", call. = FALSE)
-  x <- stats::model.matrix(tt, mf)
-  assign <- attr(x, "assign")
-  keep <- colnames(x) != "(Intercept)"
-  contrasts <- attr(x, "contrasts")
-  x <- x[, keep, drop = FALSE]
-  storage.mode(x) <- "double"
-  list(x = x, y = as.double(y), response = deparse(formula[[2]]), terms = tt, assign = assign[keep],
-       xlevels = stats::.getXlevels(tt, mf), contrasts = contrasts, n = nrow(x))
-}
-
 #' Bayesian model averaging for linear regression, non-private or differentially private.
 #'
 #' See man/bma.Rd.
@@ -36,17 +9,34 @@ dpmu_design <- function(formula, data, na.action, caller) {
 bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binomial(1,1)", epsilon = NULL,
                 delta = 0, mechanism = "laplace", bounds = NULL, seed = NULL, na.action = stats::na.omit,
                 g = NULL, a = 3, top_models = 10, mcmc = FALSE, rescale = FALSE, always_include = character(),
-                credible_level = 0.95) {
-  d <- dpmu_design(formula, data, na.action, "dpmu::bma")
+                credible_level = 0.95, levels = NULL, ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")),
+                budget = NULL) {
+  caller <- "dpmu::bma"
+  private <- !is.null(epsilon)
+  ledger <- dpmu_ledger_options(ledger, !missing(ledger), budget, private && is.null(seed),
+                                dpmu_data_label(substitute(data)), caller)
+  d <- dpmu_design(formula, data, na.action, caller, private = private, levels = levels)
   if (ncol(d$x) == 0) stop("dpmu::bma: the formula has no predictors", call. = FALSE)
   if (!is.null(bounds)) bounds <- as.double(if (is.matrix(bounds)) bounds else unlist(bounds))
+  if (private) {
+    if (is.null(bounds)) {
+      stop("dpmu::bma: a private run (epsilon given) needs public bounds on the raw values: bounds = c(l, u)",
+           call. = FALSE)
+    }
+    # A value derived from a valid row that is not finite (log(0), 1/0) never stops a release: it
+    # becomes a public bound (-Inf and NaN the lower, +Inf the upper).
+    m <- dpmu_map_nonfinite(d$x, d$y, bounds, caller)
+    d$x <- m$x
+    d$y <- m$y
+  }
   options <- list(prior = prior, g = g, a = a, model_prior = model_prior, epsilon = epsilon,
                   delta = if (is.null(delta) || delta == 0) NULL else delta, mechanism = mechanism,
                   bounds = bounds, seed = seed, rescale = rescale, top_models = top_models, mcmc = mcmc,
-                  always_include = always_include, credible_level = credible_level)
+                  always_include = always_include, credible_level = credible_level, ledger = ledger$ledger,
+                  budget = ledger$budget, data_label = ledger$data_label)
   out <- .Call(dpmu_bma_c, d$x, d$y, colnames(d$x), d$response, options)
   for (m in out$messages) message("dpmu::bma: ", m)
-  new_dpmu_bma(out, d, match.call())
+  new_dpmu_bma(out, d, dpmu_public_call(match.call(), quote(dpmu::bma)))
 }
 
 #' @noRd
@@ -78,8 +68,9 @@ new_dpmu_bma <- function(out, d, call) {
     release = out$release,
     settings = list(prior = out$prior, model_prior = out$model_prior, search = out$search, seed = out$seed),
     messages = out$messages,
-    n = d$n, response = d$response, terms = d$terms, xlevels = d$xlevels, contrasts = d$contrasts,
-    call = call, pointer = out$pointer), class = "dpmu_bma")
+    ledger = out$ledger,
+    n = d$n, response = d$response, formula = d$formula, terms = d$terms, xlevels = d$xlevels,
+    contrasts = d$contrasts, levels = d$levels, call = call, pointer = out$pointer), class = "dpmu_bma")
 }
 
 #' Posterior means and SDs of the coefficients (like coef.bas), with the inclusion probabilities.
@@ -127,6 +118,10 @@ confint.dpmu_bma <- function(object, parm, level = object$posterior$credible_lev
 predict.dpmu_bma <- function(object, newdata, estimator = c("bma", "hpm", "mpm", "bpm"), ...) {
   estimator <- match.arg(estimator)
   if (missing(newdata)) stop("dpmu: give newdata (a data frame with the predictors)", call. = FALSE)
+  if (is.null(object$terms)) {
+    stop("dpmu: predict: a release publishes no means of the data, so predictions need a non-private fit",
+         call. = FALSE)
+  }
   tt <- stats::delete.response(object$terms)
   mf <- stats::model.frame(tt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
   x <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
@@ -153,6 +148,7 @@ print.dpmu_bma <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
                 x$privacy$delta, x$privacy$mechanism))
   }
   if (!x$private) cat("Not private: ", paste(x$private_reason, collapse = "; "), "\n", sep = "")
+  if (x$private) cat(dpmu_ledger_line(x))
   cat("\nMarginal posterior inclusion probabilities:\n")
   print(round(x$pip, digits), ...)
   invisible(x)

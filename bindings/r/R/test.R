@@ -8,21 +8,38 @@
 test <- function(formula_h0, formula_h1, data, prior = "g-prior", epsilon = NULL, delta = 0, groups = NULL,
                  censor = NULL, censor_probability = NULL, alpha = c(0.05, 0.01), seed = NULL,
                  simulations = 10000, g = NULL, a = 3, prior_h0 = 0.5, gaussian_calibration = "exact",
-                 na.action = stats::na.omit) {
+                 na.action = stats::na.omit, levels = NULL,
+                 ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")), budget = NULL) {
+  caller <- "dpmu::test"
   if (missing(data)) stop("dpmu::test: give the data frame as 'data'", call. = FALSE)
+  for (f in list(formula_h0, formula_h1)) {
+    if (!inherits(f, "formula") || length(f) != 3) {
+      stop("dpmu::test: formula_h0 and formula_h1 need a response, e.g. y ~ x1 and y ~ x1 + x2", call. = FALSE)
+    }
+  }
   if (!identical(formula_h0[[2]], formula_h1[[2]])) {
     stop("dpmu::test: formula_h0 and formula_h1 must have the same response", call. = FALSE)
   }
-  # The rows complete in both models, so that both models see the same rows.
-  ok <- stats::complete.cases(stats::model.frame(formula_h0, data = data, na.action = stats::na.pass),
-                              stats::model.frame(formula_h1, data = data, na.action = stats::na.pass))
-  if (!all(ok)) {
-    if (identical(na.action, stats::na.fail)) stop("dpmu::test: missing values in the data (na.action = na.fail)", call. = FALSE)
-    data <- data[ok, , drop = FALSE]
-    message("dpmu::test: ", sum(!ok), " of ", length(ok), " rows have missing values and were removed")
+  private <- !is.null(epsilon)
+  ledger <- dpmu_ledger_options(ledger, !missing(ledger), budget, private && is.null(seed),
+                                dpmu_data_label(substitute(data)), caller)
+  if (!private) {
+    # The rows complete in both models, so that both models see the same rows.
+    ok <- stats::complete.cases(stats::model.frame(formula_h0, data = data, na.action = stats::na.pass),
+                                stats::model.frame(formula_h1, data = data, na.action = stats::na.pass))
+    if (!all(ok)) {
+      if (identical(na.action, stats::na.fail)) {
+        stop("dpmu::test: missing values in the data (na.action = na.fail)", call. = FALSE)
+      }
+      data <- data[ok, , drop = FALSE]
+      message("dpmu::test: ", sum(!ok), " of ", length(ok), " rows have missing values and were removed")
+    }
   }
-  d0 <- dpmu_design(formula_h0, data, stats::na.fail, "dpmu::test")
-  d1 <- dpmu_design(formula_h1, data, stats::na.fail, "dpmu::test")
+  # A private call: row-local public designs, no row dropped; a value derived from a valid row that
+  # is not finite (log(0)) is passed on, and the core makes that row's subset fail (the public
+  # failed-subset value).
+  d0 <- dpmu_design(formula_h0, data, stats::na.fail, caller, private = private, levels = levels)
+  d1 <- dpmu_design(formula_h1, data, stats::na.fail, caller, private = private, levels = levels)
   common <- colnames(d0$x)
   missing_h1 <- setdiff(common, colnames(d1$x))
   if (length(missing_h1) > 0) {
@@ -33,10 +50,13 @@ test <- function(formula_h0, formula_h1, data, prior = "g-prior", epsilon = NULL
   if (length(tested) == 0) stop("dpmu::test: formula_h1 adds no predictor to formula_h0", call. = FALSE)
   options <- list(prior = prior, g = g, a = a, prior_h0 = prior_h0, epsilon = epsilon, delta = delta, groups = groups,
                   censor = censor, censor_probability = censor_probability, alpha = alpha, seed = seed,
-                  simulations = simulations, gaussian_calibration = gaussian_calibration)
+                  simulations = simulations, gaussian_calibration = gaussian_calibration, ledger = ledger$ledger,
+                  budget = ledger$budget, data_label = ledger$data_label)
   out <- .Call(dpmu_test_c, d1$x[, common, drop = FALSE], d1$x[, tested, drop = FALSE], d1$y, common, tested,
                d1$response, options)
-  out$call <- match.call()
+  out$ledger <- out$settings$ledger  # the charge; NULL when not charged
+  if (private) out$levels <- d1$levels
+  out$call <- dpmu_public_call(match.call(), quote(dpmu::test))
   class(out) <- "dpmu_test"
   out
 }
@@ -54,6 +74,8 @@ print.dpmu_test <- function(x, digits = max(3L, getOption("digits") - 3L), ...) 
   if (!isTRUE(x$private)) {
     cat("Not private", if (length(x$private_reason)) paste0(": ", paste(x$private_reason, collapse = "; ")), "\n",
         sep = "")
+  } else if (!is.null(x$privacy)) {
+    cat(dpmu_ledger_line(x))
   }
   cat(x$statistic %||% s$statistic, " = ", format(x$log_statistic, digits = digits), "\n", sep = "")
   if (!is.null(x$posterior_probability_h1)) {
@@ -62,4 +84,3 @@ print.dpmu_test <- function(x, digits = max(3L, getOption("digits") - 3L), ...) 
   invisible(x)
 }
 
-`%||%` <- function(a, b) if (is.null(a)) b else a

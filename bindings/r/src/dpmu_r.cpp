@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "dpmu/api/bma.hpp"
+#include "dpmu/api/audit.hpp"
+#include "dpmu/api/plan_test.hpp"
+#include "dpmu/api/select.hpp"
 #include "dpmu/api/test.hpp"
 #include "dpmu_bindings.hpp"
 
@@ -308,6 +311,102 @@ extern "C" SEXP dpmu_test_c(SEXP common, SEXP tested, SEXP y, SEXP common_names,
   END_RCPP
 }
 
+extern "C" SEXP dpmu_select_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP options) {
+  BEGIN_RCPP
+  const Rcpp::List o(options);
+  dpmu::api::SelectRequest q;
+  q.algorithm = Rcpp::as<int>(o["algorithm"]);
+  q.epsilon = Rcpp::as<double>(o["epsilon"]);
+  q.delta = opt_double(field(o, "delta"));
+  q.radius = Rcpp::as<double>(o["radius"]);
+  q.penalty = Rcpp::as<double>(o["penalty"]);
+  q.data_bound = Rcpp::as<std::string>(o["data_bound"]);
+  if (!Rf_isNull(field(o, "lcssf_delta"))) q.lcssf_delta = Rcpp::as<std::string>(o["lcssf_delta"]);
+  if (!Rf_isNull(field(o, "objective_scale"))) q.objective_scale = Rcpp::as<double>(o["objective_scale"]);
+  if (!Rf_isNull(field(o, "noise_factor"))) q.noise_factor = Rcpp::as<double>(o["noise_factor"]);
+  if (!Rf_isNull(field(o, "variance_floor"))) q.variance_floor = Rcpp::as<double>(o["variance_floor"]);
+  if (!Rf_isNull(field(o, "alg2_selection"))) q.alg2_selection = Rcpp::as<std::string>(o["alg2_selection"]);
+  q.seed = opt_seed(field(o, "seed"));
+  q.ledger = ledger_options(o);
+  q.command = "R dpmu::select";
+  return to_r(dpmu::api::select(matrix(x), vector(y), strings(predictors), Rcpp::as<std::string>(response), q));
+  END_RCPP
+}
+
+extern "C" SEXP dpmu_plan_test_c(SEXP options) {
+  BEGIN_RCPP
+  const Rcpp::List o(options);
+  dpmu::api::PlanTestRequest q;
+  const double n = Rcpp::as<double>(o["n"]);
+  if (!(n >= 1.0 && n == static_cast<double>(static_cast<std::size_t>(n)))) {
+    throw std::invalid_argument("n must be a whole number >= 1");
+  }
+  q.n = static_cast<std::size_t>(n);
+  q.p = Rcpp::as<int>(o["p"]);
+  q.p0 = Rcpp::as<int>(o["p0"]);
+  q.prior = Rcpp::as<std::string>(o["prior"]);
+  q.g = opt_double(field(o, "g"));
+  q.a = Rcpp::as<double>(o["a"]);
+  q.epsilon = Rcpp::as<double>(o["epsilon"]);
+  q.delta = Rcpp::as<double>(o["delta"]);
+  q.groups.clear();
+  for (double m : doubles(o["groups"])) {
+    if (!(m >= 1.0 && m == static_cast<double>(static_cast<std::size_t>(m)))) {
+      throw std::invalid_argument("groups must be whole numbers >= 1");
+    }
+    q.groups.push_back(static_cast<std::size_t>(m));
+  }
+  const std::vector<double> censor = doubles(field(o, "censor"));
+  if (censor.size() % 2 != 0) throw std::invalid_argument("censor: give pairs L, U (a vector c(L1, U1, L2, U2, ...))");
+  for (std::size_t i = 0; i < censor.size(); i += 2) q.censor.push_back({censor[i], censor[i + 1]});
+  q.r_squared = opt_double(field(o, "r_squared"));
+  q.simulations = static_cast<std::size_t>(Rcpp::as<double>(o["simulations"]));
+  q.seed = opt_seed(field(o, "seed"));
+  q.gaussian_calibration = Rcpp::as<std::string>(o["gaussian_calibration"]);
+  return to_r(dpmu::api::plan_test(q));
+  END_RCPP
+}
+
+/// The audit's verdict from releases on D (rows of `first`) and on D' (rows of `second`).
+extern "C" SEXP dpmu_audit_c(SEXP first, SEXP second, SEXP options) {
+  BEGIN_RCPP
+  const Rcpp::List o(options);
+  const auto rows = [](SEXP m) {
+    const auto a = matrix(m);
+    std::vector<Eigen::VectorXd> out;
+    for (Eigen::Index i = 0; i < a.rows(); ++i) out.push_back(a.row(i).transpose());
+    return out;
+  };
+  dpmu::api::AuditClaim claim;
+  claim.epsilon = Rcpp::as<double>(o["epsilon"]);
+  claim.delta = Rcpp::as<double>(o["delta"]);
+  claim.confidence = Rcpp::as<double>(o["confidence"]);
+  claim.score = Rcpp::as<std::string>(o["score"]);
+  return to_r(dpmu::api::audit_samples(rows(first), rows(second), claim));
+  END_RCPP
+}
+
+extern "C" SEXP dpmu_ledger_init_c(SEXP path, SEXP budget) {
+  BEGIN_RCPP
+  dpmu::api::ledger_init(Rcpp::as<std::string>(path), Rcpp::as<std::string>(budget));
+  return R_NilValue;
+  END_RCPP
+}
+
+extern "C" SEXP dpmu_ledger_set_budget_c(SEXP path, SEXP budget, SEXP reason) {
+  BEGIN_RCPP
+  dpmu::api::ledger_set_budget(Rcpp::as<std::string>(path), Rcpp::as<std::string>(budget),
+                               Rcpp::as<std::string>(reason));
+  return R_NilValue;
+  END_RCPP
+}
+
+extern "C" SEXP dpmu_ledger_summary_c(SEXP path) {
+  BEGIN_RCPP
+  return to_r(dpmu::api::ledger_summary(Rcpp::as<std::string>(path)));
+  END_RCPP
+}
+
 /// JSON text → R list (the same conversion as the results; used by the tests to read the CLI's output).
 extern "C" SEXP dpmu_parse_json_c(SEXP text) {
   BEGIN_RCPP
@@ -324,6 +423,12 @@ static const R_CallMethodDef kCallMethods[] = {
     {"dpmu_predict_c", reinterpret_cast<DL_FUNC>(&dpmu_predict_c), 3},
     {"dpmu_test_c", reinterpret_cast<DL_FUNC>(&dpmu_test_c), 7},
     {"dpmu_parse_json_c", reinterpret_cast<DL_FUNC>(&dpmu_parse_json_c), 1},
+    {"dpmu_select_c", reinterpret_cast<DL_FUNC>(&dpmu_select_c), 5},
+    {"dpmu_plan_test_c", reinterpret_cast<DL_FUNC>(&dpmu_plan_test_c), 1},
+    {"dpmu_audit_c", reinterpret_cast<DL_FUNC>(&dpmu_audit_c), 3},
+    {"dpmu_ledger_init_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_init_c), 2},
+    {"dpmu_ledger_set_budget_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_set_budget_c), 3},
+    {"dpmu_ledger_summary_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_summary_c), 1},
     {"dpmu_read_results_c", reinterpret_cast<DL_FUNC>(&dpmu_read_results_c), 1},
     {"dpmu_read_replicates_c", reinterpret_cast<DL_FUNC>(&dpmu_read_replicates_c), 2},
     {nullptr, nullptr, 0}};

@@ -66,7 +66,7 @@ std::string matrix_bytes(const Eigen::Ref<const Eigen::MatrixXd>& x, const std::
 }
 
 nlohmann::ordered_json to_json(const LedgerCharge& c) {
-  return {{"ledger", c.path},
+  return {{"path", c.path},
           {"data_fingerprint", c.data_fingerprint},
           {"epsilon", c.epsilon},
           {"delta", c.delta},
@@ -76,6 +76,50 @@ nlohmann::ordered_json to_json(const LedgerCharge& c) {
           {"budget_epsilon", c.budget.epsilon},
           {"budget_delta", c.budget.delta},
           {"created", c.created}};
+}
+
+void ledger_init(const std::string& path, const std::string& budget) {
+  runtime::init_ledger(path, runtime::parse_budget(budget));
+}
+
+void ledger_set_budget(const std::string& path, const std::string& budget, const std::string& reason) {
+  const runtime::Budget b = runtime::parse_budget(budget);
+  runtime::LedgerLock lock(path);
+  lock.change_budget(b, reason);
+}
+
+nlohmann::ordered_json ledger_summary(const std::string& path) {
+  using Json = nlohmann::ordered_json;
+  const runtime::Ledger ledger = runtime::read_ledger(path);
+  const auto& entries = ledger.entries;
+  const runtime::LedgerTotal total = ledger.total();
+  const runtime::Budget budget = ledger.budget();
+  Json data_sets = Json::object();
+  for (const auto& [fingerprint, t] : runtime::ledger_totals(entries)) {
+    Json releases = Json::array();
+    for (const auto& e : entries) {
+      if (e.data_fingerprint != fingerprint) continue;
+      releases.push_back({{"time", e.time}, {"command", e.command}, {"epsilon", e.epsilon}, {"delta", e.delta}});
+    }
+    data_sets[fingerprint] = {{"data_files", t.data_files},
+                              {"releases", t.releases},
+                              {"epsilon", t.epsilon},
+                              {"delta", t.delta},
+                              {"release_list", releases}};
+  }
+  Json changes = Json::array();
+  for (const auto& c : ledger.budget_changes) {
+    changes.push_back({{"time", c.time}, {"epsilon", c.budget.epsilon}, {"delta", c.budget.delta}, {"reason", c.reason}});
+  }
+  return {{"ledger", path},
+          {"created", ledger.header.created},
+          {"composition", "basic (sequential): epsilon and delta are the sums over every release in the ledger"},
+          {"budget", {{"epsilon", budget.epsilon}, {"delta", budget.delta}}},
+          {"budget_changes", changes},
+          {"spent", {{"epsilon", total.epsilon}, {"delta", total.delta}, {"releases", total.releases}}},
+          {"remaining", {{"epsilon", budget.epsilon - total.epsilon}, {"delta", budget.delta - total.delta}}},
+          {"entries", entries.size()},
+          {"data_sets", data_sets}};
 }
 
 }  // namespace dpmu::api

@@ -110,9 +110,10 @@ SubsampleAggregateOutput SubsampleAggregateRelease::release(const Eigen::Ref<con
     throw_invalid(fn, "the data do not have the shape of the settings (n = " + std::to_string(n) +
                           ", p0 = " + std::to_string(settings_.p0) + ", p = " + std::to_string(settings_.p) + ")");
   }
-  if (!common.allFinite() || !tested.allFinite() || !response.allFinite()) {
-    throw_invalid(fn, "the data contain a non-finite value");
-  }
+  // A non-finite value (e.g. log(0) derived by a front end from a valid row) is not an error: the
+  // subset holding its row cannot be fitted and contributes the public failure value, like any
+  // other subset that cannot be fitted. A refusal would depend on the data; the failed subset keeps
+  // the (U − L)/M sensitivity (one row changes one subset).
   // The partition is drawn from the release's own randomness, independently of the data.
   RngStream partition_rng(noise(), noise(), 0, StreamPurpose::data);
   const auto partition = random_partition(settings_.n, settings_.num_subsets, partition_rng);

@@ -21,6 +21,8 @@ test_that("a seeded DP test through R equals the CLI's", {
     cli <- cli_json(args)
     cli$settings$data <- NULL
     for (k in setdiff(names(cli), "settings")) expect_equal(r[[k]], cli[[k]], tolerance = 1e-12, label = paste(prior, k))
+    expect_equal(r$settings$data, "hsb2")  # the data argument's name (the CLI's is the file, removed above)
+    r$settings$data <- NULL
     expect_equal(r$settings, cli$settings)
     expect_false(r$private)
     expect_false(is.null(r$diagnostics))

@@ -56,8 +56,19 @@ std::optional<LedgerCharge> charge_release(const LedgerOptions& options, const s
 /// column names and the doubles of the n×k matrix in column-major order.
 std::string matrix_bytes(const Eigen::Ref<const Eigen::MatrixXd>& columns, const std::vector<std::string>& names);
 
-/// A charge as JSON: {"ledger", "data_fingerprint", "epsilon", "delta", "total_epsilon",
+/// A charge as JSON: {"path", "data_fingerprint", "epsilon", "delta", "total_epsilon",
 /// "total_delta", "releases", "budget_epsilon", "budget_delta", "created"}.
 nlohmann::ordered_json to_json(const LedgerCharge& charge);
+
+/// Create a ledger with its budget "EPS[,DELTA]" (runtime::init_ledger). @throws as there.
+void ledger_init(const std::string& path, const std::string& budget);
+
+/// Record a new budget "EPS[,DELTA]" with a reason (an explicit, recorded act).
+void ledger_set_budget(const std::string& path, const std::string& budget, const std::string& reason);
+
+/// A ledger as JSON (what `dpmu ledger FILE` prints): {"ledger", "created", "composition",
+/// "budget", "budget_changes", "spent", "remaining", "entries", "data_sets": {fingerprint:
+/// {"data_files", "releases", "epsilon", "delta", "release_list"}}}. @throws as runtime::read_ledger.
+nlohmann::ordered_json ledger_summary(const std::string& path);
 
 }  // namespace dpmu::api

@@ -131,8 +131,9 @@ class SubsampleAggregateRelease {
 
   /// Real data: a uniform random balanced partition (drawn from `noise`), T_i on each subset
   /// (re-fitted within the subset), censor, average, noise, censor.
-  /// @param common n×p0 (intercept column included), tested n×p, response n; finite.
-  /// @throws std::invalid_argument for a shape mismatch with the settings or non-finite data.
+  /// @param common n×p0 (intercept column included), tested n×p, response n. A non-finite value
+  ///   makes its subset fail (the public failure_value()), never an error.
+  /// @throws std::invalid_argument for a shape mismatch with the settings.
   SubsampleAggregateOutput release(const Eigen::Ref<const Eigen::MatrixXd>& common,
                                    const Eigen::Ref<const Eigen::MatrixXd>& tested,
                                    const Eigen::Ref<const Eigen::VectorXd>& response, NoiseSource& noise) const;

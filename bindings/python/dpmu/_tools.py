@@ -1,0 +1,140 @@
+"""DP model selection (Lei et al. 2018), planning a private test, auditing a release through this
+package, and the privacy-budget ledger: the Python faces of dpmu's release API (engine/api), the
+same numbers as ``dpmu select``, ``dpmu plan-test``, ``dpmu audit`` and ``dpmu ledger``."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Callable, Optional, Sequence, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _dpmu
+from . import _budget_text, _call, _check_frame, _check_levels_argument, _design, _ledger_arguments, _seed
+
+
+def select(data: pd.DataFrame, response: str, predictors: Sequence[str], epsilon: float, radius: float,
+           penalty: float, data_bound: Union[float, str], algorithm: int = 1, delta: Optional[float] = None,
+           seed: Optional[int] = None, *, levels=None, ledger=None, budget=None, data_label: Optional[str] = None,
+           lcssf_delta: str = "r2_1pR2", objective_scale: float = 0.5, noise_factor: float = 2.0,
+           variance_floor: float = 0.01, alg2_selection: str = "exponential_mechanism") -> dict:
+    """Differentially private model selection of Lei et al. (2018) over all 2^d submodels of
+    ``predictors`` (d <= 20, no intercept): Algorithm 1 (report-noisy-min, epsilon-DP) or the
+    Algorithm-2-like placeholder ((2 epsilon, delta)-DP); docs/lcssf.md.
+
+    ``data_bound``: a public r > 0 bounding |Y| (and |X| unless ``lcssf_delta="rpR_2"``); values are
+    clamped into it. ``"auto"`` (the data's maximum) and any seed make the result not private.
+    Categorical predictors need declared ``levels`` in a private call, as in :func:`bma`; missing
+    values raise ValueError. ``ledger``/``budget``/``data_label`` as in :func:`bma`.
+
+    Returns the JSON object of ``dpmu select`` as a dict: ``selected_model`` (``predictors``,
+    ``mask``), ``private``, ``private_reason``, ``settings`` (public; ``settings["ledger"]`` is the
+    charge), ``privacy`` (epsilon, delta, sensitivity, noise scale); Algorithm 2 also
+    ``released_variance``. Diagnostics only with a seed.
+    """
+    what = "dpmu.select"
+    _check_frame(data, what)
+    release = seed is None
+    declared = _check_levels_argument(levels, data, what)
+    predictors = [str(p) for p in predictors]
+    response = str(response)
+    ydesign = _design(data, [response], f"{what} response", declared, release, response=True)
+    xdesign = _design(data, predictors, f"{what} predictors", declared, release)
+    x = xdesign.matrix(data, f"{what} predictors")
+    y = ydesign.matrix(data, f"{what} response")[:, 0]
+    kw = _ledger_arguments(ledger, budget, data_label, release, len(data), predictors + [response])
+    text = _call(_dpmu.select, (x, y, xdesign.names, response, int(algorithm), float(epsilon),
+                                None if delta is None else float(delta), float(radius), float(penalty),
+                                str(data_bound), lcssf_delta, float(objective_scale), float(noise_factor),
+                                float(variance_floor), alg2_selection, _seed(seed)), kw)
+    return json.loads(text)
+
+
+def plan_test(n: int, epsilon: float, p: int = 1, p0: int = 1, prior: str = "g-prior", delta: float = 0.0,
+              groups: Sequence[int] = (2, 5, 10), censor: Optional[Sequence[Sequence[float]]] = None,
+              r_squared: Optional[float] = None, simulations: int = 2000, seed: Optional[int] = None,
+              g: Optional[float] = None, a: float = 3.0, gaussian_calibration: str = "exact") -> pd.DataFrame:
+    """Plan a private test before any budget is spent (Pena & Barrientos 2024, Sec. 4.5): the bias,
+    variance and MSE of the DP statistic for each candidate number of subsets ``groups`` and
+    censoring limits ``censor`` (pairs (L, U); default: the paper's), under H0 or at ``r_squared``.
+    Uses public quantities only (no data, no budget).
+
+    Returns a DataFrame (one row per setting: num_subsets, lower, upper, target, bias, variance,
+    mse, mse_mcse, released_mse, probability_at_upper) whose ``attrs`` hold the settings and the
+    ``recommended`` one (smallest simulated MSE).
+    """
+    pairs = [(float(l), float(u)) for l, u in (censor or [])]
+    out = json.loads(_dpmu.plan_test(int(n), int(p), int(p0), prior, g, float(a), float(epsilon), float(delta),
+                                     [int(m) for m in groups], pairs, r_squared, int(simulations), _seed(seed),
+                                     gaussian_calibration))
+    rows = out.pop("settings")
+    table = pd.DataFrame({
+        "num_subsets": [r["num_subsets"] for r in rows],
+        "lower": [r["censoring_limits"][0] for r in rows],
+        "upper": [r["censoring_limits"][1] for r in rows],
+        **{k: [r[k] for r in rows] for k in ("target", "bias", "variance", "mse", "mse_mcse", "released_mse",
+                                              "probability_at_upper")}})
+    table.attrs.update(out)
+    return table
+
+
+def audit(release: Callable[[pd.DataFrame], Union[float, Sequence[float]]], data: pd.DataFrame,
+          neighbour: pd.DataFrame, epsilon: float, delta: float = 0.0, samples: int = 1000,
+          confidence: float = 0.95, score: str = "laplace") -> dict:
+    """Audit a release empirically through this package: call ``release(data)`` and
+    ``release(neighbour)`` ``samples`` times each (two neighbouring data frames: same number of rows,
+    one row replaced), and bound epsilon from below with Clopper-Pearson limits at ``confidence``
+    (Jagielski, Ullman & Oprea 2020). ``release`` returns a number or a vector of numbers (e.g.
+    ``lambda d: dpmu.test(d, "y", [], ["x"], epsilon=1, groups=5).noisy_statistic``); ``score`` is
+    ``"laplace"`` for continuous releases or ``"categorical"`` when entry 0 is a category (a
+    selected model's mask). A lower bound above ``epsilon`` refutes the claim; one below it is
+    consistent with it (an audit cannot prove privacy).
+
+    Returns a dict: ``epsilon_lower_bound``, ``epsilon_estimate``, ``event``, the probabilities and
+    their bounds, ``consistent_with_claim`` and ``verdict``.
+    """
+    if not callable(release):
+        raise ValueError("dpmu.audit: release must be a function of a data frame")
+    if not isinstance(data, pd.DataFrame) or not isinstance(neighbour, pd.DataFrame) or len(data) != len(neighbour):
+        raise ValueError("dpmu.audit: data and neighbour must be DataFrames with the same number of rows")
+    if isinstance(samples, bool) or not isinstance(samples, (int, np.integer)) or samples < 20:
+        raise ValueError("dpmu.audit: samples must be an integer >= 20")
+
+    def draw(d: pd.DataFrame) -> np.ndarray:
+        rows = [np.atleast_1d(np.asarray(release(d), dtype=np.float64)) for _ in range(int(samples))]
+        if len({r.shape for r in rows}) != 1 or rows[0].ndim != 1 or rows[0].size == 0:
+            raise ValueError("dpmu.audit: release must return numbers or vectors of one length")
+        return np.asfortranarray(np.vstack(rows))
+
+    out = json.loads(_dpmu.audit_samples(draw(data), draw(neighbour), float(epsilon), float(delta),
+                                         float(confidence), score))
+    out["claimed"] = {"epsilon": epsilon, "delta": delta}
+    return out
+
+
+def ledger_init(path: Union[str, os.PathLike], budget) -> None:
+    """Create a privacy-budget ledger with its ``budget`` (EPS, (EPS, DELTA) or "EPS,DELTA"), fixed
+    from then on, and its key file PATH.key (mode 0600). An existing ledger is never reset
+    (ValueError). docs/privacy.md, "Privacy-budget ledger"."""
+    text = _budget_text(budget)
+    if text is None:
+        raise ValueError("dpmu.ledger_init: give the budget")
+    _dpmu.ledger_init(os.fspath(path), text)
+
+
+def ledger_set_budget(path: Union[str, os.PathLike], budget, reason: str) -> None:
+    """Record a new budget for a ledger, with the ``reason`` (an explicit, recorded act)."""
+    if not reason:
+        raise ValueError("dpmu.ledger_set_budget: give the reason (it is recorded)")
+    _dpmu.ledger_set_budget(os.fspath(path), _budget_text(budget), reason)
+
+
+def ledger_summary(path: Optional[Union[str, os.PathLike]] = None) -> dict:
+    """A ledger as ``dpmu ledger FILE`` prints it: budget, budget changes, spent, remaining, and the
+    releases grouped by keyed data fingerprint. ``path`` defaults to DPMU_LEDGER."""
+    path = path if path is not None else os.environ.get("DPMU_LEDGER", "")
+    if not path:
+        raise ValueError("dpmu.ledger_summary: give the ledger's path (or set DPMU_LEDGER)")
+    return json.loads(_dpmu.ledger_summary(os.fspath(path)))
