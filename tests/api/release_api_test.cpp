@@ -76,6 +76,7 @@ TEST_CASE("api: a private test is charged on the keyed fingerprint of the analys
   const auto out = api::test(d.x.leftCols(1), d.x.rightCols(1), d.y, {"a"}, {"b"}, "y", q);
   CHECK(out["private"] == true);
   CHECK(out["settings"]["ledger"]["epsilon"] == 0.6);
+  CHECK_FALSE(out["settings"]["ledger"].contains("data_fingerprint"));  // it would link outputs of the same data
   const runtime::Ledger l = runtime::read_ledger(ledger);
   REQUIRE(l.entries.size() == 1);
   CHECK(l.entries[0].command == "test front end");

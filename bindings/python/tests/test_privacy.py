@@ -324,7 +324,10 @@ def test_a_release_is_charged_to_the_ledger_and_the_budget_is_enforced(hsb2, tmp
     r = dpmu.test(hsb2, "math", [], ["female"], prior="zellner-siow", epsilon=0.5, groups=5, ledger=path,
                   budget=1.2, data_label="hsb2")
     assert r["private"] is True and r.ledger is not None
-    assert r.ledger["epsilon"] == 0.5
+    assert r.ledger["epsilon"] == 0.5 and r.ledger["total_epsilon"] == 0.5 and r.ledger["budget_epsilon"] == 1.2
+    # the keyed fingerprint of the data stays in the ledger file, out of the (shareable) result
+    assert "data_fingerprint" not in r.ledger and "data_fingerprint" not in r["settings"]["ledger"]
+    assert len(line_fp := _releases(path)[0]["data_fingerprint"]) == 64 and line_fp not in repr(vars(r)) + repr(r)
     assert "charged" in repr(r) and "not charged" not in repr(r)
     (line,) = _releases(path)
     assert line["epsilon"] == 0.5 and line["delta"] == 0 and "Python" in line["command"]

@@ -66,8 +66,9 @@ std::string matrix_bytes(const Eigen::Ref<const Eigen::MatrixXd>& x, const std::
 }
 
 nlohmann::ordered_json to_json(const LedgerCharge& c) {
+  // Not the data's fingerprint: a fixed function of the data, it would let anyone holding two
+  // outputs tell whether they came from the same data. It stays in the ledger file only.
   return {{"path", c.path},
-          {"data_fingerprint", c.data_fingerprint},
           {"epsilon", c.epsilon},
           {"delta", c.delta},
           {"total_epsilon", c.total.epsilon},

@@ -11,11 +11,7 @@
 namespace dpmu::api {
 
 nlohmann::ordered_json plan_test(const PlanTestRequest& o) {
-  core::Prior prior;
-  prior.kind = core::parse_prior_kind(o.prior);
-  prior.g = o.g;
-  prior.a = o.a;
-  core::check_prior(prior);
+  const core::Prior prior = checked_prior(o.prior, o.g, o.a);
   if (o.p < 1) throw std::invalid_argument("--p must be at least 1");
   if (o.p0 < 1) {
     throw std::invalid_argument("--p0 is " + std::to_string(o.p0) +

@@ -131,12 +131,17 @@ void check_epsilon_floor(const char* command, const char* option, double epsilon
   }
 }
 
-core::Prior test_prior(const TestRequest& q) {
+core::Prior checked_prior(const std::string& kind, std::optional<double> g, double a) {
   core::Prior prior;
-  prior.kind = core::parse_prior_kind(q.prior);
-  prior.g = q.g;
-  prior.a = q.a;
+  prior.kind = core::parse_prior_kind(kind);
+  prior.g = g;
+  prior.a = a;
   core::check_prior(prior);
+  return prior;
+}
+
+core::Prior test_prior(const TestRequest& q) {
+  const core::Prior prior = checked_prior(q.prior, q.g, q.a);
   core::check_open_interval("dpmu test", "--prior-h0", q.prior_h0, 0.0, 1.0);
   return prior;
 }

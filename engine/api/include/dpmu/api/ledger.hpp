@@ -56,8 +56,9 @@ std::optional<LedgerCharge> charge_release(const LedgerOptions& options, const s
 /// column names and the doubles of the n×k matrix in column-major order.
 std::string matrix_bytes(const Eigen::Ref<const Eigen::MatrixXd>& columns, const std::vector<std::string>& names);
 
-/// A charge as JSON: {"path", "data_fingerprint", "epsilon", "delta", "total_epsilon",
-/// "total_delta", "releases", "budget_epsilon", "budget_delta", "created"}.
+/// A charge as JSON, as every front end prints it: {"path", "epsilon", "delta", "total_epsilon",
+/// "total_delta", "releases", "budget_epsilon", "budget_delta", "created"} — not the data's
+/// fingerprint (it would link outputs computed from the same data; it stays in the ledger file).
 nlohmann::ordered_json to_json(const LedgerCharge& charge);
 
 /// Create a ledger with its budget "EPS[,DELTA]" (runtime::init_ledger). @throws as there.

@@ -40,7 +40,11 @@ struct TestRequest {
   std::string command = "dpmu test";       ///< the front end's name, for the ledger
 };
 
-/// The prior of a request, checked. @throws std::invalid_argument / std::domain_error.
+/// A prior of the tests (PB Eqs. 3–4): its spelling, a fixed g (unset: the default) and a, checked.
+/// @throws std::invalid_argument / std::domain_error naming the option.
+core::Prior checked_prior(const std::string& kind, std::optional<double> g, double a);
+
+/// The prior of a request, checked (and P(H0) in (0, 1)). @throws std::invalid_argument / std::domain_error.
 core::Prior test_prior(const TestRequest& request);
 
 /// The public settings of a private test for data of n rows, p tested and p0 H0 columns (with the
