@@ -16,9 +16,12 @@ Missing values are refused, never dropped (n is public).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
+import shutil
+import subprocess
 import warnings
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -588,34 +591,47 @@ def test(data: pd.DataFrame, response: str, common: Sequence[str], tested: Seque
 test.__test__ = False  # not a pytest test function
 
 
-def _tidy_frame(columns) -> pd.DataFrame:
-    """(name, values) pairs from the core's tidy table → DataFrame; missing values become NA."""
-    data = {}
-    for name, values in columns:
-        if isinstance(values, np.ndarray) and values.dtype == np.int64:
-            missing = values == _dpmu.missing_integer
-            if missing.any():
-                values = pd.array(np.where(missing, 0, values), dtype="Int64")
-                values[missing] = pd.NA
-        elif isinstance(values, list):
-            values = pd.array([None if v == _dpmu.missing_string else v for v in values], dtype=object)
-        data[name] = values
-    return pd.DataFrame(data, copy=False)
+def _dpmu_command() -> str:
+    """The ``dpmu`` command: the environment variable DPMU (or DPMU_EXE), else ``dpmu`` on the PATH."""
+    exe = os.environ.get("DPMU") or os.environ.get("DPMU_EXE") or shutil.which("dpmu")
+    if not exe or not os.path.exists(exe):
+        raise ValueError("results files are read by the dpmu command (`dpmu export`), which was not found: build "
+                         "it (bash scripts/build.sh in dpmu's repository) and set the environment variable DPMU")
+    return exe
+
+
+def _export(args: list) -> pd.DataFrame:
+    """``dpmu export ARGS`` as a DataFrame: the one implementation of the tidy tables (dpmu/runtime/tidy.hpp);
+    a results file is made by the dpmu command, which reads it back here, so the package needs no HDF5."""
+    done = subprocess.run([_dpmu_command(), "export", *args], capture_output=True)
+    if done.returncode != 0:
+        raise ValueError(done.stderr.decode("utf-8", "replace").strip())
+    frame = pd.read_csv(io.BytesIO(done.stdout), keep_default_na=False, na_values=["NA"], float_precision="round_trip",
+                        dtype={"cell_key": str, "component_label": str, "metric": str})
+    frame["component_label"] = frame["component_label"].fillna("")
+    return frame
 
 
 def read_results(path) -> pd.DataFrame:
     """Summaries of a results file of ``dpmu run``: one row per cell x metric x component, with
     cell_key, a column per cell parameter, metric, component, component_label, mean, sd, mcse,
     q025, q250, q500, q750, q975, n_ok, n_nan (docs/results-schema.md, "Tidy tables"; the table
-    of ``dpmu export``). Raises ValueError for a missing or damaged file."""
-    return _tidy_frame(_dpmu.tidy_summaries(os.fspath(path)))
+    of ``dpmu export``, which this runs: set DPMU to the command if it is not on the PATH).
+    Raises ValueError for a missing or damaged file."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ValueError(f"read_results: no file '{path}'")
+    return _export([path])
 
 
 def read_replicates(path, metric: str = "") -> pd.DataFrame:
     """Replicate values of ``metric`` (all metrics when empty): one row per cell x replicate x
     component, with cell_key, the cell parameters, replicate, metric, component, component_label,
     value (NaN for a failed replicate)."""
-    return _tidy_frame(_dpmu.tidy_replicates(os.fspath(path), str(metric)))
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise ValueError(f"read_replicates: no file '{path}'")
+    return _export([path, "--replicates"] + (["--metric", str(metric)] if metric else []))
 
 
 # select, plan_test, audit and the ledger functions (they use the design and ledger helpers above).

@@ -238,9 +238,6 @@ std::string audit_samples(const MatrixRef& first, const MatrixRef& second, doubl
 
 }  // namespace
 
-/// read_results / read_replicates (tidy.cpp).
-void add_tidy_functions(py::module_& m);
-
 PYBIND11_MODULE(_dpmu, m) {
   m.doc() = "dpmu's C++ core (use the functions of the dpmu package)";
   // dpmu's errors (bad input, a domain error, a damaged file) become ValueError with dpmu's message.
@@ -287,7 +284,6 @@ PYBIND11_MODULE(_dpmu, m) {
         py::arg("bounds"), py::arg("seed"), py::arg("rescale"), py::arg("top_models"), py::arg("mcmc"),
         py::arg("always_include"), py::arg("credible_level"), py::arg("ledger") = py::none(),
         py::arg("budget") = py::none(), py::arg("data_label") = py::none(), "Model averaging (api::bma)");
-  add_tidy_functions(m);
   m.def("test", &test, py::arg("common"), py::arg("tested"), py::arg("y"), py::arg("common_names"),
         py::arg("tested_names"), py::arg("response"), py::arg("prior"), py::arg("g"), py::arg("a"), py::arg("prior_h0"),
         py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"), py::arg("censor_probability"),

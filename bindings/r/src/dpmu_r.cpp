@@ -414,10 +414,6 @@ extern "C" SEXP dpmu_parse_json_c(SEXP text) {
   END_RCPP
 }
 
-// Results files (tidy_r.cpp).
-extern "C" SEXP dpmu_read_results_c(SEXP path);
-extern "C" SEXP dpmu_read_replicates_c(SEXP path, SEXP metric);
-
 static const R_CallMethodDef kCallMethods[] = {
     {"dpmu_bma_c", reinterpret_cast<DL_FUNC>(&dpmu_bma_c), 5},
     {"dpmu_predict_c", reinterpret_cast<DL_FUNC>(&dpmu_predict_c), 3},
@@ -429,8 +425,6 @@ static const R_CallMethodDef kCallMethods[] = {
     {"dpmu_ledger_init_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_init_c), 2},
     {"dpmu_ledger_set_budget_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_set_budget_c), 3},
     {"dpmu_ledger_summary_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_summary_c), 1},
-    {"dpmu_read_results_c", reinterpret_cast<DL_FUNC>(&dpmu_read_results_c), 1},
-    {"dpmu_read_replicates_c", reinterpret_cast<DL_FUNC>(&dpmu_read_replicates_c), 2},
     {nullptr, nullptr, 0}};
 
 extern "C" void R_init_dpmu(DllInfo* dll) {

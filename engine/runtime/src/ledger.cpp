@@ -1,9 +1,6 @@
 #include "dpmu/runtime/ledger.hpp"
 
 #include <fcntl.h>
-#include <fmt/format.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,12 +19,41 @@
 #include <utility>
 
 #include "dpmu/runtime/secure_random.hpp"
+#include "dpmu/runtime/sha256.hpp"
 
 namespace dpmu::runtime {
 
 namespace {
 
 constexpr double kRelativeTolerance = 1e-12;
+
+/// The shortest decimal text that reads back as `x` (as fmt's "{}").
+std::string num(double x) {
+  std::array<char, 32> buf{};
+  const auto r = std::to_chars(buf.data(), buf.data() + buf.size(), x);
+  return std::string(buf.data(), r.ptr);
+}
+std::string num(std::size_t x) { return std::to_string(x); }
+std::string num(const std::string& x) { return x; }
+std::string num(const char* x) { return x; }
+
+/// "{}" placeholders of `pattern` replaced by `args` in order (messages only).
+template <class... Args>
+std::string format(std::string_view pattern, const Args&... args) {
+  const std::array<std::string, sizeof...(Args)> values{num(args)...};
+  std::string out;
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '{' && i + 1 < pattern.size() && pattern[i + 1] == '}' && k < values.size()) {
+      out += values[k++];
+      ++i;
+    } else {
+      out += pattern[i];
+    }
+  }
+  return out;
+}
+
 
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
@@ -91,10 +117,10 @@ std::string entry_problem(const LedgerEntry& e) {
     return "data_fingerprint '" + e.data_fingerprint + "' is not 64 lowercase hex digits";
   }
   if (!(std::isfinite(e.epsilon) && e.epsilon >= 0.0)) {
-    return fmt::format("epsilon is {}, but must be finite and >= 0", e.epsilon);
+    return format("epsilon is {}, but must be finite and >= 0", e.epsilon);
   }
   if (!(std::isfinite(e.delta) && e.delta >= 0.0)) {
-    return fmt::format("delta is {}, but must be finite and >= 0", e.delta);
+    return format("delta is {}, but must be finite and >= 0", e.delta);
   }
   return {};
 }
@@ -123,7 +149,7 @@ struct Fields {
     const Fields f{v};
     Budget b{f.number("epsilon"), f.number("delta")};
     if (!(std::isfinite(b.epsilon) && b.epsilon > 0.0) || !(b.delta >= 0.0 && b.delta < 1.0)) {
-      throw std::invalid_argument(fmt::format("{} is epsilon={}, delta={}; a budget needs a finite epsilon > 0 and a "
+      throw std::invalid_argument(format("{} is epsilon={}, delta={}; a budget needs a finite epsilon > 0 and a "
                                               "delta in [0, 1)",
                                               name, b.epsilon, b.delta));
     }
@@ -220,39 +246,6 @@ bool exceeds(double total, double limit) { return total > limit + kRelativeToler
 
 }  // namespace
 
-std::string sha256_file(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.fd < 0) throw_os_error("", path, "cannot open the file for reading");
-  const std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("sha256_file: cannot initialise OpenSSL SHA-256");
-  }
-  std::array<unsigned char, 65536> buf;
-  for (;;) {
-    const ssize_t n = ::read(fd.fd, buf.data(), buf.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw_os_error("", path, "cannot read the file");
-    }
-    if (n == 0) break;
-    if (EVP_DigestUpdate(ctx.get(), buf.data(), static_cast<std::size_t>(n)) != 1) {
-      throw std::runtime_error("sha256_file: OpenSSL SHA-256 update failed");
-    }
-  }
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), digest.data(), &size) != 1) {
-    throw std::runtime_error("sha256_file: OpenSSL SHA-256 final failed");
-  }
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned int i = 0; i < size; ++i) {
-    out += hex[digest[i] >> 4];
-    out += hex[digest[i] & 0xF];
-  }
-  return out;
-}
-
 Budget parse_budget(std::string_view text) {
   const auto bad = [&](const std::string& why) {
     return std::invalid_argument("--budget '" + std::string(text) + "': " + why +
@@ -263,13 +256,13 @@ Budget parse_budget(std::string_view text) {
   const std::string_view eps_text = text.substr(0, comma);
   const auto eps = parse_double(eps_text);
   if (!eps) throw bad("epsilon '" + std::string(eps_text) + "' is not a number");
-  if (!(std::isfinite(*eps) && *eps > 0.0)) throw bad(fmt::format("epsilon is {}, but must be finite and > 0", *eps));
+  if (!(std::isfinite(*eps) && *eps > 0.0)) throw bad(format("epsilon is {}, but must be finite and > 0", *eps));
   Budget b{*eps, 0.0};
   if (comma != std::string_view::npos) {
     const std::string_view delta_text = text.substr(comma + 1);
     const auto delta = parse_double(delta_text);
     if (!delta) throw bad("delta '" + std::string(delta_text) + "' is not a number");
-    if (!(*delta >= 0.0 && *delta < 1.0)) throw bad(fmt::format("delta is {}, but must be in [0, 1)", *delta));
+    if (!(*delta >= 0.0 && *delta < 1.0)) throw bad(format("delta is {}, but must be in [0, 1)", *delta));
     b.delta = *delta;
   }
   return b;
@@ -290,25 +283,6 @@ std::map<std::string, LedgerTotal> ledger_totals(const std::vector<LedgerEntry>&
 }
 
 namespace {
-
-std::string to_hex(const unsigned char* data, std::size_t size) {
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (std::size_t i = 0; i < size; ++i) {
-    out += hex[data[i] >> 4];
-    out += hex[data[i] & 0xF];
-  }
-  return out;
-}
-
-std::string sha256_hex(std::string_view bytes) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("ledger: OpenSSL SHA-256 failed");
-  }
-  return to_hex(digest.data(), size);
-}
 
 /// The key's id in the header: a prefix of SHA-256 of the key file's contents (not of the key alone,
 /// and too short to matter: it only tells a wrong key file from the right one).
@@ -369,10 +343,10 @@ std::string header_line(const LedgerHeader& h) {
 
 void check_budget(const Budget& b, const char* what) {
   if (!(std::isfinite(b.epsilon) && b.epsilon > 0.0)) {
-    throw std::invalid_argument(fmt::format("{} epsilon is {}, but must be finite and > 0", what, b.epsilon));
+    throw std::invalid_argument(format("{} epsilon is {}, but must be finite and > 0", what, b.epsilon));
   }
   if (!(b.delta >= 0.0 && b.delta < 1.0)) {
-    throw std::invalid_argument(fmt::format("{} delta is {}, but must be in [0, 1)", what, b.delta));
+    throw std::invalid_argument(format("{} delta is {}, but must be in [0, 1)", what, b.delta));
   }
 }
 
@@ -405,16 +379,6 @@ std::string missing_ledger_message(const std::string& path) {
 }
 
 }  // namespace
-
-std::string hmac_sha256_hex(std::string_view key, std::string_view bytes) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
-  unsigned int size = 0;
-  if (HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(bytes.data()),
-           bytes.size(), mac.data(), &size) == nullptr) {
-    throw std::runtime_error("ledger: OpenSSL HMAC-SHA256 failed");
-  }
-  return to_hex(mac.data(), size);
-}
 
 std::string ledger_key_path(const std::string& path) { return path + ".key"; }
 
@@ -496,17 +460,17 @@ std::string LedgerLock::fingerprint(std::string_view bytes) const { return hmac_
 
 void LedgerLock::check(double epsilon, double delta, const std::optional<Budget>& per_call) const {
   if (!(std::isfinite(epsilon) && epsilon >= 0.0)) {
-    throw std::invalid_argument(fmt::format("ledger check: epsilon is {}, but must be finite and >= 0", epsilon));
+    throw std::invalid_argument(format("ledger check: epsilon is {}, but must be finite and >= 0", epsilon));
   }
   if (!(std::isfinite(delta) && delta >= 0.0)) {
-    throw std::invalid_argument(fmt::format("ledger check: delta is {}, but must be finite and >= 0", delta));
+    throw std::invalid_argument(format("ledger check: delta is {}, but must be finite and >= 0", delta));
   }
   const Budget in_force = ledger_.budget();
   Budget budget = in_force;
   if (per_call) {
     check_budget(*per_call, "--budget");
     if (exceeds(per_call->epsilon, in_force.epsilon) || exceeds(per_call->delta, in_force.delta)) {
-      throw std::invalid_argument(fmt::format(
+      throw std::invalid_argument(format(
           "--budget epsilon={}, delta={} is above the budget of ledger {} (epsilon={}, delta={}): a per-call budget "
           "may only be lower; to change the ledger's budget, record it with `dpmu ledger set-budget {} --budget "
           "EPS[,DELTA] --reason TEXT`",
@@ -518,7 +482,7 @@ void LedgerLock::check(double epsilon, double delta, const std::optional<Budget>
   const bool over_epsilon = exceeds(spent.epsilon + epsilon, budget.epsilon);
   const bool over_delta = exceeds(spent.delta + delta, budget.delta);
   if (!over_epsilon && !over_delta) return;
-  throw BudgetExceeded(fmt::format(
+  throw BudgetExceeded(format(
       "privacy budget exceeded: ledger {} has spent epsilon={}, delta={} in {} release(s); this release requests "
       "epsilon={}, delta={}; the budget is epsilon={}, delta={}{} (basic composition: the {} would be {}); nothing "
       "was released",

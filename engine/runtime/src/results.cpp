@@ -1,9 +1,10 @@
 #include "dpmu/runtime/results.hpp"
 
+#include "dpmu/runtime/sha256.hpp"
+
 #include <H5Cpp.h>
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -74,25 +75,17 @@ bool looks_damaged(const std::string& reason) {
 
 // ---- whole-file checksum -------------------------------------------------------------------------
 
-/// SHA-256 (OpenSSL EVP), fed in pieces.
+/// SHA-256 (runtime/sha256.hpp), fed in pieces.
 class Digest {
  public:
-  Digest() : ctx_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) throw std::bad_alloc();
-  }
-  void bytes(const void* p, std::size_t n) { EVP_DigestUpdate(ctx_.get(), p, n); }
+  void bytes(const void* p, std::size_t n) { sha_.update(std::string_view(static_cast<const char*>(p), n)); }
   std::string hex() {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_DigestFinal_ex(ctx_.get(), md, &len);
-    static const char* digits = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < len; ++i) out += {digits[md[i] >> 4], digits[md[i] & 15]};
-    return out;
+    const auto d = sha_.finish();
+    return to_hex(d.data(), d.size());
   }
 
  private:
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
+  Sha256 sha_;
 };
 
 /// The user block (the first bytes of a results file, which HDF5 leaves to applications) holds

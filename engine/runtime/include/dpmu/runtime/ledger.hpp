@@ -44,14 +44,9 @@
 #include <string_view>
 #include <vector>
 
+#include "dpmu/runtime/sha256.hpp"
+
 namespace dpmu::runtime {
-
-/// SHA-256 of a file's bytes as 64 lowercase hex digits (OpenSSL EVP).
-/// @throws std::runtime_error naming the file if it cannot be read.
-std::string sha256_file(const std::string& path);
-
-/// HMAC-SHA256 of `bytes` under `key` as 64 lowercase hex digits (OpenSSL; RFC 2104).
-std::string hmac_sha256_hex(std::string_view key, std::string_view bytes);
 
 /// A privacy budget: total epsilon (> 0, finite) and total delta (in [0, 1), default 0).
 struct Budget {
