@@ -2,6 +2,10 @@
 // perturbation (Peña & Barrientos 2024, §5). See docs/bma.md for every field of the JSON output.
 #include <unistd.h>
 
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -235,11 +239,20 @@ void write_model_space_plot(const std::string& path, const api::BmaSummary& a, c
   const char* dir = std::getenv("DPMU_PLOTTING_DIR");
   const char* python = std::getenv("DPMU_PYTHON");
   const std::string script = std::string(dir != nullptr ? dir : DPMU_SOURCE_DIR "/plotting") + "/bma_image.py";
-  const std::string command = std::string("'") + (python != nullptr ? python : "/usr/bin/python3") + "' '" + script +
-                              "' '" + tmp + "' '" + path + "'";
-  const int rc = std::system(command.c_str());
+  // An argument vector, never a shell command line: a file name is data, not code.
+  const std::string interpreter = python != nullptr ? python : "/usr/bin/python3";
+  std::vector<std::string> args = {interpreter, script, tmp, path};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  int status = -1;
+  if (::posix_spawn(&pid, interpreter.c_str(), nullptr, nullptr, argv.data(), environ) == 0) {
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
   std::remove(tmp.c_str());
-  if (rc != 0) {
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
     throw std::runtime_error("--plot: " + script +
                              " failed (python3 with matplotlib is needed: apt-get install python3-matplotlib)");
   }
@@ -376,6 +389,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
 }
 
 void run_bma(BmaCliOptions o) {
+  default_ledger_from_environment(o.ledger, !o.seed && !o.non_private);
   const BmaPlan plan = plan_bma(o);
   const std::size_t p = plan.p;
   const std::vector<std::string>& all = plan.columns;

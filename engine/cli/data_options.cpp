@@ -2,6 +2,8 @@
 #include "data_options.hpp"
 
 #include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 
@@ -28,8 +30,8 @@ DataFile read_data_file(const char* command, const std::string& path, std::span<
                         const std::string& sep) {
   runtime::CsvOptions options;
   options.separator = runtime::parse_csv_separator(sep);
-  std::string bytes = runtime::read_file_bytes(path);
-  runtime::DataTable table = runtime::read_csv_bytes(bytes, path, wanted, options);
+  std::string bytes;
+  runtime::DataTable table = runtime::read_csv_once(path, bytes, wanted, options);
   if (table.separator_detected() && table.separator() != ',') {
     std::cerr << command << ": note: " << runtime::printable(path) << ": fields separated by "
               << runtime::describe_csv_separator(table.separator())
@@ -38,11 +40,21 @@ DataFile read_data_file(const char* command, const std::string& path, std::span<
   return {std::move(bytes), std::move(table)};
 }
 
+void default_ledger_from_environment(api::LedgerOptions& o, bool release) {
+  if (!o.path.empty() || !release) return;
+  const char* env = std::getenv("DPMU_LEDGER");
+  if (env == nullptr || *env == '\0') return;
+  std::error_code ec;
+  const auto absolute = std::filesystem::absolute(env, ec);
+  o.path = ec ? std::string(env) : absolute.string();
+}
+
 void add_ledger_options(CLI::App* cmd, api::LedgerOptions& o) {
   const auto* g = "Privacy budget";
   cmd->add_option("--ledger", o.path,
                   "Charge this release to the privacy-budget ledger FILE before any noise is drawn (see `dpmu "
-                  "ledger`); a release that would exceed its budget is refused")
+                  "ledger`); a release that would exceed its budget is refused. Default for a release: the "
+                  "environment variable DPMU_LEDGER")
       ->group(g);
   cmd->add_option("--budget", o.budget,
                   "EPS[,DELTA]: create a missing --ledger with this budget (then fixed), or lower the limit for "

@@ -33,6 +33,11 @@ DataFile read_data_file(const char* command, const std::string& path, std::span<
 /// Add --ledger FILE and --budget EPS[,DELTA] (a privacy-budget ledger; api/ledger.hpp) to a release command.
 void add_ledger_options(CLI::App* cmd, api::LedgerOptions& options);
 
+/// The default ledger of a real release: the environment variable DPMU_LEDGER (made absolute), when
+/// --ledger is not given and the variable is set and not empty; the packages use the same variable
+/// (R also options(dpmu.ledger)). Seeded and non-private runs are not releases and get no default.
+void default_ledger_from_environment(api::LedgerOptions& options, bool release);
+
 using api::check_epsilon_floor;
 
 }  // namespace dpmu::cli

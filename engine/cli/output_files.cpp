@@ -49,8 +49,8 @@ void check_new_output_file(const std::string& option, const std::string& path, c
   for (const auto& in : inputs) {
     if (in.empty()) continue;
     if (same(path, in)) {
-      throw std::invalid_argument(option + " '" + path + "' is '" + in +
-                                  "', a file this command reads or keeps (its data, its ledger or the ledger's key); "
+      throw std::invalid_argument(option + " '" + path + "' is the input file '" + in +
+                                  "' (the data, the ledger or the ledger's key: a file this command reads or keeps); "
                                   "choose another output file (such a file is never overwritten, not even with "
                                   "--force)");
     }

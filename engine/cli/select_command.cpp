@@ -61,6 +61,7 @@ SelectData read_select_data(SelectOptions& o, const char* command) {
 }
 
 void run_select(SelectOptions o) {
+  default_ledger_from_environment(o.request.ledger, !o.request.seed);
   const SelectData d = read_select_data(o, "dpmu select");
   std::cout << api::select(d.x, d.y, o.predictors, o.response, o.request, d.bytes).dump(2) << "\n";
 }

@@ -88,6 +88,7 @@ void run_test(TestOptions o) {
     throw std::invalid_argument(
         "choose one: --non-private (confidential statistic) or --epsilon E --groups M (differentially private)");
   }
+  default_ledger_from_environment(o.request.ledger, o.request.epsilon && !o.request.seed);
   const TestData d = checked_data(o, "dpmu test");
   const auto out = api::test(d.common, d.tested, d.response, o.common, o.tested, o.response, o.request, d.bytes);
   std::cout << out.dump(2) << "\n";

@@ -187,3 +187,30 @@ TEST_CASE("api: audit_samples refutes a claim only when the releases differ by m
   claim.score = "nonsense";
   CHECK_THROWS_WITH(api::audit_samples(first, second, claim), Contains("laplace or categorical"));
 }
+
+TEST_CASE("api: select maps a non-finite value by the public rule instead of refusing (no data-dependent error)",
+          "[api]") {
+  Data d = data(100, 7);
+  api::SelectRequest q;
+  q.epsilon = 1.0;
+  q.radius = 2.0;
+  q.penalty = 1.0;
+  q.data_bound = "3";
+  q.seed = 9;
+  Data mapped = d;
+  d.x(3, 0) = -std::numeric_limits<double>::infinity();
+  d.x(4, 1) = std::numeric_limits<double>::quiet_NaN();
+  d.y(5) = std::numeric_limits<double>::infinity();
+  mapped.x(3, 0) = -3.0;  // r2_1pR2: |X| <= r
+  mapped.x(4, 1) = 0.0;
+  mapped.y(5) = 3.0;
+  const auto a = api::select(d.x, d.y, {"a", "b"}, "y", q);
+  const auto b = api::select(mapped.x, mapped.y, {"a", "b"}, "y", q);
+  CHECK(a["selected_model"] == b["selected_model"]);
+  CHECK(a["diagnostics"]["non_private_minimiser"] == b["diagnostics"]["non_private_minimiser"]);
+  q.seed.reset();  // a release: no error either
+  CHECK_NOTHROW(api::select(d.x, d.y, {"a", "b"}, "y", q));
+  q.seed = 9;
+  q.data_bound = "auto";  // a data-dependent bound cannot map: refused (a research run, not a release)
+  CHECK_THROWS_WITH(api::select(d.x, d.y, {"a", "b"}, "y", q), Contains("non-finite"));
+}

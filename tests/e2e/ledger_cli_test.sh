@@ -135,6 +135,25 @@ R2="$TMP/charged.jsonl"
   --synthetic-out "$TMP/nofolder/syn.csv" --ledger "$R2" >/dev/null 2>&1
 [ "$(wc -l <"$R2")" -eq 1 ] && pass || fail "a release refused on its options was charged: $(cat "$R2")"
 
+# --- DPMU_LEDGER is the default ledger of a real release (not of a seeded run); absolute once read
+E="$TMP/env.jsonl"
+"$DPMU" ledger init "$E" --budget 5 >/dev/null
+(cd "$TMP" && DPMU_LEDGER=env.jsonl "$DPMU" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 >/dev/null 2>"$TMP/err") &&
+  [ "$(wc -l <"$E")" -eq 2 ] && pass || fail "DPMU_LEDGER not charged: $(cat "$TMP/err") $(cat "$E")"
+DPMU_LEDGER="$E" "$DPMU" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --seed 1 >/dev/null 2>"$TMP/err" &&
+  [ "$(wc -l <"$E")" -eq 2 ] && pass || fail "a seeded run used DPMU_LEDGER: $(cat "$TMP/err")"
+
+# --- an emptied ledger whose key remains is truncated, not new: refused, never reset
+T="$TMP/trunc.jsonl"
+"$DPMU" ledger init "$T" --budget 1 >/dev/null
+: >"$T"
+expect_exit2 "truncated" "${BMA[@]}" --ledger "$T" --budget 1
+[ ! -s "$T" ] && pass || fail "a truncated ledger was re-created: $(cat "$T")"
+
+# --- --plot is a file name, never shell code
+"$DPMU" "${BMA[@]}" --seed 1 --plot "$TMP/x'; touch $TMP/pwned; echo '.png" >/dev/null 2>&1
+[ ! -e "$TMP/pwned" ] && pass || fail "--plot ran shell code"
+
 # --- an output never replaces the ledger or its key, not even with --force; outputs never collide
 cp "$L" "$TMP/l.before"
 expect_exit2 "is a privacy-budget ledger" "${BMA[@]}" --seed 1 --synthetic-out "$L" --force

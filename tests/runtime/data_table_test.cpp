@@ -150,3 +150,23 @@ TEST_CASE("read_csv refuses lines longer than the cap (1 MiB): /dev/zero, binary
   small.max_line_bytes = 1000;
   CHECK_THROWS_WITH(read_csv(long_record.path, {}, small), Contains("is longer than 1000 bytes"));
 }
+
+TEST_CASE("read_csv_once parses what read_csv parses and keeps exactly the bytes it read", "[data_table]") {
+  const std::string text = "\xEF\xBB\xBF\"a\",b,c\r\n1,2,3\r\n4,5,6\r\n";
+  TempFile f(text);
+  std::string bytes = "stale";
+  const auto once = dpmu::runtime::read_csv_once(f.path, bytes, std::vector<std::string>{"c", "a"});
+  const auto plain = read_csv(f.path, std::vector<std::string>{"c", "a"});
+  CHECK(bytes == text);
+  CHECK(once.column("a") == plain.column("a"));
+  CHECK(once.column("c") == plain.column("c"));
+  // A file with more than one read buffer of bytes is kept whole.
+  std::string big = "x,y\n";
+  for (int i = 0; i < 20000; ++i) big += std::to_string(i) + "," + std::to_string(2 * i) + "\n";
+  TempFile g(big);
+  CHECK(dpmu::runtime::read_csv_once(g.path, bytes).rows() == 20000);
+  CHECK(bytes == big);
+  // A file refused on its first line is not read into memory (/dev/zero: no line end).
+  CHECK_THROWS_WITH(dpmu::runtime::read_csv_once("/dev/zero", bytes), Contains("longer than 1 MiB"));
+  CHECK(bytes.size() < (std::size_t{4} << 20));
+}

@@ -269,7 +269,7 @@ def _ledger_arguments(ledger, budget: Budget, data_label: Optional[str], release
     if ledger is None and release:
         ledger = os.environ.get("DPMU_LEDGER") or None
     if ledger is not None:
-        ledger = os.fspath(ledger)
+        ledger = os.path.abspath(os.fspath(ledger)) if os.fspath(ledger) else ""
         if not ledger:
             raise ValueError("ledger: give the path of the ledger file (or None)")
     text = _budget_text(budget)

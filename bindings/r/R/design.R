@@ -396,7 +396,9 @@ dpmu_ledger_options <- function(ledger, ledger_given, budget, release, data_labe
            call. = FALSE)
     }
   }
-  list(ledger = if (!is.null(ledger)) path.expand(ledger), budget = budget, data_label = data_label)
+  # An absolute path: a later setwd() must not open a second ledger for the same data.
+  list(ledger = if (!is.null(ledger)) normalizePath(path.expand(ledger), mustWork = FALSE), budget = budget,
+       data_label = data_label)
 }
 
 # One line on the ledger for print(): charged, or not charged.

@@ -93,7 +93,8 @@ SelectPlan select_plan(const SelectRequest& o, const Eigen::Ref<const Eigen::Mat
                        const Eigen::Ref<const Eigen::VectorXd>& y_in) {
   check_select_request(o, static_cast<std::size_t>(x_in.cols()));
   if (x_in.rows() != y_in.size()) throw std::invalid_argument("the predictors and the response differ in rows");
-  if (!x_in.allFinite() || !y_in.allFinite()) {
+  const bool finite = x_in.allFinite() && y_in.allFinite();
+  if (!finite && o.data_bound == "auto") {
     throw std::invalid_argument("the data contain a missing or non-finite value (NA, NaN or Inf)");
   }
   core::LcssfSettings s;
@@ -123,6 +124,19 @@ SelectPlan select_plan(const SelectRequest& o, const Eigen::Ref<const Eigen::Mat
     if (!(s.data_bound > 0.0)) throw std::domain_error("dpmu select: --data-bound auto gives 0 (all data are 0)");
   } else {
     s.data_bound = parse_number("--data-bound", o.data_bound);
+  }
+  if (!finite) {
+    // A non-finite value that a front end derived from a valid row (R's log(0), sqrt(-x)) is never an
+    // error, which would depend on the data: by a public rule, +Inf becomes the upper and -Inf the
+    // lower bound of its column's domain (the values are clamped into it anyway) and NaN its centre 0.
+    const double bx = core::predictor_bound(s.delta_kind, s.data_bound);
+    const auto map = [](double v, double bound) {
+      if (std::isnan(v)) return 0.0;
+      if (std::isinf(v)) return v > 0 ? bound : -bound;
+      return v;
+    };
+    x = x.unaryExpr([&](double v) { return map(v, bx); });
+    y = y.unaryExpr([&](double v) { return map(v, s.data_bound); });
   }
   SelectPlan plan;
   plan.release.lcssf = s;

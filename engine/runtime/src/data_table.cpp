@@ -3,6 +3,7 @@
 #include <csv.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -236,14 +237,6 @@ std::string mib(std::size_t bytes) {
 }
 
 
-/// A read-only stream over bytes in memory (no copy).
-struct MemoryBuf : std::streambuf {
-  explicit MemoryBuf(std::string_view bytes) {
-    char* p = const_cast<char*>(bytes.data());  // only ever read
-    setg(p, p, p + bytes.size());
-  }
-};
-
 DataTable read_csv_stream(std::istream& in, const std::string& name, std::span<const std::string> wanted,
                           const CsvOptions& options) {
   const std::string source = printable(name);
@@ -366,24 +359,43 @@ DataTable read_csv(const std::filesystem::path& path, std::span<const std::strin
   return read_csv_stream(in, path.string(), wanted, options);
 }
 
-DataTable read_csv_bytes(std::string_view bytes, const std::string& name, std::span<const std::string> wanted,
-                         const CsvOptions& options) {
-  MemoryBuf buf(bytes);
-  std::istream in(&buf);
-  return read_csv_stream(in, name, wanted, options);
-}
+namespace {
 
-std::string read_file_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(printable(path.string()) + ": cannot open the file for reading");
-  std::string out;
-  std::vector<char> buf(1 << 16);
-  while (in) {
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    out.append(buf.data(), static_cast<std::size_t>(in.gcount()));
+/// A stream over a file that keeps a copy of every byte read through it: the parser reads the file
+/// once, as far as it needs (a refused header or an over-long line stops it, so /dev/zero is not read
+/// into memory), and the copy is exactly what was parsed.
+struct TeeBuf : std::streambuf {
+  TeeBuf(std::streambuf* source, std::string& copy) : source_(source), copy_(copy) {}
+  int_type underflow() override {
+    const std::streamsize n = source_->sgetn(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    if (n <= 0) return traits_type::eof();
+    copy_.append(buffer_.data(), static_cast<std::size_t>(n));
+    setg(buffer_.data(), buffer_.data(), buffer_.data() + n);
+    return traits_type::to_int_type(buffer_[0]);
   }
-  if (in.bad()) throw std::runtime_error(printable(path.string()) + ": cannot read the file");
-  return out;
+
+ private:
+  std::streambuf* source_;
+  std::string& copy_;
+  std::array<char, 1 << 16> buffer_{};
+};
+
+}  // namespace
+
+DataTable read_csv_once(const std::filesystem::path& path, std::string& bytes, std::span<const std::string> wanted,
+                        const CsvOptions& options) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw std::runtime_error(printable(path.string()) + ": cannot open the file for reading");
+  bytes.clear();
+  TeeBuf tee(file.rdbuf(), bytes);
+  std::istream in(&tee);
+  DataTable table = read_csv_stream(in, path.string(), wanted, options);
+  // The parser stops at the end of the data; anything after it (nothing, for a CSV file) is read too,
+  // so that the copy is the whole file.
+  while (in.get() != std::istream::traits_type::eof()) {
+  }
+  if (file.bad()) throw std::runtime_error(printable(path.string()) + ": cannot read the file");
+  return table;
 }
 
 }  // namespace dpmu::runtime

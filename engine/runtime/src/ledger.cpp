@@ -435,6 +435,13 @@ LedgerLock::LedgerLock(const std::string& path, const std::optional<Budget>& cre
   const std::string contents = read_all(fd.fd, path, "ledger");
   if (contents.empty()) {
     if (!create_budget) throw std::runtime_error(missing_ledger_message(path));
+    std::error_code ec;
+    if (std::filesystem::exists(ledger_key_path(path), ec)) {
+      // A key without its ledger's lines: the ledger was truncated or replaced, not new. Never reset.
+      throw std::runtime_error("ledger " + path + " is empty but its key file " + ledger_key_path(path) +
+                               " exists: the ledger was truncated or replaced (it is never reset); restore it from "
+                               "a backup, or remove the key file if you really mean to start a new ledger");
+    }
     key_ = fresh_key();
     write_key_file(path, key_);
     ledger_.header.created = utc_now();

@@ -60,8 +60,9 @@ SelectPlan select_plan(const SelectRequest& request, const Eigen::Ref<const Eige
 /// The release of a plan, checked for magnitudes that overflow a double (for `dpmu audit select`).
 std::shared_ptr<const core::LcssfRelease> make_select_release(const SelectPlan& plan);
 
-/// The selection: the JSON of `dpmu select`. x is n×d (d ≤ 20) with names `predictors`, y length n,
-/// finite. `data_bytes`: what the ledger fingerprints (empty: the analysed columns).
+/// The selection: the JSON of `dpmu select`. x is n×d (d ≤ 20) with names `predictors`, y length n.
+/// With a public data_bound a non-finite value is mapped by a public rule, never refused (+Inf to the
+/// upper and -Inf to the lower bound of its column's domain, NaN to 0); with "auto" it is an error. `data_bytes`: what the ledger fingerprints (empty: the analysed columns).
 /// @throws std::invalid_argument / std::domain_error naming the input; runtime::BudgetExceeded.
 nlohmann::ordered_json select(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
                               const std::vector<std::string>& predictors, const std::string& response,

@@ -84,13 +84,10 @@ class DataTable {
 DataTable read_csv(const std::filesystem::path& path, std::span<const std::string> wanted = {},
                    const CsvOptions& options = {});
 
-/// read_csv on bytes already in memory (a file read once, so that what is parsed is exactly what a
-/// privacy ledger fingerprints); `name` stands for the file in messages and DataTable::source().
-/// @throws as read_csv.
-DataTable read_csv_bytes(std::string_view bytes, const std::string& name, std::span<const std::string> wanted = {},
-                         const CsvOptions& options = {});
-
-/// Every byte of a file. @throws std::runtime_error naming the file if it cannot be opened or read.
-std::string read_file_bytes(const std::filesystem::path& path);
+/// read_csv reading the file once and keeping every byte read in `bytes` (what a privacy ledger
+/// fingerprints: exactly what was parsed). A file refused on its first line (or an over-long line)
+/// is not read further. @throws as read_csv.
+DataTable read_csv_once(const std::filesystem::path& path, std::string& bytes, std::span<const std::string> wanted = {},
+                        const CsvOptions& options = {});
 
 }  // namespace dpmu::runtime
