@@ -283,3 +283,13 @@ test_that("empirical audit of a private test through the R front end: epsilon lo
   # The audit has power: the neighbours are far apart (the bound of exact Laplace is about 0.5 here).
   expect_gt(kb / N - ka / N, 0.2)
 })
+
+test_that("select never refuses a value derived from a valid row (it was an uncharged oracle of one row)", {
+  # log(0) in one row: a release, not an error, with or without the ledger's budget left.
+  for (t in c(52, 60)) {
+    f <- eval(bquote(read ~ log(ifelse(id == 70, write - .(t), 1)) + math))
+    r <- dpmu::select(f, data = hsb2, epsilon = 0.5, radius = 2, penalty = 1, data_bound = 100)
+    expect_true(r$private)
+    expect_true(is.list(r$selected_model))
+  }
+})
