@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Install dependencies (Debian packages) and build dpmu in ./build (Release).
+# Usage: bash scripts/build.sh [TARGET...]   (no target: everything — the tests and benchmarks too;
+# `bash scripts/build.sh dpmu` builds only the command, which is what the main job needs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-deps.sh
@@ -11,4 +13,6 @@ if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCH
 if [ ! -f build/CMakeCache.txt ]; then
   cmake -S . -B build "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
 fi
-cmake --build build --parallel "$(nproc)"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build build --parallel "$(nproc)" "${targets[@]}"

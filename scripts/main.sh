@@ -6,7 +6,7 @@
 # ends with the reproduction report of what it ran (results/report.html, results/claims.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/build.sh
+bash scripts/build.sh dpmu   # only the command the main job runs (the tests are built by scripts/test.sh)
 mkdir -p results
 DPMU=./build/engine/dpmu
 for config in fig1_hsb_posterior fig2_hsb_likelihood_ratio; do
