@@ -117,8 +117,16 @@ struct BmaRelease {
   std::optional<std::uint64_t> clamped_entries;
 };
 
+/// Non-private fits only: the statistics of the confidential data that re-analysis (reanalyse) and
+/// the predictive standard errors (predict_with_se) need. Kept inside the C++ fit: the bindings never
+/// convert it (R holds it behind an external pointer), and a release never fills it.
+struct BmaDataStatistics {
+  Eigen::MatrixXd gram;   ///< (p+1)×(p+1) centred Gram matrix of the scaled columns (response last)
+  Eigen::VectorXd scale;  ///< column j of the data = scale(j) × scaled column j (p + 1)
+  Eigen::VectorXd means;  ///< column means of the data (p + 1, response last)
+};
+
 /// The result of bma().
-struct BmaFit {
   bool is_private = false;  ///< a release with secure noise (false for non-private and seeded runs)
   std::string response;
   std::vector<std::string> predictors;
@@ -138,6 +146,11 @@ struct BmaFit {
   Eigen::VectorXd predictor_means;
   /// Messages for the user ("warning: ..." / "note: ..."), in order; the CLI prints them on stderr.
   std::vector<std::string> messages;
+  /// The analysis settings behind `posterior` (privacy, ledger and seed cleared; fit.seed is the
+  /// search's seed): what reanalyse() starts from.
+  BmaSettings analysis;
+  /// Non-private only (std::nullopt for every release): see BmaDataStatistics.
+  std::optional<BmaDataStatistics> data_statistics;
 };
 
 /// Hooks of a release (the CLI's privacy ledger): called after all checks, before any noise is drawn.
@@ -176,5 +189,71 @@ Estimator parse_estimator(const std::string& name);
 /// @throws std::invalid_argument for a release or a wrong number of columns.
 Eigen::VectorXd predict(const BmaFit& fit, const Eigen::Ref<const Eigen::MatrixXd>& new_x,
                         Estimator estimator = Estimator::bma);
+
+/// Re-analysis of a fit under other analysis settings (BAS's update.bas): the same statistics, a new
+/// model search. For a release (fit.release) the statistics are the regularised released matrix
+/// G* + rI (fit.release->regularized, and the thresholded copy when the fit has one) with the same n,
+/// column scales and ridge: pure post-processing of what was released — no new noise, no ledger
+/// charge, fit.release, fit.ledger, fit.is_private and privacy_json(fit) unchanged. The result equals
+/// analyse() of the same matrix under `settings` (so a seeded release re-analysed equals a fresh
+/// seeded release with the new settings: the noise and ridge streams do not depend on them). For a
+/// non-private fit the statistics are fit.data_statistics (the exact Gram matrix of the data).
+///
+/// May change: prior, g, a, model_prior, always_include, top_models, credible_level, mcmc,
+/// mcmc_tolerance. May not: settings.privacy must be unset (the release and its privacy settings —
+/// mechanism, ε, δ, bounds, rescale, ridge, threshold — are those of `fit`); settings.ledger.path must
+/// be empty (nothing is charged); settings.seed must be unset or equal fit.seed (the seed of the
+/// release and of the search are kept). Shapes: the fit's p predictors and n rows.
+/// @throws std::invalid_argument for those, for a fit without statistics (a default-constructed
+/// BmaFit), and as bma() for bad settings; std::domain_error as analyse().
+BmaFit reanalyse(const BmaFit& fit, const BmaSettings& settings);
+
+/// Predictions with standard errors and intervals (BAS's predict.bas with se.fit = TRUE and its
+/// confint.pred.bas), non-private fits only. Per model γ, with s_γ = E[g/(1+g) | D, γ] (1 for
+/// bic/aic/lr), R²_γ, β̂_γ and V_γ = (X_γ'X_γ)^{-1} of the centred data, x̃ = x − x̄:
+///   ŷ_γ = ȳ + s_γ x̃_γ'β̂_γ,
+///   mse_γ = SSY (1 − s_γ R²_γ)/df_γ,  df_γ = n − 1 (g-priors), n − 1 − |γ| (bic, aic, lr),
+///   se.fit_γ² = mse_γ (1/n + s_γ x̃_γ'V_γ x̃_γ),  se.pred_γ² = mse_γ (1 + 1/n + s_γ x̃_γ'V_γ x̃_γ)
+/// (for the g-prior with fixed g, the exact posterior of the mean is ŷ_γ + se.fit_γ·t_{n−1}; for the
+/// mixtures of g-priors E[s] is plugged in, as BAS does). hpm / mpm / bpm: that model's values, and
+/// the interval ŷ ± t_{df_γ, (1+level)/2}·se. bma: over the mixture of the most probable models
+/// (all of them up to 4096, renormalised; omitted_mass is the rest),
+///   se.fit² = Σ_γ P(γ|D) se.fit_γ² + Σ_γ P(γ|D) (ŷ_γ − ŷ)²  (BAS's se.bma.fit; se.pred likewise),
+/// and the interval is the equal-tailed interval of the mixture Σ_γ P(γ|D) (ŷ_γ + se_γ·t_{df_γ})
+/// (exact quantiles; BAS draws from the same mixture and reports an HPD interval). `fit` is
+/// predict(fit, new_x, estimator).
+struct BmaPrediction {
+  Eigen::VectorXd fit;
+  Eigen::VectorXd se_fit;
+  Eigen::VectorXd se_pred;
+  double level = 0.0;     ///< 0: no interval
+  Eigen::VectorXd lower;  ///< of the mean (confidence) or of a new observation (prediction)
+  Eigen::VectorXd upper;
+  double df = 0.0;  ///< df_γ of the single model (NaN for bma)
+  std::uint64_t models = 0;
+  double omitted_mass = 0.0;
+};
+/// @param level in (0, 1), or 0 for no interval; @param prediction interval of a new observation
+/// (true) or of its mean (false). @throws std::invalid_argument for a release, a fit without data
+/// statistics, a wrong number of columns, a level outside [0, 1).
+BmaPrediction predict_with_se(const BmaFit& fit, const Eigen::Ref<const Eigen::MatrixXd>& new_x,
+                              Estimator estimator, double level, bool prediction);
+
+/// Posterior density of one coefficient (BAS's plot.coef.bas), exact under the fit's priors: a point
+/// mass P(β_j = 0 | D) = 1 − PIP_j and, on the grid, the continuous part
+///   Σ_{γ ∋ j} P(γ|D) Σ_i w_i t_ν(b; s_i β̂_γj, s_i S(s_i)/ν V_γjj)   (docs/bma.md "Coefficients"),
+/// over the nodes (s_i, w_i) of the posterior of the shrinkage, in data units; it integrates to PIP_j
+/// (minus omitted_mass at most). coefficient = −1: the intercept (non-private only: it needs ȳ; a
+/// mixture of t_ν(ȳ, S(s)/(ν n)), no point mass). Post-processing only: a release's density is
+/// computed from its released matrix. Over the most probable models, up to 4096.
+struct CoefficientDensity {
+  Eigen::VectorXd density;
+  double probability_zero = 0.0;
+  std::uint64_t models = 0;
+  double omitted_mass = 0.0;
+};
+/// @throws std::invalid_argument for a coefficient out of range, the intercept of a release, a fit
+/// without statistics.
+CoefficientDensity coefficient_density(const BmaFit& fit, int coefficient, const Eigen::Ref<const Eigen::VectorXd>& grid);
 
 }  // namespace dpmu::api

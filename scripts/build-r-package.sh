@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Build the R source package dpmu_<version>.tar.gz (R CMD build of a staging copy of bindings/r)
+# that installs with R CMD INSTALL alone: no CMake build of dpmu, no OpenSSL, fmt or HDF5.
+# Usage: bash scripts/build-r-package.sh [OUTDIR]   (default: the current directory)
+#
+# Everything the package compiles is copied in here from the repository (never edited by hand in
+# the tarball; the repository stays the single source):
+#   src/engine/core/{include,src}     the statistics core
+#   src/engine/api/{include,src}      the release API
+#   src/engine/runtime/...            the ledger only: ledger, sha256, secure_random (.hpp, .cpp)
+#   src/bindings/common/              the code shared with the Python package
+#   src/vendor/Random123/             Random123 (header-only, BSD-3-Clause; Debian librandom123-dev)
+#   src/vendor/nlohmann/              nlohmann/json (header-only, MIT; Debian nlohmann-json3-dev)
+# Eigen comes from LinkingTo: RcppEigen, Boost.Math from LinkingTo: BH. The licences of the vendored
+# headers go to inst/COPYRIGHTS and inst/licenses/. src/Makevars.in lists every object; the
+# package's configure (bindings/r/configure) sees the vendored sources and writes src/Makevars from
+# it (it only tests that the compiler takes -ffp-contract=off). Environment: R (default R),
+# RANDOM123_DIR (default /usr/include/Random123), NLOHMANN_DIR (default /usr/include/nlohmann),
+# DPMU_R_BUILD_ARGS (extra arguments of R CMD build, e.g. --no-build-vignettes).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+outdir=${1:-.}
+mkdir -p "$outdir"
+outdir=$(cd "$outdir" && pwd)
+R=${R:-R}
+random123=${RANDOM123_DIR:-/usr/include/Random123}
+nlohmann=${NLOHMANN_DIR:-/usr/include/nlohmann}
+random123_copyright=${RANDOM123_COPYRIGHT:-/usr/share/doc/librandom123-dev/copyright}
+nlohmann_copyright=${NLOHMANN_COPYRIGHT:-/usr/share/doc/nlohmann-json3-dev/copyright}
+for f in "$random123/philox.h" "$random123_copyright" "$nlohmann/json.hpp" "$nlohmann_copyright"; do
+  if [ ! -f "$f" ]; then
+    echo "build-r-package: $f is missing (Debian: apt-get install librandom123-dev nlohmann-json3-dev)" >&2
+    exit 1
+  fi
+done
+command -v "$R" >/dev/null 2>&1 || { echo "build-r-package: R is not installed (r-base-core)" >&2; exit 1; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pkg="$tmp/dpmu"
+# The package as it is in the repository, without anything a developer's install left behind.
+cp -r "$repo/bindings/r" "$pkg"
+rm -f "$pkg/src/Makevars" "$pkg/src/Makevars.in"
+find "$pkg/src" \( -name '*.o' -o -name '*.so' -o -name '*.dll' \) -delete
+
+# The C++ sources, copied with their directory layout (two files are called bma.cpp, audit.cpp or
+# ledger.cpp, so the objects keep their directories: OBJECTS below).
+src="$pkg/src"
+copy() {  # copy FILE... into $src/<path relative to the repository>
+  for f in "$@"; do
+    mkdir -p "$src/$(dirname "$f")"
+    cp "$repo/$f" "$src/$f"
+  done
+}
+cd "$repo"
+copy $(find engine/core/include engine/core/src engine/api/include engine/api/src -type f \( -name '*.hpp' -o -name '*.cpp' \) | sort)
+for m in ledger sha256 secure_random; do
+  copy "engine/runtime/include/dpmu/runtime/$m.hpp" "engine/runtime/src/$m.cpp"
+done
+copy $(find bindings/common -maxdepth 1 -type f \( -name '*.hpp' -o -name '*.cpp' \) | sort)
+mkdir -p "$src/vendor"
+cp -r "$random123" "$src/vendor/Random123"
+cp -r "$nlohmann" "$src/vendor/nlohmann"
+find "$src/vendor" -type f ! -name '*.h' ! -name '*.hpp' -delete
+
+# Licences of the vendored headers.
+mkdir -p "$pkg/inst/licenses"
+cp "$random123_copyright" "$pkg/inst/licenses/Random123"
+cp "$nlohmann_copyright" "$pkg/inst/licenses/nlohmann-json"
+nlohmann_version=$(sed -n 's/^#define NLOHMANN_JSON_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\).*/\2/p' \
+                     "$nlohmann/detail/abi_macros.hpp" "$nlohmann/json.hpp" 2>/dev/null | head -3 | paste -sd.)
+random123_version=$(dpkg-query -W -f '${Version}' librandom123-dev 2>/dev/null || echo "unknown")
+cat >"$pkg/inst/COPYRIGHTS" <<EOF
+The dpmu package contains code from the following projects, copied unchanged into src/vendor/ when
+the source package is built (scripts/build-r-package.sh in the dpmu repository):
+
+src/vendor/Random123/   Random123 (Debian librandom123-dev ${random123_version}),
+                        Copyright 2010-2021 D. E. Shaw Research, BSD-3-Clause;
+                        the full notice is in licenses/Random123.
+src/vendor/nlohmann/    JSON for Modern C++ ${nlohmann_version:+${nlohmann_version} }(https://github.com/nlohmann/json),
+                        Copyright 2013-2022 Niels Lohmann, MIT;
+                        the full notice is in licenses/nlohmann-json.
+
+All other files: the dpmu authors (see the file LICENSE).
+EOF
+
+# src/Makevars.in: configure turns it into src/Makevars.
+objects=$(cd "$src" && find . -name '*.cpp' ! -path './vendor/*' | sed 's|^\./||; s|\.cpp$|.o|' | sort)
+{
+  echo "# Written by scripts/build-r-package.sh; ./configure writes src/Makevars from it."
+  echo "CXX_STD = CXX20"
+  echo "PKG_CPPFLAGS = -Iengine/core/include -Iengine/api/include -Iengine/runtime/include -Ibindings/common \\"
+  echo "  -Ivendor -DEIGEN_DONT_PARALLELIZE"
+  echo "# The same floating point as the CMake build (no FMA contraction), so results equal the CLI's;"
+  echo "# configure puts -ffp-contract=off here when the compiler takes it."
+  echo "PKG_CXXFLAGS = @DPMU_FP_FLAGS@"
+  echo "OBJECTS = \\"
+  echo "$objects" | sed '$!s/$/ \\/; s/^/  /'
+} >"$src/Makevars.in"
+
+# The package's configure and cleanup stay those of bindings/r (configure sees src/vendor).
+cd "$tmp"
+# shellcheck disable=SC2086
+"$R" CMD build ${DPMU_R_BUILD_ARGS:-} dpmu >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; exit 1; }
+tarball=$(ls dpmu_*.tar.gz)
+cp "$tarball" "$outdir/"
+echo "$outdir/$tarball"
