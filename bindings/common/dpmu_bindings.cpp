@@ -4,7 +4,6 @@
 
 #include <stdexcept>
 
-
 namespace dpmu::bindings {
 
 std::vector<core::ColumnBounds> bounds_from_pairs(const std::vector<double>& flat) {

@@ -1,9 +1,8 @@
 // `dpmu bma`: differentially private Bayesian model averaging and selection by sufficient-statistic
 // perturbation (Peña & Barrientos 2024, §5). See docs/bma.md for every field of the JSON output.
-#include <unistd.h>
-
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -24,6 +23,8 @@
 #include "data_options.hpp"
 #include "dpmu/api/bma.hpp"
 #include "dpmu/api/bma_pipeline.hpp"
+#include "dpmu/api/ledger.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/gram_matrix.hpp"
@@ -33,8 +34,6 @@
 #include "dpmu/core/synthetic_data.hpp"
 #include "dpmu/runtime/data_table.hpp"
 #include "dpmu/runtime/secure_random.hpp"
-#include "dpmu/api/ledger.hpp"
-#include "dpmu/api/release_report.hpp"
 
 namespace dpmu::cli {
 

@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <iostream>
 
-
 namespace dpmu::cli {
 
 void add_separator_option(CLI::App* cmd, std::string& sep) {

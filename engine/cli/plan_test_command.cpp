@@ -61,14 +61,17 @@ void add_plan_test_command(CLI::App& app) {
   cmd->add_option("--a", o->request.a, "Parameter of hyper-g / hyper-g-n")->capture_default_str();
   cmd->add_option("--epsilon", o->request.epsilon, "Privacy parameter epsilon > 0")->required();
   cmd->add_option("--delta", o->request.delta, "Privacy parameter delta in [0, 1)")->capture_default_str();
-  cmd->add_option("--groups", o->request.groups, "Candidate numbers of subsets M")->delimiter(',')->capture_default_str();
+  cmd->add_option("--groups", o->request.groups, "Candidate numbers of subsets M")
+      ->delimiter(',')
+      ->capture_default_str();
   cmd->add_option("--censor", o->censor, "Candidate censoring limits L,U (repeat the flag for several)");
   cmd->add_option("--r-squared", o->request.r_squared, "Scenario: full-data R² (default: the null hypothesis)");
   cmd->add_option("--simulations", o->request.simulations, "Monte Carlo replicates per setting")
       ->capture_default_str()
       ->check(unsigned_integer());
   cmd->add_option("--seed", o->request.seed, "Seed of the simulation")->check(unsigned_integer());
-  cmd->add_option("--gaussian-calibration", o->request.gaussian_calibration, "exact | paper-literal")->capture_default_str();
+  cmd->add_option("--gaussian-calibration", o->request.gaussian_calibration, "exact | paper-literal")
+      ->capture_default_str();
   cmd->callback([o] { run_plan(*o); });
 }
 

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -84,16 +85,44 @@ void summarize(const std::string& path, const std::string& format) {
     std::cout << out.dump(1) << "\n";
     return;
   }
-  std::cout << fmt::format("{:>5}  {:<40} {:<16} {:>12} {:>10} {:>10} {:>12} {:>12} {:>12} {:>8}\n", "cell",
+  // Parameters with one value in every cell are printed once above the table; each cell's varying
+  // parameters once, on its first row (a study with 25 fixed parameters made ~800-character lines).
+  std::map<std::string, std::string> first;
+  std::set<std::string> varying;
+  for (const auto& cell : out) {
+    for (const auto& [k, v] : cell["parameters"].items()) {
+      const auto [it, added] = first.emplace(k, v.dump());
+      if (!added && it->second != v.dump()) varying.insert(k);
+    }
+  }
+  for (const auto& cell : out) {
+    for (const auto& [k, v] : cell["parameters"].items()) {
+      (void)v;
+      bool everywhere = true;
+      for (const auto& other : out) everywhere = everywhere && other["parameters"].contains(k);
+      if (!everywhere) varying.insert(k);
+    }
+  }
+  std::string fixed;
+  for (const auto& [k, v] : first) {
+    if (!varying.count(k)) fixed += (fixed.empty() ? "" : " ") + k + "=" + v;
+  }
+  if (!fixed.empty()) std::cout << "fixed in every cell: " << fixed << "\n";
+  std::cout << fmt::format("{:>5}  {:<30} {:<16} {:>12} {:>10} {:>10} {:>12} {:>12} {:>12} {:>8}\n", "cell",
                            "parameters", "metric", "mean", "mcse", "sd", "q250", "q500", "q750", "n_ok");
   for (const auto& cell : out) {
     std::string params;
-    for (const auto& [k, v] : cell["parameters"].items()) params += (params.empty() ? "" : " ") + k + "=" + v.dump();
+    for (const auto& [k, v] : cell["parameters"].items()) {
+      if (varying.count(k)) params += (params.empty() ? "" : " ") + k + "=" + v.dump();
+    }
+    bool first_row = true;
     for (const auto& [name, s] : cell["metrics"].items()) {
       auto g = [&](const char* key) { return s[key].is_null() ? std::string("nan") : num(s[key].get<double>()); };
-      std::cout << fmt::format("{:>5}  {:<40} {:<16} {:>12} {:>10} {:>10} {:>12} {:>12} {:>12} {:>8}\n",
-                               cell["cell"].get<std::size_t>(), params, name, g("mean"), g("mcse"), g("sd"), g("q250"),
+      std::cout << fmt::format("{:>5}  {:<30} {:<16} {:>12} {:>10} {:>10} {:>12} {:>12} {:>12} {:>8}\n",
+                               first_row ? std::to_string(cell["cell"].get<std::size_t>()) : std::string(),
+                               first_row ? params : std::string(), name, g("mean"), g("mcse"), g("sd"), g("q250"),
                                g("q500"), g("q750"), s["n_ok"].get<std::int64_t>());
+      first_row = false;
     }
   }
 }

@@ -86,10 +86,12 @@ void register_select_options(CLI::App* cmd, SelectOptions& o) {
                   "Sensitivity reading [U]: r2_1pR2 (|X|,|Y| <= r; r^2(1+R)^2) | rpR_2 (|X| <= 1; (r+R)^2) | "
                   "1pR_2 ((1+R)^2; DP only if r <= 1)")
       ->capture_default_str();
-  cmd->add_option("--objective-scale", o.request.objective_scale, "c in L* = c RSS + phi |M| [U]")->capture_default_str();
+  cmd->add_option("--objective-scale", o.request.objective_scale, "c in L* = c RSS + phi |M| [U]")
+      ->capture_default_str();
   cmd->add_option("--noise-factor", o.request.noise_factor, "kappa: Laplace scale kappa c Delta/epsilon [U]")
       ->capture_default_str();
-  cmd->add_option("--variance-floor", o.request.variance_floor, "Algorithm 2: public floor of the released variance [R]")
+  cmd->add_option("--variance-floor", o.request.variance_floor,
+                  "Algorithm 2: public floor of the released variance [R]")
       ->capture_default_str();
   cmd->add_option("--alg2-selection", o.request.alg2_selection, "Algorithm 2: exponential_mechanism | noisy_min [U]")
       ->capture_default_str();

@@ -114,7 +114,9 @@ void register_test_options(CLI::App* cmd, TestOptions& o) {
   cmd->add_option("--groups", o.request.groups, "Number of subsets M for subsample and aggregate")
       ->group(dp)
       ->check(unsigned_integer());
-  cmd->add_option("--censor", o.request.censor, "Censoring limits L,U on the statistic's log scale")->delimiter(',')->group(dp);
+  cmd->add_option("--censor", o.request.censor, "Censoring limits L,U on the statistic's log scale")
+      ->delimiter(',')
+      ->group(dp);
   cmd->add_option("--censor-probability", o.request.censor_probability,
                   "Censoring limits as posterior probabilities of H1, e.g. 0.01,0.99")
       ->delimiter(',')

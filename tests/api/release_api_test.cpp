@@ -96,8 +96,7 @@ TEST_CASE("api: a private test is charged on the keyed fingerprint of the analys
         runtime::hmac_sha256_hex(key_of(dir / "m.jsonl"), "the file's bytes"));
 }
 
-TEST_CASE("api: a private test's non-finite value makes its subset fail (public value), never an error",
-          "[api]") {
+TEST_CASE("api: a private test's non-finite value makes its subset fail (public value), never an error", "[api]") {
   Data d = data(200, 3);
   d.x(5, 1) = -std::numeric_limits<double>::infinity();  // e.g. log(0) derived by a front end
   api::TestRequest q;
@@ -107,8 +106,7 @@ TEST_CASE("api: a private test's non-finite value makes its subset fail (public 
   const auto out = api::test(d.x.leftCols(1), d.x.rightCols(1), d.y, {"a"}, {"b"}, "y", q);
   CHECK(out["diagnostics"]["failed_subsets"] == 1);
   q.epsilon.reset();  // the non-private test refuses it
-  CHECK_THROWS_WITH(api::test(d.x.leftCols(1), d.x.rightCols(1), d.y, {"a"}, {"b"}, "y", q),
-                    Contains("non-finite"));
+  CHECK_THROWS_WITH(api::test(d.x.leftCols(1), d.x.rightCols(1), d.y, {"a"}, {"b"}, "y", q), Contains("non-finite"));
 }
 
 TEST_CASE("api: bma and select charge the ledger; seeded and non-private runs refuse one", "[api][ledger]") {

@@ -137,6 +137,9 @@ for g, w in zip(got, want):
 PYEOF
 expect_exit 0 "" summarize "$TMP/t1.h5" --format table
 grep -q "quantiles\[2\]" "$TMP/out" && pass || fail "summarize table"
+# fixed parameters once above the table, each cell's varying ones once: short lines
+grep -q "^fixed in every cell: .*sigma=2" "$TMP/out" && [ "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$TMP/out")" -lt 160 ] &&
+  [ "$(grep -c "sigma=" "$TMP/out")" -eq 1 ] && pass || fail "summarize table repeats parameters: $(head -3 "$TMP/out")"
 expect_exit 2 "not an HDF5 file" summarize "$TMP/bad.yaml"
 
 # --- compare

@@ -178,8 +178,8 @@ TEST_CASE("ledger: check refuses exactly when the ledger's total would exceed it
   // A per-call budget may be lower (and then binds), never higher.
   CHECK_THROWS_AS(lock.check(0.1, 0.0, rt::Budget{0.8, 1e-6}), rt::BudgetExceeded);
   CHECK_NOTHROW(lock.check(0.05, 0.0, rt::Budget{0.8, 1e-6}));
-  CHECK_THROWS_WITH(lock.check(0.01, 0.0, rt::Budget{2.4, 0.0}), Contains("may only be lower") &&
-                                                                     Contains("set-budget"));
+  CHECK_THROWS_WITH(lock.check(0.01, 0.0, rt::Budget{2.4, 0.0}),
+                    Contains("may only be lower") && Contains("set-budget"));
   CHECK_THROWS_AS(lock.check(0.01, 0.0, rt::Budget{1.0, 1e-5}), std::invalid_argument);
   // Bad arguments are not budget refusals.
   CHECK_THROWS_AS(lock.check(-0.1, 0.0), std::invalid_argument);
@@ -246,11 +246,12 @@ TEST_CASE("ledger: a ledger without a header (dpmu < 0.2, or another file) is re
   TempDir dir;
   const std::string path = dir / "ledger.jsonl";
   write_file(path, line_with("epsilon", "1.0"));
-  CHECK_THROWS_WITH(rt::read_ledger(path), Contains("line 1") && Contains("not a dpmu ledger header") &&
-                                               Contains("dpmu ledger init"));
+  CHECK_THROWS_WITH(rt::read_ledger(path),
+                    Contains("line 1") && Contains("not a dpmu ledger header") && Contains("dpmu ledger init"));
   CHECK_THROWS_WITH(rt::LedgerLock(path, kBudget), Contains("not a dpmu ledger header"));
-  write_file(path, "{\"dpmu_ledger\": 3, \"created\": \"x\", \"budget\": {\"epsilon\": 1, \"delta\": 0}, "
-                   "\"key_id\": \"0\"}\n");
+  write_file(path,
+             "{\"dpmu_ledger\": 3, \"created\": \"x\", \"budget\": {\"epsilon\": 1, \"delta\": 0}, "
+             "\"key_id\": \"0\"}\n");
   CHECK_THROWS_WITH(rt::read_ledger(path), Contains("version 2"));
 }
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "dpmu/api/bma.hpp"
 #include "dpmu/api/audit.hpp"
+#include "dpmu/api/bma.hpp"
 #include "dpmu/api/plan_test.hpp"
 #include "dpmu/api/select.hpp"
 #include "dpmu/api/test.hpp"
@@ -172,12 +172,12 @@ std::string test(const MatrixRef& common, const MatrixRef& tested, const VectorR
 }
 
 std::string select_models(const MatrixRef& x, const VectorRef& y, const std::vector<std::string>& predictors,
-                   const std::string& response, int algorithm, double epsilon, std::optional<double> delta,
-                   double radius, double penalty, const std::string& data_bound, const std::string& lcssf_delta,
-                   double objective_scale, double noise_factor, double variance_floor,
-                   const std::string& alg2_selection, std::optional<std::uint64_t> seed,
-                   std::optional<std::string> ledger, std::optional<std::string> budget,
-                   std::optional<std::string> data_label) {
+                          const std::string& response, int algorithm, double epsilon, std::optional<double> delta,
+                          double radius, double penalty, const std::string& data_bound, const std::string& lcssf_delta,
+                          double objective_scale, double noise_factor, double variance_floor,
+                          const std::string& alg2_selection, std::optional<std::uint64_t> seed,
+                          std::optional<std::string> ledger, std::optional<std::string> budget,
+                          std::optional<std::string> data_label) {
   api::SelectRequest q;
   q.algorithm = algorithm;
   q.epsilon = epsilon;
@@ -297,8 +297,8 @@ PYBIND11_MODULE(_dpmu, m) {
         py::arg("budget") = py::none(), py::arg("data_label") = py::none(),
         "DP model selection of Lei et al. (JSON of dpmu select)");
   m.def("plan_test", &plan_test, py::arg("n"), py::arg("p"), py::arg("p0"), py::arg("prior"), py::arg("g"),
-        py::arg("a"), py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"),
-        py::arg("r_squared"), py::arg("simulations"), py::arg("seed"), py::arg("gaussian_calibration"),
+        py::arg("a"), py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"), py::arg("r_squared"),
+        py::arg("simulations"), py::arg("seed"), py::arg("gaussian_calibration"),
         "Plan a private test (JSON of dpmu plan-test)");
   m.def("audit_samples", &audit_samples, py::arg("first"), py::arg("second"), py::arg("epsilon"), py::arg("delta"),
         py::arg("confidence"), py::arg("score"), "Audit verdict from releases on D and D' (rows)");

@@ -110,7 +110,8 @@ nlohmann::ordered_json ledger_summary(const std::string& path) {
   }
   Json changes = Json::array();
   for (const auto& c : ledger.budget_changes) {
-    changes.push_back({{"time", c.time}, {"epsilon", c.budget.epsilon}, {"delta", c.budget.delta}, {"reason", c.reason}});
+    changes.push_back(
+        {{"time", c.time}, {"epsilon", c.budget.epsilon}, {"delta", c.budget.delta}, {"reason", c.reason}});
   }
   return {{"ledger", path},
           {"created", ledger.header.created},

@@ -77,15 +77,17 @@ void check_select_request(const SelectRequest& o, std::size_t d) {
     throw std::invalid_argument("--delta is only used by --algorithm 2 (Algorithm 1 is epsilon-DP)");
   }
   core::check_positive_finite(fn, "--radius", o.radius);
-  if (!(std::isfinite(o.penalty) && o.penalty >= 0.0)) core::throw_domain(fn, "--penalty", o.penalty, "finite and >= 0");
+  if (!(std::isfinite(o.penalty) && o.penalty >= 0.0))
+    core::throw_domain(fn, "--penalty", o.penalty, "finite and >= 0");
   core::lcssf_delta_from_string(o.lcssf_delta);
   core::alg2_selection_from_string(o.alg2_selection);
-  if (o.data_bound != "auto") core::check_positive_finite(fn, "--data-bound", parse_number("--data-bound", o.data_bound));
+  if (o.data_bound != "auto")
+    core::check_positive_finite(fn, "--data-bound", parse_number("--data-bound", o.data_bound));
   if (d == 0) throw std::invalid_argument("--predictors names no column");
   if (d > static_cast<std::size_t>(core::kMaxEnumeratedPredictors)) {
-    throw std::invalid_argument("--predictors names " + std::to_string(d) +
-                                " columns, but all 2^d models are enumerated only for d <= " +
-                                std::to_string(core::kMaxEnumeratedPredictors));
+    throw std::invalid_argument(
+        "--predictors names " + std::to_string(d) +
+        " columns, but all 2^d models are enumerated only for d <= " + std::to_string(core::kMaxEnumeratedPredictors));
   }
 }
 
@@ -239,7 +241,8 @@ Json select(const Eigen::Ref<const Eigen::MatrixXd>& x_in, const Eigen::Ref<cons
   report.privacy_detail("score_l1_sensitivity",
                         o.algorithm == 1 ? s.objective_scale * release->rss_l1_sensitivity() : std::nan(""));
   if (o.algorithm == 1) {
-    report.privacy_detail("laplace_scale", s.noise_factor * s.objective_scale * release->rss_l1_sensitivity() / o.epsilon);
+    report.privacy_detail("laplace_scale",
+                          s.noise_factor * s.objective_scale * release->rss_l1_sensitivity() / o.epsilon);
   } else {
     report.privacy_detail("variance_laplace_scale",
                           release->rss_l1_sensitivity() / (static_cast<double>(x.rows()) * o.epsilon));

@@ -50,8 +50,8 @@ Json interval_json(const core::Interval& iv, double level, const core::Prior& pr
 }
 
 Json non_private(const TestRequest& q, const core::Prior& prior, const Eigen::MatrixXd& common,
-                 const Eigen::Ref<const Eigen::MatrixXd>& tested, const Eigen::Ref<const Eigen::VectorXd>& y,
-                 Json out, const std::vector<std::string>& names) {
+                 const Eigen::Ref<const Eigen::MatrixXd>& tested, const Eigen::Ref<const Eigen::VectorXd>& y, Json out,
+                 const std::vector<std::string>& names) {
   if (!common.allFinite() || !tested.allFinite() || !y.allFinite()) {
     throw std::invalid_argument("the data contain a missing or non-finite value (NA, NaN or Inf); remove those rows");
   }
@@ -167,8 +167,8 @@ core::SubsampleAggregateSettings test_release_settings(const TestRequest& q, std
   return rs;
 }
 
-std::shared_ptr<const core::SubsampleAggregateRelease> make_test_release(const TestRequest& q, std::size_t n,
-                                                                         int p, int p0) {
+std::shared_ptr<const core::SubsampleAggregateRelease> make_test_release(const TestRequest& q, std::size_t n, int p,
+                                                                         int p0) {
   std::string source;
   return std::make_shared<const core::SubsampleAggregateRelease>(test_release_settings(q, n, p, p0, source));
 }

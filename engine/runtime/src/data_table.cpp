@@ -8,9 +8,9 @@
 #include <cmath>
 #include <fstream>
 #include <istream>
+#include <stdexcept>
 #include <streambuf>
 #include <string_view>
-#include <stdexcept>
 #include <utility>
 
 namespace dpmu::runtime {
@@ -235,7 +235,6 @@ std::string mib(std::size_t bytes) {
   if (bytes % (std::size_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
   return std::to_string(bytes) + " bytes";
 }
-
 
 DataTable read_csv_stream(std::istream& in, const std::string& name, std::span<const std::string> wanted,
                           const CsvOptions& options) {

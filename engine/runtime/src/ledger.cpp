@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <memory>
@@ -53,7 +53,6 @@ std::string format(std::string_view pattern, const Args&... args) {
   }
   return out;
 }
-
 
 std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
 
@@ -149,9 +148,10 @@ struct Fields {
     const Fields f{v};
     Budget b{f.number("epsilon"), f.number("delta")};
     if (!(std::isfinite(b.epsilon) && b.epsilon > 0.0) || !(b.delta >= 0.0 && b.delta < 1.0)) {
-      throw std::invalid_argument(format("{} is epsilon={}, delta={}; a budget needs a finite epsilon > 0 and a "
-                                              "delta in [0, 1)",
-                                              name, b.epsilon, b.delta));
+      throw std::invalid_argument(
+          format("{} is epsilon={}, delta={}; a budget needs a finite epsilon > 0 and a "
+                 "delta in [0, 1)",
+                 name, b.epsilon, b.delta));
     }
     return b;
   }
@@ -372,8 +372,7 @@ void append_line(int fd, const std::string& path, const std::string& line) {
 }
 
 std::string missing_ledger_message(const std::string& path) {
-  return "ledger " + path +
-         " does not exist (or is empty): create it with its budget, `dpmu ledger init " + path +
+  return "ledger " + path + " does not exist (or is empty): create it with its budget, `dpmu ledger init " + path +
          " --budget EPS[,DELTA]` (R: dpmu::ledger_init, Python: dpmu.ledger_init), or give a budget with this "
          "release (--budget / budget =), which is then fixed for the ledger";
 }

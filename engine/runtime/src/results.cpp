@@ -1,7 +1,5 @@
 #include "dpmu/runtime/results.hpp"
 
-#include "dpmu/runtime/sha256.hpp"
-
 #include <H5Cpp.h>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -21,6 +19,7 @@
 #include <stdexcept>
 
 #include "dpmu/core/quantile.hpp"
+#include "dpmu/runtime/sha256.hpp"
 
 namespace dpmu::runtime {
 

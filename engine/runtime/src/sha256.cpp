@@ -28,8 +28,7 @@ constexpr std::uint32_t rotr(std::uint32_t x, int n) { return (x >> n) | (x << (
 
 }  // namespace
 
-Sha256::Sha256()
-    : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+Sha256::Sha256() : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256::block(const unsigned char* p) {
   std::array<std::uint32_t, 64> w{};
@@ -148,8 +147,8 @@ std::string hmac_sha256_hex(std::string_view key, std::string_view bytes) {
 std::string sha256_file(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    throw std::runtime_error(path + ": cannot open the file for reading: " +
-                             std::error_code(errno, std::generic_category()).message());
+    throw std::runtime_error(
+        path + ": cannot open the file for reading: " + std::error_code(errno, std::generic_category()).message());
   }
   Sha256 s;
   std::array<char, 65536> buf;
@@ -159,7 +158,8 @@ std::string sha256_file(const std::string& path) {
       if (errno == EINTR) continue;
       const int err = errno;
       ::close(fd);
-      throw std::runtime_error(path + ": cannot read the file: " + std::error_code(err, std::generic_category()).message());
+      throw std::runtime_error(path +
+                               ": cannot read the file: " + std::error_code(err, std::generic_category()).message());
     }
     if (n == 0) break;
     s.update(std::string_view(buf.data(), static_cast<std::size_t>(n)));

@@ -14,10 +14,10 @@ namespace dpmu::api {
 
 /// What the audit tests.
 struct AuditClaim {
-  double epsilon = 0.0;       ///< the claimed ε (> 0; non-finite: no valid claim)
-  double delta = 0.0;         ///< the claimed δ
-  double confidence = 0.95;   ///< of the lower bound, in (0, 1)
-  int candidate_events = 50;  ///< thresholds tried on the selection half
+  double epsilon = 0.0;           ///< the claimed ε (> 0; non-finite: no valid claim)
+  double delta = 0.0;             ///< the claimed δ
+  double confidence = 0.95;       ///< of the lower bound, in (0, 1)
+  int candidate_events = 50;      ///< thresholds tried on the selection half
   std::string score = "laplace";  ///< laplace (continuous releases) | categorical (entry 0 is a category)
 };
 

@@ -33,7 +33,7 @@ struct LedgerCharge {
   std::string data_fingerprint;  ///< keyed (HMAC-SHA256 under the ledger's key)
   double epsilon = 0.0;
   double delta = 0.0;
-  runtime::Budget budget;     ///< the ledger's budget in force
+  runtime::Budget budget;      ///< the ledger's budget in force
   runtime::LedgerTotal total;  ///< the ledger's total after this release
   bool created = false;        ///< the ledger was created by this release
 };

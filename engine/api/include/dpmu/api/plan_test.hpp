@@ -25,11 +25,11 @@ struct PlanTestRequest {
   double a = 3.0;
   double epsilon = 1.0;
   double delta = 0.0;
-  std::vector<std::size_t> groups{2, 5, 10};      ///< candidate M
-  std::vector<core::CensoringLimits> censor;      ///< candidate limits (empty: the §4.5 default)
-  std::optional<double> r_squared;                ///< scenario (unset: H0)
-  std::size_t simulations = 2000;                 ///< Monte Carlo replicates per setting
-  std::optional<std::uint64_t> seed;              ///< of the simulation (unset: a fresh secure seed)
+  std::vector<std::size_t> groups{2, 5, 10};  ///< candidate M
+  std::vector<core::CensoringLimits> censor;  ///< candidate limits (empty: the §4.5 default)
+  std::optional<double> r_squared;            ///< scenario (unset: H0)
+  std::size_t simulations = 2000;             ///< Monte Carlo replicates per setting
+  std::optional<std::uint64_t> seed;          ///< of the simulation (unset: a fresh secure seed)
   std::string gaussian_calibration = "exact";
 };
 

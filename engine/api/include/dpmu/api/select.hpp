@@ -23,18 +23,18 @@ namespace dpmu::api {
 
 /// Settings of select(). Spellings as `dpmu select --help`; [U] marks reconstructed constants.
 struct SelectRequest {
-  int algorithm = 1;              ///< 1 (ε-DP) or 2 ((2ε, δ)-DP placeholder)
-  double epsilon = 0.0;           ///< > 0
-  std::optional<double> delta;    ///< Algorithm 2 only, in (0, 1)
-  double radius = 0.0;            ///< R > 0: ℓ1 bound on the coefficients
-  double penalty = 0.0;           ///< φ ≥ 0 per included predictor
-  std::string data_bound;         ///< r > 0 bounding |Y| (and |X| unless rpR_2), public; "auto": data-dependent
+  int algorithm = 1;            ///< 1 (ε-DP) or 2 ((2ε, δ)-DP placeholder)
+  double epsilon = 0.0;         ///< > 0
+  std::optional<double> delta;  ///< Algorithm 2 only, in (0, 1)
+  double radius = 0.0;          ///< R > 0: ℓ1 bound on the coefficients
+  double penalty = 0.0;         ///< φ ≥ 0 per included predictor
+  std::string data_bound;       ///< r > 0 bounding |Y| (and |X| unless rpR_2), public; "auto": data-dependent
   std::string lcssf_delta = "r2_1pR2";
-  double objective_scale = 0.5;   ///< c in L* = c RSS + φ|M| [U]
-  double noise_factor = 2.0;      ///< κ: Laplace scale κ c Δ / ε [U]
-  double variance_floor = 0.01;   ///< Algorithm 2's public floor of the released variance
+  double objective_scale = 0.5;  ///< c in L* = c RSS + φ|M| [U]
+  double noise_factor = 2.0;     ///< κ: Laplace scale κ c Δ / ε [U]
+  double variance_floor = 0.01;  ///< Algorithm 2's public floor of the released variance
   std::string alg2_selection = "exponential_mechanism";
-  bool standardize = false;       ///< centre and scale by the confidential means and SDs (not private)
+  bool standardize = false;           ///< centre and scale by the confidential means and SDs (not private)
   std::optional<std::uint64_t> seed;  ///< seeded simulation noise ("private": false)
   LedgerOptions ledger;               ///< where a real release is charged
   std::string command = "dpmu select";
@@ -62,7 +62,8 @@ std::shared_ptr<const core::LcssfRelease> make_select_release(const SelectPlan& 
 
 /// The selection: the JSON of `dpmu select`. x is n×d (d ≤ 20) with names `predictors`, y length n.
 /// With a public data_bound a non-finite value is mapped by a public rule, never refused (+Inf to the
-/// upper and -Inf to the lower bound of its column's domain, NaN to 0); with "auto" it is an error. `data_bytes`: what the ledger fingerprints (empty: the analysed columns).
+/// upper and -Inf to the lower bound of its column's domain, NaN to 0); with "auto" it is an error. `data_bytes`: what
+/// the ledger fingerprints (empty: the analysed columns).
 /// @throws std::invalid_argument / std::domain_error naming the input; runtime::BudgetExceeded.
 nlohmann::ordered_json select(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
                               const std::vector<std::string>& predictors, const std::string& response,

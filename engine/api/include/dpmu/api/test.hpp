@@ -23,21 +23,21 @@ namespace dpmu::api {
 
 /// Settings of test(). Spellings as `dpmu test --help`.
 struct TestRequest {
-  std::string prior = "g-prior";  ///< g-prior | zellner-siow | hyper-g | hyper-g-n | robust | bic | aic | lr
-  std::optional<double> g;        ///< fixed g of the g-prior (unset: n, or b_i per subset)
-  double a = 3.0;                 ///< hyper-g / hyper-g-n parameter, > 2
-  double prior_h0 = 0.5;          ///< P(H0), in (0, 1)
-  std::optional<double> epsilon;  ///< unset: the non-private test
-  double delta = 0.0;             ///< 0: Laplace; > 0: analytic Gaussian
-  std::optional<std::size_t> groups;     ///< M, the number of subsets (private only)
-  std::vector<double> censor;            ///< L, U on the statistic's log scale
+  std::string prior = "g-prior";           ///< g-prior | zellner-siow | hyper-g | hyper-g-n | robust | bic | aic | lr
+  std::optional<double> g;                 ///< fixed g of the g-prior (unset: n, or b_i per subset)
+  double a = 3.0;                          ///< hyper-g / hyper-g-n parameter, > 2
+  double prior_h0 = 0.5;                   ///< P(H0), in (0, 1)
+  std::optional<double> epsilon;           ///< unset: the non-private test
+  double delta = 0.0;                      ///< 0: Laplace; > 0: analytic Gaussian
+  std::optional<std::size_t> groups;       ///< M, the number of subsets (private only)
+  std::vector<double> censor;              ///< L, U on the statistic's log scale
   std::vector<double> censor_probability;  ///< or as posterior probabilities of H1
   std::vector<double> alpha{0.05, 0.01};   ///< levels of the intervals and critical values
   std::optional<std::uint64_t> seed;       ///< seeded simulation noise ("private": false)
   std::size_t simulations = 10000;         ///< null simulations for critical values (lr, bic, aic)
   std::string gaussian_calibration = "exact";
-  LedgerOptions ledger;                    ///< where a real release is charged (empty path: nowhere)
-  std::string command = "dpmu test";       ///< the front end's name, for the ledger
+  LedgerOptions ledger;               ///< where a real release is charged (empty path: nowhere)
+  std::string command = "dpmu test";  ///< the front end's name, for the ledger
 };
 
 /// A prior of the tests (PB Eqs. 3–4): its spelling, a fixed g (unset: the default) and a, checked.
@@ -65,10 +65,10 @@ std::shared_ptr<const core::SubsampleAggregateRelease> make_test_release(const T
 /// @param data_bytes the bytes the ledger fingerprints (the CLI: the data file as read); empty:
 ///   the analysed columns (matrix_bytes).
 /// @throws std::invalid_argument / std::domain_error naming the input; runtime::BudgetExceeded.
-nlohmann::ordered_json test(const Eigen::Ref<const Eigen::MatrixXd>& common, const Eigen::Ref<const Eigen::MatrixXd>& tested,
-                            const Eigen::Ref<const Eigen::VectorXd>& y, const std::vector<std::string>& common_names,
-                            const std::vector<std::string>& tested_names, const std::string& response,
-                            const TestRequest& request, std::string_view data_bytes = {});
+nlohmann::ordered_json test(const Eigen::Ref<const Eigen::MatrixXd>& common,
+                            const Eigen::Ref<const Eigen::MatrixXd>& tested, const Eigen::Ref<const Eigen::VectorXd>& y,
+                            const std::vector<std::string>& common_names, const std::vector<std::string>& tested_names,
+                            const std::string& response, const TestRequest& request, std::string_view data_bytes = {});
 
 /// The smallest ε the releases accept: a smaller one adds noise more than 10^12 times the
 /// sensitivity (nothing of the data survives) and is beyond what the exact samplers can draw.
