@@ -96,6 +96,7 @@ def plot_file(path, out_dir, name=None):
         in_row = [c for c in range(res.n_cells) if tuple(str(res.cells[k][c]) for k in keys) == row]
         block = [grid[2 * r][0], grid[2 * r][1], grid[2 * r][2], grid[2 * r + 1][0], grid[2 * r + 1][1]]
         for ax, (metric, title, log_y) in zip(block, PANELS):
+            drawn = False
             for lab in labels:
                 cells = np.array([c for c in in_row if line_label(res, c) == lab], dtype=int)
                 if cells.size == 0:
@@ -109,6 +110,16 @@ def plot_file(path, out_dir, name=None):
                 lower = np.minimum(err, 0.9 * mean[ok]) if log_y else err  # keep log-scale bars positive
                 ax.errorbar(n_all[cells][ok], mean[ok], yerr=[lower, err], marker="o", ms=3, lw=1, capsize=2,
                             color=colour_of[lab], label=lab)
+                drawn = True
+            heading = title if not keys else title + "\n" + ", ".join(f"{k}={v}" for k, v in zip(keys, row))
+            if not drawn:
+                # e.g. a row of dp_test cells has no PIPs: say so instead of an empty frame
+                ax.text(0.5, 0.5, "no analysis in this row\nhas this metric", ha="center", va="center",
+                        transform=ax.transAxes, fontsize=8, color="0.4")
+                ax.set_xticks([])
+                ax.set_yticks([])
+                ax.set_title(heading, fontsize=8)
+                continue
             ax.set_xscale("log")
             if log_y:
                 ax.set_yscale("log")
@@ -116,7 +127,6 @@ def plot_file(path, out_dir, name=None):
                 ax.set_ylim(-0.03, 1.03)
             ax.set_xlabel("n")
             ax.grid(lw=0.3)
-            heading = title if not keys else title + "\n" + ", ".join(f"{k}={v}" for k, v in zip(keys, row))
             ax.set_title(heading, fontsize=8)
         legend_ax = grid[2 * r + 1][2]
         legend_ax.axis("off")
