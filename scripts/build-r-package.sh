@@ -62,6 +62,9 @@ mkdir -p "$src/vendor"
 cp -r "$random123" "$src/vendor/Random123"
 cp -r "$nlohmann" "$src/vendor/nlohmann"
 find "$src/vendor" -type f ! -name '*.h' ! -name '*.hpp' -delete
+# R CMD check --as-cran warns about pragmas that silence compiler diagnostics: drop nlohmann/json's
+# `#pragma GCC/clang diagnostic` lines (push, pop and ignored together; they only silence warnings).
+find "$src/vendor/nlohmann" -type f -exec sed -i -E '/^[[:space:]]*#[[:space:]]*pragma[[:space:]]+(GCC|clang)[[:space:]]+diagnostic/d' {} +
 
 # Licences of the vendored headers.
 mkdir -p "$pkg/inst/licenses"
@@ -71,7 +74,7 @@ nlohmann_version=$(sed -n 's/^#define NLOHMANN_JSON_VERSION_\(MAJOR\|MINOR\|PATC
                      "$nlohmann/detail/abi_macros.hpp" "$nlohmann/json.hpp" 2>/dev/null | head -3 | paste -sd.)
 random123_version=$(dpkg-query -W -f '${Version}' librandom123-dev 2>/dev/null || echo "unknown")
 cat >"$pkg/inst/COPYRIGHTS" <<EOF
-The dpmu package contains code from the following projects, copied unchanged into src/vendor/ when
+The dpmu package contains code from the following projects, copied into src/vendor/ when
 the source package is built (scripts/build-r-package.sh in the dpmu repository):
 
 src/vendor/Random123/   Random123 (Debian librandom123-dev ${random123_version}),
@@ -80,6 +83,9 @@ src/vendor/Random123/   Random123 (Debian librandom123-dev ${random123_version})
 src/vendor/nlohmann/    JSON for Modern C++ ${nlohmann_version:+${nlohmann_version} }(https://github.com/nlohmann/json),
                         Copyright 2013-2022 Niels Lohmann, MIT;
                         the full notice is in licenses/nlohmann-json.
+
+The only change: the `#pragma GCC/clang diagnostic` lines of nlohmann/json (which silence compiler
+warnings) are removed.
 
 All other files: the dpmu authors (see the file LICENSE).
 EOF
@@ -97,6 +103,10 @@ objects=$(cd "$src" && find . -name '*.cpp' ! -path './vendor/*' | sed 's|^\./||
   echo "OBJECTS = \\"
   echo "$objects" | sed '$!s/$/ \\/; s/^/  /'
 } >"$src/Makevars.in"
+
+# A configuration of the smoke study for the example of ?read_results.
+mkdir -p "$pkg/inst/extdata"
+cp "$repo/configs/smoke/normal_mean.yaml" "$pkg/inst/extdata/"
 
 # The package's configure and cleanup stay those of bindings/r (configure sees src/vendor).
 cd "$tmp"

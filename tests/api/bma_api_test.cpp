@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dpmu/api/bma.hpp"
+#include "dpmu/api/bma_pipeline.hpp"
 #include "dpmu/runtime/data_table.hpp"
 
 using namespace dpmu;
@@ -95,4 +96,113 @@ TEST_CASE("api::bma: bad input is refused with a message naming it", "[api][bma]
   CHECK_THROWS_WITH(api::bma(x, h.y, h.names, "read", s), Catch::Contains("'ses' has missing"));
   s.always_include = {"nosuch"};
   CHECK_THROWS_WITH(api::bma(h.x, h.y, h.names, "read", s), Catch::Contains("'nosuch'"));
+}
+
+TEST_CASE("api::reanalyse: a release re-analysed equals analyse() of its released matrix; nothing else changes",
+          "[api][bma]") {
+  const Hsb h = hsb();
+  api::BmaSettings s;
+  s.prior = "zellner-siow";
+  s.seed = 7;
+  api::PrivacySettings ps;
+  ps.epsilon = 1.0;
+  ps.bounds = {{0.0, 100.0}};
+  ps.ridge_draws = 500;
+  ps.threshold = 0.9;
+  s.privacy = ps;
+  const std::vector<std::string> names{"female", "write", "math", "science"};
+  const api::BmaFit fit = api::bma(h.x.rightCols(4), h.y, names, "read", s);
+  api::BmaSettings t = fit.analysis;
+  t.prior = "bic";
+  t.model_prior = "uniform";
+  t.credible_level = 0.9;
+  const api::BmaFit re = api::reanalyse(fit, t);
+  // = analyse() of the same regularised released matrix with the same n, scales and search
+  api::AnalysisPlan plan;
+  plan.prior = core::parse_coefficient_prior("bic", std::nullopt, 3.0);
+  plan.model_prior = core::parse_model_prior("uniform");
+  plan.options.credible_level = 0.9;
+  api::Search search;
+  search.seed = fit.seed;
+  const api::BmaSummary want = api::analyse(fit.release->regularized.matrix, static_cast<double>(fit.n), plan,
+                                            fit.release->column_scale, search, names, "read", true, std::nullopt);
+  CHECK(re.posterior.posterior_inclusion_probability == want.posterior_inclusion_probability);
+  CHECK(re.posterior.posterior_mean == want.posterior_mean);
+  CHECK(re.posterior.lower == want.lower);
+  REQUIRE(re.thresholded);
+  const api::BmaSummary want_t =
+      api::analyse(fit.release->thresholded_regularized->matrix, static_cast<double>(fit.n), plan,
+                   fit.release->column_scale, search, names, "read", true, std::nullopt);
+  CHECK(re.thresholded->posterior_inclusion_probability == want_t.posterior_inclusion_probability);
+  // = a fresh seeded release with the new settings (noise and ridge do not depend on them)
+  api::BmaSettings fresh_settings = t;
+  fresh_settings.seed = 7;
+  fresh_settings.privacy = ps;
+  const api::BmaFit fresh = api::bma(h.x.rightCols(4), h.y, names, "read", fresh_settings);
+  CHECK(re.posterior.posterior_inclusion_probability == fresh.posterior.posterior_inclusion_probability);
+  CHECK(re.release->released_gram == fit.release->released_gram);
+  CHECK(api::privacy_json(re) == api::privacy_json(fit));
+  CHECK(re.prior == "bic");
+  CHECK_FALSE(re.data_statistics);
+  // what may not change
+  api::BmaSettings bad = t;
+  bad.privacy = ps;
+  CHECK_THROWS_WITH(api::reanalyse(fit, bad), Catch::Contains("privacy settings"));
+  bad = t;
+  bad.seed = fit.seed + 1;
+  CHECK_THROWS_WITH(api::reanalyse(fit, bad), Catch::Contains("seed"));
+  bad = t;
+  bad.ledger.path = "/tmp/x.ledger";
+  CHECK_THROWS_WITH(api::reanalyse(fit, bad), Catch::Contains("ledger"));
+  CHECK_THROWS_AS(api::reanalyse(api::BmaFit{}, t), std::invalid_argument);
+}
+
+TEST_CASE("api::reanalyse of a non-private fit equals bma() with the new settings; release keeps no data",
+          "[api][bma]") {
+  const Hsb h = hsb();
+  api::BmaSettings s;
+  const api::BmaFit fit = api::bma(h.x, h.y, h.names, "read", s);
+  REQUIRE(fit.data_statistics);
+  api::BmaSettings t = fit.analysis;
+  t.prior = "hyper-g";
+  t.a = 4.0;
+  t.always_include = {"math"};
+  const api::BmaFit re = api::reanalyse(fit, t);
+  const api::BmaFit fresh = api::bma(h.x, h.y, h.names, "read", t);
+  CHECK((re.posterior.posterior_inclusion_probability - fresh.posterior.posterior_inclusion_probability)
+            .cwiseAbs()
+            .maxCoeff() < 1e-14);
+  CHECK(*re.posterior.intercept == *fresh.posterior.intercept);
+}
+
+TEST_CASE("api::predict_with_se: one g-prior model gives the closed-form t posterior of the mean", "[api][bma]") {
+  const Hsb h = hsb();
+  api::BmaSettings s;
+  s.prior = "g-prior";
+  s.g = 30.0;
+  s.always_include = {"write", "math"};
+  const Eigen::MatrixXd x = h.x.middleCols(5, 2);  // write, math
+  const api::BmaFit fit = api::bma(x, h.y, {"write", "math"}, "read", s);
+  const double n = static_cast<double>(h.y.size());
+  const double sh = 30.0 / 31.0;
+  const Eigen::MatrixXd xc = x.rowwise() - x.colwise().mean();
+  const Eigen::VectorXd yc = h.y.array() - h.y.mean();
+  const Eigen::MatrixXd xtx = xc.transpose() * xc;
+  const Eigen::VectorXd b = xtx.ldlt().solve(xc.transpose() * yc);
+  const double ssy = yc.squaredNorm();
+  const double r2 = (xc * b).squaredNorm() / ssy;
+  Eigen::MatrixXd nx(2, 2);
+  nx << 30, 35, 70, 75;
+  const auto r = api::predict_with_se(fit, nx, api::Estimator::bma, 0.9, true);
+  for (Eigen::Index i = 0; i < 2; ++i) {
+    const Eigen::VectorXd d = (nx.row(i) - x.colwise().mean()).transpose();
+    const double hv = d.dot(xtx.ldlt().solve(d));
+    const double mse = ssy * (1 - sh * r2) / (n - 1);
+    CHECK(r.fit(i) == Approx(h.y.mean() + sh * d.dot(b)).epsilon(1e-12));
+    CHECK(r.se_fit(i) == Approx(std::sqrt(mse * (1 / n + sh * hv))).epsilon(1e-10));
+    CHECK(r.se_pred(i) == Approx(std::sqrt(mse * (1 + 1 / n + sh * hv))).epsilon(1e-10));
+    CHECK(r.upper(i) - r.fit(i) == Approx(r.fit(i) - r.lower(i)).epsilon(1e-9));
+  }
+  CHECK(r.models == 1);
+  CHECK_THROWS_AS(api::predict_with_se(fit, nx, api::Estimator::bma, 1.0, true), std::domain_error);
 }

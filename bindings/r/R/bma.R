@@ -70,7 +70,67 @@ new_dpmu_bma <- function(out, d, call) {
     messages = out$messages,
     ledger = out$ledger,
     n = d$n, response = d$response, formula = d$formula, terms = d$terms, xlevels = d$xlevels,
-    contrasts = d$contrasts, levels = d$levels, call = call, pointer = out$pointer), class = "dpmu_bma")
+    contrasts = d$contrasts, levels = d$levels, call = call, pointer = out$pointer,
+    # The design and response, for fitted() and the residual plot: non-private fits only (a release,
+    # seeded or not, keeps nothing computed from the data without noise).
+    x = if (is.null(out$release)) d$x, y = if (is.null(out$release)) d$y), class = "dpmu_bma")
+}
+
+# The analysis fields of a dpmu_bma from a core result `out` (bma or re-analysis).
+dpmu_bma_analysis <- function(object, out) {
+  predictors <- names(object$pip)
+  s <- out$posterior
+  k <- length(s$models$predictors)
+  which <- matrix(FALSE, k, length(predictors), dimnames = list(NULL, predictors))
+  for (i in seq_len(k)) which[i, ] <- predictors %in% s$models$predictors[[i]]
+  object$models <- data.frame(
+    model = vapply(s$models$predictors, function(m) if (length(m) == 0) "(null)" else paste(m, collapse = " + "), ""),
+    size = rowSums(which),
+    posterior_probability = s$models$posterior_probability,
+    log_posterior_probability = s$models$log_posterior_probability,
+    log_prior_probability = s$models$log_prior_probability,
+    log_marginal = s$models$log_marginal,
+    r_squared = s$models$r_squared,
+    shrinkage = s$models$shrinkage,
+    stringsAsFactors = FALSE)
+  object$pip <- s$pip
+  object$which <- which
+  object$posterior <- s
+  object$thresholded <- out$thresholded
+  object$settings <- list(prior = out$prior, model_prior = out$model_prior, search = out$search, seed = out$seed)
+  object$messages <- out$messages
+  object$pointer <- out$pointer
+  object
+}
+
+#' Re-analysis under other priors (BAS's update.bas): post-processing of the same statistics. For a
+#' release, the regularised released matrix G* + rI: no new noise, no ledger charge, $privacy,
+#' $ledger and $release unchanged. See man/update.dpmu_bma.Rd.
+#' @export
+update.dpmu_bma <- function(object, prior = NULL, model_prior = NULL, credible_level = NULL, top_models = NULL,
+                            always_include = NULL, g = NULL, a = NULL, mcmc = NULL, newprior = NULL, ...) {
+  extra <- list(...)
+  if (length(extra) > 0) {
+    stop("dpmu: update re-analyses the statistics the fit already holds (for a release: the released matrix, at ",
+         "no privacy cost); it cannot change ", paste(sprintf("'%s'", names(extra) %||% "..."), collapse = ", "),
+         ". To change the data, formula, epsilon, bounds, mechanism or seed, call dpmu::bma again (a new release ",
+         "is charged to the ledger)", call. = FALSE)
+  }
+  if (!is.null(newprior)) {
+    if (!is.null(prior)) stop("dpmu: give prior or newprior (BAS's name), not both", call. = FALSE)
+    prior <- newprior
+  }
+  options <- list(prior = prior, g = g, a = a, model_prior = model_prior, always_include = always_include,
+                  top_models = top_models, credible_level = credible_level, mcmc = mcmc)
+  out <- .Call(dpmu_reanalyse_c, object$pointer, options)
+  for (m in out$messages) message("dpmu::update: ", m)
+  new <- dpmu_bma_analysis(object, out)
+  call <- object$call
+  given <- Filter(Negate(is.null), options)
+  for (name in names(given)) call[[name]] <- given[[name]]
+  if (!is.null(prior) && is.null(g) && !is.null(call$g)) call$g <- NULL  # a new prior: g back to its default
+  new$call <- call
+  new
 }
 
 #' Posterior means and SDs of the coefficients (like coef.bas), with the inclusion probabilities.
@@ -84,7 +144,42 @@ coef.dpmu_bma <- function(object, sd = c("exact", "bas"), ...) {
     pip = c(1, s$pip),
     row.names = c("(Intercept)", names(s$pip)))
   class(out) <- c("coef.dpmu_bma", "data.frame")
+  attr(out, "pointer") <- object$pointer  # for plot(coef(fit)): the densities come from the C++ fit
   out
+}
+
+#' Posterior densities of the coefficients (BAS's plot.coef.bas). See man/plot.coef.dpmu_bma.Rd.
+#' @export
+plot.coef.dpmu_bma <- function(x, e = 1e-04, subset = seq_len(nrow(x)), ask = TRUE, nsteps = 500, ...) {
+  if (is.character(subset)) subset <- match(subset, rownames(x))
+  if (ask && length(subset) > 1 && grDevices::dev.interactive()) {
+    op <- graphics::par(ask = TRUE)
+    on.exit(graphics::par(op))
+  }
+  out <- list()
+  for (i in subset) {
+    name <- rownames(x)[i]
+    if (i == 1 && is.na(x$mean[1])) {
+      message("dpmu: the intercept's density is not drawn: a release publishes no means")
+      next
+    }
+    prob0 <- 1 - x$pip[i]
+    # The range: the outermost quantiles 1e-6 and 1 - 1e-6 of the t components (from the C++ fit),
+    # widened to show 0; e (BAS's argument) is kept for compatibility.
+    q <- .Call(dpmu_coef_density_c, attr(x, "pointer"), as.integer(i - 2L), numeric())$range
+    lim <- if (i == 1) q else range(0, q)
+    grid <- seq(lim[1], lim[2], length.out = nsteps)
+    d <- .Call(dpmu_coef_density_c, attr(x, "pointer"), as.integer(i - 2L), grid)
+    # BAS's display: the continuous part scaled to height P(beta != 0), a bar of height P(beta = 0) at 0.
+    top <- max(d$density)
+    ymax <- max(prob0, 1 - prob0)
+    graphics::plot(lim, c(0, ymax), type = "n", xlab = "", ylab = "", main = name, ...)
+    if (i > 1) graphics::lines(c(0, 0), c(0, prob0), lty = 1, lwd = 3)
+    if (top > 0) graphics::lines(grid, (1 - prob0) * d$density / top, lty = 1, lwd = 1)
+    out[[name]] <- data.frame(x = grid, density = d$density)
+    attr(out[[name]], "probability_zero") <- prob0
+  }
+  invisible(out)
 }
 
 #' @export
@@ -113,27 +208,66 @@ confint.dpmu_bma <- function(object, parm, level = object$posterior$credible_lev
 }
 
 #' Posterior mean of the response at new data: model-averaged (estimator = "bma") or from the
-#' highest posterior (hpm), median probability (mpm) or best predictive (bpm) model.
+#' highest posterior (hpm), median probability (mpm) or best predictive (bpm) model; with se.fit or
+#' interval, BAS's standard errors and intervals (see man/predict.dpmu_bma.Rd for the formulas).
 #' @export
-predict.dpmu_bma <- function(object, newdata, estimator = c("bma", "hpm", "mpm", "bpm"), ...) {
+predict.dpmu_bma <- function(object, newdata, estimator = c("bma", "hpm", "mpm", "bpm"), se.fit = FALSE,
+                             interval = c("none", "confidence", "prediction"), level = 0.95, ...) {
+  estimator <- tolower(estimator)
   estimator <- match.arg(estimator)
-  if (missing(newdata)) stop("dpmu: give newdata (a data frame with the predictors)", call. = FALSE)
+  interval <- match.arg(interval)
   if (is.null(object$terms)) {
     stop("dpmu: predict: a release publishes no means of the data, so predictions need a non-private fit",
          call. = FALSE)
   }
-  tt <- stats::delete.response(object$terms)
-  mf <- stats::model.frame(tt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
-  x <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
-  x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
-  storage.mode(x) <- "double"
+  if (missing(newdata) || is.null(newdata)) {
+    if (is.null(object$x)) stop("dpmu: give newdata (a data frame with the predictors)", call. = FALSE)
+    x <- object$x
+    rows <- rownames(x)
+  } else {
+    tt <- stats::delete.response(object$terms)
+    mf <- stats::model.frame(tt, newdata, na.action = stats::na.pass, xlev = object$xlevels)
+    x <- stats::model.matrix(tt, mf, contrasts.arg = object$contrasts)
+    x <- x[, colnames(x) != "(Intercept)", drop = FALSE]
+    storage.mode(x) <- "double"
+    rows <- rownames(newdata)
+  }
   if (!identical(colnames(x), names(object$pip))) {
     stop("dpmu: newdata gives the columns ", paste(colnames(x), collapse = ", "), " but the fit has ",
          paste(names(object$pip), collapse = ", "), call. = FALSE)
   }
-  out <- .Call(dpmu_predict_c, object$pointer, x, estimator)
-  names(out) <- rownames(newdata)
-  out
+  if (!se.fit && interval == "none") {
+    out <- .Call(dpmu_predict_c, object$pointer, x, estimator)
+    names(out) <- rows
+    return(out)
+  }
+  if (interval != "none" && !(is.numeric(level) && length(level) == 1 && level > 0 && level < 1)) {
+    stop("dpmu: level must be a number in (0, 1)", call. = FALSE)
+  }
+  r <- .Call(dpmu_predict_se_c, object$pointer, x, estimator, if (interval == "none") 0 else level,
+             interval == "prediction")
+  fit <- r$fit
+  names(fit) <- rows
+  if (interval != "none") {
+    fit <- cbind(fit = fit, lwr = r$lower, upr = r$upper)
+    rownames(fit) <- rows
+  }
+  if (!se.fit) return(fit)
+  se <- stats::setNames(r$se_fit, rows)
+  sp <- stats::setNames(r$se_pred, rows)
+  list(fit = fit, se.fit = se, se.pred = sp, df = r$df, estimator = estimator, level = level,
+       models = r$models, omitted_mass = r$omitted_mass)
+}
+
+#' Fitted values on the data of a non-private fit (BAS's fitted.bas). See man/fitted.dpmu_bma.Rd.
+#' @export
+fitted.dpmu_bma <- function(object, estimator = c("bma", "hpm", "mpm", "bpm"), ...) {
+  estimator <- match.arg(tolower(estimator), c("bma", "hpm", "mpm", "bpm"))
+  if (is.null(object$x)) {
+    stop("dpmu: fitted: a release keeps no data (and publishes no means), so it has no fitted values; a ",
+         "non-private fit has them, or call predict(fit, newdata) on a non-private fit", call. = FALSE)
+  }
+  predict.dpmu_bma(object, estimator = estimator)
 }
 
 #' @export
@@ -162,7 +296,9 @@ summary.dpmu_bma <- function(object, n.models = 5, ...) {
   best <- if (k > 0) top$log_posterior_probability[1] else 0
   inc <- rbind(Intercept = rep(1, k), t(which) * 1)
   tab <- cbind(`P(B != 0 | Y)` = c(1, object$pip), inc)
-  stats_rows <- rbind(BF = c(NA, exp(top$log_marginal - top$log_marginal[1])),
+  # BF: Bayes factor of each listed model against the listed model with the largest marginal
+  # likelihood (as summary.bas; not the highest posterior model, which the model prior may change).
+  stats_rows <- rbind(BF = c(NA, exp(top$log_marginal - if (k > 0) max(top$log_marginal) else 0)),
                       PostProbs = c(NA, top$posterior_probability),
                       R2 = c(NA, top$r_squared),
                       dim = c(NA, top$size + 1),
@@ -201,5 +337,42 @@ image.dpmu_bma <- function(x, top.models = 20, col = grDevices::hcl.colors(20, "
   invisible(z)
 }
 
+#' Diagnostic plots (BAS's plot.bas): 1 residuals against fitted values (non-private fits only: the
+#' data), 2 cumulative posterior probability of the listed models, 3 log marginal likelihood against
+#' model dimension, 4 posterior inclusion probabilities. See man/plot.dpmu_bma.Rd.
 #' @export
-plot.dpmu_bma <- function(x, ...) image.dpmu_bma(x, ...)
+plot.dpmu_bma <- function(x, which = if (is.null(x$y)) 2:4 else 1:4, ask = prod(graphics::par("mfcol")) <
+                            length(which) && grDevices::dev.interactive(), col.in = 2, col.ex = 1, ...) {
+  if (!all(which %in% 1:4)) stop("dpmu: plot: which must be in 1:4", call. = FALSE)
+  if (1 %in% which && is.null(x$y)) {
+    stop("dpmu: plot: the residual plot (which = 1) needs the data, which a release does not keep; use ",
+         "which = 2:4", call. = FALSE)
+  }
+  if (ask) {
+    op <- graphics::par(ask = TRUE)
+    on.exit(graphics::par(op))
+  }
+  m <- x$models
+  if (1 %in% which) {
+    f <- fitted.dpmu_bma(x)
+    graphics::plot(f, x$y - f, xlab = "Predictions under BMA", ylab = "Residuals", main = "Residuals vs Fitted", ...)
+    graphics::abline(h = 0, lty = 2, col = "gray")
+  }
+  if (2 %in% which) {
+    graphics::plot(seq_len(nrow(m)), cumsum(m$posterior_probability), type = "s", ylim = c(0, 1),
+                   xlab = "Model rank", ylab = "Cumulative probability",
+                   main = paste0("Model probabilities (the ", nrow(m), " listed models; top_models)"), ...)
+  }
+  if (3 %in% which) {
+    graphics::plot(m$size + 1, m$log_marginal, xlab = "Model dimension", ylab = "log(Marginal)",
+                   main = "Model complexity", ...)
+  }
+  if (4 %in% which) {
+    pip <- x$pip
+    graphics::plot(seq_along(pip), pip, type = "h", lwd = 3, ylim = c(0, 1), xaxt = "n", xlab = "",
+                   ylab = "Marginal inclusion probability", main = "Inclusion probabilities",
+                   col = ifelse(pip > 0.5, col.in, col.ex), ...)
+    graphics::axis(1, at = seq_along(pip), labels = names(pip), las = 2)
+  }
+  invisible(x)
+}

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "dpmu/api/bma.hpp"
 #include "dpmu/api/audit.hpp"
+#include "dpmu/api/bma.hpp"
 #include "dpmu/api/plan_test.hpp"
 #include "dpmu/api/select.hpp"
 #include "dpmu/api/test.hpp"
@@ -279,6 +279,89 @@ extern "C" SEXP dpmu_predict_c(SEXP pointer, SEXP newx, SEXP estimator) {
   END_RCPP
 }
 
+/// The fit behind an external pointer, or an error saying it is gone (a saved and reloaded object).
+static dpmu::api::BmaFit& fit_of(SEXP pointer, const char* what) {
+  auto* fit = TYPEOF(pointer) == EXTPTRSXP ? static_cast<dpmu::api::BmaFit*>(R_ExternalPtrAddr(pointer)) : nullptr;
+  if (fit == nullptr) {
+    throw std::invalid_argument(std::string("this dpmu_bma object was saved and reloaded (or copied from another R "
+                                            "session), and its C++ fit is gone: run dpmu::bma again to ") +
+                                what);
+  }
+  return *fit;
+}
+
+/// Re-analysis of a fit (api::reanalyse: post-processing, no noise, no ledger charge). `options`:
+/// prior, g, a, model_prior, always_include, top_models, credible_level, mcmc; a NULL (or absent)
+/// entry keeps the fit's setting, except g (NULL: n for the g-prior) when prior is given.
+extern "C" SEXP dpmu_reanalyse_c(SEXP pointer, SEXP options) {
+  BEGIN_RCPP
+  const dpmu::api::BmaFit& fit = fit_of(pointer, "re-analyse it");
+  const Rcpp::List o(options);
+  dpmu::api::BmaSettings q = fit.analysis;
+  if (!Rf_isNull(field(o, "prior"))) {
+    q.prior = Rcpp::as<std::string>(field(o, "prior"));
+    q.g = opt_double(field(o, "g"));
+  } else if (!Rf_isNull(field(o, "g"))) {
+    q.g = opt_double(field(o, "g"));
+  }
+  if (!Rf_isNull(field(o, "a"))) q.a = Rcpp::as<double>(field(o, "a"));
+  if (!Rf_isNull(field(o, "model_prior"))) q.model_prior = Rcpp::as<std::string>(field(o, "model_prior"));
+  if (!Rf_isNull(field(o, "always_include"))) q.always_include = strings(field(o, "always_include"));
+  if (!Rf_isNull(field(o, "top_models"))) q.top_models = Rcpp::as<int>(field(o, "top_models"));
+  if (!Rf_isNull(field(o, "credible_level"))) q.credible_level = Rcpp::as<double>(field(o, "credible_level"));
+  if (!Rf_isNull(field(o, "mcmc"))) q.mcmc = Rcpp::as<bool>(field(o, "mcmc"));
+  auto* out_fit = new dpmu::api::BmaFit(dpmu::api::reanalyse(fit, q));
+  Rcpp::XPtr<dpmu::api::BmaFit> out_pointer(out_fit, true);
+  Rcpp::List out;
+  out["pointer"] = out_pointer;
+  out["prior"] = out_fit->prior;
+  out["model_prior"] = out_fit->model_prior;
+  out["search"] = out_fit->search;
+  out["seed"] = std::to_string(out_fit->seed);
+  out["messages"] = Rcpp::wrap(out_fit->messages);
+  out["posterior"] = summary_list(out_fit->posterior, out_fit->predictors);
+  out["thresholded"] =
+      out_fit->thresholded ? SEXP(summary_list(*out_fit->thresholded, out_fit->predictors)) : R_NilValue;
+  return out;
+  END_RCPP
+}
+
+/// Predictions with standard errors and an interval (api::predict_with_se; non-private fits).
+extern "C" SEXP dpmu_predict_se_c(SEXP pointer, SEXP newx, SEXP estimator, SEXP level, SEXP prediction) {
+  BEGIN_RCPP
+  const dpmu::api::BmaFit& fit = fit_of(pointer, "predict");
+  const auto r =
+      dpmu::api::predict_with_se(fit, matrix(newx), dpmu::api::parse_estimator(Rcpp::as<std::string>(estimator)),
+                                 Rcpp::as<double>(level), Rcpp::as<bool>(prediction));
+  const auto vec = [](const Eigen::VectorXd& v) { return Rcpp::NumericVector(v.data(), v.data() + v.size()); };
+  Rcpp::List out;
+  out["fit"] = vec(r.fit);
+  out["se_fit"] = vec(r.se_fit);
+  out["se_pred"] = vec(r.se_pred);
+  out["lower"] = r.level > 0.0 ? SEXP(vec(r.lower)) : R_NilValue;
+  out["upper"] = r.level > 0.0 ? SEXP(vec(r.upper)) : R_NilValue;
+  out["df"] = r.df;
+  out["models"] = static_cast<double>(r.models);
+  out["omitted_mass"] = r.omitted_mass;
+  return out;
+  END_RCPP
+}
+
+/// Posterior density of coefficient `coefficient` (0-based; -1 the intercept) on `grid`.
+extern "C" SEXP dpmu_coef_density_c(SEXP pointer, SEXP coefficient, SEXP grid) {
+  BEGIN_RCPP
+  const dpmu::api::BmaFit& fit = fit_of(pointer, "draw the coefficients' densities");
+  const auto r = dpmu::api::coefficient_density(fit, Rcpp::as<int>(coefficient), vector(grid));
+  Rcpp::List out;
+  out["density"] = Rcpp::NumericVector(r.density.data(), r.density.data() + r.density.size());
+  out["probability_zero"] = r.probability_zero;
+  out["models"] = static_cast<double>(r.models);
+  out["omitted_mass"] = r.omitted_mass;
+  out["range"] = Rcpp::NumericVector::create(r.range_lower, r.range_upper);
+  return out;
+  END_RCPP
+}
+
 extern "C" SEXP dpmu_test_c(SEXP common, SEXP tested, SEXP y, SEXP common_names, SEXP tested_names, SEXP response,
                             SEXP options) {
   BEGIN_RCPP
@@ -306,7 +389,7 @@ extern "C" SEXP dpmu_test_c(SEXP common, SEXP tested, SEXP y, SEXP common_names,
   q.ledger = ledger_options(o);
   q.command = "R dpmu::test";
   const Json out = dpmu::api::test(matrix(common), matrix(tested), vector(y), strings(common_names),
-                                        strings(tested_names), Rcpp::as<std::string>(response), q);
+                                   strings(tested_names), Rcpp::as<std::string>(response), q);
   return to_r(out);
   END_RCPP
 }
@@ -417,6 +500,9 @@ extern "C" SEXP dpmu_parse_json_c(SEXP text) {
 static const R_CallMethodDef kCallMethods[] = {
     {"dpmu_bma_c", reinterpret_cast<DL_FUNC>(&dpmu_bma_c), 5},
     {"dpmu_predict_c", reinterpret_cast<DL_FUNC>(&dpmu_predict_c), 3},
+    {"dpmu_reanalyse_c", reinterpret_cast<DL_FUNC>(&dpmu_reanalyse_c), 2},
+    {"dpmu_predict_se_c", reinterpret_cast<DL_FUNC>(&dpmu_predict_se_c), 5},
+    {"dpmu_coef_density_c", reinterpret_cast<DL_FUNC>(&dpmu_coef_density_c), 3},
     {"dpmu_test_c", reinterpret_cast<DL_FUNC>(&dpmu_test_c), 7},
     {"dpmu_parse_json_c", reinterpret_cast<DL_FUNC>(&dpmu_parse_json_c), 1},
     {"dpmu_select_c", reinterpret_cast<DL_FUNC>(&dpmu_select_c), 5},

@@ -1,6 +1,8 @@
 // api::bma(): data matrix in, model averaging out (non-private, or through an SSP release).
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -232,6 +234,10 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   fit.seed = settings.seed ? *settings.seed : secure_rng();
   search.seed = fit.seed;
   fit.is_private = secure;
+  fit.analysis = settings;  // what reanalyse() starts from
+  fit.analysis.privacy.reset();
+  fit.analysis.ledger = {};
+  fit.analysis.seed.reset();
 
   if (!settings.privacy) {
     const NonPrivateGram np = non_private_gram(raw, all);
@@ -242,6 +248,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
     fit.posterior = analyse(np.gram, n, plan, np.scale, search, predictors, response, false, np.means(p));
     for (auto& m : excluded_model_messages(fit.posterior, false)) fit.messages.push_back(std::move(m));
     fit.predictor_means = np.means.head(static_cast<Eigen::Index>(p));
+    fit.data_statistics = BmaDataStatistics{np.gram, np.scale, np.means};  // non-private only
     return fit;
   }
 
@@ -316,6 +323,371 @@ nlohmann::ordered_json privacy_json(const BmaFit& fit) {
   out["private_reason"] = full["private_reason"];
   out["privacy"] = full.contains("privacy") ? full["privacy"] : nlohmann::ordered_json(nullptr);
   out["ledger"] = fit.ledger ? to_json(*fit.ledger) : nlohmann::ordered_json(nullptr);
+  return out;
+}
+
+// ---- Re-analysis, predictive standard errors and coefficient densities (post-processing) ----
+
+namespace {
+
+/// The parsed plan of `settings` for a fit with these predictors and n (the checks of bma()).
+AnalysisPlan analysis_plan(const BmaSettings& settings, const std::vector<std::string>& predictors, double n,
+                           const char* fn) {
+  AnalysisPlan plan;
+  plan.prior = core::parse_coefficient_prior(settings.prior, settings.g, settings.a);
+  plan.model_prior = core::parse_model_prior(settings.model_prior);
+  if (settings.top_models < 0) core::throw_domain(fn, "top_models", settings.top_models, ">= 0");
+  plan.options.top_models = settings.top_models;
+  if (settings.credible_level != 0.0) {
+    core::check_open_interval(fn, "credible_level", settings.credible_level, 0.0, 1.0);
+  }
+  plan.options.credible_level = settings.credible_level;
+  for (const auto& name : settings.always_include) {
+    plan.options.always_included |= 1ULL << index_of(predictors, name, "always_include");
+  }
+  if (!(n > core::model_size(plan.options.always_included) + 1.0)) {
+    throw std::invalid_argument(std::string(fn) + ": need more rows than forced predictors + 1");
+  }
+  return plan;
+}
+
+Search analysis_search(const BmaSettings& settings, std::size_t p, double n, std::uint64_t seed, const char* fn) {
+  Search search;
+  search.mcmc = settings.mcmc || p > 24 || n <= static_cast<double>(p) + 1.0;
+  search.tolerance = settings.mcmc_tolerance;
+  if (search.mcmc) core::check_positive_finite(fn, "mcmc_tolerance", settings.mcmc_tolerance);
+  search.seed = seed;
+  return search;
+}
+
+/// The matrix a fit's posterior was computed from, with its column scales (released or exact).
+struct FitStatistics {
+  const Eigen::MatrixXd* gram = nullptr;
+  const Eigen::VectorXd* scale = nullptr;
+};
+
+FitStatistics statistics_of(const BmaFit& fit, const char* fn) {
+  if (fit.release) return {&fit.release->regularized.matrix, &fit.release->column_scale};
+  if (fit.data_statistics) return {&fit.data_statistics->gram, &fit.data_statistics->scale};
+  throw std::invalid_argument(std::string(fn) + ": the fit holds neither a release nor the statistics of the data");
+}
+
+/// The most probable models of the fit's analysis (up to kMixtureModels), for the mixtures.
+constexpr int kMixtureModels = 4096;
+
+struct Mixture {
+  std::vector<core::ModelSummary> models;  ///< with normalised posterior probabilities (over all models)
+  double omitted_mass = 0.0;
+  AnalysisPlan plan;
+};
+
+Mixture mixture_of(const BmaFit& fit, const char* fn) {
+  const FitStatistics st = statistics_of(fit, fn);
+  const double n = static_cast<double>(fit.n);
+  Mixture m;
+  m.plan = analysis_plan(fit.analysis, fit.predictors, n, fn);
+  const Search search = analysis_search(fit.analysis, fit.predictors.size(), n, fit.seed, fn);
+  core::BmaOptions opt = m.plan.options;
+  const int free = static_cast<int>(fit.predictors.size()) - core::model_size(opt.always_included);
+  opt.top_models = free >= 12 ? kMixtureModels : std::min(kMixtureModels, 1 << free);
+  opt.credible_level = 0.0;
+  opt.keep_all_models = false;
+  const core::BmaResult r = run_search(*st.gram, n, m.plan.prior, m.plan.model_prior, opt, search, nullptr);
+  double total = 0.0;
+  for (const auto& t : r.top_models) {
+    if (t.posterior_probability > 0.0) {
+      m.models.push_back(t);
+      total += t.posterior_probability;
+    }
+  }
+  m.omitted_mass = std::max(0.0, 1.0 - total);
+  return m;
+}
+
+std::vector<Eigen::Index> indices(core::ModelMask mask, std::size_t p) {
+  std::vector<Eigen::Index> out;
+  for (std::size_t j = 0; j < p; ++j) {
+    if ((mask >> j) & 1ULL) out.push_back(static_cast<Eigen::Index>(j));
+  }
+  return out;
+}
+
+core::ModelMask mask_of(const std::vector<std::string>& model, const std::vector<std::string>& predictors) {
+  core::ModelMask m = 0;
+  for (const auto& name : model) m |= 1ULL << index_of(predictors, name, "model");
+  return m;
+}
+
+double mean_shrinkage(const core::ShrinkagePosterior& s) {
+  if (s.shrinkage.empty()) return 1.0;
+  double e = 0.0;
+  for (std::size_t i = 0; i < s.shrinkage.size(); ++i) e += s.shrinkage[i] * s.probability[i];
+  return e;
+}
+
+/// One model's predictions in data units (BmaPrediction's per-model quantities).
+struct ModelPrediction {
+  Eigen::VectorXd mean;
+  Eigen::VectorXd scale_fit;  ///< 1/n + s x̃'V x̃
+  double mse = 0.0;
+  double df = 0.0;
+};
+
+ModelPrediction model_prediction(const BmaDataStatistics& st, double n, core::ModelMask mask, double s,
+                                 double r_squared, double df, const Eigen::MatrixXd& xs) {
+  const auto p = static_cast<std::size_t>(xs.cols());
+  const auto idx = indices(mask, p);
+  const auto k = static_cast<Eigen::Index>(idx.size());
+  const auto py = static_cast<Eigen::Index>(p);
+  const double sy = st.scale(py);
+  ModelPrediction out;
+  out.df = df;
+  out.mse = sy * sy * st.gram(py, py) * (1.0 - s * r_squared) / df;
+  out.mean = Eigen::VectorXd::Constant(xs.rows(), st.means(py));
+  out.scale_fit = Eigen::VectorXd::Constant(xs.rows(), 1.0 / n);
+  if (k == 0) return out;
+  Eigen::MatrixXd g(k, k);
+  Eigen::VectorXd gy(k);
+  Eigen::MatrixXd xg(xs.rows(), k);
+  for (Eigen::Index a = 0; a < k; ++a) {
+    gy(a) = st.gram(idx[static_cast<std::size_t>(a)], py);
+    xg.col(a) = xs.col(idx[static_cast<std::size_t>(a)]);
+    for (Eigen::Index b = 0; b < k; ++b)
+      g(a, b) = st.gram(idx[static_cast<std::size_t>(a)], idx[static_cast<std::size_t>(b)]);
+  }
+  const Eigen::LLT<Eigen::MatrixXd> llt(g);
+  if (llt.info() != Eigen::Success) throw std::domain_error("predict: a model of the mixture is rank deficient");
+  const Eigen::VectorXd beta = llt.solve(gy);
+  out.mean.array() += sy * s * (xg * beta).array();
+  const Eigen::MatrixXd w = llt.matrixL().solve(xg.transpose());  // k × m: ||L^{-1} x̃||² = x̃'V x̃
+  out.scale_fit.array() += s * w.colwise().squaredNorm().transpose().array();
+  return out;
+}
+
+double model_df(const core::CoefficientPrior& prior, double n, int k) {
+  return core::is_bayesian(prior.prior.kind) ? n - 1.0 : n - 1.0 - k;
+}
+
+/// The quantile `q` of the mixture Σ w_i (m_i + s_i t_{df_i}) (equal-tailed interval ends), by bisection.
+double mixture_quantile(const std::vector<double>& w, const std::vector<double>& m, const std::vector<double>& s,
+                        const std::vector<double>& df, double q) {
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = -lo;
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    const double t = boost::math::quantile(boost::math::students_t_distribution<double>(df[i]), q);
+    lo = std::min(lo, m[i] + s[i] * t);
+    hi = std::max(hi, m[i] + s[i] * t);
+  }
+  const auto cdf = [&](double y) {
+    double f = 0.0;
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      f += s[i] > 0.0 ? w[i] * boost::math::cdf(boost::math::students_t_distribution<double>(df[i]), (y - m[i]) / s[i])
+                      : w[i] * (y >= m[i] ? 1.0 : 0.0);
+    }
+    return f;
+  };
+  for (int it = 0; it < 200 && hi - lo > 1e-14 * std::max(std::abs(lo), std::abs(hi)); ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (cdf(mid) < q ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+BmaFit reanalyse(const BmaFit& fit, const BmaSettings& settings) {
+  constexpr const char* fn = "reanalyse";
+  if (settings.privacy) {
+    throw std::invalid_argument(
+        "reanalyse: the privacy settings are those of the release (re-analysis adds no noise); run bma() again for "
+        "a new release");
+  }
+  if (!settings.ledger.path.empty()) {
+    throw std::invalid_argument("reanalyse: re-analysis is post-processing and charges no ledger; give no ledger");
+  }
+  if (settings.seed && *settings.seed != fit.seed) {
+    throw std::invalid_argument("reanalyse: the seed of the fit (" + std::to_string(fit.seed) +
+                                ") cannot change; run bma() again for another release or seed");
+  }
+  const FitStatistics st = statistics_of(fit, fn);
+  const double n = static_cast<double>(fit.n);
+  const AnalysisPlan plan = analysis_plan(settings, fit.predictors, n, fn);
+  const Search search = analysis_search(settings, fit.predictors.size(), n, fit.seed, fn);
+  BmaFit out = fit;
+  out.always_include = settings.always_include;
+  out.prior = core::to_string(plan.prior);
+  out.g.reset();
+  if (plan.prior.prior.kind == core::PriorKind::g_prior) out.g = plan.prior.prior.g.value_or(n);
+  out.a = plan.prior.prior.a;
+  out.model_prior = core::to_string(plan.model_prior);
+  out.search = search.mcmc ? "mcmc" : "enumeration";
+  out.analysis = settings;
+  out.analysis.seed.reset();
+  out.messages.clear();
+  const bool release = fit.release.has_value();
+  const std::optional<double> response_mean =
+      release ? std::nullopt : std::optional<double>(fit.data_statistics->means(fit.data_statistics->means.size() - 1));
+  out.posterior = analyse(*st.gram, n, plan, *st.scale, search, fit.predictors, fit.response, release, response_mean);
+  for (auto& m : excluded_model_messages(out.posterior, release)) out.messages.push_back(std::move(m));
+  if (release && fit.release->thresholded_regularized) {
+    out.thresholded = analyse(fit.release->thresholded_regularized->matrix, n, plan, *st.scale, search, fit.predictors,
+                              fit.response, true, std::nullopt);
+    for (auto& m : excluded_model_messages(*out.thresholded, true)) out.messages.push_back(std::move(m));
+  }
+  return out;
+}
+
+BmaPrediction predict_with_se(const BmaFit& fit, const Eigen::Ref<const Eigen::MatrixXd>& new_x, Estimator estimator,
+                              double level, bool prediction) {
+  constexpr const char* fn = "predict";
+  if (fit.release || !fit.data_statistics) {
+    throw std::invalid_argument(
+        "predict: a release publishes no means of the data, so predictions need a non-private fit");
+  }
+  if (!(level == 0.0 || (level > 0.0 && level < 1.0))) core::throw_domain(fn, "level", level, "in (0, 1)");
+  BmaPrediction out;
+  out.fit = predict(fit, new_x, estimator);  // checks the columns
+  const BmaDataStatistics& st = *fit.data_statistics;
+  const auto p = static_cast<Eigen::Index>(fit.predictors.size());
+  const double n = static_cast<double>(fit.n);
+  Eigen::MatrixXd xs = new_x.rowwise() - st.means.head(p).transpose();
+  for (Eigen::Index j = 0; j < p; ++j) xs.col(j) /= st.scale(j);
+  const Mixture mix = mixture_of(fit, fn);
+  out.level = level;
+  const double q = (1.0 - level) / 2.0;
+  if (estimator != Estimator::bma) {
+    const BmaSummary& s = fit.posterior;
+    const auto& names = estimator == Estimator::hpm   ? s.highest_posterior_model
+                        : estimator == Estimator::mpm ? s.median_probability_model
+                                                      : s.best_predictive_model;
+    const core::ModelMask mask = mask_of(names, fit.predictors);
+    const int k = core::model_size(mask);
+    double shrink = 0.0;
+    double r2 = 0.0;
+    bool found = false;
+    for (const auto& t : mix.models) {
+      if (t.model == mask) {
+        shrink = t.shrinkage;
+        r2 = t.r_squared;
+        found = true;
+      }
+    }
+    if (!found) {
+      const auto post = core::model_coefficient_posterior(st.gram, n, mask, mix.plan.prior);
+      shrink = mean_shrinkage(post.shrinkage);
+      r2 = post.r_squared;
+    }
+    const ModelPrediction mp = model_prediction(st, n, mask, shrink, r2, model_df(mix.plan.prior, n, k), xs);
+    out.se_fit = (mp.mse * mp.scale_fit.array()).sqrt();
+    out.se_pred = (mp.mse * (1.0 + mp.scale_fit.array())).sqrt();
+    out.df = mp.df;
+    out.models = 1;
+    if (level > 0.0) {
+      const double t = boost::math::quantile(boost::math::students_t_distribution<double>(mp.df), 1.0 - q);
+      const Eigen::VectorXd& se = prediction ? out.se_pred : out.se_fit;
+      out.lower = out.fit - t * se;
+      out.upper = out.fit + t * se;
+    }
+    return out;
+  }
+  out.df = std::numeric_limits<double>::quiet_NaN();
+  out.models = mix.models.size();
+  out.omitted_mass = mix.omitted_mass;
+  const auto rows = new_x.rows();
+  std::vector<ModelPrediction> parts;
+  std::vector<double> w;
+  double total = 0.0;
+  for (const auto& t : mix.models) total += t.posterior_probability;
+  for (const auto& t : mix.models) {
+    parts.push_back(
+        model_prediction(st, n, t.model, t.shrinkage, t.r_squared, model_df(mix.plan.prior, n, t.model_size), xs));
+    w.push_back(t.posterior_probability / total);
+  }
+  out.se_fit = Eigen::VectorXd::Zero(rows);
+  out.se_pred = Eigen::VectorXd::Zero(rows);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const Eigen::ArrayXd spread = (parts[i].mean - out.fit).array().square();
+    out.se_fit.array() += w[i] * (parts[i].mse * parts[i].scale_fit.array() + spread);
+    out.se_pred.array() += w[i] * (parts[i].mse * (1.0 + parts[i].scale_fit.array()) + spread);
+  }
+  out.se_fit = out.se_fit.cwiseSqrt();
+  out.se_pred = out.se_pred.cwiseSqrt();
+  if (level > 0.0) {
+    out.lower.resize(rows);
+    out.upper.resize(rows);
+    std::vector<double> m(parts.size()), s(parts.size()), df(parts.size());
+    for (Eigen::Index r = 0; r < rows; ++r) {
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        m[i] = parts[i].mean(r);
+        s[i] = std::sqrt(parts[i].mse * ((prediction ? 1.0 : 0.0) + parts[i].scale_fit(r)));
+        df[i] = parts[i].df;
+      }
+      out.lower(r) = mixture_quantile(w, m, s, df, q);
+      out.upper(r) = mixture_quantile(w, m, s, df, 1.0 - q);
+    }
+  }
+  return out;
+}
+
+CoefficientDensity coefficient_density(const BmaFit& fit, int coefficient,
+                                       const Eigen::Ref<const Eigen::VectorXd>& grid) {
+  constexpr const char* fn = "coefficient_density";
+  const auto p = static_cast<int>(fit.predictors.size());
+  if (coefficient < -1 || coefficient >= p) {
+    throw std::invalid_argument("coefficient_density: coefficient " + std::to_string(coefficient) +
+                                " is not -1 (the intercept) or a predictor's index 0.." + std::to_string(p - 1));
+  }
+  if (coefficient == -1 && !fit.posterior.intercept) {
+    throw std::invalid_argument(
+        "coefficient_density: a release publishes no means, so the intercept's posterior is not located");
+  }
+  const FitStatistics st = statistics_of(fit, fn);
+  const Mixture mix = mixture_of(fit, fn);
+  const double n = static_cast<double>(fit.n);
+  const double sy = (*st.scale)(p);
+  const double f = coefficient >= 0 ? sy / (*st.scale)(coefficient) : sy;  // data units = f × scaled units
+  const double centre = coefficient >= 0 ? 0.0 : *fit.posterior.intercept;
+  const double gyy = (*st.gram)(p, p);
+  CoefficientDensity out;
+  out.density = Eigen::VectorXd::Zero(grid.size());
+  out.probability_zero = coefficient >= 0 ? 1.0 - fit.posterior.posterior_inclusion_probability(coefficient) : 0.0;
+  out.omitted_mass = mix.omitted_mass;
+  bool seen = false;
+  for (const auto& t : mix.models) {
+    if (coefficient >= 0 && !((t.model >> coefficient) & 1ULL)) continue;
+    ++out.models;
+    const auto post = core::model_coefficient_posterior(*st.gram, n, t.model, mix.plan.prior);
+    const double nu = post.degrees_of_freedom;
+    const boost::math::students_t_distribution<double> dist(nu);
+    const std::vector<double> one{1.0};
+    const std::vector<double>& nodes = post.shrinkage.shrinkage.empty() ? one : post.shrinkage.shrinkage;
+    const std::vector<double>& weights = post.shrinkage.shrinkage.empty() ? one : post.shrinkage.probability;
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+      const double s = nodes[i];
+      const double big_s = gyy * (1.0 - s * post.r_squared);
+      double loc = 0.0;
+      double scale = 0.0;
+      if (coefficient >= 0) {
+        loc = s * post.ols(coefficient);
+        scale = std::sqrt(s * big_s / nu * post.inverse_gram_diagonal(coefficient));
+      } else {
+        scale = std::sqrt(big_s / (nu * n));
+      }
+      loc = centre + f * loc;
+      scale *= f;
+      const double wi = t.posterior_probability * weights[i];
+      if (!(scale > 0.0)) continue;
+      if (wi >= 1e-12) {
+        const double z = boost::math::quantile(dist, 1.0 - 1e-6);
+        if (!seen || loc - z * scale < out.range_lower) out.range_lower = loc - z * scale;
+        if (!seen || loc + z * scale > out.range_upper) out.range_upper = loc + z * scale;
+        seen = true;
+      }
+      for (Eigen::Index g = 0; g < grid.size(); ++g) {
+        out.density(g) += wi * boost::math::pdf(dist, (grid(g) - loc) / scale) / scale;
+      }
+    }
+  }
   return out;
 }
 

@@ -127,6 +127,7 @@ struct BmaDataStatistics {
 };
 
 /// The result of bma().
+struct BmaFit {
   bool is_private = false;  ///< a release with secure noise (false for non-private and seeded runs)
   std::string response;
   std::vector<std::string> predictors;
@@ -236,8 +237,8 @@ struct BmaPrediction {
 /// @param level in (0, 1), or 0 for no interval; @param prediction interval of a new observation
 /// (true) or of its mean (false). @throws std::invalid_argument for a release, a fit without data
 /// statistics, a wrong number of columns, a level outside [0, 1).
-BmaPrediction predict_with_se(const BmaFit& fit, const Eigen::Ref<const Eigen::MatrixXd>& new_x,
-                              Estimator estimator, double level, bool prediction);
+BmaPrediction predict_with_se(const BmaFit& fit, const Eigen::Ref<const Eigen::MatrixXd>& new_x, Estimator estimator,
+                              double level, bool prediction);
 
 /// Posterior density of one coefficient (BAS's plot.coef.bas), exact under the fit's priors: a point
 /// mass P(β_j = 0 | D) = 1 − PIP_j and, on the grid, the continuous part
@@ -251,9 +252,14 @@ struct CoefficientDensity {
   double probability_zero = 0.0;
   std::uint64_t models = 0;
   double omitted_mass = 0.0;
+  /// Where the continuous part lives (for choosing a grid; computed even for an empty grid): the
+  /// smallest and largest quantiles 1e-6 / 1 − 1e-6 of its t components (of weight ≥ 1e-12).
+  double range_lower = 0.0;
+  double range_upper = 0.0;
 };
 /// @throws std::invalid_argument for a coefficient out of range, the intercept of a release, a fit
 /// without statistics.
-CoefficientDensity coefficient_density(const BmaFit& fit, int coefficient, const Eigen::Ref<const Eigen::VectorXd>& grid);
+CoefficientDensity coefficient_density(const BmaFit& fit, int coefficient,
+                                       const Eigen::Ref<const Eigen::VectorXd>& grid);
 
 }  // namespace dpmu::api

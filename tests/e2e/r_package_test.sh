@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# ctest e2e.r_package_test: the R source package as a user gets it. Builds dpmu_<version>.tar.gz
+# with scripts/build-r-package.sh into a temporary directory, installs it into a temporary library
+# (no CMake build used: DPMU_BUILD_DIR is unset), checks that its non-private BMA of hsb2 gives the
+# PIPs of `dpmu bma --non-private` to 1e-10, and runs `R CMD check --as-cran --no-manual` on it,
+# failing on any ERROR or WARNING. Usage: r_package_test.sh DPMU_EXE SOURCE_DIR.
+# Exit 77 (skipped) when R or a package the build needs (Rcpp, RcppEigen, BH, knitr, rmarkdown) is
+# missing.
+set -euo pipefail
+exe=$1 src=$2
+if ! command -v R >/dev/null 2>&1 || ! command -v Rscript >/dev/null 2>&1; then
+  echo "SKIP: R is not installed (r-base-core)"; exit 77
+fi
+for pkg in Rcpp RcppEigen BH knitr rmarkdown; do
+  if ! Rscript -e "quit(status = !requireNamespace('$pkg', quietly = TRUE))" >/dev/null 2>&1; then
+    echo "SKIP: the R package $pkg is not installed (r-cran-$(echo $pkg | tr A-Z a-z))"; exit 77
+  fi
+done
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset DPMU_BUILD_DIR DPMU_EXE DPMU DPMU_LEDGER
+# The package has no PDF (HTML vignette, --no-manual): without qpdf, --as-cran would warn that it cannot
+# check PDF sizes. Install qpdf to run that check for real.
+command -v qpdf >/dev/null 2>&1 || export R_QPDF=true
+export MAKEFLAGS="${MAKEFLAGS:--j$(nproc)}"
+start=$(date +%s)
+
+tarball=$(bash "$src/scripts/build-r-package.sh" "$tmp") || { echo "FAIL: build-r-package.sh"; exit 1; }
+echo "built $(basename "$tarball") ($(du -k "$tarball" | cut -f1) kB) in $(( $(date +%s) - start )) s"
+if tar xzOf "$tarball" | grep -a -q "$src/build"; then
+  echo "FAIL: the tarball refers to the repository's build directory $src/build"; exit 1
+fi
+
+mkdir "$tmp/lib"
+t0=$(date +%s)
+R CMD INSTALL -l "$tmp/lib" "$tarball" >"$tmp/install.log" 2>&1 || {
+  cat "$tmp/install.log"; echo "FAIL: R CMD INSTALL of the tarball"; exit 1; }
+echo "installed in $(( $(date +%s) - t0 )) s"
+
+# The smoke test: the same PIPs as the CLI (when DPMU_EXE is a dpmu binary).
+predictors=female,write,math,science,socst
+expected=""
+if [ -x "$exe" ]; then
+  expected=$("$exe" bma --non-private --data "$src/experiments/data/hsb2.csv" --response read \
+               --predictors "$predictors" --prior zellner-siow)
+fi
+cd "$tmp"
+EXPECTED="$expected" R_LIBS="$tmp/lib" Rscript --vanilla -e '
+  library(dpmu)
+  fit <- bma(read ~ female + write + math + science + socst, data = hsb2, prior = "zellner-siow")
+  print(fit$pip)
+  e <- Sys.getenv("EXPECTED")
+  if (nzchar(e)) {
+    cli <- unlist(dpmu:::parse_json(e)$posterior_inclusion_probabilities)[names(fit$pip)]
+    d <- max(abs(fit$pip - cli))
+    cat(sprintf("max |PIP(R package) - PIP(dpmu bma --non-private)| = %.3g\n", d))
+    if (!(d <= 1e-10)) quit(status = 1)
+  } else cat("no dpmu binary: PIPs not compared with the CLI\n")
+  print(bma(mpg ~ wt + hp, mtcars)$pip)' || { echo "FAIL: smoke test of the installed package"; exit 1; }
+
+t0=$(date +%s)
+_R_CHECK_FORCE_SUGGESTS_=false R CMD check --as-cran --no-manual -o "$tmp" "$tarball" >"$tmp/check.out" 2>&1 || true
+echo "R CMD check in $(( $(date +%s) - t0 )) s"
+log="$tmp/dpmu.Rcheck/00check.log"
+if [ ! -f "$log" ]; then cat "$tmp/check.out"; echo "FAIL: no 00check.log"; exit 1; fi
+grep -E '(WARNING|ERROR|NOTE)$' -A12 "$log" || true
+status=$(grep '^Status:' "$log" || echo "Status: unknown")
+echo "$status"
+if echo "$status" | grep -q -E 'ERROR|WARNING|unknown'; then
+  cat "$log"; echo "FAIL: R CMD check --as-cran: $status"; exit 1
+fi
+echo "PASS in $(( $(date +%s) - start )) s"
