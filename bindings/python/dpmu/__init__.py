@@ -457,12 +457,21 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
         credible_level: float = 0.95) -> BmaResult:
     """Bayesian model averaging of ``response`` on ``predictors`` (default: every other column).
 
+    ``data``: a pandas DataFrame, one row per observation (n rows; n is public); ``response`` and
+    ``predictors``: column names. Returns a :class:`BmaResult` (``pip``: Series over the design's
+    columns; ``coef``: DataFrame with ``(Intercept)`` first; ``models``: DataFrame of the top models).
+    Raises ValueError with dpmu's message for bad input (a missing or non-numeric column, missing
+    values, bounds of the wrong length, an unknown prior, a release the ledger's budget refuses);
+    nothing is released or charged then.
+
     ``epsilon=None``: exact (non-private) model averaging, as ``dpmu bma --non-private``. Otherwise
-    the SSP release of ``dpmu bma --epsilon`` with public ``bounds`` on the raw values: one pair
-    (l, u) for every numeric column, a pair per data column (predictors in order, response last) or
-    a pair per design column; bool and dummy columns lie in [0, 1] and get (0, 1). ``seed`` gives
-    the CLI's ``--seed`` noise (not private); no seed: secure noise (a release). The model space is
-    over the design's columns; the intercept is always included.
+    the SSP release of ``dpmu bma --epsilon`` ((epsilon, delta)-DP when one row is replaced; the
+    guarantee is ``result.privacy``) with public ``bounds`` on the raw values, into which values are
+    clamped: one pair (l, u) for every numeric column, a pair per data column (predictors in order,
+    response last) or a pair per design column; bool and dummy columns lie in [0, 1] and get (0, 1).
+    The bounds must be chosen without looking at the data. ``seed`` gives the CLI's ``--seed`` noise
+    (reproducible, not private: ``result.private`` is False); no seed: secure noise (a release). The
+    model space is over the design's columns; the intercept is always included.
 
     ``levels``: ``{column: [every level, baseline first]}``, the public declaration of the levels of
     each categorical predictor (object, string, category or any column named here); the design gets
@@ -512,6 +521,13 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
 class TestResult(dict):
     """Result of :func:`test`: the fields of the JSON of ``dpmu test`` (a dict), with a readable repr.
 
+    Non-private: ``log_statistic``, ``statistic``, ``posterior_probability_h1``, ``r_squared``,
+    ``shrinkage``, ``n``, ``p``, ``p0``, ``response``, ``common``, ``tested``, ``prior``, ... A DP test:
+    ``noisy_statistic`` (the released value), ``log_statistic``, ``bayes_factor``,
+    ``posterior_probability_h1`` and ``intervals`` (post-processing of it), ``privacy`` (epsilon,
+    delta, sensitivity, Laplace scale), ``private``, ``private_reason``, ``settings`` (public) and,
+    with a seed only, ``diagnostics``.
+
     ``ledger`` (attribute; also ``result["settings"]["ledger"]``): None when not charged to a
     ledger, else the charge (path, epsilon, delta, totals, budget; not the data's fingerprint); ``levels``: the levels used for each categorical column; ``messages``: the
     core's messages (also raised as warnings). A private result holds the settings (n = the number
@@ -557,6 +573,15 @@ def test(data: pd.DataFrame, response: str, common: Sequence[str], tested: Seque
     ``epsilon=None``: the non-private test (``--non-private``); otherwise the DP test by subsample
     and aggregate with ``groups`` subsets (paper Sec. 4); ``seed``: reproducible simulation noise
     (not private); no seed: secure noise (a release). Returns the JSON fields of ``dpmu test``.
+
+    ``data``: a pandas DataFrame, one row per observation (n rows; n is public); ``common`` and
+    ``tested``: lists of column names (``common`` may be empty). ``censor``: the public censoring
+    limits (L, U) of the subset statistics; ``alpha``: levels of the reported intervals. Returns a
+    :class:`TestResult` (a dict). Raises ValueError with dpmu's message for bad input (as in
+    :func:`bma`; also too many ``groups`` for n); nothing is released or charged then.
+
+    Privacy: the DP test is (epsilon, delta)-DP when one row is replaced (``result["privacy"]``); only
+    ``noisy_statistic`` is computed from the data, the rest is post-processing and public settings.
 
     ``levels``, missing values, a categorical response: as in :func:`bma` (a categorical column in
     ``common`` or ``tested`` becomes its ``column[T.level]`` dummies, all of them tested together
@@ -617,7 +642,8 @@ def read_results(path) -> pd.DataFrame:
     cell_key, a column per cell parameter, metric, component, component_label, mean, sd, mcse,
     q025, q250, q500, q750, q975, n_ok, n_nan (docs/results-schema.md, "Tidy tables"; the table
     of ``dpmu export``, which this runs: set DPMU to the command if it is not on the PATH).
-    Raises ValueError for a missing or damaged file."""
+    Results of simulation studies (``dpmu run``), not releases: nothing here is private.
+    Raises ValueError for a missing or damaged file, or when the dpmu command is not found."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ValueError(f"read_results: no file '{path}'")
@@ -625,9 +651,11 @@ def read_results(path) -> pd.DataFrame:
 
 
 def read_replicates(path, metric: str = "") -> pd.DataFrame:
-    """Replicate values of ``metric`` (all metrics when empty): one row per cell x replicate x
-    component, with cell_key, the cell parameters, replicate, metric, component, component_label,
-    value (NaN for a failed replicate)."""
+    """Replicate values of ``metric`` (all metrics when empty) of a results file of ``dpmu run``:
+    a DataFrame with one row per cell x replicate x component, with cell_key, the cell parameters,
+    replicate, metric, component, component_label, value (NaN for a failed replicate); runs
+    ``dpmu export --replicates`` as :func:`read_results` does. Raises ValueError for a missing or
+    damaged file, an unknown metric, or when the dpmu command is not found."""
     path = os.fspath(path)
     if not os.path.exists(path):
         raise ValueError(f"read_replicates: no file '{path}'")

@@ -29,10 +29,17 @@ def select(data: pd.DataFrame, response: str, predictors: Sequence[str], epsilon
     Categorical predictors need declared ``levels`` in a private call, as in :func:`bma`; missing
     values raise ValueError. ``ledger``/``budget``/``data_label`` as in :func:`bma`.
 
+    ``data``: a pandas DataFrame, one row per observation (n rows; n is public). Without a seed the
+    call is a release: the selected model is the released value (``private`` True) and is charged
+    to the ledger; ``epsilon``, ``radius``, ``penalty`` and ``data_bound`` must be chosen without
+    looking at the data.
+
     Returns the JSON object of ``dpmu select`` as a dict: ``selected_model`` (``predictors``,
     ``mask``), ``private``, ``private_reason``, ``settings`` (public; ``settings["ledger"]`` is the
     charge), ``privacy`` (epsilon, delta, sensitivity, noise scale); Algorithm 2 also
-    ``released_variance``. Diagnostics only with a seed.
+    ``released_variance``. ``diagnostics`` only with a seed. Raises ValueError with dpmu's message
+    for bad input (settings out of range, more than 20 predictors, missing values, a release the
+    ledger's budget refuses); nothing is released or charged then.
     """
     what = "dpmu.select"
     _check_frame(data, what)
@@ -63,7 +70,9 @@ def plan_test(n: int, epsilon: float, p: int = 1, p0: int = 1, prior: str = "g-p
 
     Returns a DataFrame (one row per setting: num_subsets, lower, upper, target, bias, variance,
     mse, mse_mcse, released_mse, probability_at_upper) whose ``attrs`` hold the settings and the
-    ``recommended`` one (smallest simulated MSE).
+    ``recommended`` one (smallest simulated MSE). ``n`` is the (public) number of rows, ``p`` and
+    ``p0`` the numbers of predictors under H1 and H0. Raises ValueError with dpmu's message for
+    settings out of range (e.g. epsilon <= 0, more subsets than n allows).
     """
     pairs = [(float(l), float(u)) for l, u in (censor or [])]
     out = json.loads(_dpmu.plan_test(int(n), int(p), int(p0), prior, g, float(a), float(epsilon), float(delta),
@@ -92,8 +101,15 @@ def audit(release: Callable[[pd.DataFrame], Union[float, Sequence[float]]], data
     selected model's mask). A lower bound above ``epsilon`` refutes the claim; one below it is
     consistent with it (an audit cannot prove privacy).
 
+    ``data`` and ``neighbour`` should be synthetic or public: every call of ``release`` analyses
+    them, and an unseeded release is charged to the ``DPMU_LEDGER`` ledger when it is set (unset it,
+    or use a ledger of its own, for an audit). The result describes the mechanism, not the data,
+    and is not itself a DP release.
+
     Returns a dict: ``epsilon_lower_bound``, ``epsilon_estimate``, ``event``, the probabilities and
-    their bounds, ``consistent_with_claim`` and ``verdict``.
+    their bounds, ``consistent_with_claim``, ``verdict`` and ``claimed``. Raises ValueError when
+    ``release`` is not callable or returns vectors of different lengths, the frames differ in
+    length, ``samples`` < 20, or a setting is out of range.
     """
     if not callable(release):
         raise ValueError("dpmu.audit: release must be a function of a data frame")
@@ -116,8 +132,11 @@ def audit(release: Callable[[pd.DataFrame], Union[float, Sequence[float]]], data
 
 def ledger_init(path: Union[str, os.PathLike], budget) -> None:
     """Create a privacy-budget ledger with its ``budget`` (EPS, (EPS, DELTA) or "EPS,DELTA"), fixed
-    from then on, and its key file PATH.key (mode 0600). An existing ledger is never reset
-    (ValueError). docs/privacy.md, "Privacy-budget ledger"."""
+    from then on, and its key file PATH.key (mode 0600). Every release that names the ledger
+    (``ledger=PATH`` or ``DPMU_LEDGER``) is checked against the budget and charged before any noise
+    is drawn; one that would exceed it is refused. Keep the key file secret: it keys the data
+    fingerprints recorded in the ledger. Raises ValueError for a bad budget or when the ledger
+    already exists (it is never reset). docs/privacy.md, "Privacy-budget ledger"."""
     text = _budget_text(budget)
     if text is None:
         raise ValueError("dpmu.ledger_init: give the budget")
@@ -125,15 +144,21 @@ def ledger_init(path: Union[str, os.PathLike], budget) -> None:
 
 
 def ledger_set_budget(path: Union[str, os.PathLike], budget, reason: str) -> None:
-    """Record a new budget for a ledger, with the ``reason`` (an explicit, recorded act)."""
+    """Record a new budget for the ledger at ``path`` (EPS, (EPS, DELTA) or "EPS,DELTA"), with the
+    ``reason``: an explicit act, recorded in the ledger (time, new budget, reason). The guarantee of
+    all releases charged to a ledger together is the total spent (basic composition), so a higher
+    budget allows a weaker joint guarantee. Raises ValueError
+    without a reason, for a bad budget, or when the ledger does not exist or is damaged."""
     if not reason:
         raise ValueError("dpmu.ledger_set_budget: give the reason (it is recorded)")
     _dpmu.ledger_set_budget(os.fspath(path), _budget_text(budget), reason)
 
 
 def ledger_summary(path: Optional[Union[str, os.PathLike]] = None) -> dict:
-    """A ledger as ``dpmu ledger FILE`` prints it: budget, budget changes, spent, remaining, and the
-    releases grouped by keyed data fingerprint. ``path`` defaults to DPMU_LEDGER."""
+    """A ledger as ``dpmu ledger FILE`` prints it, as a dict: budget, budget changes, spent,
+    remaining, and the releases grouped by keyed data fingerprint. ``path`` defaults to
+    DPMU_LEDGER. Raises ValueError when no path is given or the ledger does not exist or is damaged.
+    The summary describes what was released (budget accounting), not the data."""
     path = path if path is not None else os.environ.get("DPMU_LEDGER", "")
     if not path:
         raise ValueError("dpmu.ledger_summary: give the ledger's path (or set DPMU_LEDGER)")
