@@ -1,7 +1,8 @@
 // The fast quantiles of point-mass + Student t mixtures (TMixture, docs/bma.md "Credible
-// intervals") against the algorithm they replaced, kept here verbatim as the reference: every
-// component's CDF by Boost's students_t (long-double internals), the root bracketed from the
-// components' range and solved by TOMS 748 to 2^-40 relative. The model-averaged mixtures are
+// intervals") against the algorithm they replaced, kept here as the reference: every
+// component's CDF by Boost's students_t (in double precision to keep the test fast; one case with
+// the long-double internals of Boost's default policy, as the replaced code), the root bracketed
+// from the components' range and solved by TOMS 748 to 2^-40 relative. The model-averaged mixtures are
 // rebuilt here from model_coefficient_posterior as summarise_models built them before. The
 // stated accuracy: the quantile's probability level under the full mixture is within
 // dropped_mass() ≤ τ (plus ~1e-13 of rounding and root tolerance) of the requested one, hence
