@@ -47,7 +47,8 @@ struct TComponent {
 /// The mixture P = (point_mass δ_0 + Σ w_c t_ν_c(μ_c, σ_c)) / (point_mass + Σ w_c), prepared for
 /// quantiles: components with weight ≤ 0 are ignored; the lightest components whose total weight
 /// is at most `tau` times the total mass are dropped and the rest renormalised, so the CDF differs
-/// from the full mixture's by at most dropped_mass() ≤ tau everywhere.
+/// from the full mixture's by at most dropped_mass() ≤ tau everywhere. quantile() caches F(0⁻)
+/// and counts evaluations: one object is not for concurrent use.
 class TMixture {
  public:
   /// The default τ of the credible intervals (BmaResult's CredibleIntervals::omitted_mass counts it).
