@@ -1,8 +1,6 @@
 #include "dpmu/core/bma.hpp"
 
 #include <algorithm>
-#include <boost/math/distributions/students_t.hpp>
-#include <boost/math/tools/roots.hpp>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -10,6 +8,7 @@
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/log_math.hpp"
 #include "dpmu/core/priors.hpp"
+#include "dpmu/core/t_mixture.hpp"
 
 namespace dpmu::core {
 
@@ -371,70 +370,6 @@ ModelCoefficientPosterior model_coefficient_posterior(const Eigen::Ref<const Eig
 
 namespace {
 
-/// One component of a mixture of location-scale Student t distributions.
-struct TComponent {
-  double weight;
-  double location;
-  double scale;
-  double degrees_of_freedom;
-};
-
-/// A model-averaged posterior of one coefficient: a point mass at 0 and t components.
-struct Mixture {
-  double point_mass = 0.0;
-  std::vector<TComponent> components;
-
-  double total() const {
-    double t = point_mass;
-    for (const auto& c : components) t += c.weight;
-    return t;
-  }
-  /// Σ w_c T_ν((x − μ_c)/σ_c), the continuous part of the CDF (unnormalised).
-  double continuous_cdf(double x) const {
-    double f = 0.0;
-    for (const auto& c : components) {
-      const boost::math::students_t_distribution<double> t(c.degrees_of_freedom);
-      const double z = (x - c.location) / c.scale;
-      f += c.weight * (z < 0.0 ? boost::math::cdf(t, z) : 1.0 - boost::math::cdf(t, -z));
-    }
-    return f;
-  }
-};
-
-/// The q-quantile inf{x : F(x) ≥ q} of the normalised mixture: 0 when q falls in the jump at 0;
-/// otherwise the root of the continuous CDF on the side of 0 where it lies, bracketed by doubling
-/// and solved by TOMS 748 to 2^-40 relative.
-double mixture_quantile(const Mixture& mix, double q) {
-  const double target = q * mix.total();
-  if (mix.components.empty()) return 0.0;
-  // Bracket: the components' range, ±8 scales (expanded below if the tails need more).
-  double lo = INFINITY;
-  double hi = -INFINITY;
-  for (const auto& c : mix.components) {
-    lo = std::min(lo, c.location - 8.0 * c.scale);
-    hi = std::max(hi, c.location + 8.0 * c.scale);
-  }
-  const auto cdf = [&](double x) { return mix.continuous_cdf(x) + (x >= 0.0 ? mix.point_mass : 0.0); };
-  if (mix.point_mass > 0.0) {
-    const double below = mix.continuous_cdf(0.0);  // F(0⁻)
-    if (target >= below && target <= below + mix.point_mass) return 0.0;
-    if (target < below) {
-      hi = 0.0;
-      lo = std::min(lo, -1.0);
-    } else {
-      lo = 0.0;
-      hi = std::max(hi, 1.0);
-    }
-  }
-  const auto f = [&](double x) { return cdf(x) - target; };
-  for (int i = 0; i < 200 && f(lo) > 0.0; ++i) lo -= std::max(hi - lo, 1e-300);
-  for (int i = 0; i < 200 && f(hi) < 0.0; ++i) hi += std::max(hi - lo, 1e-300);
-  std::uintmax_t iterations = 200;
-  const auto [a, b] =
-      boost::math::tools::toms748_solve(f, lo, hi, boost::math::tools::eps_tolerance<double>(40), iterations);
-  return 0.5 * (a + b);
-}
-
 /// The shared last step for the enumeration: the most probable candidates up to interval_mass.
 template <class Candidates>
 void summarise_enumerated_models(const Eigen::MatrixXd& gram, double n, const CoefficientPrior& prior,
@@ -471,8 +406,9 @@ void summarise_models(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, c
   if (models.empty()) return;
   const bool intervals = level > 0.0;
   if (intervals) check_open_interval("summarise_models", "credible level", level, 0.0, 1.0);
-  std::vector<Mixture> slopes(static_cast<std::size_t>(p));
-  Mixture intercept;
+  std::vector<std::vector<TComponent>> slopes(static_cast<std::size_t>(p));
+  std::vector<double> slope_point_mass(static_cast<std::size_t>(p), 0.0);
+  std::vector<TComponent> intercept;
   constexpr double kNodeFloor = 1e-11;  // components lighter than this go to omitted_mass
   const Eigen::MatrixXd gxx = 0.5 * (gram.topLeftCorner(p, p) + gram.topLeftCorner(p, p).transpose());
   double best_distance = INFINITY;
@@ -498,32 +434,39 @@ void summarise_models(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, c
       }
       const double s = bayesian ? post.shrinkage.shrinkage[i] : 1.0;
       const double spread = bayesian ? syy * std::max(0.0, 1.0 - s * post.r_squared) / nu : rss / nu;
-      intercept.components.push_back({w, 0.0, std::sqrt(spread / n), nu});
+      intercept.push_back({w, 0.0, std::sqrt(spread / n), nu});
       for (int j = 0; j < p; ++j) {
         if (!((wm.model >> j) & 1U)) continue;
         const double scale = std::sqrt((bayesian ? s : 1.0) * spread * post.inverse_gram_diagonal(j));
-        slopes[static_cast<std::size_t>(j)].components.push_back({w, s * post.ols(j), scale, nu});
+        slopes[static_cast<std::size_t>(j)].push_back({w, s * post.ols(j), scale, nu});
       }
     }
     for (int j = 0; j < p; ++j) {
-      if (!((wm.model >> j) & 1U)) slopes[static_cast<std::size_t>(j)].point_mass += wm.probability;
+      if (!((wm.model >> j) & 1U)) slope_point_mass[static_cast<std::size_t>(j)] += wm.probability;
     }
   }
   if (!intervals) return;
   CredibleIntervals& ci = res.credible_intervals;
   ci.level = level;
   ci.models = models.size();
-  ci.omitted_mass = std::min(1.0, omitted_mass);
   ci.lower.resize(p);
   ci.upper.resize(p);
   const double q_lo = 0.5 * (1.0 - level);
   const double q_hi = 0.5 * (1.0 + level);
+  // Each mixture drops its lightest components up to TMixture::kDefaultTau of its mass; the
+  // largest share dropped joins the bound on the CDF error.
+  double dropped = 0.0;
   for (int j = 0; j < p; ++j) {
-    ci.lower(j) = mixture_quantile(slopes[static_cast<std::size_t>(j)], q_lo);
-    ci.upper(j) = mixture_quantile(slopes[static_cast<std::size_t>(j)], q_hi);
+    const TMixture mix(slope_point_mass[static_cast<std::size_t>(j)], slopes[static_cast<std::size_t>(j)]);
+    ci.lower(j) = mix.quantile(q_lo);
+    ci.upper(j) = mix.quantile(q_hi);
+    dropped = std::max(dropped, mix.dropped_mass());
   }
-  ci.intercept_lower = mixture_quantile(intercept, q_lo);
-  ci.intercept_upper = mixture_quantile(intercept, q_hi);
+  const TMixture mix(0.0, intercept);
+  ci.intercept_lower = mix.quantile(q_lo);
+  ci.intercept_upper = mix.quantile(q_hi);
+  dropped = std::max(dropped, mix.dropped_mass());
+  ci.omitted_mass = std::min(1.0, omitted_mass + dropped);
 }
 
 BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram_in, double n,

@@ -72,8 +72,10 @@ inline double negligible_log_odds_for(int p, double relative_error) {
 /// Model-averaged equal-tailed credible intervals (docs/bma.md "Credible intervals"): quantiles
 /// (1 ∓ level)/2 of the exact posterior of each coefficient, a mixture over models of a point mass
 /// at 0 (models without the predictor) and Student t distributions (one per node of the posterior
-/// of the shrinkage, ShrinkagePosterior), inverted by a bracketing root finder (TOMS 748) to
-/// ~1e-12 relative. Slopes of the centred predictors in the scale of G.
+/// of the shrinkage, ShrinkagePosterior), inverted by TMixture (t_mixture.hpp): the lightest
+/// components up to τ = 1e-10 of the mass dropped, exact t CDFs, a safeguarded Newton root to
+/// ~1e-12 relative. Each end's probability level is within omitted_mass of the requested one.
+/// Slopes of the centred predictors in the scale of G.
 struct CredibleIntervals {
   double level = 0.0;  ///< 0: not computed
   Eigen::VectorXd lower;
@@ -81,7 +83,8 @@ struct CredibleIntervals {
   double intercept_lower = 0.0;  ///< interval of α − ȳ (add the mean of the response): G has no means
   double intercept_upper = 0.0;
   /// Posterior probability of the models (and quadrature nodes below 1e-11) left out of the
-  /// mixture, which is renormalised over the rest: |CDF error| ≤ omitted_mass.
+  /// mixture, which is renormalised over the rest, plus the largest share TMixture dropped from
+  /// one coefficient's mixture (≤ TMixture::kDefaultTau = 1e-10): |CDF error| ≤ omitted_mass.
   double omitted_mass = 0.0;
   std::uint64_t models = 0;  ///< models in the mixture
 };
