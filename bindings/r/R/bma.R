@@ -41,32 +41,12 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
 
 #' @noRd
 new_dpmu_bma <- function(out, d, call) {
-  predictors <- colnames(d$x)
-  s <- out$posterior
-  k <- length(s$models$predictors)
-  which <- matrix(FALSE, k, length(predictors), dimnames = list(NULL, predictors))
-  for (i in seq_len(k)) which[i, ] <- predictors %in% s$models$predictors[[i]]
-  model_table <- data.frame(
-    model = vapply(s$models$predictors, function(m) if (length(m) == 0) "(null)" else paste(m, collapse = " + "), ""),
-    size = rowSums(which),
-    posterior_probability = s$models$posterior_probability,
-    log_posterior_probability = s$models$log_posterior_probability,
-    log_prior_probability = s$models$log_prior_probability,
-    log_marginal = s$models$log_marginal,
-    r_squared = s$models$r_squared,
-    shrinkage = s$models$shrinkage,
-    stringsAsFactors = FALSE)
-  structure(list(
-    pip = s$pip,
-    models = model_table,
-    which = which,
-    posterior = s,
-    thresholded = out$thresholded,
+  object <- structure(list(
+    pip = stats::setNames(rep(NA_real_, ncol(d$x)), colnames(d$x)),  # its names: the predictors
     privacy = out$report$privacy,
     private = isTRUE(out$report$private),
     private_reason = unlist(out$report$private_reason),
     release = out$release,
-    settings = list(prior = out$prior, model_prior = out$model_prior, search = out$search, seed = out$seed),
     messages = out$messages,
     ledger = out$ledger,
     n = d$n, response = d$response, formula = d$formula, terms = d$terms, xlevels = d$xlevels,
@@ -74,6 +54,7 @@ new_dpmu_bma <- function(out, d, call) {
     # The design and response, for fitted() and the residual plot: non-private fits only (a release,
     # seeded or not, keeps nothing computed from the data without noise).
     x = if (is.null(out$release)) d$x, y = if (is.null(out$release)) d$y), class = "dpmu_bma")
+  dpmu_bma_analysis(object, out)
 }
 
 # The analysis fields of a dpmu_bma from a core result `out` (bma or re-analysis).

@@ -158,6 +158,36 @@ std::size_t index_of(const std::vector<std::string>& names, const std::string& n
   throw std::invalid_argument(std::string(what) + ": '" + name + "' is not one of the predictors");
 }
 
+/// The parsed plan of `settings` for a fit with these predictors and n (the checks of bma()).
+AnalysisPlan analysis_plan(const BmaSettings& settings, const std::vector<std::string>& predictors, double n,
+                           const char* fn) {
+  AnalysisPlan plan;
+  plan.prior = core::parse_coefficient_prior(settings.prior, settings.g, settings.a);
+  plan.model_prior = core::parse_model_prior(settings.model_prior);
+  if (settings.top_models < 0) core::throw_domain(fn, "top_models", settings.top_models, ">= 0");
+  plan.options.top_models = settings.top_models;
+  if (settings.credible_level != 0.0) {
+    core::check_open_interval(fn, "credible_level", settings.credible_level, 0.0, 1.0);
+  }
+  plan.options.credible_level = settings.credible_level;
+  for (const auto& name : settings.always_include) {
+    plan.options.always_included |= 1ULL << index_of(predictors, name, "always_include");
+  }
+  if (!(n > core::model_size(plan.options.always_included) + 1.0)) {
+    throw std::invalid_argument(std::string(fn) +
+                                ": need more rows than forced predictors + 1 (n = " + core::format_value(n) + ")");
+  }
+  return plan;
+}
+
+Search analysis_search(const BmaSettings& settings, std::size_t p, double n, std::uint64_t seed, const char* fn) {
+  Search search;
+  search.mcmc = settings.mcmc || p > 24 || n <= static_cast<double>(p) + 1.0;
+  search.tolerance = settings.mcmc_tolerance;
+  if (search.mcmc) core::check_positive_finite(fn, "mcmc_tolerance", settings.mcmc_tolerance);
+  search.seed = seed;
+  return search;
+}
 }  // namespace
 
 BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
@@ -198,25 +228,8 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   const double n = static_cast<double>(n_rows);
   if (n_rows < 3) throw std::invalid_argument("bma: need at least 3 rows, got " + std::to_string(n_rows));
 
-  AnalysisPlan plan;
-  plan.prior = core::parse_coefficient_prior(settings.prior, settings.g, settings.a);
-  plan.model_prior = core::parse_model_prior(settings.model_prior);
-  if (settings.top_models < 0) core::throw_domain(fn, "top_models", settings.top_models, ">= 0");
-  plan.options.top_models = settings.top_models;
-  if (settings.credible_level != 0.0) {
-    core::check_open_interval(fn, "credible_level", settings.credible_level, 0.0, 1.0);
-  }
-  plan.options.credible_level = settings.credible_level;
-  for (const auto& name : settings.always_include) {
-    plan.options.always_included |= 1ULL << index_of(predictors, name, "always_include");
-  }
-  Search search;
-  search.mcmc = settings.mcmc || p > 24 || n <= static_cast<double>(p) + 1.0;
-  search.tolerance = settings.mcmc_tolerance;
-  if (search.mcmc) core::check_positive_finite(fn, "mcmc_tolerance", settings.mcmc_tolerance);
-  if (!(n > core::model_size(plan.options.always_included) + 1.0)) {
-    throw std::invalid_argument("bma: need more rows than forced predictors + 1 (n = " + std::to_string(n_rows) + ")");
-  }
+  const AnalysisPlan plan = analysis_plan(settings, predictors, n, fn);
+  Search search = analysis_search(settings, p, n, 0, fn);
 
   BmaFit fit;
   fit.response = response;
@@ -329,36 +342,6 @@ nlohmann::ordered_json privacy_json(const BmaFit& fit) {
 // ---- Re-analysis, predictive standard errors and coefficient densities (post-processing) ----
 
 namespace {
-
-/// The parsed plan of `settings` for a fit with these predictors and n (the checks of bma()).
-AnalysisPlan analysis_plan(const BmaSettings& settings, const std::vector<std::string>& predictors, double n,
-                           const char* fn) {
-  AnalysisPlan plan;
-  plan.prior = core::parse_coefficient_prior(settings.prior, settings.g, settings.a);
-  plan.model_prior = core::parse_model_prior(settings.model_prior);
-  if (settings.top_models < 0) core::throw_domain(fn, "top_models", settings.top_models, ">= 0");
-  plan.options.top_models = settings.top_models;
-  if (settings.credible_level != 0.0) {
-    core::check_open_interval(fn, "credible_level", settings.credible_level, 0.0, 1.0);
-  }
-  plan.options.credible_level = settings.credible_level;
-  for (const auto& name : settings.always_include) {
-    plan.options.always_included |= 1ULL << index_of(predictors, name, "always_include");
-  }
-  if (!(n > core::model_size(plan.options.always_included) + 1.0)) {
-    throw std::invalid_argument(std::string(fn) + ": need more rows than forced predictors + 1");
-  }
-  return plan;
-}
-
-Search analysis_search(const BmaSettings& settings, std::size_t p, double n, std::uint64_t seed, const char* fn) {
-  Search search;
-  search.mcmc = settings.mcmc || p > 24 || n <= static_cast<double>(p) + 1.0;
-  search.tolerance = settings.mcmc_tolerance;
-  if (search.mcmc) core::check_positive_finite(fn, "mcmc_tolerance", settings.mcmc_tolerance);
-  search.seed = seed;
-  return search;
-}
 
 /// The matrix a fit's posterior was computed from, with its column scales (released or exact).
 struct FitStatistics {
