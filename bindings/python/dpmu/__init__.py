@@ -220,6 +220,21 @@ def _design(data: pd.DataFrame, names: Sequence[str], what: str, levels: dict, p
     return _Design([_plan_column(data, c, what, levels, private, response) for c in names])
 
 
+def _response_and_predictors(data, response, predictors, levels, private: bool, what: str):
+    """The checked designs of one call (bma, select): (predictors, response, xdesign, ydesign, x, y)
+    with x the n x p design (Fortran order) and y the response; private calls follow the rules of
+    :func:`bma` (declared levels, no missing values). Raises ValueError naming the input."""
+    _check_frame(data, what)
+    declared = _check_levels_argument(levels, data, what)
+    predictors = [str(p) for p in predictors]
+    response = str(response)
+    ydesign = _design(data, [response], f"{what} response", declared, private, response=True)
+    xdesign = _design(data, predictors, f"{what} predictors", declared, private)
+    x = xdesign.matrix(data, f"{what} predictors")
+    y = ydesign.matrix(data, f"{what} response")[:, 0]
+    return predictors, response, xdesign, ydesign, x, y
+
+
 def _check_frame(data, what: str) -> None:
     if not isinstance(data, pd.DataFrame):
         raise ValueError(f"{what}: data must be a pandas.DataFrame")
@@ -496,17 +511,11 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     (Mironov 2012): prefer ``mechanism="laplace"`` for a real release.
     """
     what = "dpmu.bma"
-    _check_frame(data, what)
     release = epsilon is not None
-    declared = _check_levels_argument(levels, data, what)
-    if predictors is None:
+    if predictors is None and isinstance(data, pd.DataFrame):
         predictors = [c for c in data.columns if c != response]
-    predictors = [str(p) for p in predictors]
-    response = str(response)
-    ydesign = _design(data, [response], f"{what} response", declared, release, response=True)
-    xdesign = _design(data, predictors, f"{what} predictors", declared, release)
-    x = xdesign.matrix(data, f"{what} predictors")
-    y = ydesign.matrix(data, f"{what} response")[:, 0]
+    predictors, response, xdesign, ydesign, x, y = _response_and_predictors(data, response, predictors, levels,
+                                                                            release, what)
     names = xdesign.names
     flat_bounds = _bounds(bounds, xdesign, ydesign, what)
     kw = _ledger_arguments(ledger, budget, data_label, release and seed is None, len(data), predictors + [response])

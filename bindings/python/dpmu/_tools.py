@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from . import _dpmu
-from . import _budget_text, _call, _check_frame, _check_levels_argument, _design, _ledger_arguments, _seed
+from . import _budget_text, _call, _ledger_arguments, _response_and_predictors, _seed
 
 
 def select(data: pd.DataFrame, response: str, predictors: Sequence[str], epsilon: float, radius: float,
@@ -42,15 +42,9 @@ def select(data: pd.DataFrame, response: str, predictors: Sequence[str], epsilon
     ledger's budget refuses); nothing is released or charged then.
     """
     what = "dpmu.select"
-    _check_frame(data, what)
     release = seed is None
-    declared = _check_levels_argument(levels, data, what)
-    predictors = [str(p) for p in predictors]
-    response = str(response)
-    ydesign = _design(data, [response], f"{what} response", declared, release, response=True)
-    xdesign = _design(data, predictors, f"{what} predictors", declared, release)
-    x = xdesign.matrix(data, f"{what} predictors")
-    y = ydesign.matrix(data, f"{what} response")[:, 0]
+    predictors, response, xdesign, _, x, y = _response_and_predictors(data, response, predictors, levels, release,
+                                                                      what)
     kw = _ledger_arguments(ledger, budget, data_label, release, len(data), predictors + [response])
     text = _call(_dpmu.select, (x, y, xdesign.names, response, int(algorithm), float(epsilon),
                                 None if delta is None else float(delta), float(radius), float(penalty),
