@@ -220,13 +220,23 @@ def _design(data: pd.DataFrame, names: Sequence[str], what: str, levels: dict, p
     return _Design([_plan_column(data, c, what, levels, private, response) for c in names])
 
 
+def _names(names, argument: str, what: str) -> list:
+    """A list of column names; a single string is refused (it would be read as one-letter names)."""
+    if isinstance(names, (str, bytes)):
+        raise ValueError(f"{what}: {argument} must be a list of column names, e.g. [{names!r}], not a string")
+    try:
+        return [str(c) for c in names]
+    except TypeError:
+        raise ValueError(f"{what}: {argument} must be a list of column names; got {type(names).__name__}") from None
+
+
 def _response_and_predictors(data, response, predictors, levels, private: bool, what: str):
     """The checked designs of one call (bma, select): (predictors, response, xdesign, ydesign, x, y)
     with x the n x p design (Fortran order) and y the response; private calls follow the rules of
     :func:`bma` (declared levels, no missing values). Raises ValueError naming the input."""
     _check_frame(data, what)
     declared = _check_levels_argument(levels, data, what)
-    predictors = [str(p) for p in predictors]
+    predictors = _names(predictors, "predictors", what)
     response = str(response)
     ydesign = _design(data, [response], f"{what} response", declared, private, response=True)
     xdesign = _design(data, predictors, f"{what} predictors", declared, private)
@@ -602,8 +612,8 @@ def test(data: pd.DataFrame, response: str, common: Sequence[str], tested: Seque
     _check_frame(data, what)
     release = epsilon is not None
     declared = _check_levels_argument(levels, data, what)
-    common = [str(c) for c in common]
-    tested = [str(c) for c in tested]
+    common = _names(common, "common", what)
+    tested = _names(tested, "tested", what)
     response = str(response)
     ydesign = _design(data, [response], f"{what} response", declared, release, response=True)
     cdesign = _design(data, common, f"{what} common", declared, release)

@@ -430,3 +430,13 @@ def test_empirical_audit_of_an_unseeded_private_test():
     assert bound <= epsilon
     # power: the estimate is near epsilon (the neighbours attain the sensitivity)
     assert math.log(hits[0] / max(hits[1], 1)) > 0.8 * epsilon
+
+
+def test_a_string_where_a_list_of_columns_is_expected_is_refused(hsb2):
+    """'read' as predictors used to become the columns 'r', 'e', 'a', 'd'."""
+    with pytest.raises(ValueError, match="list of column names"):
+        dpmu.bma(hsb2, "math", "read")
+    with pytest.raises(ValueError, match="list of column names"):
+        dpmu.test(hsb2, "math", [], "read")
+    with pytest.raises(ValueError, match="list of column names"):
+        dpmu.select(hsb2, "math", "read", epsilon=1, radius=1, penalty=1, data_bound=100)

@@ -12,6 +12,10 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                 credible_level = 0.95, levels = NULL, ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")),
                 budget = NULL) {
   caller <- "dpmu::bma"
+  if (!(is.numeric(top_models) && length(top_models) == 1 && !is.na(top_models) && top_models >= 0 &&
+        top_models == round(top_models) && top_models <= .Machine$integer.max)) {
+    stop(caller, ": top_models must be a whole number >= 0 (the number of models listed)", call. = FALSE)
+  }
   private <- !is.null(epsilon)
   ledger <- dpmu_ledger_options(ledger, !missing(ledger), budget, private && is.null(seed),
                                 dpmu_data_label(substitute(data)), caller)

@@ -293,3 +293,9 @@ test_that("select never refuses a value derived from a valid row (it was an unch
     expect_true(is.list(r$selected_model))
   }
 })
+
+test_that("argument errors name the argument (top_models = NA, formulas as strings)", {
+  expect_error(dpmu::bma(read ~ write, data = hsb2, top_models = NA), "top_models must be a whole number")
+  expect_error(dpmu::bma(read ~ write, data = hsb2, top_models = -2), "top_models must be a whole number")
+  expect_error(dpmu::test("math ~ 1", "math ~ female", data = hsb2), "formula")
+})
