@@ -427,3 +427,62 @@ TEST_CASE("n = 10^7: enumeration matches per-model adaptive quadrature and finds
     CHECK(std::abs(r.model_averaged_coefficients(0) - 0.01) < 1e-3);
   }
 }
+
+TEST_CASE("heredity groups: models with part of a group get probability 0; the rest is the renormalised posterior",
+          "[bma]") {
+  // The reference is BAS's force.heredity as post-processing: the ungrouped posterior over every
+  // model, the inadmissible ones set to 0, renormalised.
+  const Eigen::MatrixXd d = simulate(80, 5, 2, {0.6, 0.4});
+  const Eigen::MatrixXd g = centred_gram(d);
+  const std::vector<ModelMask> groups = {0b00110, 0b11000};  // {1, 2} and {3, 4} together
+  const auto admissible = [&](ModelMask m) {
+    for (const ModelMask grp : groups) {
+      if ((m & grp) != 0 && (m & grp) != grp) return false;
+    }
+    return true;
+  };
+  for (const char* prior : {"bic", "zellner-siow", "g-prior"}) {
+    INFO(prior);
+    BmaOptions opt;
+    opt.top_models = 32;
+    const auto cp = parse_coefficient_prior(prior);
+    const auto mp = parse_model_prior("beta-binomial:1,1");
+    const BmaResult all = bayesian_model_averaging(g, 80, cp, mp, opt);
+    opt.heredity_groups = groups;
+    const BmaResult grouped = bayesian_model_averaging(g, 80, cp, mp, opt);
+    CHECK(grouped.models_heredity_excluded == 32 - 8);  // 2 x 2 x 2 admissible of 32
+    double kept = 0.0;
+    Eigen::VectorXd pip = Eigen::VectorXd::Zero(5), prior_incl = Eigen::VectorXd::Zero(5);
+    double prior_total = 0.0;
+    for (ModelMask m = 0; m < 32; ++m) {
+      if (!admissible(m)) {
+        CHECK(std::isinf(grouped.log_posterior_probability(static_cast<Eigen::Index>(m))));
+        continue;
+      }
+      const double w = std::exp(all.log_posterior_probability(static_cast<Eigen::Index>(m)));
+      const double pr = std::exp(log_prior_model_probability(mp, model_size(m), 5));
+      kept += w;
+      prior_total += pr;
+      for (int j = 0; j < 5; ++j) {
+        if ((m >> j) & 1U) {
+          pip(j) += w;
+          prior_incl(j) += pr;
+        }
+      }
+    }
+    for (ModelMask m = 0; m < 32; ++m) {
+      if (!admissible(m)) continue;
+      CHECK(std::exp(grouped.log_posterior_probability(static_cast<Eigen::Index>(m))) ==
+            Approx(std::exp(all.log_posterior_probability(static_cast<Eigen::Index>(m))) / kept).epsilon(1e-10));
+    }
+    for (int j = 0; j < 5; ++j) {
+      CHECK(grouped.posterior_inclusion_probability(j) == Approx(pip(j) / kept).epsilon(1e-10));
+      CHECK(grouped.prior_inclusion_probability(j) == Approx(prior_incl(j) / prior_total).epsilon(1e-12));
+    }
+    CHECK(grouped.posterior_inclusion_probability(1) ==
+          Approx(grouped.posterior_inclusion_probability(2)).epsilon(1e-12));
+    double listed_prior = 0.0;
+    for (const auto& t : grouped.top_models) listed_prior += std::exp(t.log_prior_probability);
+    CHECK(listed_prior == Approx(1.0).epsilon(1e-12));  // renormalised over the 8 admissible models
+  }
+}

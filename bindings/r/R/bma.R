@@ -10,8 +10,11 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                 delta = 0, mechanism = "laplace", bounds = NULL, seed = NULL, na.action = stats::na.omit,
                 g = NULL, a = 3, top_models = 10, mcmc = FALSE, rescale = FALSE, always_include = character(),
                 credible_level = 0.95, levels = NULL, ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")),
-                budget = NULL) {
+                budget = NULL, force.heredity = FALSE) {
   caller <- "dpmu::bma"
+  if (!(isTRUE(force.heredity) || isFALSE(force.heredity))) {
+    stop(caller, ": force.heredity must be TRUE or FALSE", call. = FALSE)
+  }
   if (!(is.numeric(top_models) && length(top_models) == 1 && !is.na(top_models) && top_models >= 0 &&
         top_models == round(top_models) && top_models <= .Machine$integer.max)) {
     stop(caller, ": top_models must be a whole number >= 0 (the number of models listed)", call. = FALSE)
@@ -37,10 +40,19 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                   delta = if (is.null(delta) || delta == 0) NULL else delta, mechanism = mechanism,
                   bounds = bounds, seed = seed, rescale = rescale, top_models = top_models, mcmc = mcmc,
                   always_include = always_include, credible_level = credible_level, ledger = ledger$ledger,
-                  budget = ledger$budget, data_label = ledger$data_label)
+                  budget = ledger$budget, data_label = ledger$data_label,
+                  heredity_groups = if (force.heredity) dpmu_heredity_groups(d))
   out <- .Call(dpmu_bma_c, d$x, d$y, colnames(d$x), d$response, options)
   for (m in out$messages) message("dpmu::bma: ", m)
   new_dpmu_bma(out, d, dpmu_public_call(match.call(), quote(dpmu::bma)))
+}
+
+# The columns of each term with more than one column (a factor's dummies, an interaction with a
+# factor): kept together by force.heredity = TRUE (as BAS's force.heredity). Public: they depend on the
+# formula and the declared levels only.
+dpmu_heredity_groups <- function(d) {
+  groups <- split(colnames(d$x), d$assign)
+  unname(groups[lengths(groups) > 1])
 }
 
 #' @noRd

@@ -221,6 +221,10 @@ extern "C" SEXP dpmu_bma_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP 
   q.a = Rcpp::as<double>(o["a"]);
   q.model_prior = Rcpp::as<std::string>(o["model_prior"]);
   q.always_include = strings(o["always_include"]);
+  if (!Rf_isNull(field(o, "heredity_groups"))) {
+    const Rcpp::List groups(field(o, "heredity_groups"));
+    for (R_xlen_t i = 0; i < groups.size(); ++i) q.heredity_groups.push_back(strings(groups[i]));
+  }
   q.top_models = Rcpp::as<int>(o["top_models"]);
   q.mcmc = Rcpp::as<bool>(o["mcmc"]);
   q.credible_level = Rcpp::as<double>(o["credible_level"]);

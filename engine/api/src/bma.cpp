@@ -67,6 +67,11 @@ core::BmaResult run_search(const Eigen::MatrixXd& gram, double n, const core::Co
                            const core::ModelPrior& mp, const core::BmaOptions& opt, const Search& search,
                            core::McmcDiagnostics* diag) {
   if (!search.mcmc) return core::bayesian_model_averaging(gram, n, prior, mp, opt);
+  if (!opt.heredity_groups.empty()) {
+    throw std::invalid_argument(
+        "force_heredity (keeping a factor's columns together) needs full enumeration: at most 24 predictors, more "
+        "rows than predictors + 1, and no mcmc");
+  }
   core::McmcOptions mo;
   mo.always_included = opt.always_included;
   mo.p0 = opt.p0;

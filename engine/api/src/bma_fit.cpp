@@ -173,6 +173,11 @@ AnalysisPlan analysis_plan(const BmaSettings& settings, const std::vector<std::s
   for (const auto& name : settings.always_include) {
     plan.options.always_included |= 1ULL << index_of(predictors, name, "always_include");
   }
+  for (const auto& group : settings.heredity_groups) {
+    core::ModelMask g = 0;
+    for (const auto& name : group) g |= 1ULL << index_of(predictors, name, "heredity group");
+    if (g != 0) plan.options.heredity_groups.push_back(g);
+  }
   if (!(n > core::model_size(plan.options.always_included) + 1.0)) {
     throw std::invalid_argument(std::string(fn) +
                                 ": need more rows than forced predictors + 1 (n = " + core::format_value(n) + ")");

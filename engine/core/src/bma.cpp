@@ -506,9 +506,40 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
   for (int s = 0; s <= f; ++s)
     log_model_prior[static_cast<std::size_t>(s)] = log_prior_model_probability(model_prior, s, f);
 
+  // Heredity groups: a model is admissible when it holds all or none of each group.
+  for (const ModelMask g : options.heredity_groups) {
+    if (g == 0 || (p < 64 && (g >> p) != 0)) throw_invalid(fn, "a heredity group is empty or has bits beyond p");
+  }
+  const auto admissible = [&](ModelMask m) {
+    for (const ModelMask g : options.heredity_groups) {
+      if ((m & g) != 0 && (m & g) != g) return false;
+    }
+    return true;
+  };
+
   BmaResult res;
   res.p = p;
   res.prior_inclusion_probability = prior_inclusion_probabilities(model_prior, options.always_included, p);
+  if (!options.heredity_groups.empty()) {
+    // The model prior renormalised over the admissible models: P(j in γ) = Σ_{admissible γ ∋ j} π(γ) / Σ π(γ).
+    Eigen::VectorXd incl = Eigen::VectorXd::Zero(p);
+    double total = 0.0;
+    for (std::uint64_t i = 0; i < (1ULL << f); ++i) {
+      ModelMask m = options.always_included;
+      for (int b = 0; b < f; ++b) {
+        if ((i >> b) & 1U) m |= 1ULL << free_idx[static_cast<std::size_t>(b)];
+      }
+      if (!admissible(m)) continue;
+      const double w = std::exp(log_model_prior[static_cast<std::size_t>(__builtin_popcountll(i))]);
+      total += w;
+      for (int j = 0; j < p; ++j) {
+        if ((m >> j) & 1U) incl(j) += w;
+      }
+    }
+    res.prior_inclusion_probability = incl / total;
+    // Per-model prior probabilities renormalised over the admissible models (the posterior is unchanged).
+    for (double& l : log_model_prior) l -= std::log(total);
+  }
   if (options.keep_all_models) {
     res.log_posterior_probability = Eigen::VectorXd::Constant(static_cast<Eigen::Index>(1ULL << p), -kInf);
   }
@@ -601,6 +632,10 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
       if (options.refresh_interval > 0 && i % static_cast<std::uint64_t>(options.refresh_interval) == 0) {
         rebuild(mask);
       }
+    }
+    if (!options.heredity_groups.empty() && !admissible(mask)) {
+      ++res.models_heredity_excluded;
+      continue;
     }
     if (n_pending > 0) {
       ++res.models_rank_deficient;

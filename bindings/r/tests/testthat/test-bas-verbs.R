@@ -235,3 +235,21 @@ test_that("plot(fit, which = 1:4) draws BAS's diagnostics; which = 1 needs the d
   grDevices::dev.off()
   expect_equal(dim(z), c(nrow(fit$models), length(predictors)))
 })
+
+test_that("force.heredity keeps a factor's columns together (BAS's force.heredity as renormalisation)", {
+  d <- hsb2
+  d$prog <- factor(d$prog)
+  f <- read ~ prog + write + math
+  all <- dpmu::bma(f, data = d, prior = "bic", top_models = 16)
+  kept <- dpmu::bma(f, data = d, prior = "bic", top_models = 16, force.heredity = TRUE)
+  expect_equal(unname(kept$pip["prog2"]), unname(kept$pip["prog3"]), tolerance = 1e-12)
+  # the listed models hold both prog columns or neither
+  w <- kept$which[, c("prog2", "prog3")]
+  expect_true(all(w[, 1] == w[, 2]))
+  # the reference: the ungrouped posterior with the inadmissible models removed, renormalised
+  ok <- all$which[, "prog2"] == all$which[, "prog3"]
+  expect_equal(sum(ok), nrow(kept$models))
+  ref <- all$models$posterior_probability[ok] / sum(all$models$posterior_probability[ok])
+  expect_equal(kept$models$posterior_probability, ref, tolerance = 1e-10)
+  expect_error(dpmu::bma(f, data = d, force.heredity = NA), "force.heredity must be TRUE or FALSE")
+})

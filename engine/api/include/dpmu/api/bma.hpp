@@ -43,8 +43,12 @@ struct BmaSettings {
   double a = 3.0;                      ///< hyper-g / hyper-g-n parameter, > 2
   std::string model_prior = "beta-binomial:1,1";  ///< beta-binomial:A,B | uniform | bernoulli:W
   std::vector<std::string> always_include;        ///< predictors forced into every model
-  int top_models = 10;                            ///< models listed in BmaSummary::models
-  bool mcmc = false;  ///< sample models by MCMC (automatic beyond 24 predictors and when n ≤ p + 1)
+  /// Groups of predictors kept together (BAS's force.heredity; e.g. a factor's dummy columns): models
+  /// with part of a group get probability 0 and the model prior is renormalised over the others.
+  /// Full enumeration only (at most 24 predictors).
+  std::vector<std::vector<std::string>> heredity_groups;
+  int top_models = 10;  ///< models listed in BmaSummary::models
+  bool mcmc = false;    ///< sample models by MCMC (automatic beyond 24 predictors and when n ≤ p + 1)
   double mcmc_tolerance = 0.005;
   double credible_level = 0.95;  ///< of the credible intervals, in (0, 1); 0: none
   /// Reproducible simulation noise, ridge calibration and MCMC (a release with a seed is not private:

@@ -32,7 +32,11 @@ inline constexpr int kMaxPredictors = 63;
 
 /// Options of bayesian_model_averaging.
 struct BmaOptions {
-  ModelMask always_included = 0;          ///< predictors forced into every model; the model prior is over the others
+  ModelMask always_included = 0;  ///< predictors forced into every model; the model prior is over the others
+  /// Groups of predictors kept together (BAS's force.heredity: a factor's dummy columns): a model
+  /// holding some but not all of a group has probability 0, and the model prior is renormalised
+  /// over the admissible models (prior inclusion probabilities included). Enumeration only.
+  std::vector<ModelMask> heredity_groups;
   int p0 = 1;                             ///< common columns removed by centring (1 = intercept)
   int top_models = 10;                    ///< how many of the most probable models to report
   bool keep_all_models = true;            ///< fill BmaResult::log_posterior_probability (2^p doubles)
@@ -113,9 +117,10 @@ struct BmaResult {
   std::vector<ModelSummary> top_models;    ///< decreasing posterior probability
   /// log P(γ | D) indexed by the mask (size 2^p when keep_all_models; −inf for excluded models).
   Eigen::VectorXd log_posterior_probability;
-  std::uint64_t models_evaluated = 0;       ///< admissible models visited (exact fits included)
-  std::uint64_t models_rank_deficient = 0;  ///< excluded: G[γ,γ] (numerically) singular
-  std::uint64_t models_exact_fit = 0;       ///< R² = 1 (g-prior only: finite limit; see ExactFitError)
+  std::uint64_t models_evaluated = 0;          ///< admissible models visited (exact fits included)
+  std::uint64_t models_rank_deficient = 0;     ///< excluded: G[γ,γ] (numerically) singular
+  std::uint64_t models_heredity_excluded = 0;  ///< excluded: part of a heredity group (BmaOptions)
+  std::uint64_t models_exact_fit = 0;          ///< R² = 1 (g-prior only: finite limit; see ExactFitError)
   /// Skipped by BmaOptions::negligible_log_odds (weight 0; not in models_evaluated).
   std::uint64_t models_negligible = 0;
 
