@@ -268,17 +268,23 @@ Budget parse_budget(std::string_view text) {
   return b;
 }
 
+namespace {
+
+/// Add one release to a total (basic composition: sums), keeping the distinct labels in order.
+void add_release(LedgerTotal& t, const LedgerEntry& e) {
+  t.epsilon += e.epsilon;
+  t.delta += e.delta;
+  ++t.releases;
+  if (std::find(t.data_files.begin(), t.data_files.end(), e.data_file) == t.data_files.end()) {
+    t.data_files.push_back(e.data_file);
+  }
+}
+
+}  // namespace
+
 std::map<std::string, LedgerTotal> ledger_totals(const std::vector<LedgerEntry>& entries) {
   std::map<std::string, LedgerTotal> totals;
-  for (const auto& e : entries) {
-    auto& t = totals[e.data_fingerprint];
-    t.epsilon += e.epsilon;
-    t.delta += e.delta;
-    ++t.releases;
-    if (std::find(t.data_files.begin(), t.data_files.end(), e.data_file) == t.data_files.end()) {
-      t.data_files.push_back(e.data_file);
-    }
-  }
+  for (const auto& e : entries) add_release(totals[e.data_fingerprint], e);
   return totals;
 }
 
@@ -385,14 +391,7 @@ Budget Ledger::budget() const { return budget_changes.empty() ? header.budget : 
 
 LedgerTotal Ledger::total() const {
   LedgerTotal t;
-  for (const auto& e : entries) {
-    t.epsilon += e.epsilon;
-    t.delta += e.delta;
-    ++t.releases;
-    if (std::find(t.data_files.begin(), t.data_files.end(), e.data_file) == t.data_files.end()) {
-      t.data_files.push_back(e.data_file);
-    }
-  }
+  for (const auto& e : entries) add_release(t, e);
   return t;
 }
 
