@@ -33,6 +33,7 @@
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/core/synthetic_data.hpp"
 #include "dpmu/runtime/data_table.hpp"
+#include "dpmu/runtime/memory.hpp"
 #include "dpmu/runtime/secure_random.hpp"
 
 namespace dpmu::cli {
@@ -358,6 +359,11 @@ BmaPlan plan_bma(BmaCliOptions& o) {
     if (o.confidence) {
       core::check_open_interval(fn, "--confidence", *o.confidence, 0.0, 1.0);
       if (o.simulations < 1) core::throw_domain(fn, "--simulations", o.simulations, ">= 1");
+      // core::mechanism_confidence_set keeps every draw E_i ((p+1)² doubles) and its norm.
+      const double dim = static_cast<double>(o.predictors.size()) + 1.0;
+      runtime::check_fits_in_memory(static_cast<double>(o.simulations) * (8.0 * dim * dim + 64.0),
+                                    "--simulations " + std::to_string(o.simulations) + " (the Sec. 5.1 confidence set)",
+                                    "use fewer --simulations (10^4 to 10^5 give the quantile to 2-3 digits)", 2.0);
       if (o.bins < 1) core::throw_domain(fn, "--bins", o.bins, ">= 1");
     }
     if (o.ridge_draws < 100) core::throw_domain(fn, "--ridge-draws", o.ridge_draws, ">= 100");
@@ -512,17 +518,17 @@ void run_bma(BmaCliOptions o) {
 
   api::LedgerOptions ledger = o.ledger;
   ledger.data_label = o.data;
-  const auto charge = api::charge_release(ledger, "dpmu bma", file.bytes, release.privacy(),
-                                          json::array({"released_gram", "and post-processing of it"}));
-  if (charge) report.setting("ledger", api::to_json(*charge));
+  // The budget is checked now, before any work; the charge is made when the release is computed,
+  // before any of it is written or printed.
+  api::ReleaseCharge charge(ledger, "dpmu bma", release.privacy(),
+                            json::array({"released_gram", "and post-processing of it"}));
   api::ReleaseOptions ro;
   ro.ridge = plan.ridge;
   ro.ridge_draws = o.ridge_draws;
   ro.threshold = o.threshold;
   ro.threshold_reference = plan.threshold_reference;
   std::vector<std::string> messages;
-  const api::BmaRelease rel =
-      api::release_gram(raw, release, ro, seed, secure ? &secure_rng : nullptr, api::BmaHooks{}, messages);
+  const api::BmaRelease rel = api::release_gram(raw, release, ro, seed, secure ? &secure_rng : nullptr, messages);
   print_messages(messages);
   const Eigen::MatrixXd& noisy = rel.released_gram;
   report.released("released_gram", lower_triangle(noisy));
@@ -539,7 +545,6 @@ void run_bma(BmaCliOptions o) {
   const api::BmaSummary a =
       api::analyse(rel.regularized.matrix, n, analysis, scale, search, names, o.response, true, std::nullopt);
   print_messages(api::excluded_model_messages(a, true));
-  if (!o.plot.empty()) write_model_space_plot(o.plot, a, names, o.response);
   const json nt = result_json(a, names);
   report.released("posterior_inclusion_probabilities", nt["posterior_inclusion_probabilities"]);
   report.released("posterior_means", nt["posterior_means"]);
@@ -608,13 +613,20 @@ void run_bma(BmaCliOptions o) {
     report.released("confidence_sets", c);
   }
 
+  Eigen::MatrixXd synthetic;
   if (!o.synthetic_out.empty()) {
     core::RngStream rng(seed, core::fnv1a_64("bma/synthetic"), 0, core::StreamPurpose::data);
-    Eigen::MatrixXd syn = core::synthetic_data(rel.regularized.matrix, n_rows, rng);
-    for (Eigen::Index j = 0; j < syn.cols(); ++j) syn.col(j) *= scale(j);
-    write_csv(o.synthetic_out, syn, all);
+    synthetic = core::synthetic_data(rel.regularized.matrix, n_rows, rng);
+    for (Eigen::Index j = 0; j < synthetic.cols(); ++j) synthetic.col(j) *= scale(j);
     report.released("synthetic_out", o.synthetic_out);
   }
+  // Computed and ready: charge it, then deliver it (files first, then standard output).
+  if (const auto c = charge.commit(file.bytes)) {
+    report.setting("ledger", api::to_json(*c));
+    note_charged_release(c->path);
+  }
+  if (!o.plot.empty()) write_model_space_plot(o.plot, a, names, o.response);
+  if (!o.synthetic_out.empty()) write_csv(o.synthetic_out, synthetic, all);
   std::cout << report.finish().dump(2) << "\n";
 }
 

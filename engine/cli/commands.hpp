@@ -48,4 +48,9 @@ void add_ledger_command(CLI::App& app);
 void set_activity(std::string what);
 const std::string& activity();
 
+/// A release charged to a ledger in this process, for main()'s message when its output cannot be
+/// delivered (docs/reliability.md: charged but undelivered). Empty: nothing was charged.
+void note_charged_release(std::string ledger_path);
+const std::string& charged_release();
+
 }  // namespace dpmu::cli

@@ -98,9 +98,13 @@ int main(int argc, char** argv) {
   errno = 0;
   if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
     const int err = errno;
+    const std::string& ledger = dpmu::cli::charged_release();
     std::cerr << "dpmu: error: cannot write the output to standard output"
-              << (err != 0 ? std::string(": ") + std::strerror(err) : std::string())
-              << "; the result is lost (a release was still charged to its ledger): free space and run again\n";
+              << (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) << "; the result is lost"
+              << (ledger.empty() ? std::string()
+                                 : " but the release was charged to ledger " + ledger +
+                                       " (charged but undelivered: its noise was drawn, so the spend stands)")
+              << ": free space and run again\n";
     return 2;
   }
   return 0;

@@ -19,6 +19,16 @@ std::string& activity_text() {
 void set_activity(std::string what) { activity_text() = std::move(what); }
 const std::string& activity() { return activity_text(); }
 
+namespace {
+std::string& charged_text() {
+  static std::string text;
+  return text;
+}
+}  // namespace
+
+void note_charged_release(std::string ledger_path) { charged_text() = std::move(ledger_path); }
+const std::string& charged_release() { return charged_text(); }
+
 const CLI::Validator& unsigned_integer() {
   static const CLI::Validator v(
       [](std::string& s) -> std::string {

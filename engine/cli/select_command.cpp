@@ -63,7 +63,9 @@ SelectData read_select_data(SelectOptions& o, const char* command) {
 void run_select(SelectOptions o) {
   default_ledger_from_environment(o.request.ledger, !o.request.seed);
   const SelectData d = read_select_data(o, "dpmu select");
-  std::cout << api::select(d.x, d.y, o.predictors, o.response, o.request, d.bytes).dump(2) << "\n";
+  const auto out = api::select(d.x, d.y, o.predictors, o.response, o.request, d.bytes);
+  if (out["settings"].contains("ledger")) note_charged_release(out["settings"]["ledger"]["path"].get<std::string>());
+  std::cout << out.dump(2) << "\n";
 }
 
 void register_select_options(CLI::App* cmd, SelectOptions& o) {

@@ -91,6 +91,7 @@ void run_test(TestOptions o) {
   default_ledger_from_environment(o.request.ledger, o.request.epsilon && !o.request.seed);
   const TestData d = checked_data(o, "dpmu test");
   const auto out = api::test(d.common, d.tested, d.response, o.common, o.tested, o.response, o.request, d.bytes);
+  if (out["settings"].contains("ledger")) note_charged_release(out["settings"]["ledger"]["path"].get<std::string>());
   std::cout << out.dump(2) << "\n";
 }
 

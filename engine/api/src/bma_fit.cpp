@@ -38,6 +38,15 @@ void check_release_bounds(const core::SspReleaseSettings& rs) {
         core::format_value(s) + " or the noise (sensitivity / epsilon) overflow a double" +
         (rs.rescale ? "" : "; choose narrower public bounds, or add --rescale (each column divided by its width)"));
   }
+  double narrowest = widest;
+  for (const core::ColumnBounds& b : rs.bounds) narrowest = std::min(narrowest, b.upper - b.lower);
+  if (!(s / rs.epsilon >= std::numeric_limits<double>::min())) {
+    throw std::invalid_argument(
+        "--bounds: widths u - l down to " + core::format_value(narrowest) +
+        " make the sensitivity ((n-1)/n)((sum w)^2 + sum w^2)/2 = " + core::format_value(s) +
+        " (or sensitivity / epsilon) underflow to 0 in a double; multiply the data and the bounds by a constant "
+        "(the analysis is scale-equivariant), or add --rescale (each column divided by its width)");
+  }
 }
 
 void check_release_noise(const core::SspRelease& release, const core::SspReleaseSettings& rs) {
@@ -96,14 +105,26 @@ void note_ridge_fallback(const core::RegularizedGram& g, double requested, const
 }  // namespace
 
 BmaRelease release_gram(const Eigen::MatrixXd& raw, const core::SspRelease& release, const ReleaseOptions& options,
-                        std::uint64_t seed, runtime::SecureRng* secure_rng, const BmaHooks& hooks,
-                        std::vector<std::string>& messages) {
+                        std::uint64_t seed, runtime::SecureRng* secure_rng, std::vector<std::string>& messages) {
+  if (options.ridge) {
+    // G's diagonal is at most n·w²/4 (w the widest column after --rescale); a ridge 10^12 times that
+    // leaves no trace of the data in double precision, and beyond it G* + rI can overflow.
+    const core::SspReleaseSettings& rs = release.settings();
+    double widest = 0.0;
+    for (const core::ColumnBounds& b : rs.bounds) widest = std::max(widest, rs.rescale ? 1.0 : b.upper - b.lower);
+    const double limit = 1e12 * static_cast<double>(rs.n) * widest * widest;
+    if (!(*options.ridge <= limit)) {
+      throw std::invalid_argument("--ridge " + core::format_value(*options.ridge) +
+                                  " is above 10^12 n w^2 = " + core::format_value(limit) +
+                                  " (w the widest public bound): it would leave nothing of the data; use 'auto' or "
+                                  "a ridge of the order of the noise");
+    }
+  }
   BmaRelease out;
   out.settings = release.settings();
   out.privacy = release.privacy();
   out.column_scale = release.column_scale();
   const core::SspMechanism& mech = release.mechanism();
-  if (hooks.before_noise) hooks.before_noise(out.privacy);
   core::RngStream noise_rng(seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
   core::NoiseSource noise = secure_rng != nullptr ? core::NoiseSource::secure([secure_rng] { return (*secure_rng)(); })
                                                   : core::NoiseSource::simulation(noise_rng);
@@ -196,8 +217,7 @@ Search analysis_search(const BmaSettings& settings, std::size_t p, double n, std
 }  // namespace
 
 BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
-           const std::vector<std::string>& predictors, const std::string& response, const BmaSettings& settings,
-           const BmaHooks& hooks) {
+           const std::vector<std::string>& predictors, const std::string& response, const BmaSettings& settings) {
   constexpr const char* fn = "bma";
   const auto p = static_cast<std::size_t>(x.cols());
   if (x.rows() != y.size()) {
@@ -300,14 +320,10 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   ro.threshold = ps.threshold;
   ro.threshold_reference = core::parse_threshold_reference(ps.threshold_reference);
   if (ps.threshold) core::check_open_interval(fn, "threshold", *ps.threshold, 0.0, 1.0);
-  // The ledger is charged after every check and before any noise, on the bytes analysed.
-  BmaHooks charged = hooks;
-  charged.before_noise = [&](const core::PrivacyGuarantee& g) {
-    fit.ledger = charge_release(settings.ledger, settings.command, matrix_bytes(raw, all), g,
-                                nlohmann::json::array({"released_gram", "and post-processing of it"}));
-    if (hooks.before_noise) hooks.before_noise(g);
-  };
-  fit.release = release_gram(raw, release, ro, fit.seed, secure ? &secure_rng : nullptr, charged, fit.messages);
+  // The budget is checked now, before any work; the charge is made when the release is computed.
+  ReleaseCharge charge(settings.ledger, settings.command, release.privacy(),
+                       nlohmann::json::array({"released_gram", "and post-processing of it"}));
+  fit.release = release_gram(raw, release, ro, fit.seed, secure ? &secure_rng : nullptr, fit.messages);
   const BmaRelease& rel = *fit.release;
   fit.posterior =
       analyse(rel.regularized.matrix, n, plan, rel.column_scale, search, predictors, response, true, std::nullopt);
@@ -317,6 +333,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
                               response, true, std::nullopt);
     for (auto& m : excluded_model_messages(*fit.thresholded, true)) fit.messages.push_back(std::move(m));
   }
+  fit.ledger = charge.commit(matrix_bytes(raw, all));  // computed and ready: charged before it is returned
   return fit;
 }
 

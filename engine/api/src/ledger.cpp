@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 namespace dpmu::api {
@@ -20,31 +21,60 @@ void check_ledger_options(const LedgerOptions& o, bool secure_release) {
   if (!o.budget.empty()) runtime::parse_budget(o.budget);
 }
 
-std::optional<LedgerCharge> charge_release(const LedgerOptions& o, const std::string& command,
-                                           std::string_view data_bytes, const core::PrivacyGuarantee& g,
-                                           const nlohmann::json& released) {
-  if (o.path.empty()) return std::nullopt;
+namespace {
+std::optional<runtime::Budget> checked_charge(const LedgerOptions& o, const core::PrivacyGuarantee& g) {
   if (!std::isfinite(g.epsilon)) {
     throw std::invalid_argument("ledger: this release has no valid epsilon (see privacy), so it cannot be charged");
   }
   std::optional<runtime::Budget> budget;
   if (!o.budget.empty()) budget = runtime::parse_budget(o.budget);
-  runtime::LedgerLock lock(o.path, budget);  // creates a missing ledger with the budget
+  return budget;
+}
+}  // namespace
+
+ReleaseCharge::ReleaseCharge(LedgerOptions options, std::string command, const core::PrivacyGuarantee& guarantee,
+                             nlohmann::json released)
+    : options_(std::move(options)),
+      command_(std::move(command)),
+      guarantee_(guarantee),
+      released_(std::move(released)) {
+  if (options_.path.empty()) return;
+  budget_ = checked_charge(options_, guarantee_);
+  // The ledger as it stands now: a release it cannot afford is refused before any work. A missing
+  // or empty ledger is created by commit() (with --budget); until then only the budget is checked.
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(options_.path, ec);
+  if (!ec && size > 0) {
+    const runtime::LedgerLock lock(options_.path);
+    lock.check(guarantee_.epsilon, guarantee_.delta, budget_);
+  } else if (budget_) {
+    runtime::check_release_fits(*budget_, runtime::LedgerTotal{}, guarantee_.epsilon, guarantee_.delta, options_.path,
+                                false);
+  } else {
+    const runtime::LedgerLock lock(options_.path);  // throws: how to create the ledger
+  }
+}
+
+std::optional<LedgerCharge> ReleaseCharge::commit(std::string_view data_bytes) {
+  if (committed_) throw std::logic_error("ReleaseCharge::commit called twice");
+  committed_ = true;
+  if (options_.path.empty()) return std::nullopt;
+  runtime::LedgerLock lock(options_.path, budget_);  // creates a missing ledger with the budget
   LedgerCharge c;
   c.created = lock.created();
-  lock.check(g.epsilon, g.delta, c.created ? std::nullopt : budget);
+  lock.check(guarantee_.epsilon, guarantee_.delta, c.created ? std::nullopt : budget_);
   runtime::LedgerEntry e;
-  e.command = command;
-  e.data_file = o.data_label;
+  e.command = command_;
+  e.data_file = options_.data_label;
   e.data_fingerprint = lock.fingerprint(data_bytes);
-  e.epsilon = g.epsilon;
-  e.delta = g.delta;
-  e.released = released;
+  e.epsilon = guarantee_.epsilon;
+  e.delta = guarantee_.delta;
+  e.released = released_;
   lock.append(e);
-  c.path = o.path;
+  c.path = options_.path;
   c.data_fingerprint = e.data_fingerprint;
-  c.epsilon = g.epsilon;
-  c.delta = g.delta;
+  c.epsilon = guarantee_.epsilon;
+  c.delta = guarantee_.delta;
   c.budget = lock.ledger().budget();
   c.total = lock.ledger().total();
   return c;

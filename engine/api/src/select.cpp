@@ -173,18 +173,9 @@ Json select(const Eigen::Ref<const Eigen::MatrixXd>& x_in, const Eigen::Ref<cons
   std::vector<std::string>& labels = plan.labels;
   const auto release = make_select_release(plan);
   const core::PrivacyGuarantee guarantee = release->privacy();
-  std::string own_bytes;
-  if (data_bytes.empty() && !o.ledger.path.empty()) {
-    Eigen::MatrixXd cols(x_in.rows(), x_in.cols() + 1);
-    cols << x_in, y_in;
-    std::vector<std::string> names = predictors;
-    names.push_back(response);
-    own_bytes = matrix_bytes(cols, names);
-    data_bytes = own_bytes;
-  }
-  const auto charge = charge_release(
-      o.ledger, o.command, data_bytes, guarantee,
-      Json::array({"selected_model", o.algorithm == 2 ? "released_variance" : "(no value)"}));  // before any noise
+  // The budget is checked now, before any work; the charge is made when the release is computed.
+  ReleaseCharge charge(o.ledger, o.command, guarantee,
+                       Json::array({"selected_model", o.algorithm == 2 ? "released_variance" : "(no value)"}));
 
   ReleaseReport report(!o.seed.has_value(),
                        o.algorithm == 1
@@ -229,7 +220,6 @@ Json select(const Eigen::Ref<const Eigen::MatrixXd>& x_in, const Eigen::Ref<cons
   report.setting("candidate_models", std::size_t{1} << x.cols());
   report.setting("seed", o.seed ? Json(*o.seed) : Json(nullptr));
   report.setting("labels", labels);
-  if (charge) report.setting("ledger", to_json(*charge));
   if (o.data_bound == "auto") {
     report.diagnostic("data_bound", s.data_bound);  // computed from the data (seeded runs only)
   } else {
@@ -258,6 +248,17 @@ Json select(const Eigen::Ref<const Eigen::MatrixXd>& x_in, const Eigen::Ref<cons
                                       {"y_entries", out.diagnostics->clamped_y_entries}});
     report.diagnostic("singular_submodels", out.diagnostics->singular_models);
   }
+  // Computed and ready: charge it (on the bytes analysed) before it is returned to be shown.
+  std::string own_bytes;
+  if (data_bytes.empty() && !o.ledger.path.empty()) {
+    Eigen::MatrixXd cols(x_in.rows(), x_in.cols() + 1);
+    cols << x_in, y_in;
+    std::vector<std::string> names = predictors;
+    names.push_back(response);
+    own_bytes = matrix_bytes(cols, names);
+    data_bytes = own_bytes;
+  }
+  if (const auto c = charge.commit(data_bytes)) report.setting("ledger", to_json(*c));
   return report.finish();
 }
 

@@ -164,6 +164,18 @@ core::SubsampleAggregateSettings test_release_settings(const TestRequest& q, std
   rs.p = p;
   rs.p0 = p0;
   rs.limits = choose_limits(q, prior, rs.p, limits_source);
+  // The statistic's l1-sensitivity is (U - L)/M (PB §4.1) and the Laplace scale (U - L)/(M ε):
+  // both must be finite and non-zero in a double.
+  const double width = rs.limits.upper - rs.limits.lower;
+  const double scale = width / (static_cast<double>(rs.num_subsets) * rs.epsilon);
+  if (!(std::isfinite(scale) && scale > 0.0 && std::isfinite(width))) {
+    throw std::invalid_argument(
+        limits_source + " " + core::format_value(rs.limits.lower) + "," + core::format_value(rs.limits.upper) +
+        ": the width U - L = " + core::format_value(width) +
+        " gives a sensitivity (U - L)/M or a noise scale (U - L)/(M epsilon) = " + core::format_value(scale) +
+        " outside the range of a double; choose limits on the statistic's log scale (e.g. "
+        "--censor 0,7 or --censor-probability 0.01,0.99)");
+  }
   return rs;
 }
 
@@ -242,17 +254,9 @@ Json test(const Eigen::Ref<const Eigen::MatrixXd>& common_in, const Eigen::Ref<c
   report.privacy_detail(mechanism.kind() == core::ScalarMechanism::Kind::laplace ? "laplace_scale" : "gaussian_sigma",
                         mechanism.scale());
 
-  // The ledger is charged before any noise, on the bytes analysed.
-  std::string own_bytes;
-  if (data_bytes.empty() && !q.ledger.path.empty()) {
-    Eigen::MatrixXd cols(n_rows, common_in.cols() + tested.cols() + 1);
-    cols << common_in, tested, y;
-    own_bytes = matrix_bytes(cols, all);
-    data_bytes = own_bytes;
-  }
-  const auto charge = charge_release(q.ledger, q.command, data_bytes, release.privacy(),
-                                     Json::array({"noisy_statistic", "and post-processing of it"}));
-  if (charge) report.setting("ledger", to_json(*charge));
+  // The budget is checked now, before any work; the charge is made when the release is computed.
+  ReleaseCharge charge(q.ledger, q.command, release.privacy(),
+                       Json::array({"noisy_statistic", "and post-processing of it"}));
 
   // Streams: the partition and the noise come from the release's noise source; the null
   // simulation for critical values uses public quantities only.
@@ -307,6 +311,15 @@ Json test(const Eigen::Ref<const Eigen::MatrixXd>& common_in, const Eigen::Ref<c
     report.setting("null_simulations", q.simulations);
     report.released("null_probability_at_upper", null.probability_at_upper);
   }
+  // Computed and ready: charge it (on the bytes analysed) before it is returned to be shown.
+  std::string own_bytes;
+  if (data_bytes.empty() && !q.ledger.path.empty()) {
+    Eigen::MatrixXd cols(n_rows, common_in.cols() + tested.cols() + 1);
+    cols << common_in, tested, y;
+    own_bytes = matrix_bytes(cols, all);
+    data_bytes = own_bytes;
+  }
+  if (const auto c = charge.commit(data_bytes)) report.setting("ledger", to_json(*c));
   return report.finish();
 }
 

@@ -366,10 +366,14 @@ void append_line(int fd, const std::string& path, const std::string& line) {
   } while (n < 0 && errno == EINTR);
   if (n != static_cast<ssize_t>(line.size())) {
     const int err = errno;
-    const std::string why = n < 0 ? errno_text(err) : "short write";
+    const std::string why = n < 0 ? errno_text(err)
+                                  : format("only {} of {} bytes were written (the disk is full or a file-size limit "
+                                           "was reached)",
+                                           n, line.size());
     const bool undone = n <= 0 || ::ftruncate(fd, st.st_size) == 0;  // we hold the lock
-    throw std::runtime_error("ledger " + path + ": cannot append: " + why +
-                             (undone ? "" : " (and a partial last line could not be removed)"));
+    throw std::runtime_error("ledger " + path + ": cannot append the release's entry: " + why +
+                             (undone ? "; nothing was charged and nothing released: free space and run again"
+                                     : " (and a partial last line could not be removed: the ledger needs repair)"));
   }
   if (::fsync(fd) != 0) {
     throw std::runtime_error("ledger " + path + ": cannot fsync after appending: " + errno_text(errno) +
@@ -419,6 +423,20 @@ Ledger read_ledger(const std::string& path) {
   const std::string contents = read_all(fd.fd, path, "ledger");
   if (contents.empty()) throw std::runtime_error(missing_ledger_message(path));
   return parse_ledger(contents, path);  // closing the descriptor releases the lock
+}
+
+void check_release_fits(const Budget& budget, const LedgerTotal& spent, double epsilon, double delta,
+                        const std::string& path, bool per_call_budget) {
+  const bool over_epsilon = exceeds(spent.epsilon + epsilon, budget.epsilon);
+  const bool over_delta = exceeds(spent.delta + delta, budget.delta);
+  if (!over_epsilon && !over_delta) return;
+  throw BudgetExceeded(format(
+      "privacy budget exceeded: ledger {} has spent epsilon={}, delta={} in {} release(s); this release requests "
+      "epsilon={}, delta={}; the budget is epsilon={}, delta={}{} (basic composition: the {} would be {}); nothing "
+      "was released",
+      path, spent.epsilon, spent.delta, spent.releases, epsilon, delta, budget.epsilon, budget.delta,
+      per_call_budget ? " (this call's --budget)" : "", over_epsilon ? "total epsilon" : "total delta",
+      over_epsilon ? spent.epsilon + epsilon : spent.delta + delta));
 }
 
 LedgerLock::LedgerLock(const std::string& path, const std::optional<Budget>& create_budget) : path_(path) {
@@ -483,17 +501,7 @@ void LedgerLock::check(double epsilon, double delta, const std::optional<Budget>
     }
     budget = *per_call;
   }
-  const LedgerTotal spent = ledger_.total();
-  const bool over_epsilon = exceeds(spent.epsilon + epsilon, budget.epsilon);
-  const bool over_delta = exceeds(spent.delta + delta, budget.delta);
-  if (!over_epsilon && !over_delta) return;
-  throw BudgetExceeded(format(
-      "privacy budget exceeded: ledger {} has spent epsilon={}, delta={} in {} release(s); this release requests "
-      "epsilon={}, delta={}; the budget is epsilon={}, delta={}{} (basic composition: the {} would be {}); nothing "
-      "was released",
-      path_, spent.epsilon, spent.delta, spent.releases, epsilon, delta, budget.epsilon, budget.delta,
-      per_call ? " (this call's --budget)" : "", over_epsilon ? "total epsilon" : "total delta",
-      over_epsilon ? spent.epsilon + epsilon : spent.delta + delta));
+  check_release_fits(budget, ledger_.total(), epsilon, delta, path_, per_call.has_value());
 }
 
 void LedgerLock::append(LedgerEntry entry) {

@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "dpmu/runtime/ledger.hpp"
+#include "dpmu/runtime/memory.hpp"
 #include "dpmu/runtime/progress.hpp"
 #include "dpmu/runtime/streams.hpp"
 #include "dpmu/runtime/work_estimate.hpp"
@@ -344,15 +345,10 @@ void check_results_fit_in_memory(const StudySpec& study) {
   double values = 0;
   for (const auto& m : study.cell_metrics)
     for (const auto& spec : m) values += static_cast<double>(spec.size) * static_cast<double>(study.replicates);
-  const double bytes = 8.0 * values;
-  const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGE_SIZE));
-  if (ram > 0 && 3.0 * bytes > ram) {
-    throw std::invalid_argument(
-        fmt::format("the results need about {:.1f} GB in memory (3x that while writing and "
-                    "verifying the file) but "
-                    "this machine has {:.1f} GB; use fewer replicates or cells per file",
-                    bytes / 1e9, ram / 1e9));
-  }
+  check_fits_in_memory(8.0 * values, "the results",
+                       "use fewer replicates or cells per file (3x while writing and "
+                       "verifying the file)",
+                       3.0);
 }
 
 /// The output folder must exist and be writable: say so before any work, with the reason.

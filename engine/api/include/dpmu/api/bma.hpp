@@ -158,11 +158,6 @@ struct BmaFit {
   std::optional<BmaDataStatistics> data_statistics;
 };
 
-/// Hooks of a release (the CLI's privacy ledger): called after all checks, before any noise is drawn.
-struct BmaHooks {
-  std::function<void(const core::PrivacyGuarantee&)> before_noise;
-};
-
 /// Bayesian model averaging of y on the columns of x (n × p, names `predictors`), non-private or
 /// through a release (settings.privacy). Rows are observations; no missing values (NaN is refused).
 /// p ≤ core::kMaxPredictors (63); enumeration up to 24 predictors, MCMC beyond and when n ≤ p + 1
@@ -170,8 +165,7 @@ struct BmaHooks {
 /// @throws std::invalid_argument / std::domain_error with a message naming the input (bad settings,
 /// shapes, a constant response, an exact fit under a prior that gives it infinite evidence).
 BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
-           const std::vector<std::string>& predictors, const std::string& response, const BmaSettings& settings,
-           const BmaHooks& hooks = {});
+           const std::vector<std::string>& predictors, const std::string& response, const BmaSettings& settings);
 
 /// The privacy fields of a fit as the release report types them (api::ReleaseReport):
 /// {"private", "private_reason", "privacy"}; "privacy" is null for a non-private fit (its guarantee

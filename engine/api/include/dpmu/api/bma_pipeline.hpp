@@ -104,10 +104,9 @@ struct ReleaseOptions {
 /// Release G* of the raw data (n × (p+1), response last) with `release`, then regularise it (and the
 /// hard-thresholded copy): BmaRelease without summaries. Noise from `secure_rng` when it is given
 /// (a real release), else from the stream "bma/noise" of `seed`; the ridge calibration from
-/// "bma/ridge". hooks.before_noise runs before any noise is drawn. Messages (ridge fallbacks,
+/// "bma/ridge". Messages (ridge fallbacks,
 /// simulation-mode clamping) are appended to `messages`.
 BmaRelease release_gram(const Eigen::MatrixXd& raw, const core::SspRelease& release, const ReleaseOptions& options,
-                        std::uint64_t seed, runtime::SecureRng* secure_rng, const BmaHooks& hooks,
-                        std::vector<std::string>& messages);
+                        std::uint64_t seed, runtime::SecureRng* secure_rng, std::vector<std::string>& messages);
 
 }  // namespace dpmu::api

@@ -2,9 +2,10 @@
 /// @file ledger.hpp
 /// Charging a release to a privacy-budget ledger (dpmu/runtime/ledger.hpp; docs/privacy.md "The
 /// ledger"): the one implementation that the `dpmu` command and the R and Python packages call.
-/// The charge is made after every check has passed and before any noise is drawn, under the
-/// ledger's lock, on a keyed fingerprint of exactly the bytes that are analysed; a release that
-/// would exceed the budget is refused (runtime::BudgetExceeded) and nothing is released.
+/// The charge is checked before any work and made once the release is computed and before any of
+/// it is delivered, under the ledger's lock, on a keyed fingerprint of exactly the bytes that are
+/// analysed; a release that would exceed the budget is refused (runtime::BudgetExceeded) and
+/// nothing is released.
 
 #include <Eigen/Dense>
 #include <nlohmann/json.hpp>
@@ -43,15 +44,36 @@ struct LedgerCharge {
 /// @throws std::invalid_argument naming the option.
 void check_ledger_options(const LedgerOptions& options, bool secure_release);
 
-/// Charge one release of `guarantee` on the data `data_bytes` (the bytes analysed) to the ledger,
-/// under its lock: fingerprint, budget check, append. Does nothing and returns nullopt without a
-/// ledger. `command` names the front end and the release ("dpmu bma", "R dpmu::test", ...).
-/// @throws runtime::BudgetExceeded (nothing is charged), std::invalid_argument (no finite ε, a bad
-///   or raised per-call budget), std::runtime_error (the ledger cannot be read or written).
-std::optional<LedgerCharge> charge_release(const LedgerOptions& options, const std::string& command,
-                                           std::string_view data_bytes, const core::PrivacyGuarantee& guarantee,
-                                           const nlohmann::json& released);
+/// A release's charge: checked before the release's work, made after it (docs/privacy.md "The
+/// ledger"; docs/reliability.md "Validation before any budget is spent").
+///
+/// Use: construct it after the settings are validated and before any work (it refuses a release
+/// that the ledger, as it stands, cannot afford: budget exceeded, no valid ε, a damaged ledger or
+/// a missing key); compute the release in memory; call commit() when the release is ready to be
+/// delivered and before any of it is shown or written. commit() takes the ledger's lock, checks the
+/// budget again (another release may have been charged meanwhile) and appends the entry; a release
+/// refused there is discarded unseen. A release that fails before commit() spends nothing.
+class ReleaseCharge {
+ public:
+  /// @param command names the front end and the release ("dpmu bma", "R dpmu::test", ...).
+  /// @param released what the release makes public (field names), recorded in the ledger.
+  /// @throws runtime::BudgetExceeded, std::invalid_argument (no finite ε, a bad or raised per-call
+  ///   budget), std::runtime_error (the ledger cannot be read, is damaged, its key is missing).
+  ReleaseCharge(LedgerOptions options, std::string command, const core::PrivacyGuarantee& guarantee,
+                nlohmann::json released);
+  /// Charge the release on the bytes analysed (fingerprinted under the ledger's key). Does nothing
+  /// and returns nullopt without a ledger. Once only. @throws as the constructor, and
+  /// std::logic_error on a second call.
+  std::optional<LedgerCharge> commit(std::string_view data_bytes);
 
+ private:
+  LedgerOptions options_;
+  std::string command_;
+  core::PrivacyGuarantee guarantee_;
+  nlohmann::json released_;
+  std::optional<runtime::Budget> budget_;
+  bool committed_ = false;
+};
 /// The bytes that identify data held in memory (R and Python): a version tag, the shape, the
 /// column names and the doubles of the n×k matrix in column-major order.
 std::string matrix_bytes(const Eigen::Ref<const Eigen::MatrixXd>& columns, const std::vector<std::string>& names);

@@ -129,6 +129,12 @@ struct BudgetExceeded : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Refuse a release of (epsilon, delta) that would take `spent` past `budget` (up to a relative
+/// tolerance of 1e-12 for rounding). `per_call_budget` says the budget is a call's --budget.
+/// @throws BudgetExceeded naming the ledger `path`, spent, requested and the budget.
+void check_release_fits(const Budget& budget, const LedgerTotal& spent, double epsilon, double delta,
+                        const std::string& path, bool per_call_budget);
+
 /// An exclusive lock on a ledger for the duration of one release: open FILE, flock(LOCK_EX)
 /// (blocking), read it and its key. A missing or empty FILE is created with `create_budget` (the
 /// budget is then fixed); without one it is an error that says how to create the ledger.
@@ -136,9 +142,10 @@ struct BudgetExceeded : std::runtime_error {
 /// per-call budget); append() writes one line with a single write(2) to an O_APPEND descriptor
 /// and fsync()s it.
 ///
-/// Use in a release: validate everything; `LedgerLock lock(path, budget)`; `fingerprint(bytes)`
-/// of the bytes analysed; `check(...)` and `append(...)` before any noise is drawn; unlock; then
-/// release. Not copyable or movable; the lock is released by the destructor.
+/// Use in a release (api::ReleaseCharge): validate everything and check the budget; compute the
+/// release in memory; then `LedgerLock lock(path, budget)`; `fingerprint(bytes)` of the bytes
+/// analysed; `check(...)` and `append(...)`; unlock; then deliver the release. Not copyable or movable; the lock is
+/// released by the destructor.
 class LedgerLock {
  public:
   /// @throws std::runtime_error naming the file if it cannot be opened, created, locked or read,
