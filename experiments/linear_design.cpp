@@ -47,6 +47,7 @@
 #include "dpmu/experiments/simulation_ssp.hpp"
 #include "dpmu/experiments/ssp_release.hpp"
 #include "dpmu/runtime/experiment.hpp"
+#include "dpmu/runtime/memory.hpp"
 
 namespace dpmu::experiments {
 
@@ -305,6 +306,49 @@ Method parse_method(const std::string& name) {
 
 bool is_ssp(Method m) { return m == Method::ssp_laplace || m == Method::ssp_wishart; }
 
+/// The order of magnitude of a predictor's values (|x| at its typical size; csv columns: 0, their
+/// values are checked with the data).
+double typical_magnitude(const PredictorDistribution& d) {
+  const auto& a = d.arguments;
+  switch (d.kind) {
+    case PredictorDistribution::Kind::uniform:
+      return std::max(std::abs(a[0]), std::abs(a[1]));
+    case PredictorDistribution::Kind::normal:
+      return std::abs(a[0]) + a[1];
+    case PredictorDistribution::Kind::correlated_normal:
+      return std::abs(a[2]) + a[3];
+    case PredictorDistribution::Kind::bernoulli:
+      return 1.0;
+    case PredictorDistribution::Kind::csv:
+      return 0.0;
+  }
+  return 0.0;
+}
+
+/// A design whose data overflow in (practically) every replicate is refused before any work: the
+/// sums of squares of the Gram matrix, n·(typical |x_j|)² and n·(typical |y|)², must be finite
+/// (|y| typically |intercept| + Σ|β_j|·|x_j| + the error's scale). @throws naming the key.
+void check_no_certain_overflow(const LinearDesign& d, double n) {
+  double response = std::abs(d.intercept) + d.error.sigma;
+  Eigen::Index j = 0;
+  for (const auto& item : d.predictors) {
+    const double x = typical_magnitude(item);
+    if (!std::isfinite(n * x * x)) {
+      throw std::invalid_argument("predictors: item '" + item.text + "' has values of order " + shortest(x) +
+                                  ", so their sum of squares over n = " + shortest(n) +
+                                  " rows overflows a double in every replicate; rescale the predictor");
+    }
+    for (int k = 0; k < item.width(); ++k, ++j) response += std::abs(d.coefficients(j)) * x;
+  }
+  if (!std::isfinite(n * response * response)) {
+    throw std::invalid_argument("coefficients: with intercept " + shortest(d.intercept) + " and error '" +
+                                d.error.text + "' the response is of order " + shortest(response) +
+                                ", so its sum of squares over n = " + shortest(n) +
+                                " rows overflows a double in every replicate; rescale the coefficients, intercept or "
+                                "error (the analyses are scale-equivariant)");
+  }
+}
+
 /// The design of a (data) cell. @throws std::invalid_argument("key: ...") naming the parameter.
 LinearDesign design_of(const Cell& cell) {
   LinearDesign d;
@@ -553,6 +597,12 @@ class LinearDesignExperiment final : public runtime::TypedExperiment<Prepared, L
       throw std::invalid_argument("n: " + std::to_string(n) + " rows for " + std::to_string(p) +
                                   " predictors; need n >= p + 3 = " + std::to_string(p + 3));
     }
+    // One simulated data set (X and y) is held in memory by each thread.
+    runtime::check_fits_in_memory(
+        8.0 * static_cast<double>(n) * (p + 1),
+        "n: " + std::to_string(n) + " rows x " + std::to_string(p + 1) + " columns (one simulated data set per thread)",
+        "use a smaller n", 2.0);
+    check_no_certain_overflow(d, static_cast<double>(n));
     const Method method = parse_method(cell.get_string("method"));
     const double epsilon = cell.get_double("epsilon");
     if (method == Method::bma && std::isfinite(epsilon)) {

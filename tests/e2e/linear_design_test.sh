@@ -63,6 +63,14 @@ sed 's/coefficients: \[1, 0, 0.5, 0\]/coefficients: [1, 0, 0.5]/' "$config" > "$
 expect_error "coefficients: 3 values for 4 predictors" run "$TMP/bad_beta.yaml" --dry-run
 sed 's/error: "t(5, 1)"/error: "t(5)"/' "$config" > "$TMP/bad_error.yaml"
 expect_error "error: 't(5)' has 1 argument; write t(df, scale)" run "$TMP/bad_error.yaml" --dry-run
+# designs that overflow in every replicate, or whose data set cannot fit in memory, are refused by
+# --dry-run (before: accepted; then every replicate failed, or "out of memory ... --resume")
+sed 's/coefficients: \[1, 0, 0.5, 0\]/coefficients: [1e200, 0, 0.5, 0]/' "$config" > "$TMP/overflow.yaml"
+expect_error "overflows a double in every replicate" run "$TMP/overflow.yaml" --dry-run
+sed 's/uniform(-2, 2)/normal(0, 1e160)/' "$config" > "$TMP/overflow_x.yaml"
+expect_error "predictors: item '" run "$TMP/overflow_x.yaml" --dry-run
+sed 's/  - n: \[1000, 10000, 100000\]/  - n: [1000000000000000]/' "$config" > "$TMP/huge_n.yaml"
+expect_error "one simulated data set per thread) needs about" run "$TMP/huge_n.yaml" --dry-run
 # csv(column) predictors: the file is checked by --dry-run (missing file, missing column), then runs
 cat > "$TMP/csv.yaml" <<YAML
 experiment: linear_design

@@ -367,9 +367,8 @@ void append_line(int fd, const std::string& path, const std::string& line) {
   if (n != static_cast<ssize_t>(line.size())) {
     const int err = errno;
     const std::string why = n < 0 ? errno_text(err)
-                                  : format("only {} of {} bytes were written (the disk is full or a file-size limit "
-                                           "was reached)",
-                                           n, line.size());
+                                  : "only " + std::to_string(n) + " of " + std::to_string(line.size()) +
+                                        " bytes were written (the disk is full or a file-size limit was reached)";
     const bool undone = n <= 0 || ::ftruncate(fd, st.st_size) == 0;  // we hold the lock
     throw std::runtime_error("ledger " + path + ": cannot append the release's entry: " + why +
                              (undone ? "; nothing was charged and nothing released: free space and run again"
