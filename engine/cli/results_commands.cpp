@@ -249,6 +249,11 @@ void export_table(const std::string& path, const std::string& format, bool repli
     if (!std::cout) throw std::runtime_error("export: cannot write to stdout");
     return;
   }
+  // A killed earlier export left "<out>.tmp-PID": removed now that its process is gone (it is
+  // never the output: the table is renamed into place only when complete).
+  for (const auto& f : runtime::remove_stale_temporary_files(out)) {
+    std::cerr << "dpmu export: note: removed " << f << ", left by a killed export\n";
+  }
   const std::string tmp = out + fmt::format(".tmp-{}", ::getpid());
   {
     std::ofstream file(tmp, std::ios::binary | std::ios::trunc);

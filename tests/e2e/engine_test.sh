@@ -217,6 +217,8 @@ same_arrays "$TMP/ref.h5" "$TMP/term.h5" && pass || fail "SIGTERM + resume diffe
 
 # --- unwritable output: a clear message, exit 2
 expect_exit 2 "does not exist (create it first)" run "$SMOKE" --out "$TMP/no/such/dir/x.h5"
+# merge into a missing folder names the folder (before: "cannot create the lock file")
+expect_exit 2 "the output folder $TMP/no/such/dir does not exist (create it first)" merge "$TMP/no/such/dir/m.h5" "$SRC/tests/fixtures/results_schema_1_1.h5"
 
 # --- the SLURM script's array-task and merge stages (without SLURM: no squeue, no sbatch)
 for i in 0 1; do

@@ -89,6 +89,12 @@ assert set(t.metric) == {'reject_corrected'} and len(t) == 4 * 5 * 2 and set(t.c
 " && pass || fail "export --metric --out"
 expect_exit 2 "--out '$TMP/rc.csv' exists" export "$TMP/hsb.h5" --out "$TMP/rc.csv"
 expect_exit 0 "" export "$TMP/hsb.h5" --out "$TMP/rc.csv" --force
+# a killed export's temporary file (a PID that no longer runs) is removed by the next export to that
+# output (before: it stayed forever)
+sleep 0 & dead=$!; wait $dead
+echo partial > "$TMP/rc.csv.tmp-$dead"
+expect_exit 0 "" export "$TMP/hsb.h5" --out "$TMP/rc.csv" --force
+[ ! -e "$TMP/rc.csv.tmp-$dead" ] && grep -q "removed $TMP/rc.csv.tmp-$dead" "$TMP/err" && pass || fail "stale export temp file kept: $(cat "$TMP/err")"
 expect_exit 2 "no metric 'nope' (the file's metrics: log_statistic, " export "$TMP/hsb.h5" --replicates --metric nope
 expect_exit 2 "export: unknown --format 'parquet' (known: csv)" export "$TMP/hsb.h5" --format parquet
 expect_exit 2 "--metric requires --replicates" export "$TMP/hsb.h5" --metric log_statistic

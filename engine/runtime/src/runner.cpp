@@ -358,11 +358,11 @@ void check_output_folder(const std::filesystem::path& out) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
     throw std::invalid_argument(
-        fmt::format("--out {}: the folder {} does not exist (create it first)", out.string(), dir.string()));
+        fmt::format("{}: the output folder {} does not exist (create it first)", out.string(), dir.string()));
   }
   if (::access(dir.c_str(), W_OK) != 0) {
     throw std::invalid_argument(
-        fmt::format("--out {}: cannot write in the folder {}: {}", out.string(), dir.string(), std::strerror(errno)));
+        fmt::format("{}: cannot write in the output folder {}: {}", out.string(), dir.string(), std::strerror(errno)));
   }
 }
 
@@ -862,6 +862,7 @@ std::filesystem::path journal_path(const std::filesystem::path& out) { return ou
 std::filesystem::path OutputLock::lock_path(const std::filesystem::path& out) { return out.string() + ".lock"; }
 
 OutputLock::OutputLock(const std::filesystem::path& out) : path_(lock_path(out)) {
+  check_output_folder(out);  // "the folder does not exist", not a lock-file error (run and merge)
   for (int attempt = 0; attempt < 20; ++attempt) {
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) {
