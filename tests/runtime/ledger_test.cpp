@@ -341,6 +341,8 @@ TEST_CASE("ledger: a damaged ledger is an error naming the file and the line and
       {header + line_with("epsilon", "-0.5"), "line 2", "epsilon is -0.5"},
       {header + good + line_with("delta", "-1e-9"), "line 3", "delta is -1e-09"},
       {header + good + good + overflow, "line 4", "number overflow"},
+      // each entry finite, the total not (before: read, and `dpmu ledger` printed the total as null)
+      {header + line_with("epsilon", "1e308") + line_with("epsilon", "1e308"), "line 3", "overflows a double"},
       {header + line_with("epsilon", ""), "line 2", "missing field 'epsilon'"},
       {header + good + line_with("data_fingerprint", ""), "line 3", "missing field 'data_fingerprint'"},
       {header + line_with("released", ""), "line 2", "missing field 'released'"},

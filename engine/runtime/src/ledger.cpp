@@ -185,6 +185,8 @@ LedgerHeader parse_header(const nlohmann::json& j) {
 /// Every line of a ledger's contents. @throws std::runtime_error naming the file and line.
 Ledger parse_ledger(const std::string& contents, const std::string& path) {
   Ledger ledger;
+  double total_epsilon = 0.0;
+  double total_delta = 0.0;
   std::size_t start = 0;
   std::size_t line_number = 0;
   while (start < contents.size()) {
@@ -215,6 +217,13 @@ Ledger parse_ledger(const std::string& contents, const std::string& path) {
         e.delta = f.number("delta");
         e.released = f.field("released");
         if (const std::string problem = entry_problem(e); !problem.empty()) throw std::invalid_argument(problem);
+        // Every total is finite (a budget is finite and check() keeps the total within it); a total
+        // that overflows a double was never written by dpmu and would print as null.
+        total_epsilon += e.epsilon;
+        total_delta += e.delta;
+        if (!std::isfinite(total_epsilon) || !std::isfinite(total_delta)) {
+          throw std::invalid_argument("the total epsilon or delta up to this entry overflows a double");
+        }
         ledger.entries.push_back(std::move(e));
       }
     } catch (const std::invalid_argument& e) {
