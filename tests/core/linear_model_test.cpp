@@ -165,3 +165,32 @@ TEST_CASE("R² does not depend on the scale of any column (1e-300 to 1e300), and
   CHECK_THROWS_WITH(dpmu::core::fit_nested_models(common, constant, y, names),
                     Contains("'x2' is constant (every value is 4.5)"));
 }
+
+TEST_CASE("a large offset (x + 1e12) with an intercept keeps its R²: the columns are centred, not declared collinear",
+          "[linear_model]") {
+  // Values on a 2^-10 grid in [-1, 1]: x + 1e12 is then exact in a double (its ulp is 2^-13), so the
+  // shifted data are exactly the same design and R² must agree to rounding. Before the centring
+  // the QR of [1, x + 1e12] lost 12 digits and x was reported as collinear with the intercept.
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> grid(-1024, 1024);
+  const int n = 400;
+  MatrixXd x(n, 2);
+  VectorXd y(n);
+  for (int i = 0; i < n; ++i) {
+    x(i, 0) = grid(rng) / 1024.0;
+    x(i, 1) = grid(rng) / 1024.0;
+    y(i) = 0.5 * x(i, 0) + grid(rng) / 1024.0;
+  }
+  const auto plain = dpmu::core::fit_nested_models(ones(n), x, y);
+  MatrixXd shifted = x.array() + 1e12;
+  const VectorXd y_shifted = y.array() + 1e12;
+  REQUIRE((shifted.array() - 1e12).matrix() == x);  // the shift is exact
+  const auto fit = dpmu::core::fit_nested_models(ones(n), shifted, y_shifted);
+  CHECK(fit.r_squared == Approx(plain.r_squared).epsilon(1e-10));
+  CHECK(fit.log_one_minus_r_squared == Approx(plain.log_one_minus_r_squared).epsilon(1e-10));
+  CHECK(fit.sse_full == Approx(plain.sse_full).epsilon(1e-10));
+  // A truly collinear column (x2 = x1 + 1e12 - 1e12 shifted copy) is still found.
+  MatrixXd twins(n, 2);
+  twins << shifted.col(0), shifted.col(0);
+  CHECK_THROWS_WITH(dpmu::core::fit_nested_models(ones(n), twins, y), Contains("collinear"));
+}

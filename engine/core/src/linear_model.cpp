@@ -73,13 +73,28 @@ NestedFit fit_nested_models(const Eigen::Ref<const Eigen::MatrixXd>& common,
   // any column, so every column is multiplied by a power of two (exact) that brings its largest
   // magnitude into [1/2, 1) before the QR. Columns of any magnitude (1e-300 or 1e300) then give the
   // same R² as unit-scale ones, without overflow or underflow of their squares.
+  const Eigen::VectorXd first_row = a.row(0).transpose();  // the values named by "is constant" messages
   std::vector<int> exponent(q, 0);
-  for (std::size_t j = 0; j < q; ++j) {
-    exponent[j] = column_exponent(a.col(static_cast<Eigen::Index>(j)));
-    const int e = exponent[j];  // ldexp per entry: 2^-e itself overflows for subnormal columns (e < -1023)
+  const auto rescale = [&](std::size_t j) {
+    const int e = column_exponent(a.col(static_cast<Eigen::Index>(j)));
+    exponent[j] += e;  // ldexp per entry: 2^-e itself overflows for subnormal columns (e < -1023)
     if (e != 0)
       a.col(static_cast<Eigen::Index>(j)) =
           a.col(static_cast<Eigen::Index>(j)).unaryExpr([e](double v) { return std::ldexp(v, -e); });
+  };
+  for (std::size_t j = 0; j < q; ++j) rescale(j);
+  // With an intercept (a non-zero constant first common column, as in every test of the paper),
+  // projecting on it first is centring: done by subtracting means (twice, the second removing the
+  // rounding of the first), it keeps the digits of a column such as x + 1e12, which a QR of the raw
+  // column loses (it was reported as collinear with the intercept). The centred columns are then
+  // scaled again by a power of two. Values are in [-1, 1) here, so the sums cannot overflow.
+  const auto c0 = a.col(0);
+  if (p0 > 0 && c0(0) != 0.0 && c0.maxCoeff() == c0.minCoeff()) {
+    for (std::size_t j = 1; j < q; ++j) {
+      auto c = a.col(static_cast<Eigen::Index>(j));
+      for (int pass = 0; pass < 2; ++pass) c.array() -= c.mean();
+      rescale(j);
+    }
   }
   const Eigen::VectorXd col_norms = a.colwise().norm();
   Eigen::HouseholderQR<Eigen::MatrixXd> qr(a);
@@ -89,7 +104,7 @@ NestedFit fit_nested_models(const Eigen::Ref<const Eigen::MatrixXd>& common,
     if (!(rel > kCollinearTolerance)) {
       const auto c = a.col(static_cast<Eigen::Index>(j));
       if (c.maxCoeff() == c.minCoeff()) {
-        const double value = std::ldexp(c(0), exponent[j]);
+        const double value = first_row(static_cast<Eigen::Index>(j));
         throw_invalid(fn, column_label(column_names, j) + " is constant (every value is " + format_value(value) + ")" +
                               (j > 0 ? ", so it is collinear with the intercept or the preceding columns" : "") +
                               "; the design is rank-deficient");
@@ -106,8 +121,8 @@ NestedFit fit_nested_models(const Eigen::Ref<const Eigen::MatrixXd>& common,
   if (!(sse_null > 0.0) || std::sqrt(sse_null) <= 64.0 * std::numeric_limits<double>::epsilon() * col_norms(q - 1)) {
     const auto yc = a.col(static_cast<Eigen::Index>(q - 1));
     if (yc.maxCoeff() == yc.minCoeff()) {
-      throw_invalid(fn, "the response is constant (every value is " + format_value(std::ldexp(yc(0), exponent[q - 1])) +
-                            "); R² is undefined");
+      throw_invalid(fn, "the response is constant (every value is " +
+                            format_value(first_row(static_cast<Eigen::Index>(q - 1))) + "); R² is undefined");
     }
     throw_invalid(fn, "the response is constant given the common predictors (SSE under H0 is 0); R² is undefined");
   }
