@@ -31,4 +31,9 @@ rc=$?
 [ "$(wc -l <"$TMP/out.summary.txt")" -gt 400 ] && pass || fail "the summary file is missing or short"
 "$DPMU" run "$TMP/many.yaml" --out "$TMP/whole.h5" --quiet >/dev/null 2>&1
 "$DPMU" compare "$TMP/whole.h5" "$TMP/out.h5" >/dev/null 2>&1 && pass || fail "merged file differs from one run"
+# --status checks each shard's integrity, not just its existence (before: a truncated shard was "done")
+head -c 20000 "$TMP/out.shard-1-of-2.h5" >"$TMP/cut.h5" && mv "$TMP/cut.h5" "$TMP/out.shard-1-of-2.h5"
+(PATH="/nonexistent:$PATH" DPMU="$DPMU" bash "$SRC/scripts/slurm/sweep.sbatch" --status "$TMP/many.yaml" "$TMP/out.h5" 2) >"$TMP/status" 2>&1
+grep -q "^shard 0: done" "$TMP/status" && grep -q "^shard 1: damaged" "$TMP/status" && grep -q -- "--array=1 " "$TMP/status" &&
+  pass || fail "--status on a truncated shard: $(cat "$TMP/status")"
 finish sweep_merge_stage_test
