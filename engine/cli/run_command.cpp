@@ -59,7 +59,7 @@ void dry_run(const runtime::StudySpec& s, const runtime::Shard& shard) {
   const auto blocks = s.blocks_per_cell();
   std::size_t width_total = 0;
   for (const auto& m : s.cell_metrics) {
-    for (const auto& spec : m) width_total += spec.size;
+    for (const auto& spec : *m) width_total += spec.size;
   }
   std::cout << fmt::format(
       "study: {}\nexperiment: {}\nmaster_seed: {}\nreplicates: {} per cell (block_size {}, {} blocks per cell)\n",
@@ -203,9 +203,9 @@ void replay(const std::string& config, const std::string& which, std::int64_t re
     one.prepare_error = e.what();
   }
   std::size_t width = 0;
-  for (const auto& m : s.cell_metrics[c]) width += m.size;
+  for (const auto& m : *s.cell_metrics[c]) width += m.size;
   std::vector<double> out(width, std::numeric_limits<double>::quiet_NaN());
-  one.metrics = s.cell_metrics[c];
+  one.metrics = *s.cell_metrics[c];
   one.out = out;
   runtime::run_one_replicate(*s.experiment, cell.data_cell(), s.master_seed, static_cast<std::uint64_t>(replicate),
                              std::span<runtime::CellReplicate>(&one, 1));
@@ -215,7 +215,7 @@ void replay(const std::string& config, const std::string& which, std::int64_t re
   }
   nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
   std::size_t off = 0;
-  for (const auto& m : s.cell_metrics[c]) {
+  for (const auto& m : *s.cell_metrics[c]) {
     if (m.is_vector || m.size != 1) {
       metrics[m.name] = std::vector<double>(out.begin() + static_cast<std::ptrdiff_t>(off),
                                             out.begin() + static_cast<std::ptrdiff_t>(off + m.size));

@@ -127,7 +127,9 @@ TEST_CASE("config: 1e3-style integers, one YAML document, a size limit checked b
                                         "  epsilon: {from: 0.1, to: 10, count: 100000}\n");
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
   CHECK_THAT(huge, Contains("this block has 10000000000 cells (100000 (n) x 100000 (epsilon)); a study has at most "
-                            "1000000 cells"));
+                            "100000 cells"));
+  CHECK_THAT(config_error(kHead + "grid:\n  n: {from: 10, to: 200010, count: 100001}\n"),
+             Contains("this block has 100001 cells (100001 (n)); a study has at most 100000 cells"));
   CHECK_THAT(config_error(kHead + "grid:\n  n: {from: 10, to: 20, count: 1e9}\n"),
              Contains("a range has at most 1000000"));
   // nesting deeper than the YAML reader allows: a clear message, not "bad file"

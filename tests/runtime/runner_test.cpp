@@ -157,7 +157,7 @@ TEST_CASE("engine: one data set per (data key, replicate), analysed by every cel
     rt::CellReplicate one;
     one.cell = &s.cells[c];
     one.prepared = prepared.get();
-    one.metrics = s.cell_metrics[c];
+    one.metrics = *s.cell_metrics[c];
     one.out = out;
     rt::run_one_replicate(e, s.cells[c].data_cell(), s.master_seed, 13, std::span<rt::CellReplicate>(&one, 1));
     CHECK(one.failure_stage.empty());
@@ -522,7 +522,7 @@ bool replay_equals_run(const rt::StudySpec& s, const rt::StudyResults& run, std:
   const rt::Nothing nothing;
   one.cell = &s.cells[c];
   one.prepared = &nothing;
-  one.metrics = s.cell_metrics[c];
+  one.metrics = *s.cell_metrics[c];
   one.out = out;
   rt::run_one_replicate(*s.experiment, s.cells[c].data_cell(), s.master_seed, rep,
                         std::span<rt::CellReplicate>(&one, 1));

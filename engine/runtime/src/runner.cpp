@@ -344,7 +344,7 @@ struct CellState {
 void check_results_fit_in_memory(const StudySpec& study) {
   double values = 0;
   for (const auto& m : study.cell_metrics)
-    for (const auto& spec : m) values += static_cast<double>(spec.size) * static_cast<double>(study.replicates);
+    for (const auto& spec : *m) values += static_cast<double>(spec.size) * static_cast<double>(study.replicates);
   check_fits_in_memory(8.0 * values, "the results",
                        "use fewer replicates or cells per file (3x while writing and "
                        "verifying the file)",
@@ -661,7 +661,7 @@ class TaskRunner {
       reps[k].data_index = data_index[k];
       reps[k].prepared = prepared[k].get();
       reps[k].prepare_error = states_[c].prepare_error;
-      reps[k].metrics = study_.cell_metrics[c];
+      reps[k].metrics = *study_.cell_metrics[c];
     }
     for (std::size_t rep = first; rep < last; ++rep) {
       if (rep > first && should_stop()) {  // abandon the task: nothing of it is kept
@@ -937,7 +937,7 @@ StudyResults empty_results(const StudySpec& study) {
     ml.description = study.metric_template[m].description;
     ml.max_size = 0;
     for (std::size_t c = 0; c < C; ++c) {
-      const auto& spec = study.cell_metrics[c][m];
+      const auto& spec = (*study.cell_metrics[c])[m];
       ml.sizes.push_back(spec.size);
       ml.component_labels.push_back(spec.component_labels);
       ml.max_size = std::max(ml.max_size, spec.size);

@@ -204,6 +204,7 @@ struct MetricSpec {
   /// One label per component of a vector metric, in the file as /component_labels/<name> (e.g.
   /// "alpha=0.05", a predictor or a variant name); empty: "0", "1", ... Not part of the study's identity.
   std::vector<std::string> component_labels = {};
+  bool operator==(const MetricSpec&) const = default;
 };
 
 /// One grid cell: every parameter's value (fixed parameters, defaults and grid axes).
