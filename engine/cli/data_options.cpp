@@ -51,8 +51,9 @@ void default_ledger_from_environment(api::LedgerOptions& o, bool release) {
 void add_ledger_options(CLI::App* cmd, api::LedgerOptions& o) {
   const auto* g = "Privacy budget";
   cmd->add_option("--ledger", o.path,
-                  "Charge this release to the privacy-budget ledger FILE before any noise is drawn (see `dpmu "
-                  "ledger`); a release that would exceed its budget is refused. Default for a release: the "
+                  "Charge this release to the privacy-budget ledger FILE (checked before any work, charged when "
+                  "computed and before anything is written; see `dpmu ledger`); a release that would exceed its "
+                  "budget is refused. Default for a release: the "
                   "environment variable DPMU_LEDGER")
       ->group(g);
   cmd->add_option("--budget", o.budget,

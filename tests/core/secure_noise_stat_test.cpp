@@ -73,6 +73,25 @@ TEST_CASE("the discrete Gaussian delta approaches the continuous one and is chec
   CHECK(discrete_gaussian_delta(2000000, 1.0, 1000) < disc);
 }
 
+TEST_CASE("discrete Gaussian calibrations are memoised per process with the same result", "[secure_noise]") {
+  // ε, δ chosen for this test only, so no other test in the process has calibrated them.
+  const auto m = ScalarMechanism::gaussian(0.8173, 3.1e-6, 2.5);
+  const std::size_t before = discrete_gaussian_calibrations();
+  const SecureNoiseSampler first(m);
+  CHECK(discrete_gaussian_calibrations() == before + 1);
+  const SecureNoiseSampler second(m);
+  CHECK(discrete_gaussian_calibrations() == before + 1);  // the second release does not recalibrate
+  CHECK(second.grid() == first.grid());
+  CHECK(second.noise_scale() == first.noise_scale());
+  // the memoised integer variance still meets δ exactly (independent check of the calibration)
+  const double s = (first.noise_scale() / first.grid()) * (first.noise_scale() / first.grid());
+  const auto d_int = static_cast<std::uint64_t>(std::ceil(m.sensitivity() / first.grid()) + 1.0);
+  CHECK(discrete_gaussian_delta(static_cast<std::uint64_t>(std::llround(s)), m.epsilon(), d_int) <= m.delta());
+  // another mechanism is calibrated anew
+  const SecureNoiseSampler other(ScalarMechanism::gaussian(0.8173, 3.2e-6, 2.5));
+  CHECK(discrete_gaussian_calibrations() == before + 2);
+}
+
 TEST_CASE("secure noise lands on the grid with the right spread", "[secure_noise][statistical]") {
   RngStream rng(23, 0, 0, StreamPurpose::noise);
   const int n = 100000;

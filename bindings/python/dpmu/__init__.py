@@ -509,8 +509,9 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     ValueError (rows are never dropped: n is public); replace them by a public rule first.
 
     ``ledger``: a privacy-budget ledger file (default: the ``DPMU_LEDGER`` environment variable,
-    when set and non-empty, for releases); the release is checked against the ledger's budget and
-    charged before any noise is drawn, and refused (ValueError) when it would exceed it. ``budget``:
+    when set and non-empty, for releases); the release is checked against the ledger's budget before
+    any work, charged once it is computed and before it is returned, and refused (ValueError) when it
+    would exceed it (a release that fails before then spends nothing). ``budget``:
     ``EPS``, ``"EPS,DELTA"`` or ``(EPS, DELTA)``, a limit for this ledger (docs/privacy.md).
     ``data_label``: the data's name in the ledger (default: "pandas.DataFrame (n rows; columns ...)").
     A seeded or non-private call with an explicit ledger is an error (it is not a release).

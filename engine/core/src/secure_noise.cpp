@@ -1,6 +1,9 @@
 #include "dpmu/core/secure_noise.hpp"
 
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <vector>
 
 #include "dpmu/core/checks.hpp"
@@ -31,6 +34,27 @@ double discrete_gaussian_delta(std::uint64_t s, double epsilon, std::uint64_t se
   const double b = epsilon + log_tail(epsilon * var / d + d / 2.0);
   if (b >= a) return 0.0;
   return std::exp(a) * (-std::expm1(b - a));
+}
+
+namespace {
+using CalibrationKey = std::tuple<std::uint64_t, double, double, std::uint64_t>;  // s0, ε, δ, Δ_int
+std::map<CalibrationKey, std::uint64_t>& calibrations() {
+  static std::map<CalibrationKey, std::uint64_t> memo;
+  return memo;
+}
+std::mutex& calibration_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::size_t& calibration_count() {
+  static std::size_t n = 0;
+  return n;
+}
+}  // namespace
+
+std::size_t discrete_gaussian_calibrations() {
+  const std::lock_guard<std::mutex> lock(calibration_mutex());
+  return calibration_count();
 }
 
 SecureNoiseSampler::SecureNoiseSampler(const ScalarMechanism& mechanism, std::size_t dimension, double value_bound) {
@@ -64,11 +88,29 @@ SecureNoiseSampler::SecureNoiseSampler(const ScalarMechanism& mechanism, std::si
       const double sigma = std::max(mechanism.scale(), analytic_gaussian_sigma(mechanism.epsilon(), mechanism.delta(),
                                                                                static_cast<double>(d_int) * grid));
       auto s = static_cast<std::uint64_t>(std::ceil((sigma / grid) * (sigma / grid)));
+      // The search below sums the discrete Gaussian's pmf over ~80 σ/g points per step (~15 ms): its
+      // result, a deterministic function of (s0, ε, δ, Δ_int), is memoised for the process, so a
+      // release or an audit of thousands of identical releases calibrates once. Same numbers.
+      const CalibrationKey key{s, mechanism.epsilon(), mechanism.delta(), d_int};
+      {
+        const std::lock_guard<std::mutex> lock(calibration_mutex());
+        if (const auto it = calibrations().find(key); it != calibrations().end()) {
+          laplace_ = false;
+          grid_ = grid;
+          integer_scale_ = it->second;
+          return;
+        }
+      }
       for (int i = 0; i < 200 && discrete_gaussian_delta(s, mechanism.epsilon(), d_int) > mechanism.delta(); ++i) {
         s = static_cast<std::uint64_t>(std::ceil(static_cast<double>(s) * 1.01));
       }
       if (discrete_gaussian_delta(s, mechanism.epsilon(), d_int) > mechanism.delta()) {
         throw std::domain_error("SecureNoiseSampler: could not calibrate the discrete Gaussian");
+      }
+      {
+        const std::lock_guard<std::mutex> lock(calibration_mutex());
+        calibrations().emplace(key, s);
+        ++calibration_count();
       }
       laplace_ = false;
       grid_ = grid;

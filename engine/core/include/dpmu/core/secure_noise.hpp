@@ -82,6 +82,10 @@ std::int64_t discrete_gaussian(Rng& rng, std::uint64_t s) {
 /// δ = P[Z > εs/d − d/2] − e^ε P[Z > εs/d + d/2], by summation of the normalised pmf.
 double discrete_gaussian_delta(std::uint64_t s, double epsilon, std::uint64_t sensitivity);
 
+/// How many discrete-Gaussian calibrations (the search for the integer variance s with exact
+/// δ(ε) ≤ δ) this process has computed; identical calibrations are memoised and counted once.
+std::size_t discrete_gaussian_calibrations();
+
 /// Result of a secure noise addition.
 struct SecureNoise {
   double value;         ///< released value (an exact multiple of grid)

@@ -2,7 +2,7 @@
 /// @file ledger.hpp
 /// A privacy-budget ledger: an append-only file with one JSON object per line that accounts for the
 /// privacy loss spent on ONE confidential data set, so that a release that would exceed the
-/// ledger's budget is refused before any noise is drawn, whichever front end (the `dpmu` command,
+/// ledger's budget is refused before anything of it is delivered, whichever front end (the `dpmu` command,
 /// the R or the Python package) makes it. Format and guarantees: docs/privacy.md, "The ledger".
 ///
 /// The file. Line 1 is the header, written when the ledger is created (`dpmu ledger init`, or the
