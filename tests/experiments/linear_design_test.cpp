@@ -375,7 +375,7 @@ TEST_CASE("linear_design: SSP model averaging at a large epsilon and the DP test
   CHECK(dpmu_test::run_replicate(e, null, 42, 0)[18] < 0.5);
 }
 
-TEST_CASE("linear_design: simulated data that overflow fail the replicate for every method, never analysed",
+TEST_CASE("linear_design: simulated data that overflow are refused up front and fail the replicate for every method, never analysed",
           "[linear_design]") {
   const auto& e = experiment();
   for (const std::string method : {"bma", "dp_test"}) {
@@ -387,7 +387,11 @@ TEST_CASE("linear_design: simulated data that overflow fail the replicate for ev
       changes.push_back({"tested", std::vector<std::int64_t>{1}});
     }
     const rt::Cell cell = bma_cell(changes);
-    REQUIRE(validation_error(cell).empty());
+    // --dry-run refuses a design that overflows in every replicate, naming the key ...
+    CHECK_THAT(validation_error(cell),
+               Catch::StartsWith("coefficients:") && Catch::Contains("overflows a double in every replicate"));
+    // ... and a replicate run without that check (or one whose data overflow by chance) fails with
+    // a non-finite-data error instead of analysing infinite data.
     CHECK_THROWS_WITH(dpmu_test::run_replicate(e, cell, 42, 0), Catch::Contains("non-finite"));
   }
 }
