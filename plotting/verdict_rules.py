@@ -1,0 +1,263 @@
+"""The statistical rule that turns per-setting estimates ± Monte Carlo SE into a claim's verdict.
+
+This module knows nothing about the papers or the results files: plotting/claims.py declares the
+claims (the paper's words, the quantity, the settings) and hands every setting to the functions
+below as (estimate, MC SE, test). Everything here is a pure function of its arguments.
+
+Per setting, a claim is one of three kinds of statement about the true value θ of a quantity that
+the simulation estimates by θ̂ with Monte Carlo standard error s (θ̂ approximately N(θ, s²), the
+normal approximation of a Monte Carlo mean or of a bootstrap-SE'd statistic):
+
+* an inequality, θ > b or θ < b ("larger", "decreases", "below"): one-sided z-tests
+  (``greater``, ``less``);
+* an interval, lo ≤ θ ≤ hi ("≈", "close", "similar", "best", "a small drop"): the interval is
+  the paper's number ± a stated margin, or a stated range; ``within`` / ``equivalent``;
+* an exact number (s = 0, e.g. a non-private statistic): the same tests, decided without error.
+
+Each test returns two p-values:
+
+* ``p_support``: for H0 "the claim is false at this setting". The claim is *supported* at the
+  setting when p_support ≤ α. For an interval this is the two one-sided tests (TOST) procedure of
+  Schuirmann (1987, J. Pharmacokinet. Biopharm. 15:657–680): p = max of the p-values of
+  θ ≤ lo and θ ≥ hi, i.e. the 1 − 2α interval θ̂ ± z_{1−α} s lies inside [lo, hi].
+* ``p_contradict``: for H0 "the claim is true at this setting" (θ ≥ b, θ ≤ b or lo ≤ θ ≤ hi). For an
+  interval, with d the distance of θ̂ outside [lo, hi] (0 inside), the exact p-value of the normal
+  model is sup over θ ∈ [lo, hi] of P(θ̂ falls at least d outside) = Φ(−d/s) + Φ(−(d + hi − lo)/s),
+  attained at an end point.
+
+Across the settings of one claim (one group of settings: the grid the sentence speaks of):
+
+* *Contradictions* are family-wise controlled with Holm's step-down procedure (Holm 1979, Scand. J.
+  Statist. 6:65–70) at level α = 0.05: the probability that a claim that is true at every setting
+  shows any contradicted setting is at most α, under any dependence between the settings' estimates
+  (paired variants share their data sets). Holm, not Benjamini–Hochberg (1995, J. R. Statist. Soc.
+  B 57:289–300): a universal claim is contradicted as soon as one setting is, so the error that
+  matters is "at least one false contradiction" (the family-wise error), which BH does not bound
+  when some settings are true (it bounds the expected *proportion* of false contradictions among
+  the contradictions, and with one contradiction that proportion is 0 or 1). Holm is uniformly
+  more powerful than Bonferroni with the same guarantee. docs/decisions.md has the entry.
+* *Support* of a universal ("all") needs every setting supported, each at level α without
+  adjustment: the intersection–union principle (Berger 1982, Technometrics 24:295–300): the
+  rejection of "false somewhere" by rejecting "false at i" for every i has level α.
+* Majority quantifiers ("most", "in most cases", "tend to", "generally"): the claim is "more than
+  half of the settings". With s settings supported and c contradicted (Holm) out of n, the fraction
+  of settings where the claim is true gets a one-sided Clopper–Pearson (1934, Biometrika
+  26:404–413) lower bound from s/n and an upper bound from (n − c)/n, each at level α, i.e. the
+  binomial test of "fraction ≤ 1/2" on the supported count, treating the grid as a sample of the
+  settings the sentence speaks of. Holds when the lower bound exceeds 1/2; does not hold when the
+  upper bound is below 1/2.
+* "Especially when X" is a comparison between groups, not a universal: ``compare_groups`` turns the
+  settings in X and those outside it into one setting (difference of the groups' mean estimates,
+  with the SE of a difference of independent means), tested one-sided.
+
+Verdicts (``VERDICTS``):
+
+* ``holds``: every setting supported, none contradicted (majority: the lower bound > 1/2);
+* ``holds within MC error``: none contradicted, some settings unresolved (neither supported nor
+  contradicted at this Monte Carlo precision); for a majority: neither bound decides and none
+  contradicted;
+* ``partly``: some settings contradicted after Holm's correction, some supported;
+* ``does not hold``: some settings contradicted and none supported (majority: the upper bound of
+  the fraction is below 1/2);
+* ``not run``: no result to compute it from (the caller says why and which config produces it).
+
+The simulated family-wise false-alarm rate of the whole rule (a claim true at every setting
+labelled ``partly`` or ``does not hold``) is measured in tests/python/test_verdict_rules.py and
+stated in docs/claims.md.
+"""
+import math
+
+import numpy as np
+from scipy import stats
+
+ALPHA = 0.05
+VERDICTS = ("holds", "holds within MC error", "partly", "does not hold", "not run")
+MAJORITY = ("most", "tend to")
+QUANTIFIERS = ("all",) + MAJORITY
+
+
+# ----------------------------------------------------------------------------------------------
+# One setting: p-values of the claim and of its negation
+# ----------------------------------------------------------------------------------------------
+
+def _z(est, se, bound):
+    """(θ̂ − b)/s as an array; ±inf when s is 0 or not finite (an exact number), nan for a tie
+    θ̂ = b without error or a non-finite estimate."""
+    est, se, bound = np.broadcast_arrays(np.asarray(est, float), np.asarray(se, float), np.asarray(bound, float))
+    d = est - bound
+    s = np.where(np.isfinite(se) & (se > 0), se, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = np.where(s > 0, d / np.where(s > 0, s, 1.0), np.sign(d) * np.inf)
+    z = np.where((s == 0) & (d == 0), np.nan, z)
+    return np.where(np.isfinite(est), z, np.nan)
+
+
+def _out(p_support, p_contradict):
+    ps, pc = np.asarray(p_support, float), np.asarray(p_contradict, float)
+    if ps.ndim == 0:
+        return float(ps), float(pc)
+    return ps, pc
+
+
+def greater(est, se, bound=0.0):
+    """The claim θ > bound: (p_support, p_contradict) of one-sided z-tests of θ ≤ b and θ ≥ b.
+    An exact tie (θ̂ = b, s = 0) or a non-finite θ̂ decides nothing: both p-values are 1."""
+    z = _z(est, se, bound)
+    ps = np.where(np.isnan(z), 1.0, stats.norm.sf(np.nan_to_num(z, nan=0.0, posinf=np.inf, neginf=-np.inf)))
+    pc = np.where(np.isnan(z), 1.0, stats.norm.cdf(np.nan_to_num(z, nan=0.0, posinf=np.inf, neginf=-np.inf)))
+    return _out(ps, pc)
+
+
+def less(est, se, bound=0.0):
+    """The claim θ < bound (``greater`` with the sides exchanged)."""
+    ps, pc = greater(-np.asarray(est, float), se, -np.asarray(bound, float))
+    return ps, pc
+
+
+def within(est, se, lo, hi):
+    """The claim lo ≤ θ ≤ hi (either end may be infinite). p_support: TOST (Schuirmann 1987), the
+    larger of the one-sided p-values of θ < lo and θ > hi. p_contradict: exact for the normal
+    model, Φ(−d/s) + Φ(−(d + hi − lo)/s) with d the distance of θ̂ outside [lo, hi] (0 inside)."""
+    est, se, lo, hi = np.broadcast_arrays(*(np.asarray(v, float) for v in (est, se, lo, hi)))
+    if np.any(lo > hi):
+        raise ValueError("within: lo > hi")
+    s = np.where(np.isfinite(se) & (se > 0), se, 0.0)
+    ok = np.isfinite(est)
+    e = np.where(ok, est, 0.0)
+    # support: θ̂ significantly above lo and significantly below hi
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z_lo = np.where(s > 0, (e - lo) / np.where(s > 0, s, 1.0), np.where(e >= lo, np.inf, -np.inf))
+        z_hi = np.where(s > 0, (hi - e) / np.where(s > 0, s, 1.0), np.where(e <= hi, np.inf, -np.inf))
+    z_lo = np.where(np.isneginf(lo), np.inf, z_lo)
+    z_hi = np.where(np.isposinf(hi), np.inf, z_hi)
+    ps = np.maximum(stats.norm.sf(z_lo), stats.norm.sf(z_hi))
+    # contradiction: θ̂ significantly outside [lo, hi]
+    d = np.maximum(np.maximum(lo - e, e - hi), 0.0)
+    width = hi - lo
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1 = np.where(s > 0, d / np.where(s > 0, s, 1.0), np.where(d > 0, np.inf, 0.0))
+        t2 = np.where(s > 0, (d + width) / np.where(s > 0, s, 1.0), np.where(d + width > 0, np.inf, 0.0))
+    pc = np.where(d > 0, stats.norm.sf(t1), 1.0) + np.where(np.isfinite(width), stats.norm.sf(t2), 0.0)
+    pc = np.minimum(np.where(d > 0, pc, 1.0), 1.0)
+    ps = np.where(ok, ps, 1.0)
+    pc = np.where(ok, pc, 1.0)
+    return _out(ps, pc)
+
+
+def equivalent(est, se, target, margin):
+    """The claim |θ − target| ≤ margin ("≈", "close", "similar"): ``within(target ± margin)``."""
+    if np.any(np.asarray(margin, float) < 0):
+        raise ValueError("equivalent: negative margin")
+    return within(est, se, np.asarray(target, float) - margin, np.asarray(target, float) + margin)
+
+
+def reading_margin(tick_spacing=None, last_digit=None):
+    """The margin of a number taken from the paper: half the resolution it can be read to.
+    A number read off a figure is resolved to a tenth of the figure's tick spacing, so the margin
+    is tick_spacing/20 (ticks 0.25 apart: 0.0125); a number printed in the text with its last digit
+    in place ``last_digit`` (0.01 for "0.25") has margin last_digit/2. With both, the larger."""
+    m = []
+    if tick_spacing is not None:
+        m.append(tick_spacing / 20.0)
+    if last_digit is not None:
+        m.append(last_digit / 2.0)
+    if not m:
+        raise ValueError("reading_margin: give tick_spacing or last_digit")
+    return max(m)
+
+
+def compare_groups(est_special, se_special, est_reference, se_reference):
+    """"Especially in X": (mean of the estimates in X) − (mean of the estimates outside X) with the
+    SE of a difference of means of independent estimates, sqrt(Σ s_i²/n_X² + Σ s_j²/n_R²)."""
+    a, sa = np.asarray(est_special, float), np.asarray(se_special, float)
+    b, sb = np.asarray(est_reference, float), np.asarray(se_reference, float)
+    if a.size == 0 or b.size == 0:
+        return math.nan, math.nan
+    sa, sb = np.nan_to_num(sa), np.nan_to_num(sb)
+    d = float(a.mean() - b.mean())
+    se = math.sqrt(float((sa ** 2).sum()) / a.size ** 2 + float((sb ** 2).sum()) / b.size ** 2)
+    return d, se
+
+
+# ----------------------------------------------------------------------------------------------
+# A family of settings
+# ----------------------------------------------------------------------------------------------
+
+def holm(p, alpha=ALPHA):
+    """Holm's (1979) step-down procedure: (rejected [bool], adjusted p-values). The i-th smallest
+    p-value p_(i) (i = 1..n) is rejected if p_(j) ≤ α/(n − j + 1) for every j ≤ i; the adjusted
+    p-value is max_{j ≤ i} min(1, (n − j + 1) p_(j))."""
+    p = np.asarray(p, float)
+    n = p.size
+    if n == 0:
+        return np.zeros(0, bool), np.zeros(0)
+    order = np.argsort(p, kind="stable")
+    adj_sorted = np.maximum.accumulate(np.minimum(1.0, (n - np.arange(n)) * p[order]))
+    adj = np.empty(n)
+    adj[order] = adj_sorted
+    return adj <= alpha, adj
+
+
+def clopper_pearson(k, n, alpha=ALPHA):
+    """One-sided Clopper–Pearson (1934) bounds (lower, upper) of a binomial proportion from k of n,
+    each at confidence 1 − α: lower = Beta_α(k, n − k + 1), upper = Beta_{1−α}(k + 1, n − k)."""
+    if n <= 0:
+        return 0.0, 1.0
+    lo = 0.0 if k <= 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
+    hi = 1.0 if k >= n else float(stats.beta.ppf(1 - alpha, k + 1, n - k))
+    return lo, hi
+
+
+def outcomes(p_support, p_contradict, alpha=ALPHA):
+    """Per-setting outcomes of one family: 'contradicted' (Holm-adjusted p_contradict ≤ α),
+    'supported' (p_support ≤ α, intersection–union: no adjustment), else 'unresolved'; and the
+    Holm-adjusted p-values of contradiction."""
+    ps = np.atleast_1d(np.asarray(p_support, float))
+    rej, adj = holm(np.atleast_1d(np.asarray(p_contradict, float)), alpha)
+    out = np.where(rej, "contradicted", np.where(ps <= alpha, "supported", "unresolved"))
+    return [str(o) for o in out], adj
+
+
+def verdict(p_support, p_contradict, quantifier="all", alpha=ALPHA):
+    """The verdict of one family of settings. Returns a dict: verdict, outcomes (per setting),
+    p_contradict_holm (per setting), counts, fraction (supported / n) and, for majority
+    quantifiers, the Clopper–Pearson bounds of the fraction of settings where the claim is true.
+    An empty family is 'not run' (the caller says why)."""
+    if quantifier not in QUANTIFIERS:
+        raise ValueError(f"verdict: unknown quantifier {quantifier!r} (one of {QUANTIFIERS})")
+    ps = np.atleast_1d(np.asarray(p_support, float))
+    pc = np.atleast_1d(np.asarray(p_contradict, float))
+    n = ps.size
+    if n == 0:
+        return {"verdict": "not run", "outcomes": [], "p_contradict_holm": [], "fraction": None,
+                "counts": {"supported": 0, "contradicted": 0, "unresolved": 0}}
+    outs, adj = outcomes(ps, pc, alpha)
+    s, c = outs.count("supported"), outs.count("contradicted")
+    res = {"outcomes": outs, "p_contradict_holm": [float(a) for a in adj], "fraction": s / n,
+           "counts": {"supported": s, "contradicted": c, "unresolved": n - s - c}}
+    if quantifier in MAJORITY:
+        lo = clopper_pearson(s, n, alpha)[0]
+        hi = clopper_pearson(n - c, n, alpha)[1]
+        res["fraction_bounds"] = [lo, hi]
+        if lo > 0.5:
+            v = "holds"
+        elif hi < 0.5:
+            v = "does not hold"
+        else:
+            v = "holds within MC error" if c == 0 else "partly"
+    elif c == 0:
+        v = "holds" if s == n else "holds within MC error"
+    else:
+        v = "partly" if s > 0 else "does not hold"
+    res["verdict"] = v
+    return res
+
+
+def judge(settings, quantifier="all", alpha=ALPHA):
+    """``verdict`` on a list of settings given as dicts with 'p_support' and 'p_contradict'; writes
+    each setting's 'outcome' and 'p_contradict_holm' into it and returns the verdict dict."""
+    res = verdict([s["p_support"] for s in settings], [s["p_contradict"] for s in settings], quantifier, alpha)
+    for s, o, a in zip(settings, res["outcomes"], res["p_contradict_holm"]):
+        s["outcome"] = o
+        s["p_contradict_holm"] = a
+    return res

@@ -1,0 +1,245 @@
+"""plotting/verdict_rules.py on synthetic inputs with known truth, and its formulas against
+independent values (closed forms, a direct transcription of Holm's definition, scipy's binomial
+test). Run: /usr/bin/python3 -m pytest tests/python -q (also ctest -R python.)."""
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+from scipy import stats
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "plotting"))
+import verdict_rules as vr  # noqa: E402
+
+
+def upper_tail(z):
+    """1 − Φ(z) from the complementary error function (independent of scipy.stats)."""
+    return 0.5 * math.erfc(z / math.sqrt(2.0))
+
+
+# ----------------------------------------------------------------------------------------------
+# One setting
+# ----------------------------------------------------------------------------------------------
+
+def test_one_sided_p_values_are_normal_tails():
+    for est, se, b in ((1.0, 0.4, 0.0), (-0.3, 0.2, 0.1), (2.5, 1.0, 2.5), (0.01, 0.003, 0.0)):
+        ps, pc = vr.greater(est, se, b)
+        z = (est - b) / se
+        assert ps == pytest.approx(upper_tail(z), rel=1e-12, abs=1e-15)
+        assert pc == pytest.approx(1 - upper_tail(z), rel=1e-12, abs=1e-15)
+        ps2, pc2 = vr.less(est, se, b)
+        assert ps2 == pytest.approx(pc) and pc2 == pytest.approx(ps)
+    # supported at α = 0.05 exactly when θ̂ − 1.645 s > b (the one-sided 95% bound)
+    assert vr.greater(1.0, 1.0 / 1.6448536269514722 * 0.999, 0.0)[0] < 0.05
+    assert vr.greater(1.0, 1.0 / 1.6448536269514722 * 1.001, 0.0)[0] > 0.05
+
+
+def test_exact_numbers_and_ties():
+    assert vr.greater(0.3, 0.0) == (0.0, 1.0)          # exact and on the claimed side
+    assert vr.greater(-0.3, 0.0) == (1.0, 0.0)         # exact and on the other side
+    assert vr.greater(1.0, 0.0, 1.0) == (1.0, 1.0)     # an exact tie decides nothing
+    assert vr.greater(math.nan, 0.1) == (1.0, 1.0)     # no estimate decides nothing
+    assert vr.greater(0.3, math.nan) == (0.0, 1.0)     # no MC error: exact
+
+
+def test_tost_is_the_interval_inclusion_rule():
+    """p_support ≤ α  ⇔  θ̂ ± z_{1−α} s ⊂ [lo, hi] (Schuirmann's 1 − 2α interval)."""
+    rng = np.random.default_rng(5)
+    z = stats.norm.isf(0.05)
+    est = rng.uniform(-1, 2, 4000)
+    se = rng.uniform(0.01, 0.5, 4000)
+    ps, _ = vr.within(est, se, 0.0, 1.0)
+    inside = (est - z * se >= 0.0) & (est + z * se <= 1.0)
+    assert np.array_equal(ps <= 0.05, inside)
+
+
+def test_contradiction_p_value_of_an_interval_is_exact():
+    """Under θ at an end of [lo, hi], P(p_contradict ≤ α) = α (the test is exact at the ends and
+    conservative inside), by simulation: 200 000 draws, SE of the rate 0.0005."""
+    rng = np.random.default_rng(11)
+    n = 200_000
+    for theta, lo, hi in ((0.0, 0.0, 0.3), (0.3, 0.0, 0.3), (0.0, 0.0, 0.0), (0.15, 0.0, 0.3)):
+        est = theta + rng.standard_normal(n)
+        _, pc = vr.within(est, 1.0, lo, hi)
+        rate = float(np.mean(pc <= 0.05))
+        if theta in (lo, hi):
+            assert abs(rate - 0.05) < 0.0025, (theta, lo, hi, rate)
+        else:
+            assert rate < 0.05
+    # closed form for one value: d = 0.5 outside [0, 0.3] with s = 0.2
+    _, pc = vr.within(0.8, 0.2, 0.0, 0.3)
+    assert pc == pytest.approx(upper_tail(2.5) + upper_tail(4.0), rel=1e-12)
+
+
+def test_equivalence_with_a_reading_margin():
+    # P*(H11|D) ≈ 0.25 read off a figure with ticks 0.25 apart: margin 0.25/20 = 0.0125
+    m = vr.reading_margin(tick_spacing=0.25)
+    assert m == 0.0125
+    ps, pc = vr.equivalent(0.2552, 0.0005, 0.25, m)
+    assert vr.verdict([ps], [pc])["verdict"] == "holds"
+    # the old ±0.005 (half a unit of the last printed digit) leaves it unresolved at 0.2552 ± 0.0005,
+    # and contradicted with more replicates (SE 0.0001): the reason for the reading margin
+    assert vr.reading_margin(last_digit=0.01) == 0.005
+    assert vr.verdict(*vr.equivalent(0.2552, 0.0001, 0.25, 0.005))["verdict"] == "does not hold"
+    # P*(H12|D) ≈ 0.70 at 0.6754 ± 0.00063 is 0.0246 away: contradicted with the same margin
+    assert vr.verdict(*vr.equivalent(0.6754, 0.00063, 0.70, m))["verdict"] == "does not hold"
+    assert vr.reading_margin(tick_spacing=0.25, last_digit=0.01) == 0.0125
+
+
+def test_a_tie_is_not_a_contradiction_of_a_small_drop():
+    """LCSSF "a small drop" at the ceiling: both proportions 1.0 (drop 0 without error) is inside
+    [−margin, 0.1], not a contradiction; a drop of 0.3 is one."""
+    assert vr.verdict(*vr.within(0.0, 0.0, -0.05, 0.1))["verdict"] == "holds"
+    assert vr.verdict(*vr.within(0.3, 0.02, -0.05, 0.1))["verdict"] == "does not hold"
+
+
+def test_compare_groups():
+    d, se = vr.compare_groups([0.9, 0.8], [0.01, 0.02], [0.5, 0.6, 0.7], [0.03, 0.03, 0.03])
+    assert d == pytest.approx(0.85 - 0.6)
+    assert se == pytest.approx(math.sqrt((0.01 ** 2 + 0.02 ** 2) / 4 + 3 * 0.03 ** 2 / 9))
+    assert all(math.isnan(v) for v in vr.compare_groups([], [], [1.0], [0.1]))
+
+
+# ----------------------------------------------------------------------------------------------
+# Families: Holm, Clopper–Pearson, verdicts
+# ----------------------------------------------------------------------------------------------
+
+def holm_by_definition(p, alpha):
+    """Holm (1979) as written: order the p-values, reject while p_(i) ≤ α/(n − i + 1)."""
+    n = len(p)
+    order = sorted(range(n), key=lambda i: p[i])
+    rej = [False] * n
+    for rank, i in enumerate(order):
+        if p[i] <= alpha / (n - rank):
+            rej[i] = True
+        else:
+            break
+    return rej
+
+
+def test_holm_matches_its_definition():
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        n = int(rng.integers(1, 40))
+        p = rng.uniform(0, 0.1, n) ** rng.uniform(0.5, 3)
+        rej, adj = vr.holm(p, 0.05)
+        assert list(rej) == holm_by_definition(list(p), 0.05)
+    # a textbook case: 0.01, 0.04, 0.03, 0.005 → adjusted 0.03, 0.06, 0.06, 0.02
+    rej, adj = vr.holm([0.01, 0.04, 0.03, 0.005])
+    assert np.allclose(adj, [0.03, 0.06, 0.06, 0.02]) and list(rej) == [True, False, False, True]
+
+
+def test_clopper_pearson_against_scipy_binomtest():
+    for k, n in ((0, 10), (3, 10), (10, 10), (17, 30), (300, 600)):
+        lo, hi = vr.clopper_pearson(k, n, 0.05)
+        ci_lo = stats.binomtest(k, n, alternative="greater").proportion_ci(0.95, method="exact")
+        ci_hi = stats.binomtest(k, n, alternative="less").proportion_ci(0.95, method="exact")
+        assert lo == pytest.approx(ci_lo.low, abs=1e-10)
+        assert hi == pytest.approx(ci_hi.high, abs=1e-10)
+        if 0 < k:  # defining property: P(Bin(n, lo) ≥ k) = α
+            assert stats.binom.sf(k - 1, n, lo) == pytest.approx(0.05, rel=1e-6)
+
+
+def test_verdict_vocabulary():
+    sup, unr, con = (1e-6, 1.0), (0.3, 0.5), (1.0, 1e-9)
+
+    def v(*rows, q="all"):
+        return vr.verdict([r[0] for r in rows], [r[1] for r in rows], q)
+
+    assert v(sup, sup)["verdict"] == "holds"
+    assert v(sup, unr)["verdict"] == "holds within MC error"
+    assert v(unr, unr)["verdict"] == "holds within MC error"
+    assert v(sup, con)["verdict"] == "partly"
+    assert v(unr, con)["verdict"] == "does not hold"
+    assert v()["verdict"] == "not run"
+    assert set(vr.VERDICTS) == {"holds", "holds within MC error", "partly", "does not hold", "not run"}
+    # majority quantifiers: Clopper–Pearson bounds of the fraction against 1/2
+    assert v(*([sup] * 20 + [con] * 3), q="most")["verdict"] == "holds"
+    assert v(*([sup] * 5 + [con] * 3), q="most")["verdict"] == "partly"        # 5/8 is not enough
+    assert v(*([sup] * 5 + [unr] * 3), q="tend to")["verdict"] == "holds within MC error"
+    assert v(*([sup] * 2 + [con] * 18), q="most")["verdict"] == "does not hold"
+    with pytest.raises(ValueError):
+        v(sup, q="especially")
+
+
+def test_judge_writes_outcomes():
+    rows = [{"p_support": 1e-6, "p_contradict": 1.0}, {"p_support": 1.0, "p_contradict": 1e-9}]
+    res = vr.judge(rows)
+    assert [r["outcome"] for r in rows] == ["supported", "contradicted"] and res["verdict"] == "partly"
+    assert rows[1]["p_contradict_holm"] == pytest.approx(2e-9)
+
+
+# ----------------------------------------------------------------------------------------------
+# Synthetic claims with known truth
+# ----------------------------------------------------------------------------------------------
+
+def test_true_claim_with_600_noisy_settings_is_not_partly():
+    """θ_i ≥ 0 everywhere (a third exactly at the boundary), estimates θ_i + N(0, s_i²): the claim
+    'θ > 0 in every setting' is true (at the boundary: not false). Holm: no contradiction at this
+    seed; the old per-setting 1.96-SE rule contradicts some settings of the same data."""
+    rng = np.random.default_rng(20261203)
+    n = 600
+    se = rng.uniform(0.005, 0.05, n)
+    theta = np.where(rng.uniform(size=n) < 1 / 3, 0.0, rng.uniform(0, 0.2, n))
+    est = theta + se * rng.standard_normal(n)
+    res = vr.verdict(*vr.greater(est, se, 0.0))
+    assert res["verdict"] in ("holds", "holds within MC error"), res["counts"]
+    assert res["counts"]["contradicted"] == 0
+    assert np.sum(est + 1.959963984540054 * se < 0) > 0  # the old rule would have said "partly"
+
+
+def test_false_claims_are_caught():
+    rng = np.random.default_rng(7)
+    n = 600
+    se = np.full(n, 0.01)
+    # false in 30 settings by 5 SE, true and well resolved elsewhere: partly
+    theta = np.where(np.arange(n) < 30, -0.05, 0.1)
+    res = vr.verdict(*vr.greater(theta + se * rng.standard_normal(n), se, 0.0))
+    assert res["verdict"] == "partly" and res["counts"]["contradicted"] >= 20
+    # false everywhere: does not hold
+    res = vr.verdict(*vr.greater(-0.05 + se * rng.standard_normal(n), se, 0.0))
+    assert res["verdict"] == "does not hold"
+    # an equivalence claim off by twice its margin everywhere: does not hold
+    res = vr.verdict(*vr.equivalent(0.30 + 0.002 * rng.standard_normal(50), 0.002, 0.25, 0.0125))
+    assert res["verdict"] == "does not hold"
+    # "most" when only a third of the settings are true
+    theta = np.where(np.arange(n) < 200, 0.1, -0.1)
+    res = vr.verdict(*vr.greater(theta + se * rng.standard_normal(n), se, 0.0), quantifier="most")
+    assert res["verdict"] == "does not hold"
+
+
+def family_wise_false_alarms(claims, seed):
+    """Fraction of synthetic claims, true at every setting, that the whole rule labels 'partly' or
+    'does not hold'. Worst case for the rule: every θ on the boundary of the claim (θ = b for
+    'θ > b'; θ at an end of the margin for '≈'), half of the claims with equicorrelated estimates
+    (ρ = 0.5, like paired variants sharing their data sets)."""
+    rng = np.random.default_rng(seed)
+    alarms = 0
+    for k in range(claims):
+        n = int(rng.integers(30, 601))
+        se = rng.uniform(0.001, 0.05, n)
+        z = rng.standard_normal(n)
+        if k % 2:
+            z = math.sqrt(0.5) * z + math.sqrt(0.5) * rng.standard_normal()
+        if k % 4 < 2:
+            p = vr.greater(0.0 + se * z, se, 0.0)
+        else:
+            target, margin = 0.5, 0.0125
+            theta = target + np.where(rng.uniform(size=n) < 0.5, -margin, margin)
+            p = vr.equivalent(theta + se * z, se, target, margin)
+        alarms += vr.verdict(*p)["verdict"] in ("partly", "does not hold")
+    return alarms / claims
+
+
+def test_family_wise_false_alarm_rate_is_at_most_alpha():
+    """2000 synthetic true claims of 30–600 settings at level 0.05. Measured (seed 28): 0.0395 ±
+    0.0044 (SE = sqrt(r(1 − r)/2000)); Holm's bound is 0.05 (below it: half the claims have
+    correlated settings, and an equivalence claim sits at one end of its margin per setting). The
+    old rule (each setting contradicted when its 95% interval is on the other side, no
+    multiplicity control) contradicts 0.74 of the same one-sided claims."""
+    claims = 2000
+    rate = family_wise_false_alarms(claims, seed=28)
+    se = math.sqrt(max(rate * (1 - rate), 0.05 * 0.95) / claims)
+    assert rate <= 0.05 + 3 * se, (rate, se)
+    assert rate > 0.02, rate  # the simulation is at the boundary: the rule is not vacuous
