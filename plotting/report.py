@@ -276,7 +276,7 @@ h1{font-size:1.5em} h2{border-bottom:1px solid #ccc;margin-top:2em} h3{margin-bo
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0} td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
 th{background:#f3f3f3} .caption{background:#f8f8f0;border-left:4px solid #cc9;padding:.4em .8em;font-size:.9em}
 img{max-width:100%;border:1px solid #ddd;margin:.3em 0} .holds{background:#dfd} .partly{background:#ffd}
-.does-not-hold{background:#fdd} .not-run,.not-applicable{background:#eee} .changed{background:#fec}
+.does-not-hold{background:#fdd} .not-run{background:#eee} .holds-within-MC-error{background:#efe} .changed{background:#fec}
 .small{font-size:.8em;color:#555} code{font-size:.9em}
 """
 
@@ -297,7 +297,8 @@ def claims_table(entries, results_dir):
                     f"<td>{html.escape(e['claim'])}</td><td class='small'>{html.escape(e['test'])}</td>"
                     f"<td class='small'>{html.escape(e['variant'])}</td>"
                     f"<td class='{_cls(e['verdict'])}'>{html.escape(claims_mod.summary_line(e))}</td><td>{frac}</td>"
-                    f"<td class='small'>{html.escape(claims_mod.evidence_text(e))}</td><td class='small'>{reps}</td></tr>")
+                    f"<td class='small'>{html.escape(claims_mod.evidence_text(e) or e.get('reason', ''))}</td>"
+                    f"<td class='small'>{reps}</td></tr>")
     rows.append("</table>")
     return "\n".join(rows)
 
@@ -369,7 +370,8 @@ def build_report(results_dir, figures_dir=None):
     ctx = claims_mod.find_studies(results_dir)
     entries = claims_mod.evaluate(results_dir, ctx)
     with open(os.path.join(results_dir, "claims.json"), "w") as f:
-        json.dump({"results_dir": results_dir, "z": claims_mod.Z95, "claims": entries}, f, indent=1, ensure_ascii=False)
+        json.dump({"results_dir": results_dir, "z": claims_mod.Z95, "alpha": claims_mod.vr.ALPHA,
+                   "rule": "plotting/verdict_rules.py", "claims": entries}, f, indent=1, ensure_ascii=False)
     with open(os.path.join(results_dir, "claims.md"), "w") as f:
         f.write(claims_mod.markdown(entries, results_dir))
     tmp = None
@@ -385,7 +387,8 @@ def build_report(results_dir, figures_dir=None):
             "linear regression</i>, JMLR 25 (PB), and Lei, Charest, Slavković, Smith &amp; Fienberg (2018), "
             "<i>Differentially private model selection with penalized and constrained likelihood</i>, JRSS A "
             "(LCSSF). Every number and figure below is computed from the HDF5 results files; the verdicts are "
-            "computed by <code>plotting/claims.py</code> (test per setting with 95% Monte Carlo intervals).</p>",
+            "computed by <code>plotting/claims.py</code> with the one rule of <code>plotting/verdict_rules.py</code> "
+            "(tests per setting with Monte Carlo SEs, Holm's family-wise control at α = 0.05).</p>",
             "<p>Results files: " + ", ".join(f"<code>{html.escape(st.path)}</code> ({st.res.replicates})"
                                             for st in ctx.values()) + "</p>",
             "<p>Verdicts: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + "</p>",
@@ -395,10 +398,15 @@ def build_report(results_dir, figures_dir=None):
             "<h2 id='figures'>Figures, the papers' captions and stated numbers beside ours</h2>",
             figure_sections(ctx, pngs),
             "<h2 id='claims'>Claims</h2>",
-            "<p class='small'>Per setting: <i>supported</i> = the 95% interval (± 1.96 MC SE) lies on the claimed side "
-            "(inside the tolerance); <i>contradicted</i> = entirely on the other side; <i>unresolved</i> = neither. "
-            "holds = every setting supported (for 'most': more than half); does not hold = none; partly = otherwise. "
-            "All settings with their numbers: <code>claims.json</code>.</p>",
+            "<p class='small'>Per setting: <i>supported</i> = the claim's one-sided test (inequalities) or TOST "
+            "equivalence test (≈, close, similar, best: the paper's number ± its reading margin) rejects 'the claim "
+            "is false here' at α = 0.05; <i>contradicted</i> = 'the claim is true here' is rejected after Holm's "
+            "step-down correction over the claim's settings (family-wise error ≤ 0.05); <i>unresolved</i> = "
+            "neither. holds = every setting supported; holds within MC error = none contradicted, some "
+            "unresolved; partly = some contradicted, some supported; does not hold = some contradicted, none "
+            "supported. 'most' and 'tend to': Clopper–Pearson bounds of the fraction of true settings against 1/2. "
+            "The rule and its measured false-alarm rate: docs/claims.md. All settings with their numbers and "
+            "p-values: <code>claims.json</code>.</p>",
             claims_table(entries, results_dir),
             "<h2 id='constants'>Reconstructed constants and data substitutions</h2>",
             _table(["constant (not given by the paper)", "our value", "where documented"], CONSTANTS),

@@ -37,19 +37,20 @@ assert abs(se / (math.sqrt(math.pi / 2) / math.sqrt(4000)) - 1) < 0.1, se
 # MC SE of a mean: sd/sqrt(n)
 m, se = c.mean_se(x)
 assert abs(se - x.std(ddof=1) / math.sqrt(4000)) < 1e-15
-# outcomes and verdicts
-assert c.sign_outcome(1.0, 0.4, +1) == "supported" and c.sign_outcome(1.0, 0.6, +1) == "unresolved"
-assert c.sign_outcome(-1.0, 0.4, +1) == "contradicted" and c.sign_outcome(-1.0, 0.4, -1) == "supported"
-assert c.interval_outcome(0.70, 0.001, 0.695, 0.705) == "supported"
-assert c.interval_outcome(0.675, 0.001, 0.695, 0.705) == "contradicted"
-assert c.interval_outcome(0.694, 0.002, 0.695, 0.705) == "unresolved"
-s = lambda *o: [{"outcome": v} for v in o]  # noqa: E731
-assert c.verdict(s("supported", "supported")) == ("holds", 1.0)
-assert c.verdict(s("supported", "unresolved")) == ("partly", 0.5)
-assert c.verdict(s("contradicted", "unresolved")) == ("does not hold", 0.0)
-assert c.verdict(s("supported", "supported", "contradicted"), "most")[0] == "holds"
-assert c.verdict(s("supported", "contradicted", "contradicted"), "most")[0] == "does not hold"
-assert c.verdict([])[0] == "not applicable"
+# the claims' tests and verdicts go through plotting/verdict_rules.py (tested on its own in
+# tests/python/test_verdict_rules.py): one-sided p-values, TOST, Holm
+o = c.sign_outcome(1.0, 0.4, +1)
+assert o["test"] == "> 0" and abs(o["p_support"] - 0.5 * math.erfc(2.5 / math.sqrt(2))) < 1e-12
+assert c.sign_outcome(-1.0, 0.4, -1)["p_support"] < 0.05 and c.sign_outcome(1.0, 0.6, +1)["p_support"] > 0.05
+assert c.approx_outcome(0.2552, 0.0005, 0.25, 0.0125)["p_support"] < 1e-10
+assert c.interval_outcome(0.675, 0.001, 0.695, 0.705)["p_contradict"] < 1e-10
+s = lambda *o: [dict(x) for x in o]  # noqa: E731
+sup, unr, con = c.sign_outcome(1.0, 0.1, +1), c.sign_outcome(0.1, 0.4, +1), c.sign_outcome(-1.0, 0.1, +1)
+assert c.verdict(s(sup, sup)) == ("holds", 1.0)
+assert c.verdict(s(sup, unr)) == ("holds within MC error", 0.5)
+assert c.verdict(s(con, unr))[0] == "does not hold" and c.verdict(s(sup, con))[0] == "partly"
+assert c.verdict(s(*[sup] * 20, con, con), "most")[0] == "holds"
+assert c.verdict([])[0] == "not run"
 PYEOF
 then pass; else fail "claims.py statistics"; fi
 
@@ -69,14 +70,19 @@ import claims as c
 d = json.load(open(sys.argv[1]))["claims"]
 ids = {e["id"] for e in d}
 assert ids == {cl.id for cl in c.CLAIMS}, ids ^ {cl.id for cl in c.CLAIMS}
-ok = {"holds", "partly", "does not hold", "unresolved", "not run", "not applicable"}
+ok = {"holds", "holds within MC error", "partly", "does not hold", "not run"}
 for e in d:
     assert e["verdict"] in ok, e
-    if e["verdict"] in ("holds", "partly", "does not hold", "unresolved"):
+    assert "margin" in e and "replicates" in e, e["id"]
+    if e["verdict"] != "not run":
         assert e["n_settings"] == len(e["settings"]) > 0 and e["command"].startswith("build/engine/dpmu run"), e["id"]
         assert sum(e["counts"].values()) == e["n_settings"]
         assert abs(e["fraction"] - e["counts"]["supported"] / e["n_settings"]) < 1e-4
         assert all(f["replicates"] > 0 for f in e["files"])
+        assert e["replicates"] == {f["config"]: f["replicates"] for f in e["files"]}
+        assert all(0 <= st["p_support"] <= 1 and 0 <= st["p_contradict"] <= 1 for st in e["settings"])
+    else:
+        assert e["reason"], e["id"]
 run = {e["id"] for e in d if e["verdict"] != "not run"}
 for need in ("PB-4.4-fig1-M10-H12", "PB-4.4-fig2-H11-below", "PB-B-fig7-power", "PB-5.2.2-axes"):
     assert need in run, need

@@ -1,0 +1,119 @@
+"""plotting/claims.py: the declarations use the one verdict rule, and the fixes of issue 28 stay
+fixed (run without results files: the claims that need results are 'not run' with a reason).
+Run: /usr/bin/python3 -m pytest tests/python -q."""
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "plotting"))
+import claims as c  # noqa: E402
+import verdict_rules as vr  # noqa: E402
+
+BY_ID = {}
+for _cl in c.CLAIMS:
+    BY_ID.setdefault(_cl.id, _cl)
+
+
+def test_statistics_against_independent_values():
+    x = np.random.default_rng(1).standard_normal(4000)
+    # bootstrap SE of the median of n normal values: sqrt(pi/2)/sqrt(n) asymptotically, within 10%
+    _, se = c.bootstrap(x, c.q_stat(0.5))
+    assert abs(se / (math.sqrt(math.pi / 2) / math.sqrt(4000)) - 1) < 0.1
+    _, se = c.mean_se(x)
+    assert se == pytest.approx(x.std(ddof=1) / math.sqrt(4000), rel=1e-12)
+    # the SE of a difference of independent estimates
+    assert c.diff((1.0, 0.3), (0.2, 0.4)) == pytest.approx((0.8, 0.5))
+
+
+def test_claim_tests_are_the_rule():
+    o = c.sign_outcome(1.0, 0.4, +1)
+    assert (o["p_support"], o["p_contradict"]) == vr.greater(1.0, 0.4, 0.0) and o["test"] == "> 0"
+    o = c.sign_outcome(1.0, 0.4, -1, 2.0)
+    assert (o["p_support"], o["p_contradict"]) == vr.less(1.0, 0.4, 2.0) and o["test"] == "< 2"
+    o = c.approx_outcome(0.2552, 0.0005, 0.25, 0.0125)
+    assert (o["p_support"], o["p_contradict"]) == vr.equivalent(0.2552, 0.0005, 0.25, 0.0125)
+    g = c.Group("x")
+    g.add("a", 1.0, 0.1, c.sign_outcome(1.0, 0.1, +1))
+    g.add("b", -1.0, 0.1, c.sign_outcome(-1.0, 0.1, +1))
+    assert c.verdict(g.settings) == ("partly", 0.5)
+    assert [s["outcome"] for s in g.settings] == ["supported", "contradicted"]
+
+
+def test_especially_is_one_comparison_of_groups():
+    g = c.Group("x")
+    g.especially("X vs rest", [(0.9, 0.01), (0.95, 0.01)], [(0.5, 0.02), (0.96, 0.02)], +1)
+    assert len(g.settings) == 1
+    s = g.settings[0]
+    assert s["estimate"] == pytest.approx(0.925 - 0.73)
+    assert s["se"] == pytest.approx(math.sqrt(2 * 0.01 ** 2 / 4 + 2 * 0.02 ** 2 / 4), rel=1e-5)
+    # a universal over the pairs would fail (0.95 < 0.96); the comparison of groups holds
+    assert c.verdict(g.settings)[0] == "holds"
+
+
+def test_declarations():
+    ids = [cl.id for cl in c.CLAIMS]
+    for cl in c.CLAIMS:
+        assert cl.words and cl.test and cl.quantity, cl.id
+        assert cl.quantifier in vr.QUANTIFIERS, cl.id
+        assert cl.files or cl.not_run, cl.id
+    # the claims issue 28 found missing
+    for need in ("PB-5.2.2-nonprivate-pip-one", "PB-B-H11-similar", "PB-5.2.1-fig4-consistent",
+                 "PB-4.2-interval-coverage", "PB-5.1-support-coverage", "PB-4.4-sensitivity-tradeoff",
+                 "PB-5.3-threshold-sparsity", "LCSSF-5-very-successful", "LCSSF-5-structure"):
+        assert need in ids, need
+    # the type-I claim quotes §4.3, not §1.1 ("adequately calibrated"), and is two-sided
+    t1 = BY_ID["PB-4.3-type1"]
+    assert t1.section == "§4.3" and "adequate type I error rates" in t1.words
+    assert "adequately calibrated" not in t1.words and "α ± α/2" in t1.test
+    # "≈" claims carry their reading margins
+    for i in ("PB-4.4-fig1-M10-H11", "PB-4.4-fig1-M10-H12", "PB-5.2.2-close", "PB-B-fig7-power", "LCSSF-5-R-large"):
+        assert BY_ID[i].margin, i
+    assert c.PROBABILITY_AXIS_MARGIN == 0.0125
+    # "tend to" is a majority
+    assert BY_ID["PB-5.2.1-threshold-null"].quantifier == "tend to"
+
+
+def test_a_rate_of_zero_is_not_adequately_calibrated():
+    """The plain type-I test at α = 0.05 with 4000 replicates: a rate of 0 is contradicted (it was
+    'supported' under the old one-sided rule), a rate of 0.051 is supported."""
+    se0 = c.binomial_se(0.05, 4000)
+    zero = c.approx_outcome(0.0, se0, 0.05, c.BRADLEY * 0.05)
+    good = c.approx_outcome(0.051, se0, 0.05, c.BRADLEY * 0.05)
+    settings = [dict(zero), dict(good)] + [dict(good) for _ in range(270)]
+    res = vr.judge(settings)
+    assert settings[0]["outcome"] == "contradicted" and settings[1]["outcome"] == "supported"
+    assert res["verdict"] == "partly"
+
+
+def test_u10_best_has_a_margin_and_a_tie_is_no_contradiction():
+    # Figure 7: power 0.994 at U = 10 against 0.997 at U = 7 (±0.001) is 'best' within the margin
+    d, se = c.diff((0.994, 0.001), (0.997, 0.001))
+    assert c.verdict([c.interval_outcome(d, se, -c.POWER_MARGIN, math.inf)])[0] == "holds"
+    # LCSSF 'a small drop' at the ceiling: 1.0 vs 1.0 without error
+    assert c.verdict([c.interval_outcome(0.0, 0.0, -c.LEI_MARGIN, 0.1)])[0] == "holds"
+
+
+def test_evaluate_without_results(tmp_path):
+    """No results files: every claim is 'not run' with the reason and the config that would produce it;
+    no 'not applicable'; the claims.json written by main() keeps report.py's fields."""
+    assert c.main([str(tmp_path)]) == 0
+    d = json.load(open(tmp_path / "claims.json"))
+    assert d["alpha"] == vr.ALPHA and d["rule"] == "plotting/verdict_rules.py"
+    entries = d["claims"]
+    assert {e["id"] for e in entries} == {cl.id for cl in c.CLAIMS}
+    for e in entries:
+        assert e["verdict"] == "not run" and e["reason"], e["id"]
+        for key in ("id", "figure", "claim", "test", "variant", "fraction", "files", "settings", "counts",
+                    "replicates", "margin"):
+            assert key in e, (e["id"], key)
+        if e["id"] == "PB-B-H11-similar":
+            assert "configs/fig7_hsb_lr_censoring.yaml" in e["reason"]
+        elif e["id"] == "PB-4.2-interval-coverage":
+            assert "noisy_statistic" in e["reason"]
+        else:
+            assert "configs/" in e["reason"], e
+    assert "not applicable" not in open(tmp_path / "claims.md").read()
