@@ -1466,7 +1466,7 @@ def _spearman_boot(x, y, draws=BOOTSTRAP_DRAWS, seed=BOOTSTRAP_SEED):
                 "histogram, PB §5.1), divided by the width of the paper's axis; bootstrap SE",
        test="every (mechanism, j): width ratio within [0.5, 2], and the peak of the averaged density over the "
             "paper's peak within [0.5, 2] (same scale as the paper's figure within a factor 2)",
-       files=list(CPS_STEMS))
+       files=list(CPS_STEMS), margin="'the same scale' = within a factor 2 of the paper's axis width and peak (ours)")
 def _cps_axes(ctx):
     out = []
     for g, panels in _cps_panels(ctx):
@@ -1500,7 +1500,7 @@ def _cps_axes(ctx):
              "to zero.",
        quantity="non-private posterior inclusion probabilities of the permuted predictors (exact)",
        test="PIP(β3) and PIP(β5) ≤ 0.1 ('close to zero')",
-       files=list(CPS_STEMS))
+       files=list(CPS_STEMS), margin="'close to zero' = at most 0.1 (ours)")
 def _cps_pip(ctx):
     out = []
     for stem, st in _cps(ctx):
@@ -1951,6 +1951,51 @@ def evidence_text(e, k=3):
     return "; ".join(parts)
 
 
+def rule_markdown():
+    """The verdict rule, the quantifiers and every claim's margins as Markdown (generated from
+    verdict_rules.py and the declarations, so docs/claims.md cannot drift from the code)."""
+    lines = ["## The verdict rule", "",
+             f"One rule for every claim, `plotting/verdict_rules.py`, at α = {vr.ALPHA:g}:", "",
+             "* **Per setting** the claim is an inequality (θ > b, θ < b: one-sided z-test), an interval "
+             "(lo ≤ θ ≤ hi) or an approximate equality (θ ≈ the paper's number ± its margin). *Supported*: the "
+             "test of 'the claim is false here' rejects (for an interval, the two one-sided tests, TOST, of "
+             "Schuirmann 1987: the 90% interval lies inside); *contradicted*: the test of 'the claim is true "
+             "here' rejects after Holm's (1979) step-down correction over the settings of the group; "
+             "*unresolved*: neither. Exact numbers (no Monte Carlo error) are decided exactly; an exact tie "
+             "decides nothing.",
+             "* **Across settings** (the grid the sentence speaks of): Holm controls the family-wise error of "
+             "the contradictions (the chance that a claim true everywhere shows any contradicted setting is at "
+             "most α, whatever the dependence between settings). Holm rather than Benjamini–Hochberg: a "
+             "universal claim is contradicted by one contradicted setting, so the error to bound is 'at least one "
+             "false contradiction', the family-wise error, which BH does not bound. Support of a universal needs "
+             "every setting supported at level α (intersection–union, Berger 1982).",
+             "* **Quantifiers as stated**: 'all' (and plain statements) as above; 'most', 'in most cases', "
+             "'typically', 'tend to' = more than half of the settings, decided by one-sided Clopper–Pearson "
+             "bounds of the fraction of settings where the claim is true (lower bound from the supported count, "
+             "upper from the not-contradicted count) against 1/2; 'especially when X' = one comparison of the "
+             "mean over the settings in X with the mean over the others (not a universal).",
+             "* **Verdicts**: *holds* (every setting supported; majority: lower bound > 1/2); *holds within MC "
+             "error* (none contradicted, some unresolved); *partly* (some contradicted after Holm, some "
+             "supported); *does not hold* (some contradicted, none supported; majority: upper bound < 1/2); "
+             "*not run* (no result; the reason and the config that would produce it are given).",
+             "* **Margins** for '≈', 'close', 'similar', 'best' are derived from how precisely the paper's "
+             "number can be read: a number read off a figure is read to a tenth of the tick spacing and its "
+             "margin is half of that (tick spacing / 20; the probability axes have ticks 0.25 apart: ± 0.0125); a "
+             "number printed in the text has half a unit of its last printed digit. Where the paper gives no "
+             "number to read (power, 'small', 'wide range') the margin is ours and says so.",
+             f"* **Measured family-wise false-alarm rate** of the whole rule: {vr.MEASURED_FALSE_ALARM_TEXT} "
+             "(tests/python/test_verdict_rules.py).", "",
+             "### Margins and quantifiers per claim", "",
+             "| claim | quantifier | margin and its derivation |", "|---|---|---|"]
+    seen = set()
+    for cl in CLAIMS:
+        if cl.id in seen:
+            continue
+        seen.add(cl.id)
+        lines.append(f"| {cl.id} | {cl.quantifier} | {(cl.margin or '—').replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(entries, results_dir=None):
     """The claims table in Markdown, preceded by the results files it was computed from."""
     files = {}
@@ -1963,11 +2008,13 @@ def markdown(entries, results_dir=None):
              "reading margins, Holm's family-wise control at α = 0.05): plotting/verdict_rules.py and the head of "
              "docs/claims.md; docs/decisions.md (\"One verdict rule\"). All settings with their numbers and "
              "p-values are in claims.json.", "",
-             "Results files (replicates per cell; the config's number where a run was reduced):", ""]
+             "", rule_markdown(), "## Results files", "",
+             "Replicates per cell; the config's number where a run was reduced:", ""]
     for f in files.values():
         red = "" if f["replicates"] == f["config_replicates"] else f" (reduced; config: {f['config_replicates']})"
         lines.append(f"* `{f['file']}` from `{f['config']}`: {f['replicates']}{red}")
-    lines += ["", "| claim | figure | variant | verdict | fraction | evidence (first settings: estimate ± MC SE) |",
+    lines += ["", "## Claims", "",
+              "| claim | figure | variant | verdict | fraction | evidence (first settings: estimate ± MC SE) |",
               "|---|---|---|---|---|---|"]
     for e in entries:
         frac = "" if e["fraction"] is None else f"{e['fraction']:.2f}"

@@ -41,7 +41,7 @@ assert abs(se - x.std(ddof=1) / math.sqrt(4000)) < 1e-15
 # tests/python/test_verdict_rules.py): one-sided p-values, TOST, Holm
 o = c.sign_outcome(1.0, 0.4, +1)
 assert o["test"] == "> 0" and abs(o["p_support"] - 0.5 * math.erfc(2.5 / math.sqrt(2))) < 1e-12
-assert c.sign_outcome(-1.0, 0.4, -1)["p_support"] < 0.05 and c.sign_outcome(1.0, 0.6, +1)["p_support"] > 0.05
+assert c.sign_outcome(-1.0, 0.4, -1)["p_support"] < 0.05 and c.sign_outcome(1.0, 0.7, +1)["p_support"] > 0.05
 assert c.approx_outcome(0.2552, 0.0005, 0.25, 0.0125)["p_support"] < 1e-10
 assert c.interval_outcome(0.675, 0.001, 0.695, 0.705)["p_contradict"] < 1e-10
 s = lambda *o: [dict(x) for x in o]  # noqa: E731
