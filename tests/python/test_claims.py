@@ -117,3 +117,10 @@ def test_evaluate_without_results(tmp_path):
         else:
             assert "configs/" in e["reason"], e
     assert "not applicable" not in open(tmp_path / "claims.md").read()
+
+
+def test_docs_quote_the_rule_as_generated():
+    """docs/claims.md carries the rule, the quantifiers, the margins and the measured false-alarm
+    rate exactly as the code generates them (regenerate docs/claims.md when this fails)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    assert c.rule_markdown() in open(os.path.join(root, "docs", "claims.md")).read()
