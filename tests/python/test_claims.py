@@ -124,3 +124,24 @@ def test_docs_quote_the_rule_as_generated():
     rate exactly as the code generates them (regenerate docs/claims.md when this fails)."""
     root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     assert c.rule_markdown() in open(os.path.join(root, "docs", "claims.md")).read()
+
+
+def test_central_range_of_a_histogram():
+    # uniform density on [0, 4]: the central 98% is 0.98 × 4
+    edges = np.linspace(0.0, 4.0, 41)
+    assert c.central_range(np.full(40, 0.25), edges) == pytest.approx(0.98 * 4)
+    # a normal density on fine bins: 2 × 2.326 sd (the 1% and 99% quantiles), within the binning error
+    edges = np.linspace(-6, 6, 1201)
+    mid = 0.5 * (edges[1:] + edges[:-1])
+    dens = np.exp(-mid ** 2 / 2) / math.sqrt(2 * math.pi)
+    assert c.central_range(dens, edges) == pytest.approx(2 * 2.3263478740408408, abs=0.01)
+    # one row per run: a [R, K] array gives R widths
+    assert c.central_range(np.vstack([np.full(40, 0.25)] * 3), np.linspace(0.0, 4.0, 41)).shape == (3,)
+
+
+def test_every_check_takes_the_studies():
+    """A helper defined between a @claim decorator and its check would be registered instead of the
+    check: every registered check takes exactly one argument (the studies found)."""
+    import inspect
+    for cl in c.CLAIMS:
+        assert len(inspect.signature(cl.check).parameters) == 1, (cl.id, cl.check.__name__)
