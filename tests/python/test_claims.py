@@ -145,3 +145,11 @@ def test_every_check_takes_the_studies():
     import inspect
     for cl in c.CLAIMS:
         assert len(inspect.signature(cl.check).parameters) == 1, (cl.id, cl.check.__name__)
+
+
+def test_histogram_sd():
+    # two equal bins [0, 1), [1, 2): mass at 0.5 and 1.5, sd 0.5; a uniform on [0, 4] in 400 bins: 4/sqrt(12)
+    assert c.histogram_sd(np.array([0.5, 0.5]), np.array([0.0, 1.0, 2.0])) == pytest.approx(0.5)
+    edges = np.linspace(0, 4, 401)
+    assert c.histogram_sd(np.full(400, 0.25), edges) == pytest.approx(4 / math.sqrt(12), rel=1e-4)
+    assert np.isnan(c.histogram_sd(np.zeros(3), np.arange(4.0)))
