@@ -713,7 +713,8 @@ def _u_twice(ctx):
                     continue
                 best_u = max(rates, key=lambda u: rates[u][0])
                 d, se = diff(rates[7], rates[best_u]) if best_u != 7 else (0.0, 0.0)
-                g.add(f"M={m}, δ={delta:g} (best U = {best_u:g})", d, se, interval_outcome(d, se, -POWER_MARGIN, math.inf),
+                g.add(f"M={m}, δ={delta:g} (best U = {best_u:g})", d, se,
+                      interval_outcome(d, se, -POWER_MARGIN, math.inf),
                       power_U7=rates[7][0], power_best=rates[best_u][0])
         out.append(g)
     return out
@@ -1620,7 +1621,8 @@ claim(id="PB-4.2-interval-coverage", paper="PB", section="§4.2", figure="(none)
       files=[],
       not_run="the results files store T~ (noisy_statistic) but not the censored average Σ T_i^c/M of the "
               "replicate, so the coverage cannot be computed from them; a per-replicate metric of Σ T_i^c/M in "
-              "experiments/hypothesis_tests.cpp, run with configs/fig1_hsb_posterior.yaml, would produce it")(lambda ctx: [])
+              "experiments/hypothesis_tests.cpp, run with configs/fig1_hsb_posterior.yaml, would produce it")(
+    lambda ctx: [])
 
 
 claim(id="PB-B-H11-similar", paper="PB", section="App. B", figure="Figures 6, 7",
