@@ -21,6 +21,7 @@ import hashlib
 import html
 import json
 import os
+import re
 import sys
 import tempfile
 
@@ -211,7 +212,11 @@ SUBSTITUTIONS = [
 DIFFERENCES = [
     "HSB: the median P*(H12|D) at M = 10, ε = 8 is below the paper's 0.70 by many Monte Carlo SEs with PB's printed "
     "Bayes factor; the intercept-only exponents give 0.70 (claims table, PB-4.4-fig1-M10-H12; docs/reproduction.md).",
-    "Figures 2 and 7 are drawn for both Gaussian calibrations; the paper's figures fit its printed variance better.",
+    "Figures 2 and 7 are drawn for both Gaussian calibrations. Which one the paper ran is not settled: with the exact "
+    "calibration the corrected value at δ = 0.01, M = 10 is already below 3.84, which the paper's wording ('for larger "
+    "δ and M = 10') does not suggest, while the printed variance gives 7.00 there — weak evidence for the printed "
+    "variance (docs/reproduction.md, HSB item 6); the verdicts of both are in the claims table "
+    "(PB-4.4-fig2-corrected-below).",
     "Figure 7: the paper's plain test cannot reject where the null law has an atom at U with more mass than α; our "
     "randomized test is reported separately (PB-B-fig7-power-randomized).",
     "Figure 5: different data (CPS 2009); with age² from raw age our intervals are 5–35× wider than the paper's axes; "
@@ -271,13 +276,19 @@ def _digest(path):
 # ----------------------------------------------------------------------------------------------
 
 CSS = """
-body{font-family:sans-serif;max-width:1200px;margin:1em auto;padding:0 1em;color:#222}
-h1{font-size:1.5em} h2{border-bottom:1px solid #ccc;margin-top:2em} h3{margin-bottom:.3em}
-table{border-collapse:collapse;font-size:.85em;margin:.5em 0} td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}
+body{font-family:sans-serif;max-width:1300px;margin:1em auto;padding:0 1em;color:#222}
+h1{font-size:1.5em;overflow-wrap:anywhere} h2{border-bottom:1px solid #ccc;margin-top:2em} h3{margin-bottom:.3em}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0;max-width:100%}
+td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f3f3f3} .caption{background:#f8f8f0;border-left:4px solid #cc9;padding:.4em .8em;font-size:.9em}
 img{max-width:100%;border:1px solid #ddd;margin:.3em 0} .holds{background:#dfd} .partly{background:#ffd}
 .does-not-hold{background:#fdd} .not-run{background:#eee} .holds-within-MC-error{background:#efe} .changed{background:#fec}
-.small{font-size:.8em;color:#555} code{font-size:.9em}
+.small{font-size:.8em;color:#555} code{font-size:.9em;overflow-wrap:anywhere} p,li{overflow-wrap:anywhere}
+table.claims{table-layout:fixed;width:100%} table.claims td{font-size:.95em}
+table.claims col.c-claim{width:34%} table.claims col.c-test{width:18%} table.claims col.c-verdict{width:14%}
+table.claims col.c-settings{width:34%}
+.evidence{margin:.6em 0 1.2em 0;padding:.3em .8em;border-left:4px solid #ccd}
+.evidence table{table-layout:fixed;width:100%} ul.settings{margin:.2em 0;padding-left:1.2em}
 """
 
 
@@ -285,22 +296,129 @@ def _cls(verdict):
     return verdict.replace(" ", "-")
 
 
-def claims_table(entries, results_dir):
-    rows = ["<table><tr><th>id</th><th>figure</th><th>paper's words</th><th>test</th><th>variant</th>"
-            "<th>verdict</th><th>fraction</th><th>evidence</th><th>replicates</th></tr>"]
-    for e in entries:
-        frac = "" if e["fraction"] is None else f"{e['fraction']:.2f}"
-        reps = ", ".join(f"{os.path.basename(f['file'])}: {f['replicates']}"
-                         + ("" if f["replicates"] == f["config_replicates"] else f" (config {f['config_replicates']})")
-                         for f in e["files"])
-        rows.append(f"<tr><td><code>{html.escape(e['id'])}</code></td><td>{html.escape(e['figure'])}</td>"
-                    f"<td>{html.escape(e['claim'])}</td><td class='small'>{html.escape(e['test'])}</td>"
-                    f"<td class='small'>{html.escape(e['variant'])}</td>"
-                    f"<td class='{_cls(e['verdict'])}'>{html.escape(claims_mod.summary_line(e))}</td><td>{frac}</td>"
-                    f"<td class='small'>{html.escape(claims_mod.evidence_text(e) or e.get('reason', ''))}</td>"
-                    f"<td class='small'>{reps}</td></tr>")
+# Short names of the config keys in the settings of a claim (the paper's symbols)
+SETTING_NAMES = {"epsilon": "ε", "delta": "δ", "num_subsets": "M", "censor_lower": "L", "censor_upper": "U",
+                 "radius": "R", "beta_model": "model", "gaussian_calibration": "calibration",
+                 "null_simulations": "null draws", "censoring_scale": "censoring scale", "prior_h0": "P(H0)",
+                 "lcssf_delta": "calibration"}
+
+
+def _setting_tokens(text):
+    """The parts of a setting's label ('key=value' or free text), separated by ';' or ', '."""
+    out = []
+    for tok in re.split(r";\s*|,\s+", text):
+        tok = tok.strip()
+        if not tok:
+            continue
+        m = re.match(r"^([A-Za-z_][A-Za-z0-9_]*)(\s*=\s*|\s+)(\S.*)$", tok)
+        if m and m.group(1) in SETTING_NAMES:
+            sep = "=" if "=" in m.group(2) else " "
+            tok = f"{SETTING_NAMES[m.group(1)]}{sep}{m.group(3)}"
+        out.append(tok)
+    return out
+
+
+def short_settings(entry):
+    """(common, labels): the parts shared by every setting of the entry, and for each setting the
+    parts that vary, so a setting reads 'U=3, ε=0.5, n=200' rather than a 180-character key."""
+    toks = [_setting_tokens(s["setting"]) for s in entry["settings"]]
+    if len(toks) < 2:
+        return [], [", ".join(t) for t in toks]
+    common = [t for t in toks[0] if all(t in other for other in toks[1:])]
+    labels = [", ".join(x for x in t if x not in common) or "—" for t in toks]
+    return common, labels
+
+
+FIGURE_ANCHORS = {"type-I calibration (ours)": ["T1"]}
+
+
+def figure_anchors(entry):
+    """The ids of the report's figure sections a claim's figure field names ('Figures 3, 4' → PB3, PB4)."""
+    fig = entry["figure"]
+    if fig in FIGURE_ANCHORS:
+        return FIGURE_ANCHORS[fig]
+    prefix = "L" if fig.startswith("LCSSF") else "PB"
+    m = re.match(r"^(?:LCSSF )?Figures? ([0-9, ]+(?:vs [0-9, ]+)?)", fig)
+    if not m:
+        return []
+    return [f"{prefix}{n}" for n in dict.fromkeys(re.findall(r"[0-9]+", m.group(1)))]
+
+
+def _fmt_est(s):
+    est, se = s.get("estimate"), s.get("se")
+    if est is None or (isinstance(est, float) and not np.isfinite(est)):
+        return "NaN"
+    txt = f"{est:.4g}"
+    if se:
+        txt += f" ± {se:.2g}"
+    return txt
+
+
+ORDER = {"contradicted": 0, "unresolved": 1, "supported": 2}
+EVIDENCE_ROWS = 40  # settings listed per claim entry on the page (all of them are in claims.json)
+
+
+def claims_table(entries, results_dir, present_anchors=()):
+    """The claims table (fits a 1 400 px window: fixed layout, wrapping cells, settings as short
+    lists) and, below it, one evidence block per entry that its verdict links to."""
+    rows = ["<table class='claims'><colgroup><col class='c-claim'><col class='c-test'><col class='c-verdict'>"
+            "<col class='c-settings'></colgroup>"
+            "<tr><th>claim (paper's words)</th><th>test</th><th>verdict</th><th>settings (first; all under the "
+            "verdict's link)</th></tr>"]
+    blocks = []
+    for k, e in enumerate(entries):
+        anchor = f"ev-{k}"
+        common, labels = short_settings(e)
+        where = f"{e['paper']} {e['section']}, {e['figure']}"
+        variant = f"<br><span class='small'>{html.escape(e['variant'])}</span>" if e["variant"] else ""
+        order = sorted(range(len(e["settings"])), key=lambda i: ORDER.get(e["settings"][i].get("outcome"), 1))
+        first = "".join(f"<li>{html.escape(labels[i])}: {html.escape(_fmt_est(e['settings'][i]))} "
+                        f"<i>{html.escape(e['settings'][i].get('outcome', ''))}</i></li>" for i in order[:3])
+        settings = (f"<span class='small'>{html.escape('; '.join(common))}</span>" if common else "") + \
+            (f"<ul class='settings'>{first}</ul>" if first else html.escape(e.get("reason", "")))
+        rows.append(f"<tr id='claim-{k}'><td><code>{html.escape(e['id'])}</code> <span class='small'>"
+                    f"{html.escape(where)}</span><br>{html.escape(e['claim'])}{variant}</td>"
+                    f"<td class='small'>{html.escape(e['test'])}</td>"
+                    f"<td class='{_cls(e['verdict'])}'><a href='#{anchor}'>{html.escape(claims_mod.summary_line(e))}"
+                    f"</a></td><td class='small'>{settings}</td></tr>")
+        figs = [a for a in figure_anchors(e) if a in present_anchors]
+        reps = ", ".join(f"<code>{html.escape(os.path.basename(f['file']))}</code> from "
+                         f"<code>{html.escape(f['config'])}</code>: {f['replicates']} replicates per cell"
+                         + ("" if f["replicates"] == f["config_replicates"]
+                            else f" (<b>reduced</b>; config {f['config_replicates']})") for f in e["files"])
+        head = [f"<div class='evidence' id='{anchor}'><h4>Evidence: <code>{html.escape(e['id'])}</code>"
+                + (f" — {html.escape(e['variant'])}" if e["variant"] else "") + "</h4>",
+                f"<p class='{_cls(e['verdict'])}'>{html.escape(claims_mod.summary_line(e))} "
+                f"<a href='#claim-{k}'>(back to the table)</a></p>"]
+        if figs:
+            head.append("<p>Figure: " + ", ".join(f"<a href='#{a}'>{a}</a>" for a in figs) + "</p>")
+        if reps:
+            head.append(f"<p class='small'>Results: {reps}.</p>")
+        if e.get("margin"):
+            head.append(f"<p class='small'>Margin: {html.escape(e['margin'])}</p>")
+        if e.get("note"):
+            head.append(f"<p class='small'>{html.escape(e['note'])}</p>")
+        if e["verdict"] == "not run":
+            head.append(f"<p class='small'>{html.escape(e.get('reason', ''))}</p>")
+        if common:
+            head.append("<p class='small'>Every setting: " + html.escape("; ".join(common)) + "</p>")
+        if e["settings"]:
+            shown = order[:EVIDENCE_ROWS]
+            head.append("<table><tr><th>setting</th><th>estimate ± MC SE</th><th>p (claim false)</th>"
+                        "<th>p (claim true, Holm)</th><th>outcome</th></tr>")
+            for i in shown:
+                s = e["settings"][i]
+                head.append(f"<tr><td>{html.escape(labels[i])}</td><td>{html.escape(_fmt_est(s))}</td>"
+                            f"<td>{_fmt(s.get('p_support'), 3)}</td><td>{_fmt(s.get('p_contradict_holm'), 3)}</td>"
+                            f"<td>{html.escape(s.get('outcome', ''))}</td></tr>")
+            head.append("</table>")
+            if len(order) > len(shown):
+                head.append(f"<p class='small'>{len(order) - len(shown)} more settings (supported ones last) in "
+                            "<code>claims.json</code>.</p>")
+        head.append("</div>")
+        blocks.append("\n".join(head))
     rows.append("</table>")
-    return "\n".join(rows)
+    return "\n".join(rows) + "\n<h3 id='evidence'>Evidence per claim entry</h3>\n" + "\n".join(blocks)
 
 
 def _table(header, rows):
@@ -360,6 +478,26 @@ def file_constants(ctx):
     return rows
 
 
+CLAIM_ID = re.compile(r"\b(?:PB|LCSSF)-[0-9A-Za-z.]+(?:-[0-9A-Za-z.]+)*")
+
+
+def _cited_verdicts(text, entries):
+    """The computed verdicts of the claims a sentence cites (so the prose cannot state another)."""
+    out = []
+    for cid in dict.fromkeys(CLAIM_ID.findall(text)):
+        idx = [k for k, e in enumerate(entries) if e["id"] == cid]
+        if idx:
+            out.append(f"<code>{html.escape(cid)}</code>: " + "; ".join(
+                f"<a href='#ev-{k}'>{html.escape((entries[k]['variant'] + ': ') if entries[k]['variant'] else '')}"
+                f"{html.escape(entries[k]['verdict'])}</a>" for k in idx))
+    return f" <span class='small'>[computed: {' | '.join(out)}]</span>" if out else ""
+
+
+def present_figures(ctx):
+    """The anchors of the figure sections the page holds for these results."""
+    return {fig["key"] for fig in FIGURES if any(s in ctx for s in fig["stems"])}
+
+
 def page(title, body):
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
             f"<style>{CSS}</style></head><body>{body}</body></html>\n")
@@ -407,14 +545,15 @@ def build_report(results_dir, figures_dir=None):
             "supported. 'most' and 'tend to': Clopper–Pearson bounds of the fraction of true settings against 1/2. "
             "The rule and its measured false-alarm rate: docs/claims.md. All settings with their numbers and "
             "p-values: <code>claims.json</code>.</p>",
-            claims_table(entries, results_dir),
+            claims_table(entries, results_dir, present_figures(ctx)),
             "<h2 id='constants'>Reconstructed constants and data substitutions</h2>",
             _table(["constant (not given by the paper)", "our value", "where documented"], CONSTANTS),
             "<p>The constants as computed for these runs (from <code>/calibration</code>; range over the cells):</p>",
             _table(["config", "constant", "value"], file_constants(ctx)),
             _table(["data", "substitution"], SUBSTITUTIONS),
             "<h2 id='differences'>What differs from the paper</h2>",
-            "<ul>" + "".join(f"<li>{html.escape(d)}</li>" for d in DIFFERENCES) + "</ul>"]
+            "<ul>" + "".join(f"<li>{html.escape(d)}{_cited_verdicts(d, entries)}</li>" for d in DIFFERENCES)
+            + "</ul>"]
     out = page("dpmu reproduction report", "\n".join(body))
     if tmp is not None:
         tmp.cleanup()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End to end: smoke runs → plotting/claims.py (claims.json) → plotting/report.py (one HTML page)
-# → headless Chromium: the page renders (screenshot not blank) and every embedded figure loads;
+# → headless Chromium: the page renders (screenshot not blank), every embedded figure loads, the page
+# fits a 1 400 px window (with a negative control) and every verdict links to its evidence;
 # report --compare shows no change between a results folder and itself and flags the changes
 # after a re-run with another seed. Exit 77 (skipped) only if Chromium is missing or cannot run.
 # Usage: report_test.sh /path/to/dpmu /path/to/source-tree
@@ -111,6 +112,54 @@ assert dark > 0.01, dark                # not a blank page
 assert a.std() > 0.05, a.std()
 PYEOF
 then pass; else fail "the screenshot of the report is blank or too small"; fi
+
+# The page fits a 1 400 px window: Chromium lays it out at 1400x900 and a script writes the page's
+# scrollWidth into the title (read back with --dump-dom). Negative control: the same check on a copy
+# with one unbreakable 250-character setting key in a non-wrapping cell must fail. The screenshot at
+# 1 400 px is kept in the test's temp folder and copied to $ARTIFACTS (printed) for a look.
+page_width() {  # page_width FILE.html -> the page's width in CSS px at a 1 400 px window
+  sed 's#</body>#<script>window.addEventListener("load",function(){document.title="W="+Math.max(document.documentElement.scrollWidth,document.body.scrollWidth);});</script></body>#' \
+    "$1" > "$TMP/width.html"
+  chrome --window-size=1400,900 --run-all-compositor-stages-before-draw --virtual-time-budget=20000 --dump-dom \
+    "file://$TMP/width.html" | grep -o '<title>W=[0-9]*' | head -1 | sed 's/.*W=//'
+}
+w=$(page_width "$TMP/report.html")
+if [ -n "$w" ] && [ "$w" -le 1400 ]; then pass; else fail "the report is ${w:-?} px wide at a 1 400 px window"; fi
+key=$(printf 'censor_lower=0;censor_upper=3;censoring_scale=log;%.0s' 1 2 3 4 5)
+sed "s#</body>#<table><tr><td style='white-space:nowrap'>$key</td></tr></table></body>#" "$TMP/report.html" > "$TMP/wide.html"
+w_wide=$(page_width "$TMP/wide.html")
+if [ -n "$w_wide" ] && [ "$w_wide" -gt 1400 ]; then pass; else
+  fail "negative control: a page with a 250-character unbreakable cell measured ${w_wide:-?} px (the check cannot fail)"; fi
+chrome --screenshot="$TMP/report_1400.png" --window-size=1400,900 "file://$TMP/report.html" >/dev/null
+if [ -s "$TMP/report_1400.png" ]; then pass; else fail "no screenshot at 1 400 px"; fi
+ARTIFACTS="${DPMU_TEST_ARTIFACTS:-${TMPDIR:-/tmp}/dpmu-report-test}"
+mkdir -p "$ARTIFACTS" && cp "$TMP/report_1400.png" "$ARTIFACTS/report_1400.png" && echo "screenshot: $ARTIFACTS/report_1400.png (page width $w px; control $w_wide px)"
+
+# the claims table: settings as short lists (no long unbreakable key), every verdict links to its
+# evidence block, every in-page link has its target, the evidence names the figure where the page has it
+if "$PY" - "$TMP/report.html" <<'PYEOF'
+import html, re, sys
+s = open(sys.argv[1]).read()
+table = s[s.index("<table class='claims'>"):]
+table = table[:table.index("</table>")]
+text = html.unescape(re.sub(r"<[^>]+>", " ", table))
+longest = max(text.split(), key=len)
+assert len(longest) <= 60, longest
+rows = re.findall(r"<tr id='claim-(\d+)'>(.*?)</tr>", table, re.S)
+assert rows, "no claim rows"
+for k, row in rows:
+    assert f"href='#ev-{k}'" in row, f"claim row {k}: the verdict does not link to its evidence"
+ids = set(re.findall(r"id='([^']+)'", s)) | set(re.findall(r'id="([^"]+)"', s))
+targets = set(re.findall(r"href='#([^']+)'", s))
+assert targets and targets <= ids, targets - ids
+for k, _ in rows:
+    block = s[s.index(f"id='ev-{k}'"):]
+    block = block[:block.index("</div>")]
+    assert "Evidence" in block, k
+fig_links = re.findall(r"Figure: (<a href='#[^']+'>[^<]+</a>)", s)
+assert any("#PB1'" in x for x in fig_links), "no evidence block links to Figure 1"
+PYEOF
+then pass; else fail "claims table: settings, evidence links"; fi
 
 # --compare (on Figure 1 alone, to keep the test short): a folder against itself changes nothing;
 # a re-run with another seed changes the claims' numbers and the figure
