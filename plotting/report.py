@@ -63,14 +63,16 @@ FIGURES = [
                  "Zellner-Siow prior and ε = 0.9. The vertical solid lines are the non-private posterior "
                  "expectations, whereas the dashed lines and dotted lines are averaged posterior expectations "
                  "estimated with non-thresholded methods and thresholded methods, respectively."),
-    dict(key="PB6", title="PB Figure 6 (App. B): censoring limits, P*(H12|D)", stems=["fig6_hsb_censoring"],
-         images=["fig6_hsb_censoring"],
+    dict(key="PB6", title="PB Figure 6 (App. B): censoring limits, P*(H12|D)", stems=["fig6_hsb_censoring", "fig6_hsb_censoring_h11"],
+         images=["fig6_hsb_censoring", "fig6_hsb_censoring_h11"],
          caption="Figure 6: Distribution of P*(H12|D) as a function of ε, M, and censoring limits. The lower "
                  "endpoint of the error bars is the first quartile of the distribution, the midpoint is the median, "
                  "and the upper endpoint is the third quartile. The dashed lines are the non-private posterior "
                  "probabilities."),
-    dict(key="PB7", title="PB Figure 7 (App. B): upper censoring limit U, 2 log Λ*10,2", stems=["fig7_hsb_lr_censoring"],
-         images=["fig7_hsb_lr_censoring_paper_literal", "fig7_hsb_lr_censoring_exact"],
+    dict(key="PB7", title="PB Figure 7 (App. B): upper censoring limit U, 2 log Λ*10,2", stems=["fig7_hsb_lr_censoring",
+         "fig7_hsb_lr_censoring_h11"],
+         images=["fig7_hsb_lr_censoring_paper_literal", "fig7_hsb_lr_censoring_exact",
+                 "fig7_hsb_lr_censoring_h11_paper_literal", "fig7_hsb_lr_censoring_h11_exact"],
          caption="Figure 7: Distribution of 2 log Λ*10,1 and 2 log Λ*10,2 as a function of δ, M, and censoring "
                  "upper limit U. The gray + and △ are corrected critical values at the 0.01 and 0.05 significance "
                  "levels, respectively."),

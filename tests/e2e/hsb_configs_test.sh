@@ -6,7 +6,8 @@ DPMU="$1"
 SRC="$2"
 . "$(dirname "$0")/lib.sh"
 cd "$SRC"
-for config in fig1_hsb_posterior fig2_hsb_likelihood_ratio fig6_hsb_censoring fig7_hsb_lr_censoring type1_calibration; do
+for config in fig1_hsb_posterior fig2_hsb_likelihood_ratio fig6_hsb_censoring fig7_hsb_lr_censoring type1_calibration \
+              fig6_hsb_censoring_h11 fig7_hsb_lr_censoring_h11; do
   if "$DPMU" run "configs/smoke/$config.yaml" --out "$TMP/$config.h5" --quiet 2>"$TMP/err"; then
     passes=$((passes + 1))
   else
@@ -19,7 +20,8 @@ done
 if "$PY" plotting/plot_all.py "$TMP" --out "$TMP/figures" > "$TMP/plots.txt"; then passes=$((passes + 1)); else
   echo "FAIL: plot_all.py"; failures=$((failures + 1)); fi
 for png in fig1_hsb_posterior fig2_hsb_likelihood_ratio_exact fig2_hsb_likelihood_ratio_paper_literal fig7_hsb_lr_censoring_paper_literal \
-           fig6_hsb_censoring fig7_hsb_lr_censoring_exact type1_calibration; do
+           fig6_hsb_censoring fig7_hsb_lr_censoring_exact type1_calibration fig6_hsb_censoring_h11 \
+           fig7_hsb_lr_censoring_h11_exact fig7_hsb_lr_censoring_h11_paper_literal; do
   f="$TMP/figures/$png.png"
   if [ -s "$f" ] && [ "$(head -c 8 "$f" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ] && [ -s "${f%.png}.pdf" ]; then
     passes=$((passes + 1))
