@@ -14,9 +14,10 @@
 # Progress: the study in hand, its projected time, the projected time left, and dpmu's own progress
 # line (with its ETA) on stderr. DPMU=/path/to/dpmu uses that binary instead of building.
 #
-# The projected times (seconds on 2 cores) are CPU seconds measured on this 2-core machine divided
-# by 2, from two small runs per config (fixed cost + cost per replicate, extrapolated to the config's
-# replicates) or from a full run where one was measured (docs/performance.md, "One command").
+# The projected times (seconds on 2 free cores) are CPU seconds measured on this 2-core machine
+# divided by 2: from two small runs per config (fixed cost + cost per replicate, extrapolated to the
+# config's replicates; 2026-12-03) and, for fig3_4_zellner_siow, its measured full-size run (1 882
+# CPU-s). Projected, not measured end to end: docs/performance.md, "One command".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,19 +38,19 @@ done
 
 # config stem, projected seconds at full size on 2 cores, what it is behind
 STUDIES=(
-  "fig1_hsb_posterior          6     PB Figure 1; PB-4.4-fig1-*, PB-4.3-*"
-  "fig2_hsb_likelihood_ratio   20    PB Figure 2; PB-4.4-fig2-*, PB-4.3-*"
-  "fig6_hsb_censoring          10    PB Figure 6; PB-B-fig6-*, PB-4.3-*"
-  "fig6_hsb_censoring_h11      10    PB App. B for H11; PB-B-H11-similar"
-  "fig7_hsb_lr_censoring       40    PB Figure 7; PB-B-fig7-*, PB-4.5-U-twice, PB-4.4-sensitivity-tradeoff"
-  "fig7_hsb_lr_censoring_h11   40    PB App. B for H11; PB-B-H11-similar"
-  "type1_calibration           110   PB §4.3 type-I error; PB-4.3-type1"
-  "fig5_cps                    50    PB Figure 5; PB-5.2.2-*, PB-5.1-support-coverage"
-  "fig5_cps_centred_age        50    PB Figure 5 (centred-age reading); PB-5.2.2-*"
-  "fig5_cps_public_bounds      50    PB Figure 5 (public bounds); PB-5.2.2-*"
-  "lei_simulation              15    LCSSF Figures 1, 2; LCSSF-5-*"
-  "selection_head_to_head      300   our LCSSF vs SSP figure (report)"
-  "fig3_4_zellner_siow         1000  PB Figures 3, 4, 8, 9; PB-5.2.1-*, PB-5.2-zs-bic, PB-C-*, PB-5.3-*"
+  "fig1_hsb_posterior          4     PB Figure 1; PB-4.4-fig1-*, PB-4.3-*"
+  "fig2_hsb_likelihood_ratio   8    PB Figure 2; PB-4.4-fig2-*, PB-4.3-*"
+  "fig6_hsb_censoring          9    PB Figure 6; PB-B-fig6-*, PB-4.3-*"
+  "fig6_hsb_censoring_h11      8    PB App. B for H11; PB-B-H11-similar"
+  "fig7_hsb_lr_censoring       17   PB Figure 7; PB-B-fig7-*, PB-4.5-U-twice, PB-4.4-sensitivity-tradeoff"
+  "fig7_hsb_lr_censoring_h11   20   PB App. B for H11; PB-B-H11-similar"
+  "type1_calibration           25  PB §4.3 type-I error; PB-4.3-type1"
+  "fig5_cps                    46   PB Figure 5; PB-5.2.2-*, PB-5.1-support-coverage"
+  "fig5_cps_centred_age        97   PB Figure 5 (centred-age reading); PB-5.2.2-*"
+  "fig5_cps_public_bounds      59   PB Figure 5 (public bounds); PB-5.2.2-*"
+  "lei_simulation              3    LCSSF Figures 1, 2; LCSSF-5-*"
+  "selection_head_to_head      47  our LCSSF vs SSP figure (report)"
+  "fig3_4_zellner_siow         941 PB Figures 3, 4, 8, 9; PB-5.2.1-*, PB-5.2-zs-bic, PB-C-*, PB-5.3-*"
 )
 if [ -n "$ONLY" ]; then
   kept=()
