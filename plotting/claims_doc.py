@@ -8,7 +8,8 @@ is computed from claims.json rather than copied by hand:
 
   <!-- claims ID | VARIANT | TEMPLATE -->text<!-- /claims -->
 
-ID is a claim id of plotting/claims.py; VARIANT selects the entry with that variant label ("" for
+(Inside a Markdown table row write the separators as \\| so the row keeps its cells.) ID is a claim
+id of plotting/claims.py; VARIANT selects the entry with that variant label ("" for
 the entry without one), or "*" sums the counts over every variant of the claim; TEMPLATE is the
 text to write, with fields in braces:
 
@@ -17,7 +18,9 @@ text to write, with fields in braces:
   {replicates}                                   replicates per cell of the results used (joined)
   {config_replicates}                            the config's replicates per cell
   {estimate@SETTING} {se@SETTING}                one setting's estimate and MC SE (4 significant
-                                                 digits for the estimate, 1 for the SE)
+                                                 digits for the estimate, 1 for the SE), or any other
+                                                 number of the setting; {abs_NAME@SETTING} its absolute
+                                                 value; a format after a colon: {NAME@SETTING:.0f}
 
 A block marker writes a whole paragraph: ``<!-- claims-source -->…<!-- /claims-source -->`` says
 which claims.json the passages come from, under which rule, and which results were reduced (their
@@ -36,7 +39,7 @@ import sys
 INLINE = re.compile(r"<!-- claims (?P<spec>[^>]*?) -->(?P<text>.*?)<!-- /claims -->", re.S)
 SOURCE = re.compile(r"<!-- claims-source -->(?P<text>.*?)<!-- /claims-source -->", re.S)
 ANY = re.compile(r"<!-- claims .*?<!-- /claims -->|<!-- claims-source -->.*?<!-- /claims-source -->", re.S)
-FIELD = re.compile(r"\{(?P<name>[a-z_]+)(?:@(?P<setting>[^}]*))?\}")
+FIELD = re.compile(r"\{(?P<name>[A-Za-z_0-9]+)(?:@(?P<setting>[^}]*?))?(?::(?P<fmt>[.0-9]*[fge]))?\}")
 
 
 class MarkerError(Exception):
@@ -70,7 +73,7 @@ def _setting(entries, label):
 
 def render(spec, claims):
     """The text of one inline marker: spec = 'ID | VARIANT | TEMPLATE'."""
-    parts = [p.strip() for p in spec.split("|", 2)]
+    parts = [p.strip() for p in re.split(r"\\?\|", spec, maxsplit=2)]
     if len(parts) != 3:
         raise MarkerError(f"marker {spec!r}: want 'ID | VARIANT | TEMPLATE'")
     cid, variant, template = parts
@@ -80,11 +83,11 @@ def render(spec, claims):
         name, setting = m.group("name"), m.group("setting")
         if setting is not None:
             s = _setting(es, setting)
-            if name == "estimate":
-                return f"{s['estimate']:.4g}"
-            if name == "se":
-                return f"{s['se']:.1g}"
-            raise MarkerError(f"unknown field {{{name}@…}}")
+            key = name[4:] if name.startswith("abs_") else name
+            if not isinstance(s.get(key), (int, float)):
+                raise MarkerError(f"claim {es[0]['id']}, setting {setting!r}: no number {key!r}")
+            v = abs(s[key]) if name.startswith("abs_") else s[key]
+            return format(v, m.group("fmt") or (".1g" if key == "se" else ".4g"))
         if name in ("supported", "contradicted", "unresolved"):
             return str(sum(e.get("counts", {}).get(name, 0) for e in es))
         if name == "n":

@@ -63,7 +63,8 @@ FIGURES = [
                  "Zellner-Siow prior and ε = 0.9. The vertical solid lines are the non-private posterior "
                  "expectations, whereas the dashed lines and dotted lines are averaged posterior expectations "
                  "estimated with non-thresholded methods and thresholded methods, respectively."),
-    dict(key="PB6", title="PB Figure 6 (App. B): censoring limits, P*(H12|D)", stems=["fig6_hsb_censoring", "fig6_hsb_censoring_h11"],
+    dict(key="PB6", title="PB Figure 6 (App. B): censoring limits, P*(H12|D)",
+         stems=["fig6_hsb_censoring", "fig6_hsb_censoring_h11"],
          images=["fig6_hsb_censoring", "fig6_hsb_censoring_h11"],
          caption="Figure 6: Distribution of P*(H12|D) as a function of ε, M, and censoring limits. The lower "
                  "endpoint of the error bars is the first quartile of the distribution, the midpoint is the median, "

@@ -26,7 +26,7 @@ def _entry(cid, variant, sup, con, unr, verdict, reps=100, config_reps=100, sett
 
 SYNTH = {"rule": "plotting/verdict_rules.py", "claims": [
     _entry("A", "", 29, 0, 1, "holds within MC error",
-           settings=[{"setting": "M=10, ε=8", "estimate": 0.255189, "se": 0.000530959}]),
+           settings=[{"setting": "M=10, ε=8", "estimate": 0.255189, "se": 0.000530959, "distance_in_se": -38.9}]),
     _entry("B", "v1", 3, 1, 0, "partly", reps=1000, config_reps=4000),
     _entry("B", "v2", 5, 0, 0, "holds", reps=1000, config_reps=4000)]}
 
@@ -41,6 +41,13 @@ def test_fill_counts_verdicts_settings_and_sums():
     assert plain == ("x 29 of 30 (holds within MC error) y 8 of 9, 1 contradicted 1000 (config 4000) "
                      "0.2552 ± 0.0005")
     assert cd.fill(out, SYNTH, "synth.json") == out  # idempotent
+
+
+def test_table_separators_other_numbers_and_formats():
+    text = ("| x | <!-- claims A \\|  \\| {abs_distance_in_se@M=10, ε=8:.0f} SE, {estimate@M=10, ε=8:.3f} -->o"
+            "<!-- /claims --> |")
+    out = cd.fill(text, SYNTH, "synth.json")
+    assert re.sub(r"<!--.*?-->", "", out) == "| x | 39 SE, 0.255 |"
 
 
 def test_source_block_names_reduced_runs():
