@@ -104,3 +104,23 @@ def test_no_hand_copied_count_next_to_a_claim_id():
         if CLAIM_ID.search(para):
             bad += [(m.group(0), para[:80]) for m in COUNT.finditer(para)]
     assert not bad, bad
+
+
+def test_claims_md_table_matches_the_stored_claims_json():
+    """The table of docs/claims.md (previous rule) and docs/claims.json are one computation: every
+    entry's verdict and counts appear in its row, in the same order."""
+    with open(CLAIMS) as f:
+        entries = json.load(f)["claims"]
+    with open(os.path.join(ROOT, "docs", "claims.md")) as f:
+        text = f.read()
+    rows = []
+    for line in text[text.index("## Claims (previous rule"):].splitlines():
+        if line.startswith("| **"):
+            cells = [x.strip() for x in re.split(r"(?<!\\)\|", line)]
+            rows.append((re.match(r"\*\*([^*]+)\*\*", cells[1]).group(1), cells[4]))
+    assert len(rows) == len(entries), (len(rows), len(entries))
+    for (cid, summary), e in zip(rows, entries):
+        c = e["counts"]
+        want = e["verdict"] if not c else (f"{e['verdict']} ({c['supported']}/{e['n_settings']} supported, "
+                                           f"{c['contradicted']} contradicted, {c['unresolved']} unresolved)")
+        assert (cid, summary) == (e["id"], want)
