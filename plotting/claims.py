@@ -2015,6 +2015,20 @@ def evaluate(results_dir, ctx=None):
     return entries
 
 
+def runs_summary(entries):
+    """The results files behind the entries: one record per config (file, replicates per cell used,
+    the config's replicates, complete) and the list of reduced runs (fewer replicates than the
+    config, or unfinished) — written at the top of claims.json so that a full-size table is one
+    whose ``reduced_runs`` is empty."""
+    runs = {}
+    for e in entries:
+        for f in e.get("files", []):
+            runs[f["config"]] = {k: f.get(k) for k in ("config", "file", "replicates", "config_replicates", "complete")}
+    reduced = sorted(c for c, f in runs.items()
+                     if f["complete"] is False or f["config_replicates"] not in (None, f["replicates"]))
+    return {"runs": list(runs.values()), "reduced_runs": reduced}
+
+
 def summary_line(e):
     if e["verdict"] == "not run":
         return "not run"
@@ -2126,7 +2140,7 @@ def main(argv=None):
     mpath = args.markdown or os.path.join(args.results_dir, "claims.md")
     with open(jpath, "w") as f:
         json.dump({"results_dir": args.results_dir, "z": Z95, "alpha": vr.ALPHA, "rule": "plotting/verdict_rules.py",
-                   "bootstrap_draws": BOOTSTRAP_DRAWS,
+                   "bootstrap_draws": BOOTSTRAP_DRAWS, **runs_summary(entries),
                    "claims": entries}, f, indent=None if args.compact else 1, ensure_ascii=False,
                   separators=(",", ":") if args.compact else None)
     with open(mpath, "w") as f:

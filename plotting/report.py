@@ -512,7 +512,8 @@ def build_report(results_dir, figures_dir=None):
     entries = claims_mod.evaluate(results_dir, ctx)
     with open(os.path.join(results_dir, "claims.json"), "w") as f:
         json.dump({"results_dir": results_dir, "z": claims_mod.Z95, "alpha": claims_mod.vr.ALPHA,
-                   "rule": "plotting/verdict_rules.py", "claims": entries}, f, indent=1, ensure_ascii=False)
+                   "rule": "plotting/verdict_rules.py", "bootstrap_draws": claims_mod.BOOTSTRAP_DRAWS,
+                   **claims_mod.runs_summary(entries), "claims": entries}, f, indent=1, ensure_ascii=False)
     with open(os.path.join(results_dir, "claims.md"), "w") as f:
         f.write(claims_mod.markdown(entries, results_dir))
     tmp = None

@@ -28,8 +28,12 @@ d = json.load(open(sys.argv[1]))["claims"]
 e = [x for x in d if x["id"] == "PB-4.4-fig1-shrinkage"][0]
 assert e["verdict"] != "not run" and e["replicates"] == {"configs/fig1_hsb_posterior.yaml": 20}, e["replicates"]
 assert e["reduced"] == ["configs/fig1_hsb_posterior.yaml"], e["reduced"]   # 20 of the config's 10 000
+top = json.load(open(sys.argv[1]))
+assert top["reduced_runs"] == ["configs/fig1_hsb_posterior.yaml", "configs/fig6_hsb_censoring.yaml"], top["reduced_runs"]
+assert {r["config"]: r["replicates"] for r in top["runs"]} == {"configs/fig1_hsb_posterior.yaml": 20,
+                                                            "configs/fig6_hsb_censoring.yaml": 20}, top["runs"]
 PYEOF
-then pass; else fail "claims.json does not record the replicates used"; fi
+then pass; else fail "claims.json does not record the replicates used and the reduced runs"; fi
 
 # again: both finished at this size, skipped (the report is written again)
 bash scripts/reproduce.sh --out "$R" --replicates 20 --only "$only" > "$TMP/out2" 2>&1
