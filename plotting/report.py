@@ -357,6 +357,16 @@ def _fmt_est(s):
     return txt
 
 
+SETTING_KEYS = {"setting", "estimate", "se", "test", "p_support", "p_contradict", "p_contradict_holm", "outcome"}
+
+
+def _extras(s):
+    """The other numbers a check stored with a setting (e.g. the two IQRs it compares, the verdicts
+    on H11 and H12), as 'name = value' text."""
+    return ", ".join(f"{k} = {_fmt(v) if isinstance(v, (int, float)) else v}" for k, v in s.items()
+                     if k not in SETTING_KEYS and v is not None)
+
+
 ORDER = {"contradicted": 0, "unresolved": 1, "supported": 2}
 EVIDENCE_ROWS = 40  # settings listed per claim entry on the page (all of them are in claims.json)
 
@@ -407,13 +417,16 @@ def claims_table(entries, results_dir, present_anchors=()):
             head.append("<p class='small'>Every setting: " + html.escape("; ".join(common)) + "</p>")
         if e["settings"]:
             shown = order[:EVIDENCE_ROWS]
-            head.append("<table><tr><th>setting</th><th>estimate ± MC SE</th><th>p (claim false)</th>"
-                        "<th>p (claim true, Holm)</th><th>outcome</th></tr>")
+            head.append("<table><colgroup><col style='width:26%'><col style='width:11%'><col style='width:12%'>"
+                        "<col style='width:8%'><col style='width:8%'><col style='width:9%'><col style='width:26%'>"
+                        "</colgroup><tr><th>setting</th><th>test</th><th>estimate ± MC SE</th><th>p (claim false)</th>"
+                        "<th>p (claim true, Holm)</th><th>outcome</th><th>numbers behind it</th></tr>")
             for i in shown:
                 s = e["settings"][i]
-                head.append(f"<tr><td>{html.escape(labels[i])}</td><td>{html.escape(_fmt_est(s))}</td>"
+                head.append(f"<tr><td>{html.escape(labels[i])}</td><td>{html.escape(str(s.get('test', '')))}</td>"
+                            f"<td>{html.escape(_fmt_est(s))}</td>"
                             f"<td>{_fmt(s.get('p_support'), 3)}</td><td>{_fmt(s.get('p_contradict_holm'), 3)}</td>"
-                            f"<td>{html.escape(s.get('outcome', ''))}</td></tr>")
+                            f"<td>{html.escape(s.get('outcome', ''))}</td><td>{html.escape(_extras(s))}</td></tr>")
             head.append("</table>")
             if len(order) > len(shown):
                 head.append(f"<p class='small'>{len(order) - len(shown)} more settings (supported ones last) in "
