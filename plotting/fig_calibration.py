@@ -23,9 +23,11 @@ METHODS = (("plug_in", "plug-in", "--", "s"), ("noise_aware", "noise-aware", "-"
 
 
 def _coverage(res, method, level, cells):
-    """Mean over coefficients of the coverage, and the largest per-coefficient MC SE, per cell."""
+    """Mean over coefficients of the coverage, and the largest per-coefficient MC SE, per cell.
+
+    Vector metrics of cells with fewer predictors are padded with NaN up to the largest p."""
     s = res.summary[f"{method}_cover{level}"]
-    return s["mean"][cells].mean(axis=1), s["mcse"][cells].max(axis=1)
+    return np.nanmean(s["mean"][cells], axis=1), np.nanmax(s["mcse"][cells], axis=1)
 
 
 def write_table(res, path):
