@@ -545,7 +545,8 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     fit = _call(_dpmu.bma, (x, y, names, response, prior, g, a, model_prior, epsilon,
                             None if delta in (None, 0, 0.0) else float(delta), mechanism, flat_bounds, _seed(seed),
                             rescale, top_models, mcmc, xdesign.expand([str(c) for c in always_include]),
-                            credible_level), dict(kw, uncertainty=uncertainty, noise_aware_draws=int(noise_aware_draws)))
+                            credible_level),
+                dict(kw, uncertainty=uncertainty, noise_aware_draws=int(noise_aware_draws)))
     _warn_messages(what, fit.messages)
     return BmaResult(fit, xdesign, response)
 

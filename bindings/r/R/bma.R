@@ -294,8 +294,9 @@ dpmu_uncertainty_line <- function(s) {
                     `plug-in` = "sampling only, NOT the privacy noise (the release analysed as the data's statistics)",
                     `noise-aware` = "sampling and privacy noise", u)
   extra <- if (!is.null(s$noise_aware)) {
+    fb <- if (isTRUE(s$noise_aware$fallback_to_plug_in)) "; fell back to plug-in" else ""
     sprintf(" [%d of %d draws of G accepted%s]", as.integer(s$noise_aware$accepted_draws),
-            as.integer(s$noise_aware$proposals), if (isTRUE(s$noise_aware$fallback_to_plug_in)) "; fell back to plug-in" else "")
+            as.integer(s$noise_aware$proposals), fb)
   } else ""
   paste0("Uncertainty: ", u, " - SDs and intervals carry ", carries, extra, "\n")
 }
