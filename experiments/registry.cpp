@@ -17,6 +17,7 @@ std::unique_ptr<runtime::Experiment> make_selection_head_to_head();
 std::unique_ptr<runtime::Experiment> make_cps_bma();
 std::unique_ptr<runtime::Experiment> make_ssp_simulation();
 std::unique_ptr<runtime::Experiment> make_linear_design();
+std::unique_ptr<runtime::Experiment> make_ssp_calibration();
 
 void register_builtin_experiments() {
   // Idempotent: registering again would replace the instances (and their caches) and leave
@@ -33,6 +34,7 @@ void register_builtin_experiments() {
     runtime::register_experiment(make_cps_bma());
     runtime::register_experiment(make_ssp_simulation());
     runtime::register_experiment(make_linear_design());
+    runtime::register_experiment(make_ssp_calibration());
   });
 }
 

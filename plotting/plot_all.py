@@ -14,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import fig_calibration  # noqa: E402
 import fig_cps  # noqa: E402
 import fig_hsb  # noqa: E402
 import fig_lei_simulation  # noqa: E402
@@ -32,6 +33,7 @@ PLOTTERS = {
     "cps_bma": fig_cps.plot_file,
     "ssp_simulation": fig_ssp.plot_file,
     "linear_design": fig_linear_design.plot_file,
+    "ssp_calibration": fig_calibration.plot_file,
 }
 
 

@@ -75,6 +75,8 @@ struct BmaCliOptions {
   double mcmc_tolerance = 0.005;
   double credible_level = 0.95;
   std::string plot;
+  std::string uncertainty = "plug-in";
+  int noise_aware_draws = 200;
 };
 
 std::vector<std::string> non_empty(const std::vector<std::string>& v) {
@@ -112,6 +114,35 @@ json keyed_or_null(const Eigen::VectorXd& v, const std::vector<std::string>& nam
 
 json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
+/// What the SDs, intervals and probabilities of an analysis carry (docs/bma.md "Uncertainty").
+json uncertainty_json(const api::BmaSummary& r, const std::vector<std::string>& names) {
+  json u;
+  u["kind"] = r.uncertainty;
+  if (r.uncertainty == "exact") {
+    u["carries"] = "sampling uncertainty of the confidential data (non-private)";
+  } else if (r.uncertainty == "plug-in") {
+    u["carries"] =
+        "sampling only: the released matrix G* + rI is analysed as if it were the data's Gram matrix; the privacy "
+        "noise is NOT in these SDs, intervals and probabilities";
+  } else {
+    u["carries"] =
+        "sampling and privacy noise: averaged over the confidential Gram matrix given the release (docs/methods.md "
+        "Sec. 5.11)";
+  }
+  if (r.noise_aware) {
+    const auto& na = *r.noise_aware;
+    u["draws"] = na.draws;
+    u["accepted_draws"] = na.accepted;
+    u["proposals"] = na.proposals;
+    u["fallback_to_plug_in"] = na.fallback;
+    if (!na.fallback) {
+      u["pip_mc_se"] = keyed_or_null(na.pip_mc_se, names);
+      u["posterior_mean_mc_se"] = keyed_or_null(na.mean_mc_se, names);
+    }
+  }
+  return u;
+}
+
 /// The JSON of one analysis (docs/bma.md lists every field).
 json result_json(const api::BmaSummary& r, const std::vector<std::string>& names) {
   json o;
@@ -141,6 +172,7 @@ json result_json(const api::BmaSummary& r, const std::vector<std::string>& names
     ci["models"] = r.interval_models;
     o["credible_intervals"] = ci;
   }
+  o["uncertainty"] = uncertainty_json(r, names);
   o["prior_inclusion_probabilities"] = keyed(r.prior_inclusion_probability, names);
   o["expected_model_size"] = r.expected_model_size;
   o["highest_posterior_model"] = r.highest_posterior_model;
@@ -307,6 +339,20 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   if (o.mcmc) core::check_positive_finite(fn, "--mcmc-tolerance", o.mcmc_tolerance);
   if (o.credible_level != 0.0) core::check_open_interval(fn, "--credible-level", o.credible_level, 0.0, 1.0);
   plan.options.credible_level = o.credible_level;
+  if (o.uncertainty != "plug-in" && o.uncertainty != "noise-aware") {
+    throw std::invalid_argument("--uncertainty must be plug-in or noise-aware, not '" + o.uncertainty + "'");
+  }
+  if (o.uncertainty == "noise-aware") {
+    if (o.non_private) {
+      throw std::invalid_argument(
+          "--uncertainty noise-aware integrates over the privacy noise of a release; a --non-private fit has none");
+    }
+    if (o.noise_aware_draws < 20) core::throw_domain(fn, "--noise-aware-draws", o.noise_aware_draws, ">= 20");
+    if (o.mcmc) {
+      throw std::invalid_argument(
+          "--uncertainty noise-aware enumerates the models of every draw of G: at most 24 predictors, no --mcmc");
+    }
+  }
   // Outputs never collide with an input, the ledger, its key or each other (docs/reliability.md).
   const std::vector<std::string> kept = {o.data, o.ledger.path,
                                          o.ledger.path.empty() ? "" : runtime::ledger_key_path(o.ledger.path)};
@@ -445,6 +491,8 @@ void run_bma(BmaCliOptions o) {
   report.setting("top_models", o.top_models);
   report.setting("search", o.mcmc ? "mcmc" : "enumeration");
   report.setting("credible_level", o.credible_level);
+  report.setting("uncertainty", o.non_private ? std::string("exact") : o.uncertainty);
+  if (o.uncertainty == "noise-aware") report.setting("noise_aware_draws", o.noise_aware_draws);
   report.setting("seed", o.seed ? json(*o.seed) : json(nullptr));
   std::vector<std::string> names = o.predictors;
 
@@ -542,8 +590,12 @@ void run_bma(BmaCliOptions o) {
   reg["requested"] = rel.ridge_requested;
   reg["non_thresholded"] = {{"regularization", rel.regularized.regularization}, {"fallback", rel.regularized.fallback}};
 
+  std::vector<std::string> na_messages;
   const api::BmaSummary a =
-      api::analyse(rel.regularized.matrix, n, analysis, scale, search, names, o.response, true, std::nullopt);
+      o.uncertainty == "noise-aware"
+          ? api::noise_aware_analysis(rel, n, analysis, search, o.noise_aware_draws, names, o.response, na_messages)
+          : api::analyse(rel.regularized.matrix, n, analysis, scale, search, names, o.response, true, std::nullopt);
+  print_messages(na_messages);
   print_messages(api::excluded_model_messages(a, true));
   const json nt = result_json(a, names);
   report.released("posterior_inclusion_probabilities", nt["posterior_inclusion_probabilities"]);
@@ -686,6 +738,14 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
       ->capture_default_str();
   cmd->add_option("--credible-level", o.credible_level,
                   "Level of the model-averaged credible intervals of the coefficients (0: none)")
+      ->capture_default_str();
+  cmd->add_option("--uncertainty", o.uncertainty,
+                  "plug-in (the release analysed as the data's statistics: sampling uncertainty only) | noise-aware "
+                  "(also the privacy noise: averaged over the confidential Gram matrix given the release; "
+                  "post-processing, no extra budget; docs/bma.md)")
+      ->capture_default_str();
+  cmd->add_option("--noise-aware-draws", o.noise_aware_draws,
+                  "Accepted draws of the confidential Gram matrix for --uncertainty noise-aware (>= 20)")
       ->capture_default_str();
   cmd->add_option("--plot", o.plot,
                   "Write an image of the model space (top models x predictors, coloured by log posterior odds) to "

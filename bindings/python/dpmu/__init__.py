@@ -409,6 +409,9 @@ class BmaResult:
         self.messages = list(fit.messages)
         s = fit.posterior()
         self.posterior = s
+        #: which uncertainty the SDs and intervals carry: "exact" (non-private), "plug-in" (sampling
+        #: only, not the privacy noise) or "noise-aware" (sampling and privacy noise)
+        self.uncertainty = s["uncertainty"]
         self.pip = pd.Series(s["pip"], index=predictors, name="pip")
         self.prior_inclusion = pd.Series(s["prior_inclusion"], index=predictors, name="prior_inclusion")
         index = ["(Intercept)"] + predictors
@@ -469,8 +472,11 @@ class BmaResult:
         kind = "non-private" if self.privacy is None else (
             f"DP release (epsilon = {self.privacy['epsilon']:g}, delta = {self.privacy['delta']:g})")
         charged = f", {_ledger_repr(self.ledger)}" if self.privacy is not None else ""
+        carries = {"exact": "sampling (non-private data)", "plug-in": "sampling only, not the privacy noise",
+                   "noise-aware": "sampling and privacy noise"}.get(self.uncertainty, self.uncertainty)
         return (f"<dpmu.BmaResult {kind}, private = {self.private}{charged}, n = {self.n}, "
-                f"p = {len(self.predictors)}>\n{self.coef.to_string()}")
+                f"p = {len(self.predictors)}>\nuncertainty: {self.uncertainty} (SDs and intervals carry {carries})\n"
+                f"{self.coef.to_string()}")
 
 
 def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] = None, prior: str = "zellner-siow",
@@ -479,7 +485,7 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
         levels: Levels = None, ledger: Optional[Union[str, os.PathLike]] = None, budget: Budget = None,
         data_label: Optional[str] = None, g: Optional[float] = None, a: float = 3.0, top_models: int = 10,
         mcmc: bool = False, rescale: bool = False, always_include: Sequence[str] = (),
-        credible_level: float = 0.95) -> BmaResult:
+        credible_level: float = 0.95, uncertainty: str = "plug-in", noise_aware_draws: int = 200) -> BmaResult:
     """Bayesian model averaging of ``response`` on ``predictors`` (default: every other column).
 
     ``data``: a pandas DataFrame, one row per observation (n rows; n is public); ``response`` and
@@ -517,6 +523,12 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     A seeded or non-private call with an explicit ledger is an error (it is not a release).
     ``result.ledger`` is the charge (None when not charged).
 
+    ``uncertainty`` (a release only): ``"plug-in"`` analyses the released matrix as if it were the
+    data's (its SDs and intervals carry the sampling uncertainty only, not the privacy noise);
+    ``"noise-aware"`` averages over the confidential Gram matrix given the release with
+    ``noise_aware_draws`` draws (docs/methods.md §5.11; sampling and privacy noise; post-processing,
+    no extra budget). ``result.uncertainty`` says which one the result carries.
+
     The core's messages ("warning: ...", "note: ...") are raised as Python warnings (UserWarning),
     e.g. that the Wishart sampler is floating point and not hardened against floating-point attacks
     (Mironov 2012): prefer ``mechanism="laplace"`` for a real release.
@@ -533,7 +545,8 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     fit = _call(_dpmu.bma, (x, y, names, response, prior, g, a, model_prior, epsilon,
                             None if delta in (None, 0, 0.0) else float(delta), mechanism, flat_bounds, _seed(seed),
                             rescale, top_models, mcmc, xdesign.expand([str(c) for c in always_include]),
-                            credible_level), kw)
+                            credible_level),
+                dict(kw, uncertainty=uncertainty, noise_aware_draws=int(noise_aware_draws)))
     _warn_messages(what, fit.messages)
     return BmaResult(fit, xdesign, response)
 

@@ -44,8 +44,10 @@ api::BmaFit bma(const MatrixRef& x, const VectorRef& y, const std::vector<std::s
                 const std::string& mechanism, const std::vector<double>& bounds, std::optional<std::uint64_t> seed,
                 bool rescale, int top_models, bool mcmc, const std::vector<std::string>& always_include,
                 double credible_level, std::optional<std::string> ledger, std::optional<std::string> budget,
-                std::optional<std::string> data_label) {
+                std::optional<std::string> data_label, const std::string& uncertainty, int noise_aware_draws) {
   api::BmaSettings q;
+  q.uncertainty = uncertainty;
+  q.noise_aware_draws = noise_aware_draws;
   q.ledger = ledger_options(ledger, budget, data_label);
   q.command = "Python dpmu.bma";
   q.prior = prior;
@@ -87,6 +89,17 @@ py::dict summary_dict(const api::BmaSummary& s) {
   d["intercept_sd"] = s.intercept_sd;
   d["intercept_sd_bas"] = s.intercept_sd_bas;
   d["credible_level"] = s.credible_level;
+  d["uncertainty"] = s.uncertainty;
+  if (s.noise_aware) {
+    py::dict na;
+    na["draws"] = s.noise_aware->draws;
+    na["accepted_draws"] = s.noise_aware->accepted;
+    na["proposals"] = s.noise_aware->proposals;
+    na["fallback_to_plug_in"] = s.noise_aware->fallback;
+    na["pip_mc_se"] = s.noise_aware->pip_mc_se;
+    na["mean_mc_se"] = s.noise_aware->mean_mc_se;
+    d["noise_aware"] = na;
+  }
   d["lower"] = s.lower;
   d["upper"] = s.upper;
   d["intercept_lower"] = s.intercept_lower;
@@ -283,7 +296,8 @@ PYBIND11_MODULE(_dpmu, m) {
         py::arg("g"), py::arg("a"), py::arg("model_prior"), py::arg("epsilon"), py::arg("delta"), py::arg("mechanism"),
         py::arg("bounds"), py::arg("seed"), py::arg("rescale"), py::arg("top_models"), py::arg("mcmc"),
         py::arg("always_include"), py::arg("credible_level"), py::arg("ledger") = py::none(),
-        py::arg("budget") = py::none(), py::arg("data_label") = py::none(), "Model averaging (api::bma)");
+        py::arg("budget") = py::none(), py::arg("data_label") = py::none(), py::arg("uncertainty") = "plug-in",
+        py::arg("noise_aware_draws") = 200, "Model averaging (api::bma)");
   m.def("test", &test, py::arg("common"), py::arg("tested"), py::arg("y"), py::arg("common_names"),
         py::arg("tested_names"), py::arg("response"), py::arg("prior"), py::arg("g"), py::arg("a"), py::arg("prior_h0"),
         py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"), py::arg("censor_probability"),

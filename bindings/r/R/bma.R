@@ -10,7 +10,7 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                 delta = 0, mechanism = "laplace", bounds = NULL, seed = NULL, na.action = stats::na.omit,
                 g = NULL, a = 3, top_models = 10, mcmc = FALSE, rescale = FALSE, always_include = character(),
                 credible_level = 0.95, levels = NULL, ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")),
-                budget = NULL, force.heredity = FALSE) {
+                budget = NULL, force.heredity = FALSE, uncertainty = "plug-in", noise_aware_draws = 200) {
   caller <- "dpmu::bma"
   if (!(isTRUE(force.heredity) || isFALSE(force.heredity))) {
     stop(caller, ": force.heredity must be TRUE or FALSE", call. = FALSE)
@@ -41,7 +41,8 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                   bounds = bounds, seed = seed, rescale = rescale, top_models = top_models, mcmc = mcmc,
                   always_include = always_include, credible_level = credible_level, ledger = ledger$ledger,
                   budget = ledger$budget, data_label = ledger$data_label,
-                  heredity_groups = if (force.heredity) dpmu_heredity_groups(d))
+                  heredity_groups = if (force.heredity) dpmu_heredity_groups(d),
+                  uncertainty = uncertainty, noise_aware_draws = as.integer(noise_aware_draws))
   out <- .Call(dpmu_bma_c, d$x, d$y, colnames(d$x), d$response, options)
   for (m in out$messages) message("dpmu::bma: ", m)
   new_dpmu_bma(out, d, dpmu_public_call(match.call(), quote(dpmu::bma)))
@@ -280,9 +281,24 @@ print.dpmu_bma <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   }
   if (!x$private) cat("Not private: ", paste(x$private_reason, collapse = "; "), "\n", sep = "")
   if (x$private) cat(dpmu_ledger_line(x))
+  cat(dpmu_uncertainty_line(x$posterior))
   cat("\nMarginal posterior inclusion probabilities:\n")
   print(round(x$pip, digits), ...)
   invisible(x)
+}
+
+# What the SDs and intervals of an analysis carry (docs/bma.md "Uncertainty").
+dpmu_uncertainty_line <- function(s) {
+  u <- if (is.null(s$uncertainty)) "exact" else s$uncertainty
+  carries <- switch(u, exact = "sampling uncertainty of the data (non-private)",
+                    `plug-in` = "sampling only, NOT the privacy noise (the release analysed as the data's statistics)",
+                    `noise-aware` = "sampling and privacy noise", u)
+  extra <- if (!is.null(s$noise_aware)) {
+    fb <- if (isTRUE(s$noise_aware$fallback_to_plug_in)) "; fell back to plug-in" else ""
+    sprintf(" [%d of %d draws of G accepted%s]", as.integer(s$noise_aware$accepted_draws),
+            as.integer(s$noise_aware$proposals), fb)
+  } else ""
+  paste0("Uncertainty: ", u, " - SDs and intervals carry ", carries, extra, "\n")
 }
 
 #' @export
@@ -303,12 +319,14 @@ summary.dpmu_bma <- function(object, n.models = 5, ...) {
   tab <- rbind(tab, stats_rows)
   colnames(tab) <- c("P(B != 0 | Y)", if (k > 0) paste("model", seq_len(k)))
   rownames(tab)[1] <- "Intercept"
-  structure(tab, class = c("summary.dpmu_bma", "matrix"), best = best)
+  structure(tab, class = c("summary.dpmu_bma", "matrix"), best = best,
+            uncertainty = dpmu_uncertainty_line(object$posterior))
 }
 
 #' @export
 print.summary.dpmu_bma <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
-  print(round(unclass(structure(x, best = NULL)), digits), ...)
+  if (!is.null(attr(x, "uncertainty"))) cat(attr(x, "uncertainty"))
+  print(round(unclass(structure(x, best = NULL, uncertainty = NULL)), digits), ...)
   invisible(x)
 }
 

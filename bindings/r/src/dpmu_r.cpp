@@ -174,6 +174,15 @@ Rcpp::List summary_list(const dpmu::api::BmaSummary& s, const std::vector<std::s
   out["intercept_sd"] = s.intercept_sd;
   out["intercept_sd_bas"] = s.intercept_sd_bas;
   out["credible_level"] = s.credible_level;
+  out["uncertainty"] = s.uncertainty;
+  if (s.noise_aware) {
+    out["noise_aware"] = Rcpp::List::create(Rcpp::Named("draws") = s.noise_aware->draws,
+                                            Rcpp::Named("accepted_draws") = s.noise_aware->accepted,
+                                            Rcpp::Named("proposals") = s.noise_aware->proposals,
+                                            Rcpp::Named("fallback_to_plug_in") = s.noise_aware->fallback,
+                                            Rcpp::Named("pip_mc_se") = named(s.noise_aware->pip_mc_se, names),
+                                            Rcpp::Named("mean_mc_se") = named(s.noise_aware->mean_mc_se, names));
+  }
   out["lower"] = named(s.lower, names);
   out["upper"] = named(s.upper, names);
   out["intercept_lower"] = opt_number(s.intercept_lower);
@@ -231,6 +240,8 @@ extern "C" SEXP dpmu_bma_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP 
   q.seed = opt_seed(o["seed"]);
   q.ledger = ledger_options(o);
   q.command = "R dpmu::bma";
+  if (!Rf_isNull(field(o, "uncertainty"))) q.uncertainty = Rcpp::as<std::string>(field(o, "uncertainty"));
+  if (!Rf_isNull(field(o, "noise_aware_draws"))) q.noise_aware_draws = Rcpp::as<int>(field(o, "noise_aware_draws"));
   if (!Rf_isNull(o["epsilon"])) {
     dpmu::api::PrivacySettings ps;
     ps.epsilon = Rcpp::as<double>(o["epsilon"]);

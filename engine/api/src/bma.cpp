@@ -8,6 +8,7 @@
 #include "dpmu/api/bma_pipeline.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/gram_matrix.hpp"
+#include "dpmu/core/noise_aware.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/runtime/secure_random.hpp"
@@ -144,7 +145,66 @@ BmaSummary analyse(const Eigen::MatrixXd& gram, double n, const AnalysisPlan& pl
         "limit log B = ((n-1-k)/2) log(1+g) (docs/bma.md), or drop predictors so that none fits exactly");
   }
   BmaSummary s = summarise(r, scale, names, response_mean);
+  s.uncertainty = release ? "plug-in" : "exact";
   if (search.mcmc) s.mcmc = diag;
+  return s;
+}
+
+BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisPlan& plan, const Search& search,
+                                int draws, const std::vector<std::string>& names, const std::string& response,
+                                std::vector<std::string>& messages) {
+  if (draws < 20) {
+    throw std::invalid_argument("--noise-aware-draws must be at least 20, got " + std::to_string(draws));
+  }
+  if (search.mcmc) {
+    throw std::invalid_argument(
+        "--uncertainty noise-aware enumerates the models of every draw of G: it needs at most 24 predictors and "
+        "n > p + 1 (no --mcmc)");
+  }
+  const core::SspRelease release(rel.settings);
+  const int p = rel.settings.p;
+  const auto d = static_cast<Eigen::Index>(p + 1);
+  Eigen::VectorXd widths(d);
+  for (Eigen::Index j = 0; j < d; ++j) {
+    const core::ColumnBounds& b =
+        rel.settings.bounds.size() == 1 ? rel.settings.bounds[0] : rel.settings.bounds[static_cast<std::size_t>(j)];
+    widths(j) = (b.upper - b.lower) / rel.column_scale(j);
+  }
+  core::NoiseAwareOptions opt;
+  opt.draws = draws;
+  opt.bma = plan.options;
+  core::RngStream rng(search.seed, core::fnv1a_64("bma/noise-aware"), 0, core::StreamPurpose::calibration);
+  core::NoiseAwareResult r;
+  try {
+    r = core::noise_aware_bma(rel.released_gram, release.mechanism(), core::gram_diagonal_bounds(n, widths), n,
+                              plan.prior, plan.model_prior, rel.regularized.matrix, rng, opt);
+  } catch (const core::ExactFitError& e) {
+    throw std::domain_error("in a draw of the confidential Gram matrix, the model with predictors " +
+                            quoted(model_names(e.model(), names)) + " fits the response '" + response +
+                            "' exactly (R^2 = 1) under --prior " + core::to_string(plan.prior) +
+                            "; use --prior g-prior or --uncertainty plug-in");
+  }
+  BmaSummary s = summarise(r.posterior, rel.column_scale, names, std::nullopt);
+  BmaSummary::NoiseAware na;
+  na.draws = draws;
+  na.accepted = r.accepted;
+  na.proposals = r.proposals;
+  na.fallback = r.fallback;
+  if (r.fallback) {
+    s.uncertainty = "plug-in";
+    messages.push_back("warning: --uncertainty noise-aware: only " + std::to_string(r.accepted) + " of " +
+                       std::to_string(r.proposals) +
+                       " draws of the confidential Gram matrix were admissible under the public bounds (the noise "
+                       "swamps the statistics); reporting the plug-in analysis, whose intervals ignore the privacy "
+                       "noise");
+  } else {
+    s.uncertainty = "noise-aware";
+    const Eigen::Index pp = static_cast<Eigen::Index>(p);
+    const double fy = rel.column_scale(pp);
+    na.pip_mc_se = r.pip_mc_se;
+    na.mean_mc_se = r.mean_mc_se.cwiseProduct((fy / rel.column_scale.head(pp).array()).matrix());
+  }
+  s.noise_aware = na;
   return s;
 }
 

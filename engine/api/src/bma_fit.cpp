@@ -206,6 +206,24 @@ AnalysisPlan analysis_plan(const BmaSettings& settings, const std::vector<std::s
   return plan;
 }
 
+/// --uncertainty and --noise-aware-draws, checked before any budget is spent.
+void check_uncertainty(const BmaSettings& settings, const Search& search) {
+  if (settings.uncertainty != "plug-in" && settings.uncertainty != "noise-aware") {
+    throw std::invalid_argument("bma: uncertainty must be 'plug-in' or 'noise-aware', not '" + settings.uncertainty +
+                                "'");
+  }
+  if (settings.uncertainty != "noise-aware") return;
+  if (settings.noise_aware_draws < 20) {
+    throw std::invalid_argument("bma: noise_aware_draws must be at least 20, got " +
+                                std::to_string(settings.noise_aware_draws));
+  }
+  if (search.mcmc) {
+    throw std::invalid_argument(
+        "bma: uncertainty 'noise-aware' enumerates the models of every draw of G: it needs at most 24 predictors, "
+        "n > p + 1 and no MCMC");
+  }
+}
+
 Search analysis_search(const BmaSettings& settings, std::size_t p, double n, std::uint64_t seed, const char* fn) {
   Search search;
   search.mcmc = settings.mcmc || p > 24 || n <= static_cast<double>(p) + 1.0;
@@ -291,6 +309,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   }
 
   const PrivacySettings& ps = *settings.privacy;
+  check_uncertainty(settings, search);
   core::SspReleaseSettings rs;
   rs.mechanism = core::parse_ssp_mechanism(ps.mechanism);
   if (ps.bounds.size() != 1 && ps.bounds.size() != p + 1) {
@@ -326,7 +345,10 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   fit.release = release_gram(raw, release, ro, fit.seed, secure ? &secure_rng : nullptr, fit.messages);
   const BmaRelease& rel = *fit.release;
   fit.posterior =
-      analyse(rel.regularized.matrix, n, plan, rel.column_scale, search, predictors, response, true, std::nullopt);
+      settings.uncertainty == "noise-aware"
+          ? noise_aware_analysis(rel, n, plan, search, settings.noise_aware_draws, predictors, response, fit.messages)
+          : analyse(rel.regularized.matrix, n, plan, rel.column_scale, search, predictors, response, true,
+                    std::nullopt);
   for (auto& m : excluded_model_messages(fit.posterior, true)) fit.messages.push_back(std::move(m));
   if (rel.thresholded_regularized) {
     fit.thresholded = analyse(rel.thresholded_regularized->matrix, n, plan, rel.column_scale, search, predictors,
@@ -532,7 +554,12 @@ BmaFit reanalyse(const BmaFit& fit, const BmaSettings& settings) {
   const bool release = fit.release.has_value();
   const std::optional<double> response_mean =
       release ? std::nullopt : std::optional<double>(fit.data_statistics->means(fit.data_statistics->means.size() - 1));
-  out.posterior = analyse(*st.gram, n, plan, *st.scale, search, fit.predictors, fit.response, release, response_mean);
+  if (release) check_uncertainty(settings, search);
+  out.posterior =
+      release && settings.uncertainty == "noise-aware"
+          ? noise_aware_analysis(*fit.release, n, plan, search, settings.noise_aware_draws, fit.predictors,
+                                 fit.response, out.messages)
+          : analyse(*st.gram, n, plan, *st.scale, search, fit.predictors, fit.response, release, response_mean);
   for (auto& m : excluded_model_messages(out.posterior, release)) out.messages.push_back(std::move(m));
   if (release && fit.release->thresholded_regularized) {
     out.thresholded = analyse(fit.release->thresholded_regularized->matrix, n, plan, *st.scale, search, fit.predictors,

@@ -386,6 +386,58 @@ void summarise_enumerated_models(const Eigen::MatrixXd& gram, double n, const Co
 
 }  // namespace
 
+void add_model_components(const ModelCoefficientPosterior& post, double gram_yy, double n,
+                          const CoefficientPrior& prior, double probability, CoefficientMixture& mix) {
+  const int p = static_cast<int>(mix.slopes.size());
+  const bool bayesian = is_bayesian(prior.prior.kind);
+  const double nu = post.degrees_of_freedom;
+  const double rss = gram_yy * (1.0 - post.r_squared);
+  for (std::size_t i = 0; i < post.shrinkage.shrinkage.size(); ++i) {
+    const double w = probability * post.shrinkage.probability[i];
+    if (w < kMixtureNodeFloor) {
+      mix.omitted_mass += w;
+      continue;
+    }
+    const double s = bayesian ? post.shrinkage.shrinkage[i] : 1.0;
+    const double spread = bayesian ? gram_yy * std::max(0.0, 1.0 - s * post.r_squared) / nu : rss / nu;
+    mix.intercept.push_back({w, 0.0, std::sqrt(spread / n), nu});
+    for (int j = 0; j < p; ++j) {
+      if (!((post.model >> j) & 1U)) continue;
+      const double scale = std::sqrt((bayesian ? s : 1.0) * spread * post.inverse_gram_diagonal(j));
+      mix.slopes[static_cast<std::size_t>(j)].push_back({w, s * post.ols(j), scale, nu});
+    }
+  }
+  for (int j = 0; j < p; ++j) {
+    if (!((post.model >> j) & 1U)) mix.slope_point_mass[static_cast<std::size_t>(j)] += probability;
+  }
+}
+
+CredibleIntervals mixture_credible_intervals(const CoefficientMixture& mix, double level) {
+  check_open_interval("mixture_credible_intervals", "level", level, 0.0, 1.0);
+  const int p = static_cast<int>(mix.slopes.size());
+  CredibleIntervals ci;
+  ci.level = level;
+  ci.lower.resize(p);
+  ci.upper.resize(p);
+  const double q_lo = 0.5 * (1.0 - level);
+  const double q_hi = 0.5 * (1.0 + level);
+  // Each mixture drops its lightest components up to TMixture::kDefaultTau of its mass; the
+  // largest share dropped joins the bound on the CDF error.
+  double dropped = 0.0;
+  for (int j = 0; j < p; ++j) {
+    const TMixture t(mix.slope_point_mass[static_cast<std::size_t>(j)], mix.slopes[static_cast<std::size_t>(j)]);
+    ci.lower(j) = t.quantile(q_lo);
+    ci.upper(j) = t.quantile(q_hi);
+    dropped = std::max(dropped, t.dropped_mass());
+  }
+  const TMixture t(0.0, mix.intercept);
+  ci.intercept_lower = t.quantile(q_lo);
+  ci.intercept_upper = t.quantile(q_hi);
+  dropped = std::max(dropped, t.dropped_mass());
+  ci.omitted_mass = std::min(1.0, mix.omitted_mass + dropped);
+  return ci;
+}
+
 void summarise_models(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, const CoefficientPrior& prior, int p0,
                       const std::vector<WeightedModel>& models, double omitted_mass, double level, BmaResult& res) {
   const int p = static_cast<int>(gram.rows() - 1);
@@ -406,10 +458,8 @@ void summarise_models(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, c
   if (models.empty()) return;
   const bool intervals = level > 0.0;
   if (intervals) check_open_interval("summarise_models", "credible level", level, 0.0, 1.0);
-  std::vector<std::vector<TComponent>> slopes(static_cast<std::size_t>(p));
-  std::vector<double> slope_point_mass(static_cast<std::size_t>(p), 0.0);
-  std::vector<TComponent> intercept;
-  constexpr double kNodeFloor = 1e-11;  // components lighter than this go to omitted_mass
+  CoefficientMixture mix(p);
+  mix.omitted_mass = omitted_mass;
   const Eigen::MatrixXd gxx = 0.5 * (gram.topLeftCorner(p, p) + gram.topLeftCorner(p, p).transpose());
   double best_distance = INFINITY;
   const double syy = gram(p, p);
@@ -422,51 +472,11 @@ void summarise_models(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, c
       res.best_predictive_model = wm.model;
       res.best_predictive_model_coefficients = post.mean;
     }
-    if (!intervals) continue;
-    const bool bayesian = is_bayesian(prior.prior.kind);
-    const double nu = post.degrees_of_freedom;
-    const double rss = syy * (1.0 - post.r_squared);
-    for (std::size_t i = 0; i < post.shrinkage.shrinkage.size(); ++i) {
-      const double w = wm.probability * post.shrinkage.probability[i];
-      if (w < kNodeFloor) {
-        omitted_mass += w;
-        continue;
-      }
-      const double s = bayesian ? post.shrinkage.shrinkage[i] : 1.0;
-      const double spread = bayesian ? syy * std::max(0.0, 1.0 - s * post.r_squared) / nu : rss / nu;
-      intercept.push_back({w, 0.0, std::sqrt(spread / n), nu});
-      for (int j = 0; j < p; ++j) {
-        if (!((wm.model >> j) & 1U)) continue;
-        const double scale = std::sqrt((bayesian ? s : 1.0) * spread * post.inverse_gram_diagonal(j));
-        slopes[static_cast<std::size_t>(j)].push_back({w, s * post.ols(j), scale, nu});
-      }
-    }
-    for (int j = 0; j < p; ++j) {
-      if (!((wm.model >> j) & 1U)) slope_point_mass[static_cast<std::size_t>(j)] += wm.probability;
-    }
+    if (intervals) add_model_components(post, syy, n, prior, wm.probability, mix);
   }
   if (!intervals) return;
-  CredibleIntervals& ci = res.credible_intervals;
-  ci.level = level;
-  ci.models = models.size();
-  ci.lower.resize(p);
-  ci.upper.resize(p);
-  const double q_lo = 0.5 * (1.0 - level);
-  const double q_hi = 0.5 * (1.0 + level);
-  // Each mixture drops its lightest components up to TMixture::kDefaultTau of its mass; the
-  // largest share dropped joins the bound on the CDF error.
-  double dropped = 0.0;
-  for (int j = 0; j < p; ++j) {
-    const TMixture mix(slope_point_mass[static_cast<std::size_t>(j)], slopes[static_cast<std::size_t>(j)]);
-    ci.lower(j) = mix.quantile(q_lo);
-    ci.upper(j) = mix.quantile(q_hi);
-    dropped = std::max(dropped, mix.dropped_mass());
-  }
-  const TMixture mix(0.0, intercept);
-  ci.intercept_lower = mix.quantile(q_lo);
-  ci.intercept_upper = mix.quantile(q_hi);
-  dropped = std::max(dropped, mix.dropped_mass());
-  ci.omitted_mass = std::min(1.0, omitted_mass + dropped);
+  res.credible_intervals = mixture_credible_intervals(mix, level);
+  res.credible_intervals.models = models.size();
 }
 
 BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram_in, double n,

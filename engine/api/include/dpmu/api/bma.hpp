@@ -56,8 +56,13 @@ struct BmaSettings {
   /// CSPRNG for every random step (BmaFit::seed reports it).
   std::optional<std::uint64_t> seed;
   std::optional<PrivacySettings> privacy;  ///< nullopt: non-private (exact analysis of the data)
-  LedgerOptions ledger;                    ///< where a real release is charged (empty path: nowhere)
-  std::string command = "bma";             ///< the front end's name, for the ledger
+  /// A release's uncertainty: "plug-in" (G* + rI analysed as the data's Gram matrix) or "noise-aware"
+  /// (noise_aware_analysis: sampling and privacy noise; enumeration only, p ≤ 24). Post-processing:
+  /// the same release, budget and privacy record either way. Ignored by a non-private fit.
+  std::string uncertainty = "plug-in";
+  int noise_aware_draws = 200;  ///< M, accepted draws of G (noise-aware), >= 20
+  LedgerOptions ledger;         ///< where a real release is charged (empty path: nowhere)
+  std::string command = "bma";  ///< the front end's name, for the ledger
 };
 
 /// One of the most probable models.
@@ -103,6 +108,21 @@ struct BmaSummary {
   std::uint64_t models_rank_deficient = 0;
   std::uint64_t models_exact_fit = 0;
   std::optional<core::McmcDiagnostics> mcmc;
+  /// Which uncertainty the SDs, intervals and probabilities carry (docs/bma.md "Uncertainty"):
+  /// "exact" (a non-private fit: sampling uncertainty of the data), "plug-in" (a release analysed as if
+  /// G* + rI were the data's Gram matrix: sampling only, not the privacy noise) or "noise-aware"
+  /// (averaged over the confidential G given G*: sampling and privacy noise).
+  std::string uncertainty = "exact";
+  /// Noise-aware only: the Monte Carlo of core::noise_aware_bma.
+  struct NoiseAware {
+    int draws = 0;               ///< accepted draws of G wanted (M)
+    int accepted = 0;            ///< admissible draws kept
+    int proposals = 0;           ///< noise draws made
+    bool fallback = false;       ///< fewer than the minimum accepted: this is the plug-in analysis
+    Eigen::VectorXd pip_mc_se;   ///< Monte Carlo SE of each PIP
+    Eigen::VectorXd mean_mc_se;  ///< of each posterior mean (data units)
+  };
+  std::optional<NoiseAware> noise_aware;
 };
 
 /// What a release published besides the summaries (absent for a non-private fit).

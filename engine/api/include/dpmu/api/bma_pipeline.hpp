@@ -62,6 +62,18 @@ BmaSummary analyse(const Eigen::MatrixXd& gram, double n, const AnalysisPlan& pl
                    const Search& search, const std::vector<std::string>& names, const std::string& response,
                    bool release, std::optional<double> response_mean);
 
+/// The noise-aware analysis of a release (core::noise_aware_bma; docs/methods.md §5.11): draws of the
+/// confidential G from p(G | G*) ∝ p_E(G* − G)·1[G admissible under the public bounds] by rejection
+/// (the release's noise law, release.mechanism(); diagonal bounds n·w_j²/4 from the bound widths in
+/// the units of G), M = `draws` of them from the stream "bma/noise-aware" of `seed`, then the mixture
+/// of their exact analyses; with fewer than 20 admissible draws in 100·M proposals, the plug-in
+/// analysis of rel.regularized (uncertainty "plug-in", noise_aware->fallback = true, and a warning in
+/// `messages`). Only released statistics and public settings are used: post-processing.
+/// @throws std::invalid_argument for draws < 20 or MCMC search (p > 24); as analyse() otherwise.
+BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisPlan& plan, const Search& search,
+                                int draws, const std::vector<std::string>& names, const std::string& response,
+                                std::vector<std::string>& messages);
+
 /// Messages naming the constant and collinear predictors (non-private analyses only: in a release
 /// the collinearity of the columns is confidential).
 std::vector<std::string> rank_deficient_messages(const std::vector<core::RankDeficientColumn>& deficient,

@@ -22,6 +22,7 @@
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/model_space.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/core/t_mixture.hpp"
 
 namespace dpmu::core {
 
@@ -189,6 +190,40 @@ struct WeightedModel {
 /// highest_posterior_model and median_probability_model. Deterministic.
 void summarise_models(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, const CoefficientPrior& prior, int p0,
                       const std::vector<WeightedModel>& models, double omitted_mass, double level, BmaResult& result);
+
+/// The model-averaged posterior of the coefficients as mixtures (docs/bma.md "Credible intervals"):
+/// for each slope j a point mass at 0 (the weight of the models without j) and Student t components
+/// (one per model with j and node of its shrinkage posterior), and the intercept's t components. The
+/// weights need not sum to 1 (TMixture renormalises), so posteriors from several Gram matrices can be
+/// pooled by adding each with its share (noise_aware.hpp: a mixture over draws of G).
+struct CoefficientMixture {
+  explicit CoefficientMixture(int p)
+      : slopes(static_cast<std::size_t>(p)), slope_point_mass(static_cast<std::size_t>(p), 0.0) {}
+  std::vector<std::vector<TComponent>> slopes;  ///< p lists
+  std::vector<double> slope_point_mass;         ///< p weights of β_j = 0
+  std::vector<TComponent> intercept;            ///< of α − ȳ
+  /// Weight left out: quadrature nodes whose weight (probability × node weight) is below
+  /// kMixtureNodeFloor, plus whatever the caller adds for models left out.
+  double omitted_mass = 0.0;
+};
+
+/// Components lighter than this go to CoefficientMixture::omitted_mass.
+inline constexpr double kMixtureNodeFloor = 1e-11;
+
+/// Add one model's coefficient posterior with weight `probability` (its posterior probability, times
+/// the share of its Gram matrix when pooling): for every node (s_i, w_i) of post.shrinkage a
+/// component t_ν(s_i β̂_j, sqrt(s_i S(s_i)/ν V_jj)) of weight probability·w_i for each j in the
+/// model (g-priors; S(s) = G_yy (1 − s R²)), t_ν(β̂_j, sqrt(RSS/ν V_jj)) for bic/aic/lr, the
+/// intercept's t_ν(0, sqrt(S/(ν n))), and `probability` to the point mass of each j outside the
+/// model. @param gram_yy G_yy of the Gram matrix post was computed from. Deterministic; no checks.
+void add_model_components(const ModelCoefficientPosterior& post, double gram_yy, double n,
+                          const CoefficientPrior& prior, double probability, CoefficientMixture& mix);
+
+/// Equal-tailed intervals at `level` ∈ (0, 1) from the quantiles (1 ∓ level)/2 of each mixture
+/// (TMixture with its default τ); omitted_mass = mix.omitted_mass + the largest share TMixture
+/// dropped (capped at 1); `models` is left 0 for the caller. @throws std::domain_error for a level
+/// outside (0, 1).
+CredibleIntervals mixture_credible_intervals(const CoefficientMixture& mix, double level);
 
 /// 1 − R² at or below this (relative to G_yy) is an exact fit: it is below the rounding error of a
 /// Cholesky factorisation of G (about (|γ|+1)·ε_mach·G_yy), so R² = 1 cannot be told apart from it.

@@ -1,0 +1,309 @@
+/// @file ssp_calibration.cpp
+/// `ssp_calibration`: how well the uncertainty of private model averaging is calibrated (issue 30;
+/// docs/methods.md §5.11). Data as `ssp_simulation` (docs/methods.md A6: x ~ U(lower, upper), the
+/// first |T| coefficients b = 1/(z √|T|), SNR 1/2; the exact sufficient-statistic sampler of G,
+/// sample_gram_matrix). Each replicate releases G* = G + E once (Laplace or Wishart, the paper's
+/// reading of the bounds: Δ1 = (p+1)(p+2)(l² ∨ u²), B² = (p+1)(l² ∨ u²)) and analyses that same
+/// release twice: the plug-in analysis of G* + rI (the default of every release) and the
+/// noise-aware analysis (core::noise_aware_bma: rejection draws of G from p(G | G*) under a flat
+/// prior on the Gram matrices the bounds allow, G_jj ≤ n(u − l)²/4). Metrics for both, on the same
+/// release: coverage of the true β_j by the equal-tailed 50/80/95 % credible intervals, their
+/// width, the Brier score of the PIPs and P(true model). Mechanism none: the non-private analysis
+/// of G (reported under plug_in_*; the noise-aware metrics are then the same analysis).
+
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "dpmu/core/bma.hpp"
+#include "dpmu/core/model_space.hpp"
+#include "dpmu/core/noise_aware.hpp"
+#include "dpmu/core/random.hpp"
+#include "dpmu/core/ssp.hpp"
+#include "dpmu/experiments/simulation_cost.hpp"
+#include "dpmu/experiments/simulation_gram.hpp"
+#include "dpmu/experiments/simulation_ssp.hpp"
+#include "dpmu/runtime/experiment.hpp"
+
+namespace dpmu::experiments {
+
+namespace {
+
+using runtime::Cell;
+using runtime::MetricSpec;
+using runtime::ParameterSpec;
+using runtime::ParameterType;
+
+constexpr double kLevels[3] = {0.5, 0.8, 0.95};
+constexpr const char* kLevelNames[3] = {"50", "80", "95"};
+constexpr const char* kMethods[2] = {"plug_in", "noise_aware"};
+constexpr std::uint64_t kRidgeSeed = 20240521;
+
+struct Prepared {
+  SimulationDesign design;
+  std::uint64_t n = 0;
+  core::CoefficientPrior prior;
+  core::ModelPrior model_prior;
+  std::optional<core::SspMechanism> mechanism;
+  double regularization = 0.0;
+  Eigen::VectorXd max_diagonal;
+  core::NoiseAwareOptions options;
+};
+
+class SspCalibration final : public runtime::TypedExperiment<Prepared, SimulatedGram> {
+ public:
+  std::string name() const override { return "ssp_calibration"; }
+
+  std::vector<ParameterSpec> parameters() const override {
+    return {
+        {.name = "n", .type = ParameterType::integer, .data_factor = true, .min = 10.0, .description = "rows"},
+        {.name = "p",
+         .type = ParameterType::integer,
+         .data_factor = true,
+         .min = 1.0,
+         .max = 12.0,
+         .description = "candidate predictors"},
+        {.name = "true_model_size",
+         .type = ParameterType::integer,
+         .data_factor = true,
+         .min = 0.0,
+         .description = "|T|: the first |T| predictors have coefficient b"},
+        {.name = "signal_z",
+         .type = ParameterType::real,
+         .data_factor = true,
+         .default_value = 7.0,
+         .min = 0.0,
+         .min_inclusive = false,
+         .description = "z of docs/methods.md A6: b = 1/(z sqrt|T|), sigma = sqrt(8/3)/z (SNR 1/2)"},
+        {.name = "mechanism",
+         .type = ParameterType::string,
+         .allowed = {"none", "laplace", "wishart"},
+         .description = "release of G: none (non-private), laplace or wishart"},
+        {.name = "epsilon",
+         .type = ParameterType::real,
+         .default_value = std::numeric_limits<double>::infinity(),
+         .min = 0.0,
+         .min_inclusive = false,
+         .description = "privacy budget (required unless mechanism is none)"},
+        {.name = "prior",
+         .type = ParameterType::string,
+         .default_value = std::string("g_prior"),
+         .description = "coefficient prior (g_prior: g = n, one shrinkage node per model)"},
+        {.name = "model_prior",
+         .type = ParameterType::string,
+         .default_value = std::string("beta-binomial:1,1"),
+         .description = "prior over models"},
+        {.name = "noise_aware_draws",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{100},
+         .min = 1.0,
+         .description = "M: accepted draws of G per release (noise-aware)"},
+        {.name = "max_proposals",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{20000},
+         .min = 1.0,
+         .description = "noise draws at most per release; fewer than min_accepted accepted: plug-in fallback"},
+        {.name = "min_accepted",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{20},
+         .min = 1.0,
+         .description = "fewest accepted draws for the noise-aware mixture"},
+        {.name = "ridge_draws",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{20000},
+         .min = 100.0,
+         .description = "Monte Carlo draws of E for the plug-in ridge (99th percentile of -eigmin(E))"},
+    };
+  }
+
+  void validate(const Cell& cell) const override {
+    const auto p = cell.get_int("p");
+    if (cell.get_int("true_model_size") > p) throw std::invalid_argument("true_model_size: exceeds p");
+    if (cell.get_int("n") < p + 3) throw std::invalid_argument("n: must be >= p + 3");
+    const std::string& mechanism = cell.get_string("mechanism");
+    const double epsilon = cell.get_double("epsilon");
+    if (mechanism == "none" && std::isfinite(epsilon)) {
+      throw std::invalid_argument("epsilon: mechanism none has no privacy budget");
+    }
+    if (mechanism != "none" && !std::isfinite(epsilon)) {
+      throw std::invalid_argument("epsilon: mechanism " + mechanism + " needs a privacy budget");
+    }
+    if (mechanism == "wishart" && epsilon >= 1.0) throw std::invalid_argument("epsilon: wishart needs epsilon < 1");
+    try {
+      core::parse_coefficient_prior(cell.get_string("prior"), static_cast<double>(cell.get_int("n")));
+      core::parse_model_prior(cell.get_string("model_prior"));
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("prior: ") + e.what());
+    }
+  }
+
+  std::vector<MetricSpec> metrics(const Cell& cell) const override {
+    const auto p = static_cast<std::size_t>(cell.get_int("p"));
+    std::vector<std::string> labels;
+    for (std::size_t j = 1; j <= p; ++j) labels.push_back("beta" + std::to_string(j));
+    std::vector<MetricSpec> out;
+    for (const char* m : kMethods) {
+      const std::string u(m);
+      for (int l = 0; l < 3; ++l) {
+        out.push_back({.name = u + "_cover" + kLevelNames[l],
+                       .size = p,
+                       .is_vector = true,
+                       .description = "1 if the equal-tailed " + std::string(kLevelNames[l]) +
+                                      "% interval of beta_j (" + u + ") contains the true beta_j",
+                       .component_labels = labels});
+      }
+      out.push_back({.name = u + "_width95",
+                     .size = p,
+                     .is_vector = true,
+                     .description = "width of the 95% interval of beta_j (" + u + ")",
+                     .component_labels = labels});
+      out.push_back({.name = u + "_pip",
+                     .size = p,
+                     .is_vector = true,
+                     .description = "posterior inclusion probability of predictor j (" + u + ")",
+                     .component_labels = labels});
+      out.push_back({.name = u + "_brier", .description = "mean over j of (PIP_j - 1[j in T])^2 (" + u + ")"});
+      out.push_back({.name = u + "_prob_true_model", .description = "posterior probability of T (" + u + ")"});
+    }
+    out.push_back({.name = "accepted_draws", .description = "admissible draws of G kept (noise-aware)"});
+    out.push_back({.name = "acceptance_rate", .description = "accepted / proposed noise draws"});
+    out.push_back({.name = "fallback", .description = "1 if the noise-aware analysis fell back to the plug-in"});
+    out.push_back({.name = "pip_mc_se_max", .description = "largest Monte Carlo SE of the noise-aware PIPs"});
+    return out;
+  }
+
+  Prepared prepare(const Cell& cell, core::RngStream& /*calibration*/,
+                   runtime::SharedCalibration& shared) const override {
+    Prepared pr;
+    const int p = static_cast<int>(cell.get_int("p"));
+    pr.n = static_cast<std::uint64_t>(cell.get_int("n"));
+    const double n = static_cast<double>(pr.n);
+    pr.design = simulation_design(p, static_cast<int>(cell.get_int("true_model_size")), cell.get_double("signal_z"));
+    pr.prior = core::parse_coefficient_prior(cell.get_string("prior"), n);
+    pr.model_prior = core::parse_model_prior(cell.get_string("model_prior"));
+    const double w = pr.design.upper - pr.design.lower;
+    pr.max_diagonal = core::gram_diagonal_bounds(n, Eigen::VectorXd::Constant(p + 1, w));
+    pr.options.draws = static_cast<int>(cell.get_int("noise_aware_draws"));
+    pr.options.max_proposals = static_cast<int>(cell.get_int("max_proposals"));
+    pr.options.min_accepted = static_cast<int>(cell.get_int("min_accepted"));
+    pr.options.bma.credible_level = 0.0;
+    pr.options.bma.top_models = 0;
+    pr.options.extra_levels = {kLevels[0], kLevels[1], kLevels[2]};
+    const std::string& name = cell.get_string("mechanism");
+    if (name == "none") return pr;
+    const auto kind = core::parse_ssp_mechanism(name);
+    core::SspMechanism m{.kind = kind,
+                         .p = p,
+                         .lower = pr.design.lower,
+                         .upper = pr.design.upper,
+                         .epsilon = cell.get_double("epsilon"),
+                         .delta = kind == core::SspMechanismKind::wishart ? 1.0 / n : 0.0};
+    core::check_ssp_mechanism(m);
+    if (kind == core::SspMechanismKind::laplace) {
+      std::ostringstream key;
+      key.precision(17);
+      key << "calibration_ridge:" << p << ':' << m.epsilon << ':' << cell.get_int("ridge_draws");
+      // a function of public parameters only, from a stream keyed by them (the same for every cell)
+      pr.regularization = shared.get(key.str(), [&] {
+        core::RngStream rng(kRidgeSeed, core::fnv1a_64(key.str()), 0, core::StreamPurpose::calibration);
+        return std::vector<double>{
+            core::monte_carlo_regularization(m, rng, static_cast<int>(cell.get_int("ridge_draws")))};
+      })[0];
+    } else {
+      pr.regularization = core::wishart_regularization(m);
+    }
+    pr.mechanism = m;
+    return pr;
+  }
+
+  SimulatedGram generate(const Cell& data_cell, core::RngStream& data) const override {
+    const SimulationDesign design =
+        simulation_design(static_cast<int>(data_cell.get_int("p")),
+                          static_cast<int>(data_cell.get_int("true_model_size")), data_cell.get_double("signal_z"));
+    const std::uint64_t key0 = data();
+    const std::uint64_t key1 = data();
+    return sample_gram_matrix(design, static_cast<std::uint64_t>(data_cell.get_int("n")), key0, key1);
+  }
+
+  double generate_cost(const Cell& data_cell) const override {
+    return ssp_generate_cost(static_cast<std::uint64_t>(data_cell.get_int("n")),
+                             static_cast<int>(data_cell.get_int("p")), SspGenerator::sufficient_statistic);
+  }
+
+  double analyse_cost(const Cell& cell) const override {
+    return static_cast<double>(cell.get_int("noise_aware_draws") + 1) *
+           ssp_analyse_cost(static_cast<int>(cell.get_int("p")), false);
+  }
+
+  void analyse(const Cell&, const Prepared& pr, const SimulatedGram& sim, core::RngStream& noise,
+               runtime::MetricWriter& out) const override {
+    const int p = pr.design.p;
+    const int t = pr.design.true_model_size;
+    const double n = static_cast<double>(pr.n);
+    Eigen::VectorXd beta = Eigen::VectorXd::Zero(p);
+    beta.head(t).setConstant(pr.design.coefficient);
+    const core::ModelMask truth = (core::ModelMask{1} << t) - 1;
+    // The plug-in analysis: one "draw", the regularised release (or G itself), with the interval
+    // options of the default analysis (mix_bma_draws of one matrix is bayesian_model_averaging).
+    core::NoiseAwareOptions plug_options = pr.options;
+    plug_options.draw_interval_mass = plug_options.bma.interval_mass;
+    plug_options.draw_interval_max_models = plug_options.bma.interval_max_models;
+    core::NoiseAwareResult plug;
+    core::NoiseAwareResult aware;
+    if (!pr.mechanism) {
+      plug.posterior = core::mix_bma_draws({sim.gram}, n, pr.prior, pr.model_prior, plug_options, &plug);
+      aware = plug;
+      aware.accepted = 0;
+    } else {
+      const Eigen::MatrixXd gstar = core::noisy_gram_matrix(sim.gram, *pr.mechanism, noise);
+      const core::RegularizedGram reg = core::regularize(gstar, pr.regularization);
+      plug.posterior = core::mix_bma_draws({reg.matrix}, n, pr.prior, pr.model_prior, plug_options, &plug);
+      aware = core::noise_aware_bma(gstar, *pr.mechanism, pr.max_diagonal, n, pr.prior, pr.model_prior, reg.matrix,
+                                    noise, pr.options);
+      if (aware.fallback) {
+        aware.extra_intervals = plug.extra_intervals;
+        aware.posterior = plug.posterior;
+      }
+    }
+    for (int u = 0; u < 2; ++u) {
+      const core::NoiseAwareResult& r = u == 0 ? plug : aware;
+      const std::string name(kMethods[u]);
+      for (int l = 0; l < 3; ++l) {
+        const core::CredibleIntervals& ci = r.extra_intervals[static_cast<std::size_t>(l)];
+        for (int j = 0; j < p; ++j) {
+          out.set(name + "_cover" + kLevelNames[l], static_cast<std::size_t>(j),
+                  ci.lower(j) <= beta(j) && beta(j) <= ci.upper(j) ? 1.0 : 0.0);
+          if (l == 2) out.set(name + "_width95", static_cast<std::size_t>(j), ci.upper(j) - ci.lower(j));
+        }
+      }
+      const Eigen::VectorXd& pip = r.posterior.posterior_inclusion_probability;
+      double brier = 0.0;
+      for (int j = 0; j < p; ++j) {
+        const double truth_j = j < t ? 1.0 : 0.0;
+        brier += (pip(j) - truth_j) * (pip(j) - truth_j);
+        out.set(name + "_pip", static_cast<std::size_t>(j), pip(j));
+      }
+      out.set(name + "_brier", brier / p);
+      out.set(name + "_prob_true_model",
+              std::exp(r.posterior.log_posterior_probability(static_cast<Eigen::Index>(truth))));
+    }
+    out.set("accepted_draws", static_cast<double>(aware.accepted));
+    out.set("acceptance_rate",
+            aware.proposals > 0 ? static_cast<double>(aware.accepted) / aware.proposals : std::nan(""));
+    out.set("fallback", aware.fallback ? 1.0 : 0.0);
+    out.set("pip_mc_se_max", aware.pip_mc_se.size() > 0 ? aware.pip_mc_se.maxCoeff() : std::nan(""));
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<runtime::Experiment> make_ssp_calibration() { return std::make_unique<SspCalibration>(); }
+
+}  // namespace dpmu::experiments

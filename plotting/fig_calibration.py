@@ -1,0 +1,107 @@
+"""Calibration of private model averaging (issue 30): plug-in vs noise-aware credible intervals.
+
+Reads an ``ssp_calibration`` results file (configs/calibration.yaml). Figure: coverage of the true
+beta_j by the equal-tailed 95 % intervals (averaged over the p coefficients) against n, one panel
+per mechanism (rows) and epsilon (columns), a line per p and method (plug-in dashed, noise-aware
+solid, non-private grey), bars ±2 Monte Carlo SE (the largest per-coefficient SE: conservative for
+the average), the nominal level drawn. Also writes ``<name>_table.md``: per cell and coefficient
+the coverage at 50/80/95 % of both methods with their MC SEs, the Brier score of the PIPs, the
+acceptance rate and the share of noise-aware fallbacks to the plug-in.
+"""
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from dpmu_h5 import Results, plot_main, save_figure  # noqa: E402
+
+LEVELS = ("50", "80", "95")
+METHODS = (("plug_in", "plug-in", "--", "s"), ("noise_aware", "noise-aware", "-", "o"))
+
+
+def _coverage(res, method, level, cells):
+    """Mean over coefficients of the coverage, and the largest per-coefficient MC SE, per cell.
+
+    Vector metrics of cells with fewer predictors are padded with NaN up to the largest p."""
+    s = res.summary[f"{method}_cover{level}"]
+    return np.nanmean(s["mean"][cells], axis=1), np.nanmax(s["mcse"][cells], axis=1)
+
+
+def write_table(res, path):
+    """Markdown table of every cell: coverage per coefficient and level, both methods."""
+    lines = ["| mechanism | epsilon | p | n | coefficient | "
+             + " | ".join(f"plug-in {lv}" for lv in LEVELS) + " | "
+             + " | ".join(f"noise-aware {lv}" for lv in LEVELS)
+             + " | Brier plug-in | Brier noise-aware | acceptance | fallback | replicates |",
+             "|" + "---|" * (11 + 2 * len(LEVELS) - 2)]
+    order = sorted(range(res.n_cells), key=lambda c: (str(res.cells["mechanism"][c]), float(res.cells["epsilon"][c]),
+                                                      int(res.cells["p"][c]), int(res.cells["n"][c])))
+    for c in order:
+        p = int(res.cells["p"][c])
+        for j in range(p):
+            row = [str(res.cells["mechanism"][c]), f"{float(res.cells['epsilon'][c]):g}", str(p),
+                   str(int(res.cells["n"][c])), f"beta{j + 1}"]
+            for method, *_ in METHODS:
+                for lv in LEVELS:
+                    s = res.summary[f"{method}_cover{lv}"]
+                    row.append(f"{s['mean'][c, j]:.3f} ± {s['mcse'][c, j]:.3f}")
+            row.append(f"{res.summary['plug_in_brier']['mean'][c]:.4f}")
+            row.append(f"{res.summary['noise_aware_brier']['mean'][c]:.4f}")
+            row.append(f"{res.summary['acceptance_rate']['mean'][c]:.3g}")
+            row.append(f"{res.summary['fallback']['mean'][c]:.3f}")
+            row.append(str(int(res.summary["fallback"]["n_ok"][c])))
+            lines.append("| " + " | ".join(row) + " |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
+def plot_file(path, out_dir, name=None):
+    res = Results(path)
+    if res.experiment != "ssp_calibration":
+        raise ValueError(f"{path}: not an ssp_calibration file")
+    name = name or os.path.splitext(os.path.basename(path))[0]
+    os.makedirs(out_dir, exist_ok=True)
+    mechanisms = [m for m in ("laplace", "wishart") if m in set(res.cells["mechanism"].tolist())]
+    eps_by_mech = {m: sorted({float(res.cells["epsilon"][c]) for c in res.select(mechanism=m)}) for m in mechanisms}
+    ncol = max(len(v) for v in eps_by_mech.values())
+    fig, axes = plt.subplots(len(mechanisms), ncol, figsize=(3.6 * ncol, 3.2 * len(mechanisms)), sharey=True,
+                             squeeze=False)
+    ps = res.values("p")
+    colours = dict(zip(ps, ("tab:blue", "tab:orange", "tab:green", "tab:red")))
+    for r, mech in enumerate(mechanisms):
+        for k, eps in enumerate(eps_by_mech[mech]):
+            ax = axes[r][k]
+            ax.axhline(0.95, color="black", lw=0.8)
+            for p in ps:
+                base = res.select(mechanism="none", p=p)
+                if len(base):
+                    base = base[np.argsort(res.cells["n"][base].astype(float))]
+                    m, se = _coverage(res, "plug_in", "95", base)
+                    ax.errorbar(res.cells["n"][base].astype(float), m, yerr=2 * se, color="grey", lw=0.8,
+                                label=f"non-private, p={p}" if k == 0 and r == 0 else None)
+                cells = res.select(mechanism=mech, epsilon=eps, p=p)
+                cells = cells[np.argsort(res.cells["n"][cells].astype(float))]
+                for method, label, style, marker in METHODS:
+                    m, se = _coverage(res, method, "95", cells)
+                    ax.errorbar(res.cells["n"][cells].astype(float), m, yerr=2 * se, color=colours[p], ls=style,
+                                marker=marker, ms=4, label=f"{label}, p={p}" if k == 0 and r == 0 else None)
+            ax.set_xscale("log")
+            ax.set_ylim(-0.02, 1.02)
+            ax.set_title(f"{mech}, ε = {eps:g}")
+            ax.set_xlabel("n")
+            if k == 0:
+                ax.set_ylabel("coverage of the 95 % intervals")
+        for k in range(len(eps_by_mech[mech]), ncol):
+            axes[r][k].axis("off")
+    fig.legend(loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    written = save_figure(fig, out_dir, f"{name}_coverage95")
+    return written + [write_table(res, os.path.join(out_dir, f"{name}_table.md"))]
+
+
+if __name__ == "__main__":
+    plot_main(plot_file, __doc__.splitlines()[0])
