@@ -212,6 +212,10 @@ Search analysis_search(const BmaSettings& settings, std::size_t p, double n, std
   search.tolerance = settings.mcmc_tolerance;
   if (search.mcmc) core::check_positive_finite(fn, "mcmc_tolerance", settings.mcmc_tolerance);
   search.seed = seed;
+  search.max_iterations = settings.mcmc_max_iterations;
+  search.max_models = settings.mcmc_max_models;
+  search.progress = settings.progress;
+  check_search_bounds(search, p, "mcmc_max_models", "mcmc_max_iterations");
   return search;
 }
 }  // namespace
@@ -276,6 +280,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   fit.analysis.privacy.reset();
   fit.analysis.ledger = {};
   fit.analysis.seed.reset();
+  fit.analysis.progress = nullptr;  // the caller's callback may not outlive this call
 
   if (!settings.privacy) {
     const NonPrivateGram np = non_private_gram(raw, all);
@@ -528,6 +533,7 @@ BmaFit reanalyse(const BmaFit& fit, const BmaSettings& settings) {
   out.search = search.mcmc ? "mcmc" : "enumeration";
   out.analysis = settings;
   out.analysis.seed.reset();
+  out.analysis.progress = nullptr;
   out.messages.clear();
   const bool release = fit.release.has_value();
   const std::optional<double> response_mean =

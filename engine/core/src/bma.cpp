@@ -620,6 +620,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
 
   const std::uint64_t total = 1ULL << f;
   for (std::uint64_t i = 0; i < total; ++i) {
+    if (i % kProgressInterval == 0) report_progress(options.progress, i, total, "enumeration");
     if (i > 0) {
       const int bit = __builtin_ctzll(i);
       const int j = free_idx[static_cast<std::size_t>(bit)];
@@ -717,6 +718,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
       }
     }
   }
+  report_progress(options.progress, total, total, "enumeration");
   if (!(z > 0.0)) {
     throw std::domain_error(std::string(fn) +
                             ": every model is rank deficient (the forced predictors are constant or collinear, or no "
