@@ -339,6 +339,18 @@ ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, do
                                const CoefficientPrior& prior, const ModelPrior& model_prior, ModelMask always_included,
                                int p0);
 
+/// The part of evaluate_model the MCMC chain needs for a proposal: the same log weight, log
+/// marginal, shrinkage and R² (bit for bit), without the moments (no inverse of G[γ,γ]).
+struct ModelWeight {
+  double log_weight = -INFINITY;
+  double log_marginal = 0.0;
+  double shrinkage = 0.0;
+  double r_squared = 0.0;
+};
+ModelWeight evaluate_model_weight(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, ModelMask model,
+                                  const CoefficientPrior& prior, const ModelPrior& model_prior,
+                                  ModelMask always_included, int p0);
+
 /// Default bound on the distinct models the MCMC sampler stores (McmcOptions::max_models): 2^20.
 inline constexpr std::uint64_t kDefaultMcmcMaxModels = 1ULL << 20;
 
@@ -453,24 +465,26 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
     return evaluate_model(gram, n, m, prior, model_prior, options.always_included, options.p0);
   };
   // The stored entry of m (evaluated and stored when new and the table has room), or nullptr with
-  // `full` set to m's evaluation when the table is full.
-  const auto lookup = [&](ModelMask m, ModelEvaluation& full) -> Stored* {
+  // `w` set to m's weight when the table is full. Only the weight is computed for a proposal; the
+  // moments of an unstored model are computed when the chain moves to it.
+  const auto lookup = [&](ModelMask m, ModelWeight& w) -> Stored* {
     const auto it = table.find(m);
     if (it != table.end()) return &it->second;
-    full = evaluate(m);
+    w = evaluate_model_weight(gram, n, m, prior, model_prior, options.always_included, options.p0);
     if (table.size() < options.max_models) {
-      return &table.emplace(m, Stored{full.log_weight, full.log_marginal, full.shrinkage, full.r_squared, 0})
-                  .first->second;
+      return &table.emplace(m, Stored{w.log_weight, w.log_marginal, w.shrinkage, w.r_squared, 0}).first->second;
     }
     ++diag.evaluations_unstored;
     return nullptr;
   };
-  // The current model: its entry, or its full evaluation when it is not stored.
+  // The current model: its entry, or (not stored) its full evaluation.
   ModelMask current = options.always_included;
   ModelEvaluation cur_full;
-  Stored* cur = lookup(current, cur_full);
-  double cur_w = cur != nullptr ? cur->log_weight : cur_full.log_weight;
+  ModelWeight prop_w;
+  Stored* cur = lookup(current, prop_w);
+  double cur_w = cur != nullptr ? cur->log_weight : prop_w.log_weight;
   if (!std::isfinite(cur_w)) throw_domain(fn, "log weight of the starting model", cur_w, "finite");
+  if (cur == nullptr) cur_full = evaluate(current);
 
   // Per-iteration inclusion counts (PIPs and the stopping rule); the moments of the iterations at
   // unstored models (the others are formed from the visit counts at the end).
@@ -491,7 +505,6 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
   std::uint64_t it = 0;
   const auto f = static_cast<std::uint64_t>(free_idx.size());
   std::vector<int> in, out;
-  ModelEvaluation prop_full;
   report_progress(options.progress, 0, max_it, "mcmc");
   while (it < max_it) {
     if (f > 0) {
@@ -508,14 +521,14 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
       } else {
         proposal ^= 1ULL << free_idx[uniform_index(rng, f)];
       }
-      Stored* prop = lookup(proposal, prop_full);
-      const double prop_w = prop != nullptr ? prop->log_weight : prop_full.log_weight;
-      const double log_ratio = prop_w - cur_w;
+      Stored* prop = lookup(proposal, prop_w);
+      const double w = prop != nullptr ? prop->log_weight : prop_w.log_weight;
+      const double log_ratio = w - cur_w;
       if (log_ratio >= 0.0 || std::log(uniform_open01(rng)) < log_ratio) {
         current = proposal;
         cur = prop;
-        cur_w = prop_w;
-        if (prop == nullptr) std::swap(cur_full, prop_full);
+        cur_w = w;
+        if (prop == nullptr) cur_full = evaluate(current);
         ++accepted;
       }
     }
