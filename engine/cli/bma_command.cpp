@@ -125,9 +125,10 @@ class SearchProgressLine {
     const double phase_elapsed = std::chrono::duration<double>(now - phase_start_).count();
     const double rate = phase_elapsed > 0.0 ? static_cast<double>(p.done - phase_done_) / phase_elapsed : 0.0;
     const double eta = rate > 0.0 ? static_cast<double>(p.total - p.done) / rate : -1.0;
-    const std::string what = phase_ == "mcmc"           ? "MCMC iterations"
-                             : phase_ == "mcmc-summary" ? "visited models summarised"
-                                                        : "models enumerated";
+    const std::string what = phase_ == "mcmc"                ? "MCMC iterations"
+                             : phase_ == "mcmc-summary"      ? "visited models summarised"
+                             : phase_ == "ridge-calibration" ? "ridge calibration draws"
+                                                             : "models enumerated";
     char line[256];
     std::snprintf(line, sizeof line, "dpmu bma: %s %llu/%llu (%.0f%%), %.0f s elapsed, ETA %s%s", what.c_str(),
                   static_cast<unsigned long long>(p.done), static_cast<unsigned long long>(p.total),
@@ -636,6 +637,7 @@ void run_bma(BmaCliOptions o) {
   ro.ridge_draws = o.ridge_draws;
   ro.threshold = o.threshold;
   ro.threshold_reference = plan.threshold_reference;
+  ro.progress = search.progress;
   std::vector<std::string> messages;
   const api::BmaRelease rel = api::release_gram(raw, release, ro, seed, secure ? &secure_rng : nullptr, messages);
   print_messages(messages);

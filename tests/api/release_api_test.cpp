@@ -213,10 +213,10 @@ TEST_CASE("api: select maps a non-finite value by the public rule instead of ref
   CHECK_THROWS_WITH(api::select(d.x, d.y, {"a", "b"}, "y", q), Contains("non-finite"));
 }
 
-TEST_CASE("api: a release interrupted during its model search is not charged; the same release completed is",
+TEST_CASE("api: a release interrupted during its ridge calibration or its model search is not charged",
           "[api][ledger][progress]") {
-  // What Ctrl-C in R or Python does (bindings: the progress callback throws): the search stops,
-  // the exception leaves api::bma, and the ledger is as it was.
+  // What Ctrl-C in R or Python does (bindings: the progress callback throws): the work stops, the
+  // exception leaves api::bma, and the ledger is as it was. The same release completed is charged.
   dpmu::test::TempDir dir("dpmu_release_interrupt");
   const std::string ledger = dir / "l.jsonl";
   api::ledger_init(ledger, "2");
@@ -225,25 +225,34 @@ TEST_CASE("api: a release interrupted during its model search is not charged; th
   s.privacy = api::PrivacySettings{};
   s.privacy->epsilon = 0.5;
   s.privacy->bounds = {{-5.0, 5.0}};
-  s.privacy->ridge_draws = 200;
+  s.privacy->ridge_draws = 1000;
   s.credible_level = 0.0;
   s.ledger.path = ledger;
   struct Interrupted {};
-  int reports = 0;
-  s.progress = [&reports](const core::Progress&) {
-    ++reports;
-    throw Interrupted{};
+  std::vector<std::string> phases;
+  const auto interrupt_in = [&phases](const std::string& phase) {
+    return [&phases, phase](const core::Progress& p) {
+      phases.emplace_back(p.phase);
+      if (p.phase == phase && p.done > 0) throw Interrupted{};
+    };
   };
-  CHECK_THROWS_AS(api::bma(d.x, d.y, {"a", "b"}, "y", s), Interrupted);
-  CHECK(reports == 1);
-  CHECK(runtime::read_ledger(ledger).entries.empty());
-  s.mcmc = true;  // the MCMC search as well
-  CHECK_THROWS_AS(api::bma(d.x, d.y, {"a", "b"}, "y", s), Interrupted);
-  CHECK(runtime::read_ledger(ledger).entries.empty());
-  s.progress = [&reports](const core::Progress&) { ++reports; };
+  for (const bool mcmc : {false, true}) {
+    s.mcmc = mcmc;
+    for (const std::string phase : {"ridge-calibration", mcmc ? "mcmc" : "enumeration"}) {
+      phases.clear();
+      s.progress = interrupt_in(phase);
+      CHECK_THROWS_AS(api::bma(d.x, d.y, {"a", "b"}, "y", s), Interrupted);
+      CHECK(phases.back() == phase);
+      CHECK(runtime::read_ledger(ledger).entries.empty());
+    }
+  }
+  phases.clear();
+  s.progress = [&phases](const core::Progress& p) { phases.emplace_back(p.phase); };
   const api::BmaFit fit = api::bma(d.x, d.y, {"a", "b"}, "y", s);
   REQUIRE(fit.ledger);
   CHECK(runtime::read_ledger(ledger).entries.size() == 1);
+  CHECK(phases.front() == "ridge-calibration");
+  CHECK(phases.back() == "mcmc-summary");
   CHECK(!fit.analysis.progress);  // the caller's callback is not kept in the fit
 }
 

@@ -147,7 +147,8 @@ BmaRelease release_gram(const Eigen::MatrixXd& raw, const core::SspRelease& rele
     out.ridge_method = "user";
   } else if (mech.kind == core::SspMechanismKind::laplace) {
     core::RngStream cal(seed, core::fnv1a_64("bma/ridge"), 0, core::StreamPurpose::calibration);
-    out.ridge_requested = core::monte_carlo_regularization(mech, cal, options.ridge_draws);
+    out.ridge_requested =
+        core::monte_carlo_regularization(mech, cal, options.ridge_draws, core::kRidgeConfidence, options.progress);
     out.ridge_method = "monte-carlo 99th percentile of -eigmin(E), " + std::to_string(options.ridge_draws) + " draws";
   } else {
     out.ridge_requested = core::wishart_regularization(mech);
@@ -324,6 +325,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   ro.ridge_draws = ps.ridge_draws;
   ro.threshold = ps.threshold;
   ro.threshold_reference = core::parse_threshold_reference(ps.threshold_reference);
+  ro.progress = settings.progress;
   if (ps.threshold) core::check_open_interval(fn, "threshold", *ps.threshold, 0.0, 1.0);
   // The budget is checked now, before any work; the charge is made when the release is computed.
   ReleaseCharge charge(settings.ledger, settings.command, release.privacy(),

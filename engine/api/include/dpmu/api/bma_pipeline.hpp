@@ -110,6 +110,7 @@ struct ReleaseOptions {
   int ridge_draws = 100000;
   std::optional<double> threshold;
   core::ThresholdReference threshold_reference = core::ThresholdReference::absolute;
+  core::ProgressCallback progress;  ///< reports of the Monte Carlo ridge calibration (may throw to stop it)
 };
 
 /// Release G* of the raw data (n × (p+1), response last) with `release`, then regularise it (and the
