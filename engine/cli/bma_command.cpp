@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +29,7 @@
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/gram_matrix.hpp"
+#include "dpmu/core/progress.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/ssp.hpp"
@@ -73,10 +75,99 @@ struct BmaCliOptions {
   int top_models = 10;
   bool mcmc = false;
   double mcmc_tolerance = 0.005;
+  std::uint64_t mcmc_max_iterations = 0;  ///< 0: core::default_mcmc_max_iterations(p)
+  std::uint64_t mcmc_max_models = core::kDefaultMcmcMaxModels;
+  bool progress = false;  ///< a progress line on stderr even when it is not a terminal
   double credible_level = 0.95;
   std::string plot;
   std::string uncertainty = "plug-in";
   int noise_aware_draws = 200;
+};
+
+/// The progress line of a long model search on stderr (docs/bma.md "Cost of the model search"):
+/// nothing during the first 2 s; then, on a terminal, one line redrawn every 0.5 s (or, with
+/// --progress and stderr not a terminal, a line every 10 s), with the ETA of the phase at its rate
+/// so far. For MCMC the ETA is to the iteration bound: the chain stops earlier once it converges.
+/// Standard output (the JSON) is never touched.
+class SearchProgressLine {
+ public:
+  explicit SearchProgressLine(bool asked)
+      : tty_(::isatty(STDERR_FILENO) == 1), enabled_(asked || tty_), start_(Clock::now()) {}
+  SearchProgressLine(const SearchProgressLine&) = delete;
+  SearchProgressLine& operator=(const SearchProgressLine&) = delete;
+  ~SearchProgressLine() { finish(); }
+
+  /// The callback for api::Search::progress (empty when disabled); valid while this object lives.
+  core::ProgressCallback callback() {
+    if (!enabled_) return {};
+    return [this](const core::Progress& p) { update(p); };
+  }
+
+  /// End the redrawn line (before other messages or the end of the command).
+  void finish() {
+    if (shown_ && tty_) std::fputs("\n", stderr);
+    shown_ = false;
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+
+  void update(const core::Progress& p) {
+    const Clock::time_point now = Clock::now();
+    if (phase_ != p.phase || p.done < last_done_) {  // a new phase, or the next search
+      phase_ = p.phase;
+      phase_start_ = now;
+      phase_done_ = p.done;
+    }
+    last_done_ = p.done;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    if (elapsed < 2.0) return;
+    if (shown_ && std::chrono::duration<double>(now - last_).count() < (tty_ ? 0.5 : 10.0)) return;
+    last_ = now;
+    const double phase_elapsed = std::chrono::duration<double>(now - phase_start_).count();
+    const double rate = phase_elapsed > 0.0 ? static_cast<double>(p.done - phase_done_) / phase_elapsed : 0.0;
+    const double eta = rate > 0.0 ? static_cast<double>(p.total - p.done) / rate : -1.0;
+    const std::string what = phase_ == "mcmc"                ? "MCMC iterations"
+                             : phase_ == "mcmc-summary"      ? "visited models summarised"
+                             : phase_ == "ridge-calibration" ? "ridge calibration draws"
+                                                             : "models enumerated";
+    char line[256];
+    std::snprintf(line, sizeof line, "dpmu bma: %s %llu/%llu (%.0f%%), %.0f s elapsed, ETA %s%s", what.c_str(),
+                  static_cast<unsigned long long>(p.done), static_cast<unsigned long long>(p.total),
+                  p.total > 0 ? 100.0 * static_cast<double>(p.done) / static_cast<double>(p.total) : 100.0, elapsed,
+                  eta < 0.0 ? "?" : duration_text(eta).c_str(),
+                  phase_ == "mcmc" ? " (at most; stops earlier when converged)" : "");
+    if (tty_) {
+      std::fprintf(stderr, "\r%s\033[K", line);
+    } else {
+      std::fprintf(stderr, "%s\n", line);
+    }
+    std::fflush(stderr);
+    shown_ = true;
+  }
+
+  static std::string duration_text(double s) {
+    const auto t = static_cast<long long>(s + 0.5);
+    char b[32];
+    if (t >= 3600) {
+      std::snprintf(b, sizeof b, "%lldh%02lldm", t / 3600, (t % 3600) / 60);
+    } else if (t >= 60) {
+      std::snprintf(b, sizeof b, "%lldm%02llds", t / 60, t % 60);
+    } else {
+      std::snprintf(b, sizeof b, "%llds", t);
+    }
+    return b;
+  }
+
+  bool tty_;
+  bool enabled_;
+  Clock::time_point start_;
+  Clock::time_point last_{};
+  Clock::time_point phase_start_{};
+  std::uint64_t phase_done_ = 0;
+  std::uint64_t last_done_ = 0;
+  std::string phase_;
+  bool shown_ = false;
 };
 
 std::vector<std::string> non_empty(const std::vector<std::string>& v) {
@@ -200,7 +291,9 @@ json result_json(const api::BmaSummary& r, const std::vector<std::string>& names
   o["models_exact_fit"] = r.models_exact_fit;
   if (r.mcmc) {
     o["mcmc"] = {{"iterations", r.mcmc->iterations},
+                 {"max_iterations", r.mcmc->max_iterations},
                  {"models_visited", r.mcmc->models_visited},
+                 {"evaluations_unstored", r.mcmc->evaluations_unstored},
                  {"acceptance_rate", r.mcmc->acceptance_rate},
                  {"converged", r.mcmc->converged},
                  {"max_pip_difference_between_halves", r.mcmc->max_pip_difference}};
@@ -304,6 +397,20 @@ struct BmaPlan {
   core::SspMechanismKind mechanism = core::SspMechanismKind::laplace;
 };
 
+/// The bounds of an MCMC search, checked up front (api::check_search_bounds) when it will run.
+api::Search search_of(const BmaCliOptions& o) {
+  api::Search search;
+  search.mcmc = o.mcmc;
+  search.tolerance = o.mcmc_tolerance;
+  search.max_iterations = o.mcmc_max_iterations;
+  search.max_models = o.mcmc_max_models;
+  return search;
+}
+
+void check_search_bounds(const BmaCliOptions& o) {
+  api::check_search_bounds(search_of(o), o.predictors.size(), "--mcmc-max-models", "--mcmc-max-iterations");
+}
+
 BmaPlan plan_bma(BmaCliOptions& o) {
   constexpr const char* fn = "dpmu bma";
   BmaPlan plan;
@@ -337,6 +444,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   plan.model_prior = core::parse_model_prior(o.model_prior);
   if (o.top_models < 0) core::throw_domain(fn, "--top-models", o.top_models, ">= 0");
   if (o.mcmc) core::check_positive_finite(fn, "--mcmc-tolerance", o.mcmc_tolerance);
+  check_search_bounds(o);
   if (o.credible_level != 0.0) core::check_open_interval(fn, "--credible-level", o.credible_level, 0.0, 1.0);
   plan.options.credible_level = o.credible_level;
   if (o.uncertainty != "plug-in" && o.uncertainty != "noise-aware") {
@@ -461,6 +569,7 @@ void run_bma(BmaCliOptions o) {
     std::cerr << "dpmu bma: note: n = " << n_rows << " rows for " << p
               << " predictors: models with n <= |model| + 1 are not estimable and get probability 0; searching the "
                  "others by MCMC\n";
+    check_search_bounds(o);
   }
   const Eigen::MatrixXd raw = table.matrix(all);
 
@@ -469,10 +578,10 @@ void run_bma(BmaCliOptions o) {
   const bool secure = !o.seed && !o.non_private;
   runtime::SecureRng secure_rng;
   const std::uint64_t seed = o.seed ? *o.seed : secure_rng();
-  api::Search search;
-  search.mcmc = o.mcmc;
-  search.tolerance = o.mcmc_tolerance;
+  api::Search search = search_of(o);
   search.seed = seed;
+  SearchProgressLine progress_line(o.progress);
+  search.progress = progress_line.callback();
 
   api::ReleaseReport report(secure || o.non_private, "SSP model averaging (Pena & Barrientos 2024, Sec. 5)");
   report.setting("data", o.data);
@@ -515,6 +624,7 @@ void run_bma(BmaCliOptions o) {
     }
     const api::BmaSummary a = api::analyse(gram, n, analysis, np.scale, search, names, o.response, false,
                                            np.means(static_cast<Eigen::Index>(p)));
+    progress_line.finish();
     print_messages(api::excluded_model_messages(a, false));
     json r = result_json(a, names);
     r["predictor_means"] = keyed(np.means.head(static_cast<Eigen::Index>(p)), names);
@@ -575,6 +685,7 @@ void run_bma(BmaCliOptions o) {
   ro.ridge_draws = o.ridge_draws;
   ro.threshold = o.threshold;
   ro.threshold_reference = plan.threshold_reference;
+  ro.progress = search.progress;
   std::vector<std::string> messages;
   const api::BmaRelease rel = api::release_gram(raw, release, ro, seed, secure ? &secure_rng : nullptr, messages);
   print_messages(messages);
@@ -595,6 +706,7 @@ void run_bma(BmaCliOptions o) {
       o.uncertainty == "noise-aware"
           ? api::noise_aware_analysis(rel, n, analysis, search, o.noise_aware_draws, names, o.response, na_messages)
           : api::analyse(rel.regularized.matrix, n, analysis, scale, search, names, o.response, true, std::nullopt);
+  progress_line.finish();
   print_messages(na_messages);
   print_messages(api::excluded_model_messages(a, true));
   const json nt = result_json(a, names);
@@ -606,6 +718,7 @@ void run_bma(BmaCliOptions o) {
                           {"fallback", rel.thresholded_regularized->fallback}};
     const api::BmaSummary b = api::analyse(rel.thresholded_regularized->matrix, n, analysis, scale, search, names,
                                            o.response, true, std::nullopt);
+    progress_line.finish();
     print_messages(api::excluded_model_messages(b, true));
     json t = result_json(b, names);
     t["threshold_percentile"] = *o.threshold;
@@ -623,8 +736,10 @@ void run_bma(BmaCliOptions o) {
     copt.credible_level = 0.0;
     copt.interval_max_models = 0;
     const auto pp = static_cast<Eigen::Index>(p);
+    api::Search quiet_search = search;  // one search per simulation: no progress line for each
+    quiet_search.progress = nullptr;
     const auto summary = [&](const Eigen::MatrixXd& cand) {
-      const core::BmaResult res = api::run_search(cand, n, prior, mp, copt, search, nullptr);
+      const core::BmaResult res = api::run_search(cand, n, prior, mp, copt, quiet_search, nullptr);
       Eigen::VectorXd v(2 * pp);
       v.head(pp) = res.posterior_inclusion_probability;
       v.tail(pp) = res.model_averaged_coefficients.cwiseProduct(
@@ -736,6 +851,17 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
   cmd->add_flag("--mcmc", o.mcmc, "Sample models by MCMC instead of enumerating them (automatic for p > 24)");
   cmd->add_option("--mcmc-tolerance", o.mcmc_tolerance, "MCMC stopping rule: max PIP difference between halves")
       ->capture_default_str();
+  cmd->add_option("--mcmc-max-iterations", o.mcmc_max_iterations,
+                  "MCMC iteration bound (default 10^5 p, at most 4*10^6; docs/bma.md \"Cost of the model search\")")
+      ->check(unsigned_integer());
+  cmd->add_option("--mcmc-max-models", o.mcmc_max_models,
+                  "Distinct models the MCMC search stores (memory <= 256 bytes each; beyond it, models are "
+                  "re-evaluated, not stored)")
+      ->capture_default_str()
+      ->check(unsigned_integer());
+  cmd->add_flag("--progress", o.progress,
+                "Progress line with an ETA on stderr for searches longer than 2 s even when stderr is not a "
+                "terminal (on a terminal it is always shown)");
   cmd->add_option("--credible-level", o.credible_level,
                   "Level of the model-averaged credible intervals of the coefficients (0: none)")
       ->capture_default_str();

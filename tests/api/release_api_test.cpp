@@ -212,3 +212,65 @@ TEST_CASE("api: select maps a non-finite value by the public rule instead of ref
   q.data_bound = "auto";  // a data-dependent bound cannot map: refused (a research run, not a release)
   CHECK_THROWS_WITH(api::select(d.x, d.y, {"a", "b"}, "y", q), Contains("non-finite"));
 }
+
+TEST_CASE("api: a release interrupted during its ridge calibration or its model search is not charged",
+          "[api][ledger][progress]") {
+  // What Ctrl-C in R or Python does (bindings: the progress callback throws): the work stops, the
+  // exception leaves api::bma, and the ledger is as it was. The same release completed is charged.
+  dpmu::test::TempDir dir("dpmu_release_interrupt");
+  const std::string ledger = dir / "l.jsonl";
+  api::ledger_init(ledger, "2");
+  const Data d = data(100, 7);
+  api::BmaSettings s;
+  s.privacy = api::PrivacySettings{};
+  s.privacy->epsilon = 0.5;
+  s.privacy->bounds = {{-5.0, 5.0}};
+  s.privacy->ridge_draws = 1000;
+  s.credible_level = 0.0;
+  s.ledger.path = ledger;
+  struct Interrupted {};
+  std::vector<std::string> phases;
+  const auto interrupt_in = [&phases](const std::string& phase) {
+    return [&phases, phase](const core::Progress& p) {
+      phases.emplace_back(p.phase);
+      if (p.phase == phase && p.done > 0) throw Interrupted{};
+    };
+  };
+  for (const bool mcmc : {false, true}) {
+    s.mcmc = mcmc;
+    for (const std::string phase : {"ridge-calibration", mcmc ? "mcmc" : "enumeration"}) {
+      phases.clear();
+      s.progress = interrupt_in(phase);
+      CHECK_THROWS_AS(api::bma(d.x, d.y, {"a", "b"}, "y", s), Interrupted);
+      CHECK(phases.back() == phase);
+      CHECK(runtime::read_ledger(ledger).entries.empty());
+    }
+  }
+  phases.clear();
+  s.progress = [&phases](const core::Progress& p) { phases.emplace_back(p.phase); };
+  const api::BmaFit fit = api::bma(d.x, d.y, {"a", "b"}, "y", s);
+  REQUIRE(fit.ledger);
+  CHECK(runtime::read_ledger(ledger).entries.size() == 1);
+  CHECK(phases.front() == "ridge-calibration");
+  CHECK(phases.back() == "mcmc-summary");
+  CHECK(!fit.analysis.progress);  // the caller's callback is not kept in the fit
+}
+
+TEST_CASE("api: MCMC bounds that cannot fit are refused up front, naming the option", "[api][bma]") {
+  const Data d = data(100, 8);
+  api::BmaSettings s;
+  s.mcmc = true;
+  s.mcmc_max_models = 0;
+  CHECK_THROWS_WITH(api::bma(d.x, d.y, {"a", "b"}, "y", s), Contains("mcmc_max_models is 0"));
+  s.mcmc_max_models = 1ULL << 50;  // 2^50 × 256 bytes
+  CHECK_THROWS_WITH(api::bma(d.x, d.y, {"a", "b"}, "y", s),
+                    Contains("mcmc_max_models 1125899906842624") && Contains("GB in memory"));
+  s.mcmc_max_models = 1000;
+  s.mcmc_max_iterations = 1ULL << 62;  // the stopping rule's snapshots alone
+  CHECK_THROWS_WITH(api::bma(d.x, d.y, {"a", "b"}, "y", s), Contains("mcmc_max_iterations"));
+  s.mcmc_max_iterations = 3000;
+  const api::BmaFit fit = api::bma(d.x, d.y, {"a", "b"}, "y", s);
+  REQUIRE(fit.posterior.mcmc);
+  CHECK(fit.posterior.mcmc->max_iterations == 3000);
+  CHECK(fit.posterior.mcmc->iterations <= 3000);
+}

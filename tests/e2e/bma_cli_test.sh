@@ -244,6 +244,38 @@ head -9 "$HSB" >"$TMP/small.csv"
 json_check "d['settings']['search'] == 'mcmc' and all(len(m['predictors']) + 1 < 8 for m in d['non_private']['top_models'])" \
   bma --data "$TMP/small.csv" --response read --predictors $HP --non-private --seed 4
 grep -q "not estimable" "$TMP/err" && pass || fail "p > n not noted: $(cat "$TMP/err")"
+# --- bounded model searches (docs/bma.md "Cost of the model search") ---
+# 40 predictors, 300 rows: MCMC with a stated iteration bound; --mcmc-max-models caps the table of
+# stored models (the chain goes on, re-evaluating the models it cannot store).
+"$PY" - "$TMP/p40.csv" <<'EOF_PY'
+import random, sys
+random.seed(3)
+p = 40
+with open(sys.argv[1], "w") as f:
+    f.write(",".join([f"x{j}" for j in range(p)] + ["y"]) + "\n")
+    for i in range(300):
+        x = [random.gauss(0, 1) for _ in range(p)]
+        y = 0.4 * x[0] + 0.3 * x[1] + random.gauss(0, 1)
+        f.write(",".join(f"{v:.6f}" for v in x + [y]) + "\n")
+EOF_PY
+P40=$(seq -s, 0 39 | sed 's/\([0-9][0-9]*\)/x\1/g')
+P20=$(seq -s, 0 19 | sed 's/\([0-9][0-9]*\)/x\1/g')
+json_check "d['settings']['search']=='mcmc' and d['non_private']['mcmc']['max_iterations']==20000 and d['non_private']['mcmc']['iterations']<=20000 and d['non_private']['mcmc']['models_visited']<=500 and d['non_private']['mcmc']['evaluations_unstored']>0 and d['non_private']['highest_posterior_model'][:2]==['x0','x1']" \
+  bma --data "$TMP/p40.csv" --response y --predictors $P40 --non-private --seed 1 --mcmc-max-iterations 20000 --mcmc-max-models 500
+# bounds whose memory this machine lacks are refused before any work, naming the option
+expect_error "--mcmc-max-models 1000000000000000 (the MCMC table" \
+  bma --data "$TMP/p40.csv" --response y --predictors $P40 --non-private --mcmc-max-models 1000000000000000
+expect_error "--mcmc-max-models is 0" bma --data "$TMP/p40.csv" --response y --predictors $P40 --non-private --mcmc-max-models 0
+# a search longer than 2 s shows a progress line with an ETA on stderr (--progress: also when stderr
+# is not a terminal); standard output stays the JSON alone (json_check parses it)
+json_check "d['settings']['search']=='enumeration'" \
+  bma --data "$TMP/p40.csv" --response y --predictors $P20 --non-private --progress
+if grep -q "dpmu bma: models enumerated [0-9]*/1048576 .*ETA" "$TMP/err"; then pass; else
+  fail "--progress printed no progress line for a 2^20 enumeration: $(cat "$TMP/err")"; fi
+# without --progress and with stderr a file: no progress line
+json_check "True" bma --data "$TMP/p40.csv" --response y --predictors $P20 --non-private
+if grep -q "models enumerated" "$TMP/err"; then fail "progress line without --progress on a non-terminal"; else pass; fi
+
 # the limits are in --help
 if "$DPMU" bma --help | tr -s ' \n' ' ' | grep -q "at most 63"; then pass; else fail "--help does not state the 63-predictor limit"; fi
 # the model-space image (python3 + matplotlib)

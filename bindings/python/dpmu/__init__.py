@@ -217,6 +217,11 @@ def _design(data: pd.DataFrame, names: Sequence[str], what: str, levels: dict, p
     if missing:
         raise ValueError(f"{what}: no column {', '.join(repr(c) for c in missing)} in the data "
                          f"(columns: {', '.join(map(str, data.columns))})")
+    for c in names:
+        count = int((data.columns == c).sum())
+        if count > 1:
+            raise ValueError(f"{what}: the data have {count} columns named {c!r}; give each column its own name "
+                             f"(e.g. data.columns = [...]) so that {c!r} means one column")
     return _Design([_plan_column(data, c, what, levels, private, response) for c in names])
 
 
@@ -243,6 +248,15 @@ def _response_and_predictors(data, response, predictors, levels, private: bool, 
     x = xdesign.matrix(data, f"{what} predictors")
     y = ydesign.matrix(data, f"{what} response")[:, 0]
     return predictors, response, xdesign, ydesign, x, y
+
+
+def _count(value, argument: str, what: str) -> Optional[int]:
+    """None, or a whole number >= 1 (an int, not a bool) below 2^63."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value < 2**63:
+        raise ValueError(f"{what}: {argument} must be a whole number >= 1 (or None for the default); got {value!r}")
+    return int(value)
 
 
 def _check_frame(data, what: str) -> None:
@@ -485,7 +499,9 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
         levels: Levels = None, ledger: Optional[Union[str, os.PathLike]] = None, budget: Budget = None,
         data_label: Optional[str] = None, g: Optional[float] = None, a: float = 3.0, top_models: int = 10,
         mcmc: bool = False, rescale: bool = False, always_include: Sequence[str] = (),
-        credible_level: float = 0.95, uncertainty: str = "plug-in", noise_aware_draws: int = 200) -> BmaResult:
+        credible_level: float = 0.95, mcmc_max_iterations: Optional[int] = None,
+        mcmc_max_models: Optional[int] = None, uncertainty: str = "plug-in",
+        noise_aware_draws: int = 200) -> BmaResult:
     """Bayesian model averaging of ``response`` on ``predictors`` (default: every other column).
 
     ``data``: a pandas DataFrame, one row per observation (n rows; n is public); ``response`` and
@@ -529,6 +545,12 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     ``noise_aware_draws`` draws (docs/methods.md §5.11; sampling and privacy noise; post-processing,
     no extra budget). ``result.uncertainty`` says which one the result carries.
 
+    ``mcmc_max_iterations``, ``mcmc_max_models``: bounds of the MCMC search (``--mcmc-max-iterations``,
+    ``--mcmc-max-models`` of ``dpmu bma``; None: 10^5 p iterations, at most 4*10^6, and 2^20 stored
+    models of at most 256 bytes each; docs/bma.md "Cost of the model search"). The search checks for
+    signals about every 0.1 s: Ctrl-C raises KeyboardInterrupt within a second, and an interrupted
+    release is not charged to the ledger.
+
     The core's messages ("warning: ...", "note: ...") are raised as Python warnings (UserWarning),
     e.g. that the Wishart sampler is floating point and not hardened against floating-point attacks
     (Mironov 2012): prefer ``mechanism="laplace"`` for a real release.
@@ -540,12 +562,15 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     predictors, response, xdesign, ydesign, x, y = _response_and_predictors(data, response, predictors, levels,
                                                                             release, what)
     names = xdesign.names
+    search_bounds = [_count(v, name, what) for v, name in ((mcmc_max_iterations, "mcmc_max_iterations"),
+                                                           (mcmc_max_models, "mcmc_max_models"))]
     flat_bounds = _bounds(bounds, xdesign, ydesign, what)
     kw = _ledger_arguments(ledger, budget, data_label, release and seed is None, len(data), predictors + [response])
     fit = _call(_dpmu.bma, (x, y, names, response, prior, g, a, model_prior, epsilon,
                             None if delta in (None, 0, 0.0) else float(delta), mechanism, flat_bounds, _seed(seed),
                             rescale, top_models, mcmc, xdesign.expand([str(c) for c in always_include]),
-                            credible_level),
+                            credible_level, search_bounds[0] or 0,
+                            search_bounds[1] if search_bounds[1] is not None else 2**20),
                 dict(kw, uncertainty=uncertainty, noise_aware_draws=int(noise_aware_draws)))
     _warn_messages(what, fit.messages)
     return BmaResult(fit, xdesign, response)

@@ -6,7 +6,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <exception>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -38,16 +40,35 @@ api::LedgerOptions ledger_options(const std::optional<std::string>& ledger, cons
   return l;
 }
 
+/// The progress callback of a long model search: Ctrl-C stops it. At most every 0.1 s it takes the GIL
+/// and runs Python's signal handlers (PyErr_CheckSignals); a KeyboardInterrupt (or any exception a
+/// handler raises) is thrown as py::error_already_set, which unwinds the C++ call — nothing is charged
+/// to a ledger: the release API charges after the analysis — and reaches Python as that exception.
+dpmu::core::ProgressCallback interrupt_check() {
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [last](const dpmu::core::Progress&) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - *last < std::chrono::milliseconds(100)) return;
+    *last = now;
+    py::gil_scoped_acquire gil;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
+}
+
 api::BmaFit bma(const MatrixRef& x, const VectorRef& y, const std::vector<std::string>& predictors,
                 const std::string& response, const std::string& prior, std::optional<double> g, double a,
                 const std::string& model_prior, std::optional<double> epsilon, std::optional<double> delta,
                 const std::string& mechanism, const std::vector<double>& bounds, std::optional<std::uint64_t> seed,
                 bool rescale, int top_models, bool mcmc, const std::vector<std::string>& always_include,
-                double credible_level, std::optional<std::string> ledger, std::optional<std::string> budget,
+                double credible_level, std::uint64_t mcmc_max_iterations, std::uint64_t mcmc_max_models,
+                std::optional<std::string> ledger, std::optional<std::string> budget,
                 std::optional<std::string> data_label, const std::string& uncertainty, int noise_aware_draws) {
   api::BmaSettings q;
   q.uncertainty = uncertainty;
   q.noise_aware_draws = noise_aware_draws;
+  q.mcmc_max_iterations = mcmc_max_iterations;
+  q.mcmc_max_models = mcmc_max_models;
+  q.progress = interrupt_check();
   q.ledger = ledger_options(ledger, budget, data_label);
   q.command = "Python dpmu.bma";
   q.prior = prior;
@@ -131,7 +152,9 @@ py::dict summary_dict(const api::BmaSummary& s) {
   if (s.mcmc) {
     py::dict mc;
     mc["iterations"] = s.mcmc->iterations;
+    mc["max_iterations"] = s.mcmc->max_iterations;
     mc["models_visited"] = s.mcmc->models_visited;
+    mc["evaluations_unstored"] = s.mcmc->evaluations_unstored;
     mc["acceptance_rate"] = s.mcmc->acceptance_rate;
     mc["converged"] = s.mcmc->converged;
     mc["max_pip_difference_between_halves"] = s.mcmc->max_pip_difference;
@@ -295,7 +318,8 @@ PYBIND11_MODULE(_dpmu, m) {
   m.def("bma", &bma, py::arg("x"), py::arg("y"), py::arg("predictors"), py::arg("response"), py::arg("prior"),
         py::arg("g"), py::arg("a"), py::arg("model_prior"), py::arg("epsilon"), py::arg("delta"), py::arg("mechanism"),
         py::arg("bounds"), py::arg("seed"), py::arg("rescale"), py::arg("top_models"), py::arg("mcmc"),
-        py::arg("always_include"), py::arg("credible_level"), py::arg("ledger") = py::none(),
+        py::arg("always_include"), py::arg("credible_level"), py::arg("mcmc_max_iterations") = 0,
+        py::arg("mcmc_max_models") = dpmu::core::kDefaultMcmcMaxModels, py::arg("ledger") = py::none(),
         py::arg("budget") = py::none(), py::arg("data_label") = py::none(), py::arg("uncertainty") = "plug-in",
         py::arg("noise_aware_draws") = 200, "Model averaging (api::bma)");
   m.def("test", &test, py::arg("common"), py::arg("tested"), py::arg("y"), py::arg("common_names"),

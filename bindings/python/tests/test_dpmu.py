@@ -249,3 +249,26 @@ def test_noise_aware_uncertainty(tmp_path, cli):
         assert aware.pip[name] == pytest.approx(c["posterior_inclusion_probabilities"][name], abs=1e-12)
     with pytest.raises(ValueError, match="uncertainty"):
         dpmu.bma(d, "y", ["x1", "x2", "x3"], epsilon=1, uncertainty="bayes", **kw)
+
+
+def test_repeated_column_names_are_named(hsb2):
+    # A DataFrame with two columns called "math": ValueError naming it (was AttributeError).
+    d = pd.concat([hsb2[["read", "write", "math"]], hsb2[["math"]]], axis=1)
+    with pytest.raises(ValueError, match="2 columns named 'math'"):
+        dpmu.bma(d, "read", ["write", "math"])
+    with pytest.raises(ValueError, match="2 columns named 'math'"):
+        dpmu.bma(d, "read")
+    with pytest.raises(ValueError, match="2 columns named 'math'"):
+        dpmu.test(d, "read", ["write"], ["math"])
+
+
+def test_mcmc_bounds_are_checked_and_reported(hsb2):
+    r = dpmu.bma(hsb2, "read", PREDICTORS, mcmc=True, seed=1, mcmc_max_iterations=3000, mcmc_max_models=8)
+    mc = r.posterior["mcmc"] if isinstance(r.posterior, dict) else r.mcmc
+    assert mc["max_iterations"] == 3000 and mc["iterations"] <= 3000
+    assert mc["models_visited"] <= 8
+    for bad in (0, -1, 1.5, True, "10"):
+        with pytest.raises(ValueError, match="mcmc_max_iterations must be a whole number"):
+            dpmu.bma(hsb2, "read", PREDICTORS, mcmc=True, mcmc_max_iterations=bad)
+    with pytest.raises(ValueError, match="mcmc_max_models 1125899906842624"):
+        dpmu.bma(hsb2, "read", PREDICTORS, mcmc=True, mcmc_max_models=2**50)

@@ -10,8 +10,16 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                 delta = 0, mechanism = "laplace", bounds = NULL, seed = NULL, na.action = stats::na.omit,
                 g = NULL, a = 3, top_models = 10, mcmc = FALSE, rescale = FALSE, always_include = character(),
                 credible_level = 0.95, levels = NULL, ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")),
-                budget = NULL, force.heredity = FALSE, uncertainty = "plug-in", noise_aware_draws = 200) {
+                budget = NULL, force.heredity = FALSE, mcmc_max_iterations = NULL, mcmc_max_models = NULL,
+                uncertainty = "plug-in", noise_aware_draws = 200) {
   caller <- "dpmu::bma"
+  formula <- dpmu_as_formula(formula, caller)
+  for (arg in c("mcmc_max_iterations", "mcmc_max_models")) {
+    v <- get(arg)
+    if (!is.null(v) && !(is.numeric(v) && length(v) == 1 && !is.na(v) && v >= 1 && v == round(v) && v <= 2^53)) {
+      stop(caller, ": ", arg, " must be a whole number >= 1 (or NULL for the default)", call. = FALSE)
+    }
+  }
   if (!(isTRUE(force.heredity) || isFALSE(force.heredity))) {
     stop(caller, ": force.heredity must be TRUE or FALSE", call. = FALSE)
   }
@@ -42,6 +50,7 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                   always_include = always_include, credible_level = credible_level, ledger = ledger$ledger,
                   budget = ledger$budget, data_label = ledger$data_label,
                   heredity_groups = if (force.heredity) dpmu_heredity_groups(d),
+                  mcmc_max_iterations = mcmc_max_iterations, mcmc_max_models = mcmc_max_models,
                   uncertainty = uncertainty, noise_aware_draws = as.integer(noise_aware_draws))
   out <- .Call(dpmu_bma_c, d$x, d$y, colnames(d$x), d$response, options)
   for (m in out$messages) message("dpmu::bma: ", m)

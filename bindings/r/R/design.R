@@ -204,6 +204,48 @@ dpmu_check_levels <- function(levels, data, caller) {
   levels
 }
 
+# A formula given as one string ("y ~ x1 + x2") becomes a formula in the caller's caller's
+# environment; anything else that is not a two-sided formula is an error naming the argument.
+dpmu_as_formula <- function(formula, caller, argument = "formula", env = parent.frame(2)) {
+  if (is.character(formula)) {
+    if (length(formula) != 1 || is.na(formula)) {
+      stop(caller, ": ", argument, " must be a formula such as y ~ x1 + x2, or one string \"y ~ x1 + x2\"",
+           call. = FALSE)
+    }
+    f <- tryCatch(stats::as.formula(formula, env = env), error = function(e) NULL)
+    if (is.null(f)) {
+      stop(caller, ": ", argument, " \"", formula, "\" is not a formula; write it as \"y ~ x1 + x2\"", call. = FALSE)
+    }
+    formula <- f
+  }
+  if (!inherits(formula, "formula") || length(formula) != 3) {
+    stop(caller, ": ", argument, " needs a response, e.g. y ~ x1 + x2", call. = FALSE)
+  }
+  formula
+}
+
+# Factors with many levels become many predictors (a character column of identifiers, free text):
+# say how many columns each creates and what that costs. `lev` is a named list of the levels of the
+# factors used (the data's levels in a non-private call, the declared ones in a private call).
+dpmu_warn_many_levels <- function(lev, p, caller, limit = 10L) {
+  for (name in names(lev)) {
+    k <- length(lev[[name]])
+    if (k > limit) {
+      warning(caller, ": '", name, "' is a factor or character column with ", k, " levels; it becomes ", k - 1L,
+              " dummy predictors (", p, " predictors in all",
+              if (caller == "dpmu::bma") {
+                if (p > 24) {
+                  ": too many to enumerate, so model averaging samples the 2^p models by MCMC, bounded by mcmc_max_iterations"
+                } else {
+                  paste0(": 2^", p, " models")
+                }
+              },
+              "). If it is an identifier or free text, drop it from the formula; otherwise group its values into ",
+              "fewer levels", call. = FALSE)
+    }
+  }
+}
+
 #' The design matrix and response of a formula (shared by bma and test).
 #' @noRd
 dpmu_design <- function(formula, data, na.action, caller, private = FALSE, levels = NULL) {
@@ -234,6 +276,7 @@ dpmu_design <- function(formula, data, na.action, caller, private = FALSE, level
   contrasts <- attr(x, "contrasts")
   x <- x[, keep, drop = FALSE]
   storage.mode(x) <- "double"
+  dpmu_warn_many_levels(stats::.getXlevels(tt, mf), ncol(x), caller)
   list(x = x, y = as.double(y), response = deparse(formula[[2]]), terms = tt, assign = assign[keep],
        xlevels = stats::.getXlevels(tt, mf), contrasts = contrasts, levels = NULL, n = nrow(x),
        formula = dpmu_term_label(formula))
@@ -330,6 +373,7 @@ dpmu_private_design <- function(formula, data, caller, levels) {
   x <- x[, keep, drop = FALSE]
   storage.mode(x) <- "double"
   dimnames(x) <- list(NULL, colnames(x))
+  dpmu_warn_many_levels(levels[intersect(names(levels), used[types[used] == "factor"])], ncol(x), caller)
   list(x = x, y = as.double(values[[1]]), response = deparse(formula[[2]]), terms = NULL, assign = assign[keep],
        xlevels = NULL, contrasts = NULL, levels = if (length(levels)) levels[intersect(names(levels), used)],
        n = n, formula = dpmu_term_label(stats::formula(tt)))

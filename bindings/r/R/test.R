@@ -12,10 +12,13 @@ test <- function(formula_h0, formula_h1, data, prior = "g-prior", epsilon = NULL
                  ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")), budget = NULL) {
   caller <- "dpmu::test"
   if (missing(data)) stop("dpmu::test: give the data frame as 'data'", call. = FALSE)
-  for (f in list(formula_h0, formula_h1)) {
-    if (!inherits(f, "formula") || length(f) != 3) {
-      stop("dpmu::test: formula_h0 and formula_h1 need a response, e.g. y ~ x1 and y ~ x1 + x2", call. = FALSE)
-    }
+  formula_h0 <- dpmu_as_formula(formula_h0, caller, "formula_h0")
+  formula_h1 <- dpmu_as_formula(formula_h1, caller, "formula_h1")
+  if (!(is.numeric(simulations) && length(simulations) == 1 && !is.na(simulations) && simulations >= 100 &&
+        simulations <= 1e8 && simulations == round(simulations))) {
+    stop(caller, ": simulations must be a whole number between 100 and 1e8 (null simulations for the critical ",
+         "values of lr, bic and aic; 10^4 give them to about two digits); got ",
+         paste(format(simulations), collapse = " "), call. = FALSE)
   }
   if (!identical(formula_h0[[2]], formula_h1[[2]])) {
     stop("dpmu::test: formula_h0 and formula_h1 must have the same response", call. = FALSE)

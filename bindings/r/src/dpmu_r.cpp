@@ -4,7 +4,10 @@
 #include <R_ext/Rdynload.h>
 #include <Rcpp.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,6 +108,31 @@ std::optional<std::uint64_t> opt_seed(SEXP s) {
   return static_cast<std::uint64_t>(v);
 }
 
+/// The progress callback of a long model search: Ctrl-C stops it. Rcpp::checkUserInterrupt() at
+/// most every 0.1 s (the search reports every few milliseconds); on an interrupt it throws
+/// Rcpp::internal::InterruptedException, which unwinds the C++ call (nothing is charged to a ledger:
+/// the release API charges after the analysis) and END_RCPP turns into R's interrupt condition.
+dpmu::core::ProgressCallback interrupt_check() {
+  auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [last](const dpmu::core::Progress&) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - *last < std::chrono::milliseconds(100)) return;
+    *last = now;
+    Rcpp::checkUserInterrupt();
+  };
+}
+
+/// A count option (mcmc_max_iterations, mcmc_max_models): a whole number in [lowest, 2^53], NULL: `fallback`.
+std::uint64_t opt_count(SEXP s, const char* name, std::uint64_t fallback, double lowest) {
+  if (Rf_isNull(s)) return fallback;
+  const double v = Rf_length(s) == 1 && (Rf_isReal(s) || Rf_isInteger(s)) ? Rf_asReal(s) : NAN;
+  if (!(v >= lowest && v <= 9007199254740992.0 && v == std::floor(v))) {
+    throw std::invalid_argument(std::string(name) + " must be a whole number >= " +
+                                std::to_string(static_cast<int>(lowest)) + " (or NULL for the default)");
+  }
+  return static_cast<std::uint64_t>(v);
+}
+
 std::vector<std::string> strings(SEXP s) {
   if (Rf_isNull(s)) return {};
   return Rcpp::as<std::vector<std::string>>(s);
@@ -159,7 +187,9 @@ Rcpp::List summary_list(const dpmu::api::BmaSummary& s, const std::vector<std::s
   SEXP mcmc = R_NilValue;
   if (s.mcmc) {
     mcmc = Rcpp::List::create(Rcpp::Named("iterations") = static_cast<double>(s.mcmc->iterations),
+                              Rcpp::Named("max_iterations") = static_cast<double>(s.mcmc->max_iterations),
                               Rcpp::Named("models_visited") = static_cast<double>(s.mcmc->models_visited),
+                              Rcpp::Named("evaluations_unstored") = static_cast<double>(s.mcmc->evaluations_unstored),
                               Rcpp::Named("acceptance_rate") = s.mcmc->acceptance_rate,
                               Rcpp::Named("converged") = s.mcmc->converged,
                               Rcpp::Named("max_pip_difference_between_halves") = s.mcmc->max_pip_difference);
@@ -242,6 +272,9 @@ extern "C" SEXP dpmu_bma_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP 
   q.command = "R dpmu::bma";
   if (!Rf_isNull(field(o, "uncertainty"))) q.uncertainty = Rcpp::as<std::string>(field(o, "uncertainty"));
   if (!Rf_isNull(field(o, "noise_aware_draws"))) q.noise_aware_draws = Rcpp::as<int>(field(o, "noise_aware_draws"));
+  q.mcmc_max_iterations = opt_count(field(o, "mcmc_max_iterations"), "mcmc_max_iterations", 0, 1.0);
+  q.mcmc_max_models = opt_count(field(o, "mcmc_max_models"), "mcmc_max_models", dpmu::core::kDefaultMcmcMaxModels, 1.0);
+  q.progress = interrupt_check();
   if (!Rf_isNull(o["epsilon"])) {
     dpmu::api::PrivacySettings ps;
     ps.epsilon = Rcpp::as<double>(o["epsilon"]);
@@ -325,6 +358,7 @@ extern "C" SEXP dpmu_reanalyse_c(SEXP pointer, SEXP options) {
   if (!Rf_isNull(field(o, "top_models"))) q.top_models = Rcpp::as<int>(field(o, "top_models"));
   if (!Rf_isNull(field(o, "credible_level"))) q.credible_level = Rcpp::as<double>(field(o, "credible_level"));
   if (!Rf_isNull(field(o, "mcmc"))) q.mcmc = Rcpp::as<bool>(field(o, "mcmc"));
+  q.progress = interrupt_check();
   auto* out_fit = new dpmu::api::BmaFit(dpmu::api::reanalyse(fit, q));
   Rcpp::XPtr<dpmu::api::BmaFit> out_pointer(out_fit, true);
   Rcpp::List out;

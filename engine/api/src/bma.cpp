@@ -1,5 +1,8 @@
 #include "dpmu/api/bma.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -67,13 +70,21 @@ NonPrivateGram non_private_gram(const Eigen::MatrixXd& raw, const std::vector<st
 core::BmaResult run_search(const Eigen::MatrixXd& gram, double n, const core::CoefficientPrior& prior,
                            const core::ModelPrior& mp, const core::BmaOptions& opt, const Search& search,
                            core::McmcDiagnostics* diag) {
-  if (!search.mcmc) return core::bayesian_model_averaging(gram, n, prior, mp, opt);
+  if (!search.mcmc) {
+    if (!search.progress) return core::bayesian_model_averaging(gram, n, prior, mp, opt);
+    core::BmaOptions with_progress = opt;
+    with_progress.progress = search.progress;
+    return core::bayesian_model_averaging(gram, n, prior, mp, with_progress);
+  }
   if (!opt.heredity_groups.empty()) {
     throw std::invalid_argument(
         "force_heredity (keeping a factor's columns together) needs full enumeration: at most 24 predictors, more "
         "rows than predictors + 1, and no mcmc");
   }
   core::McmcOptions mo;
+  mo.max_iterations = search.max_iterations;
+  mo.max_models = search.max_models;
+  mo.progress = search.progress;
   mo.always_included = opt.always_included;
   mo.p0 = opt.p0;
   mo.tolerance = search.tolerance;
@@ -83,6 +94,47 @@ core::BmaResult run_search(const Eigen::MatrixXd& gram, double n, const core::Co
   mo.interval_max_models = opt.interval_max_models;
   core::RngStream rng(search.seed, core::fnv1a_64("bma/mcmc") ^ search.stream, 0, core::StreamPurpose::noise);
   return core::bayesian_model_averaging_mcmc(gram, n, prior, mp, rng, mo, diag);
+}
+
+namespace {
+
+/// Refuse `bytes` (× 2 at the peak) beyond this machine's physical memory (sysconf; the API builds
+/// inside the R and Python packages, without the runtime library's runtime::check_fits_in_memory).
+void check_memory(double bytes, const std::string& what, const std::string& advice, double factor) {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_size = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return;
+  const double ram = static_cast<double>(pages) * static_cast<double>(page_size);
+  if (!(factor * bytes <= ram)) {
+    throw std::invalid_argument(what + " needs about " + core::format_value(std::ceil(bytes / 1e8) / 10.0) +
+                                " GB in memory, but this machine has " +
+                                core::format_value(std::floor(ram / 1e8) / 10.0) + " GB; " + advice);
+  }
+}
+
+}  // namespace
+
+void check_search_bounds(const Search& search, std::size_t p, const std::string& models_option,
+                         const std::string& iterations_option) {
+  if (!search.mcmc) return;
+  if (search.max_models < 1) {
+    throw std::invalid_argument(models_option + " is 0: the MCMC search must store at least one model");
+  }
+  const auto pp = static_cast<double>(std::max<std::size_t>(p, 1));
+  const double iterations = search.max_iterations > 0
+                                ? static_cast<double>(search.max_iterations)
+                                : static_cast<double>(core::default_mcmc_max_iterations(static_cast<int>(p)));
+  // The table, then the stopping rule's snapshots of p counts every 50·p iterations (core::McmcOptions).
+  const double table = static_cast<double>(search.max_models) * core::kMcmcBytesPerStoredModel;
+  const double snapshots = iterations / (50.0 * pp) * (8.0 * pp + 64.0);
+  check_memory(table,
+               models_option + " " + std::to_string(search.max_models) + " (the MCMC table of stored models, " +
+                   core::format_value(core::kMcmcBytesPerStoredModel) + " bytes each)",
+               "lower " + models_option + " (the default is 2^20, about 256 MB)", 2.0);
+  check_memory(snapshots,
+               iterations_option + " " + core::format_value(iterations) + " (the MCMC stopping rule keeps " +
+                   std::to_string(p) + " counts every 50 p iterations)",
+               "lower " + iterations_option, 2.0);
 }
 
 BmaSummary summarise(const core::BmaResult& r, const Eigen::VectorXd& scale, const std::vector<std::string>& names,

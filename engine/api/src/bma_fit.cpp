@@ -147,7 +147,8 @@ BmaRelease release_gram(const Eigen::MatrixXd& raw, const core::SspRelease& rele
     out.ridge_method = "user";
   } else if (mech.kind == core::SspMechanismKind::laplace) {
     core::RngStream cal(seed, core::fnv1a_64("bma/ridge"), 0, core::StreamPurpose::calibration);
-    out.ridge_requested = core::monte_carlo_regularization(mech, cal, options.ridge_draws);
+    out.ridge_requested =
+        core::monte_carlo_regularization(mech, cal, options.ridge_draws, core::kRidgeConfidence, options.progress);
     out.ridge_method = "monte-carlo 99th percentile of -eigmin(E), " + std::to_string(options.ridge_draws) + " draws";
   } else {
     out.ridge_requested = core::wishart_regularization(mech);
@@ -230,6 +231,10 @@ Search analysis_search(const BmaSettings& settings, std::size_t p, double n, std
   search.tolerance = settings.mcmc_tolerance;
   if (search.mcmc) core::check_positive_finite(fn, "mcmc_tolerance", settings.mcmc_tolerance);
   search.seed = seed;
+  search.max_iterations = settings.mcmc_max_iterations;
+  search.max_models = settings.mcmc_max_models;
+  search.progress = settings.progress;
+  check_search_bounds(search, p, "mcmc_max_models", "mcmc_max_iterations");
   return search;
 }
 }  // namespace
@@ -294,6 +299,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   fit.analysis.privacy.reset();
   fit.analysis.ledger = {};
   fit.analysis.seed.reset();
+  fit.analysis.progress = nullptr;  // the caller's callback may not outlive this call
 
   if (!settings.privacy) {
     const NonPrivateGram np = non_private_gram(raw, all);
@@ -338,6 +344,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   ro.ridge_draws = ps.ridge_draws;
   ro.threshold = ps.threshold;
   ro.threshold_reference = core::parse_threshold_reference(ps.threshold_reference);
+  ro.progress = settings.progress;
   if (ps.threshold) core::check_open_interval(fn, "threshold", *ps.threshold, 0.0, 1.0);
   // The budget is checked now, before any work; the charge is made when the release is computed.
   ReleaseCharge charge(settings.ledger, settings.command, release.privacy(),
@@ -550,6 +557,7 @@ BmaFit reanalyse(const BmaFit& fit, const BmaSettings& settings) {
   out.search = search.mcmc ? "mcmc" : "enumeration";
   out.analysis = settings;
   out.analysis.seed.reset();
+  out.analysis.progress = nullptr;
   out.messages.clear();
   const bool release = fit.release.has_value();
   const std::optional<double> response_mean =

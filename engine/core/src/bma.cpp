@@ -630,6 +630,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
 
   const std::uint64_t total = 1ULL << f;
   for (std::uint64_t i = 0; i < total; ++i) {
+    if (i % kProgressInterval == 0) report_progress(options.progress, i, total, "enumeration");
     if (i > 0) {
       const int bit = __builtin_ctzll(i);
       const int j = free_idx[static_cast<std::size_t>(bit)];
@@ -727,6 +728,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
       }
     }
   }
+  report_progress(options.progress, total, total, "enumeration");
   if (!(z > 0.0)) {
     throw std::domain_error(std::string(fn) +
                             ": every model is rank deficient (the forced predictors are constant or collinear, or no "
@@ -836,6 +838,33 @@ ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, do
     ++c;
   }
   return e;
+}
+
+ModelWeight evaluate_model_weight(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, ModelMask model,
+                                  const CoefficientPrior& prior, const ModelPrior& model_prior,
+                                  ModelMask always_included, int p0) {
+  // The first steps of evaluate_model, in the same order (the same numbers).
+  const int p = static_cast<int>(gram.rows() - 1);
+  ModelWeight w;
+  const GramModelFit fit = classify_model_fit(gram, model);
+  if (fit.kind == GramFitKind::rank_deficient) return w;
+  int free_count = 0;
+  int free_size = 0;
+  for (int j = 0; j < p; ++j) {
+    if (!((always_included >> j) & 1U)) {
+      ++free_count;
+      free_size += (model >> j) & 1U;
+    }
+  }
+  const int k = model_size(model);
+  if (!(n > k + p0)) return w;
+  const BayesFactorResult bf =
+      marginal_or_throw("bayesian_model_averaging_mcmc", prior, fit.log_one_minus_r_squared, n, k, p0, model);
+  w.log_marginal = bf.log_bayes_factor;
+  w.shrinkage = bf.shrinkage;
+  w.r_squared = fit.r_squared;
+  w.log_weight = log_prior_model_probability(model_prior, free_size, free_count) + bf.log_bayes_factor;
+  return w;
 }
 
 ModelMask median_probability_model(const Eigen::Ref<const Eigen::VectorXd>& pip) {

@@ -75,6 +75,39 @@ test_that("bad input is an R error with dpmu's message", {
   expect_error(dpmu::bma(read ~ female, data = hsb2, epsilon = 1, bounds = c(0, 100), seed = -1), "seed")
 })
 
+test_that("argument errors of round 3: formula strings, simulations, many levels, search bounds", {
+  # A formula given as one string is a formula (was "subscript out of bounds").
+  a <- dpmu::bma("read ~ female + write + math", data = hsb2)
+  b <- dpmu::bma(read ~ female + write + math, data = hsb2)
+  expect_equal(a$pip, b$pip)
+  expect_error(dpmu::bma("read female", data = hsb2), "is not a formula")
+  expect_error(dpmu::bma(c("read ~ math", "read ~ write"), data = hsb2), "one string")
+  t1 <- dpmu::test("read ~ female", "read ~ female + math", data = hsb2)
+  t2 <- dpmu::test(read ~ female, read ~ female + math, data = hsb2)
+  expect_true(is.numeric(t1$log_statistic))
+  expect_equal(t1$log_statistic, t2$log_statistic)
+  # simulations is named (was vector::_M_default_append / std::bad_alloc).
+  for (bad in list(-1, 1e12, 1.5, NA, "100")) {
+    expect_error(dpmu::test(read ~ female, read ~ female + math, data = hsb2, simulations = bad),
+                 "simulations must be a whole number between 100 and 1e8")
+  }
+  expect_error(dpmu::bma(read ~ math, data = hsb2, top_models = NA), "top_models must be a whole number")
+  # A character column with 40 values: a warning with the number of dummy columns and what to do.
+  d <- hsb2
+  d$code <- sprintf("c%02d", (seq_len(nrow(d)) %% 40) + 1)
+  expect_warning(fit <- dpmu::bma(read ~ math + code, data = d, mcmc_max_iterations = 2000, seed = 1),
+                 "'code' is a factor or character column with 40 levels; it becomes 39 dummy predictors")
+  expect_equal(fit$settings$search, "mcmc")
+  expect_equal(fit$posterior$mcmc$max_iterations, 2000)
+  expect_lte(fit$posterior$mcmc$iterations, 2000)
+  # The bounds of the search are named.
+  expect_error(dpmu::bma(read ~ math, data = hsb2, mcmc = TRUE, mcmc_max_models = 0), "mcmc_max_models must be")
+  expect_error(dpmu::bma(read ~ math, data = hsb2, mcmc = TRUE, mcmc_max_models = 2^50), "GB in memory")
+  # A factor response is refused (done before this round; kept here with the others).
+  d$grade <- factor(ifelse(d$read > 50, "high", "low"))
+  expect_error(dpmu::bma(grade ~ math, data = d), "response must be numeric")
+})
+
 dp_args <- c("bma", "--data", NA, "--response", "read", "--predictors", "female,write,math,science,socst",
              "--prior", "bic", "--epsilon", "5", "--bounds", "0,100", "--seed", "11")
 

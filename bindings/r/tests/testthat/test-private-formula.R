@@ -297,5 +297,9 @@ test_that("select never refuses a value derived from a valid row (it was an unch
 test_that("argument errors name the argument (top_models = NA, formulas as strings)", {
   expect_error(dpmu::bma(read ~ write, data = hsb2, top_models = NA), "top_models must be a whole number")
   expect_error(dpmu::bma(read ~ write, data = hsb2, top_models = -2), "top_models must be a whole number")
-  expect_error(dpmu::test("math ~ 1", "math ~ female", data = hsb2), "formula")
+  # Formulas given as strings are formulas (issue 29: accepted, as lm accepts them); a string that
+  # is not a formula is named.
+  expect_equal(dpmu::test("math ~ 1", "math ~ female", data = hsb2)$log_statistic,
+               dpmu::test(math ~ 1, math ~ female, data = hsb2)$log_statistic)
+  expect_error(dpmu::test("math", "math ~ female", data = hsb2), "formula_h0")
 })

@@ -50,6 +50,15 @@ struct BmaSettings {
   int top_models = 10;  ///< models listed in BmaSummary::models
   bool mcmc = false;    ///< sample models by MCMC (automatic beyond 24 predictors and when n ≤ p + 1)
   double mcmc_tolerance = 0.005;
+  /// Iteration bound of the MCMC search (0: core::default_mcmc_max_iterations(p), 10^5·p up to 4·10^6).
+  std::uint64_t mcmc_max_iterations = 0;
+  /// Distinct models the MCMC search stores, >= 1 (memory ≤ this × core::kMcmcBytesPerStoredModel;
+  /// core::McmcOptions::max_models). A bound whose memory this machine lacks is refused up front.
+  std::uint64_t mcmc_max_models = core::kDefaultMcmcMaxModels;
+  /// Progress of the model searches (core/progress.hpp): the R and Python packages check for an
+  /// interrupt in it and throw to stop the call; nothing is charged then (the charge is made after
+  /// the analysis). Not kept in BmaFit::analysis.
+  core::ProgressCallback progress;
   double credible_level = 0.95;  ///< of the credible intervals, in (0, 1); 0: none
   /// Reproducible simulation noise, ridge calibration and MCMC (a release with a seed is not private:
   /// BmaFit::is_private = false). Unset: secure noise for a release, and a fresh seed from the kernel

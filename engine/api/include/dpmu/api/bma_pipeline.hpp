@@ -37,7 +37,18 @@ struct Search {
   double tolerance = 0.005;
   std::uint64_t seed = 1;
   std::uint64_t stream = 0;
+  std::uint64_t max_iterations = 0;                        ///< MCMC iteration bound (0: the core's default)
+  std::uint64_t max_models = core::kDefaultMcmcMaxModels;  ///< MCMC table of stored models
+  core::ProgressCallback progress;                         ///< reports of the search (may throw to stop it)
 };
+
+/// Up-front checks of an MCMC search's bounds for p predictors (docs/bma.md "Cost of the model
+/// search"): max_models >= 1, and the memory they imply (max_models stored models, the stopping
+/// rule's snapshots) must fit in this machine's memory. `models_option` / `iterations_option` name
+/// the options in the message (e.g. "--mcmc-max-models" or "mcmc_max_models").
+/// @throws std::invalid_argument naming the option.
+void check_search_bounds(const Search& search, std::size_t p, const std::string& models_option,
+                         const std::string& iterations_option);
 
 /// The parsed priors and options of an analysis.
 struct AnalysisPlan {
@@ -111,6 +122,7 @@ struct ReleaseOptions {
   int ridge_draws = 100000;
   std::optional<double> threshold;
   core::ThresholdReference threshold_reference = core::ThresholdReference::absolute;
+  core::ProgressCallback progress;  ///< reports of the Monte Carlo ridge calibration (may throw to stop it)
 };
 
 /// Release G* of the raw data (n × (p+1), response last) with `release`, then regularise it (and the

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <deque>
 #include <limits>
 #include <numbers>
 #include <optional>
@@ -21,6 +22,7 @@
 
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/model_space.hpp"
+#include "dpmu/core/progress.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/t_mixture.hpp"
 
@@ -63,6 +65,9 @@ struct BmaOptions {
   /// omitted_mass does not include this share. negligible_log_odds_for() gives the margin for a
   /// stated share. Ignored for the other priors.
   double negligible_log_odds = std::numeric_limits<double>::infinity();
+  /// Reports (progress.hpp), phase "enumeration": models walked of 2^f (f free predictors), about
+  /// every kProgressInterval models. A throw from it stops the enumeration.
+  ProgressCallback progress;
 };
 
 /// The pruning margin (BmaOptions::negligible_log_odds) whose error bound 2^p e^{−margin} equals
@@ -369,24 +374,66 @@ ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, do
                                const CoefficientPrior& prior, const ModelPrior& model_prior, ModelMask always_included,
                                int p0);
 
+/// The part of evaluate_model the MCMC chain needs for a proposal: the same log weight, log
+/// marginal, shrinkage and R² (bit for bit), without the moments (no inverse of G[γ,γ]).
+struct ModelWeight {
+  double log_weight = -INFINITY;
+  double log_marginal = 0.0;
+  double shrinkage = 0.0;
+  double r_squared = 0.0;
+};
+ModelWeight evaluate_model_weight(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, ModelMask model,
+                                  const CoefficientPrior& prior, const ModelPrior& model_prior,
+                                  ModelMask always_included, int p0);
+
+/// Default bound on the distinct models the MCMC sampler stores (McmcOptions::max_models): 2^20.
+inline constexpr std::uint64_t kDefaultMcmcMaxModels = 1ULL << 20;
+
+/// Memory of one stored model of the MCMC sampler, an upper bound in bytes: the table entry
+/// (mask, log weight, log marginal, shrinkage, R², visit count: 48 B) with its hash-table node and
+/// bucket (about 80 B in libstdc++), and the two 16-byte lists of the final summary; measured in
+/// docs/performance.md ("Model searches"). Callers check max_models × this against the memory.
+inline constexpr double kMcmcBytesPerStoredModel = 256.0;
+
+/// Default iteration bound of the MCMC sampler for p predictors (McmcOptions::max_iterations):
+/// 10^5·p, at most 4·10^6 (p = 40). Each iteration costs O(p) when the proposed model is stored, one
+/// model evaluation (a Cholesky factorisation, O(|γ|³), and the prior's integral) when it is not;
+/// docs/bma.md "Cost of the model search" gives the bound on the time this implies.
+inline std::uint64_t default_mcmc_max_iterations(int p) {
+  return std::min<std::uint64_t>(100000ULL * static_cast<std::uint64_t>(std::max(p, 1)), 4000000ULL);
+}
+
 /// Options of the MCMC sampler over models.
 struct McmcOptions {
   ModelMask always_included = 0;
   int p0 = 1;
   std::uint64_t batch = 0;           ///< iterations per convergence check (0: 100·p)
-  std::uint64_t min_iterations = 0;  ///< (0: 1000·p)
-  std::uint64_t max_iterations = 0;  ///< (0: 100000·p)
-  double tolerance = 0.005;          ///< stopping rule on PIPs (see bayesian_model_averaging_mcmc)
+  std::uint64_t min_iterations = 0;  ///< (0: 1000·p, at most the iteration bound)
+  std::uint64_t max_iterations = 0;  ///< the iteration bound (0: default_mcmc_max_iterations(p))
+  /// At most this many distinct models are stored (≥ 1; memory ≤ max_models ×
+  /// kMcmcBytesPerStoredModel). Once the table is full, a model not in it is evaluated again each
+  /// time the chain proposes it and is not stored: the chain and the ergodic averages (PIPs, means,
+  /// SDs) are unchanged; the top models, the highest-probability model and the visit frequencies of
+  /// the credible intervals cover the stored models only (the iterations spent elsewhere join
+  /// CredibleIntervals::omitted_mass); McmcDiagnostics::evaluations_unstored counts them.
+  std::uint64_t max_models = kDefaultMcmcMaxModels;
+  double tolerance = 0.005;  ///< stopping rule on PIPs (see bayesian_model_averaging_mcmc)
   int top_models = 10;
   double credible_level = 0.95;       ///< as BmaOptions
   double interval_mass = 1.0 - 1e-7;  ///< as BmaOptions, of the visit frequencies
   int interval_max_models = 4096;     ///< as BmaOptions
+  /// Reports (progress.hpp): phase "mcmc" (iterations of max_iterations), then "mcmc-summary"
+  /// (visited stored models re-evaluated for the averages). A throw from it stops the search.
+  ProgressCallback progress;
 };
 
 /// Summary of an MCMC run (in addition to the BmaResult).
 struct McmcDiagnostics {
   std::uint64_t iterations = 0;
-  std::uint64_t models_visited = 0;  ///< distinct models evaluated
+  std::uint64_t max_iterations = 0;  ///< the iteration bound in force
+  std::uint64_t models_visited = 0;  ///< distinct models evaluated and stored (≤ McmcOptions::max_models)
+  /// Evaluations of models that did not fit in the full table (0 unless it filled up).
+  std::uint64_t evaluations_unstored = 0;
   double acceptance_rate = 0.0;
   bool converged = false;           ///< stopping rule met before max_iterations
   double max_pip_difference = 0.0;  ///< at the last check
@@ -407,8 +454,14 @@ struct McmcDiagnostics {
 /// Stopping rule: every `batch` iterations after `min_iterations`, the PIPs estimated from the
 /// first and second halves of the run are compared; the run stops when they differ by less than
 /// `tolerance` in every coordinate, or at `max_iterations` (converged = false). Draws from `rng`.
+///
+/// Bounded (docs/bma.md "Cost of the model search"): at most max_iterations iterations and
+/// max_models stored models; besides the table, O(p·max_iterations/batch) bytes for the stopping
+/// rule (the inclusion counts at the half-way points). Visit counts are kept per stored model and
+/// the averages formed at the end by evaluating each visited model once more (phase "mcmc-summary").
 /// @throws as bayesian_model_averaging (p ≤ kMaxPredictors, but no bound from n; ExactFitError before
-/// the first step, or when the chain reaches an exact fit), std::domain_error for tolerance ≤ 0.
+/// the first step, or when the chain reaches an exact fit), std::domain_error for tolerance ≤ 0 or
+/// max_models = 0; whatever options.progress throws.
 template <class Rng>
 BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n,
                                         const CoefficientPrior& prior, const ModelPrior& model_prior, Rng& rng,
@@ -420,6 +473,7 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
   }
   const int p = static_cast<int>(d - 1);
   check_positive_finite(fn, "tolerance", options.tolerance);
+  if (options.max_models < 1) throw_domain(fn, "max_models", 0.0, ">= 1");
   check_finite_evidence(gram, prior, options.always_included, 1e-10, n, options.p0);
   std::vector<int> free_idx;
   for (int j = 0; j < p; ++j) {
@@ -427,39 +481,72 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
   }
   const auto up = static_cast<std::uint64_t>(p);
   const std::uint64_t batch = options.batch ? options.batch : 100 * up;
-  const std::uint64_t min_it = options.min_iterations ? options.min_iterations : 1000 * up;
-  const std::uint64_t max_it = options.max_iterations ? options.max_iterations : 100000 * up;
-  std::unordered_map<ModelMask, ModelEvaluation> cache;
-  const auto eval = [&](ModelMask m) -> const ModelEvaluation& {
-    auto it = cache.find(m);
-    if (it != cache.end()) return it->second;
-    return cache.emplace(m, evaluate_model(gram, n, m, prior, model_prior, options.always_included, options.p0))
-        .first->second;
+  const std::uint64_t max_it = options.max_iterations ? options.max_iterations : default_mcmc_max_iterations(p);
+  const std::uint64_t min_it = options.min_iterations ? options.min_iterations : std::min(1000 * up, max_it);
+  McmcDiagnostics diag;
+  diag.max_iterations = max_it;
+
+  // The table of stored models: what the chain needs (the weight) and the visit count; the
+  // moments are formed at the end (one more evaluation per visited model).
+  struct Stored {
+    double log_weight = -INFINITY;
+    double log_marginal = 0.0;
+    double shrinkage = 0.0;
+    double r_squared = 0.0;
+    std::uint64_t visits = 0;
   };
+  std::unordered_map<ModelMask, Stored> table;
+  const auto evaluate = [&](ModelMask m) {
+    return evaluate_model(gram, n, m, prior, model_prior, options.always_included, options.p0);
+  };
+  // The stored entry of m (evaluated and stored when new and the table has room), or nullptr with
+  // `w` set to m's weight when the table is full. Only the weight is computed for a proposal; the
+  // moments of an unstored model are computed when the chain moves to it.
+  const auto lookup = [&](ModelMask m, ModelWeight& w) -> Stored* {
+    const auto it = table.find(m);
+    if (it != table.end()) return &it->second;
+    w = evaluate_model_weight(gram, n, m, prior, model_prior, options.always_included, options.p0);
+    if (table.size() < options.max_models) {
+      return &table.emplace(m, Stored{w.log_weight, w.log_marginal, w.shrinkage, w.r_squared, 0}).first->second;
+    }
+    ++diag.evaluations_unstored;
+    return nullptr;
+  };
+  // The current model: its entry, or (not stored) its full evaluation.
   ModelMask current = options.always_included;
-  const ModelEvaluation* cur = &eval(current);
-  if (!std::isfinite(cur->log_weight)) throw_domain(fn, "log weight of the starting model", cur->log_weight, "finite");
-  // visit counts in two halves: record per-iteration inclusion into a running sum, and keep a
-  // checkpoint of the sums at the half-way point of each check.
+  ModelEvaluation cur_full;
+  ModelWeight prop_w;
+  Stored* cur = lookup(current, prop_w);
+  double cur_w = cur != nullptr ? cur->log_weight : prop_w.log_weight;
+  if (!std::isfinite(cur_w)) throw_domain(fn, "log weight of the starting model", cur_w, "finite");
+  if (cur == nullptr) cur_full = evaluate(current);
+
+  // Per-iteration inclusion counts (PIPs and the stopping rule); the moments of the iterations at
+  // unstored models (the others are formed from the visit counts at the end).
   std::vector<std::uint64_t> incl_count(static_cast<std::size_t>(p), 0);
   Eigen::VectorXd coef_sum = Eigen::VectorXd::Zero(p);
   Eigen::VectorXd second_sum = Eigen::VectorXd::Zero(p);
   Eigen::VectorXd second_bas_sum = Eigen::VectorXd::Zero(p);
   double intercept_sum = 0.0;
   double intercept_bas_sum = 0.0;
-  std::vector<ModelMask> trace;  // the chain, to form first-half sums incrementally
-  std::vector<double> first(static_cast<std::size_t>(p), 0.0);
-  std::uint64_t half_ptr = 0;
-  trace.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(max_it, 1ULL << 24)));
+  std::uint64_t unstored_iterations = 0;
+  // The stopping rule at check k (iteration k·batch) compares the counts after iteration
+  // ⌊k·batch/2⌋ with the rest: snapshots of incl_count at ⌊j·batch/2⌋ for the checks to come.
+  std::deque<std::pair<std::uint64_t, std::vector<std::uint64_t>>> snapshots;  // (j, counts)
+  std::uint64_t next_snapshot = 1;
+  const auto snapshot_at = [batch](std::uint64_t j) { return j * batch / 2; };
+  while (snapshot_at(next_snapshot) == 0) snapshots.emplace_back(next_snapshot++, incl_count);
   std::uint64_t accepted = 0;
   std::uint64_t it = 0;
-  McmcDiagnostics diag;
   const auto f = static_cast<std::uint64_t>(free_idx.size());
+  std::vector<int> in, out;
+  report_progress(options.progress, 0, max_it, "mcmc");
   while (it < max_it) {
     if (f > 0) {
       ModelMask proposal = current;
       const bool swap = uniform_open01(rng) < 0.5;
-      std::vector<int> in, out;
+      in.clear();
+      out.clear();
       if (swap) {
         for (int j : free_idx) ((current >> j) & 1U ? in : out).push_back(j);
       }
@@ -469,42 +556,53 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
       } else {
         proposal ^= 1ULL << free_idx[uniform_index(rng, f)];
       }
-      const ModelEvaluation& prop = eval(proposal);
-      const double log_ratio = prop.log_weight - cur->log_weight;
+      Stored* prop = lookup(proposal, prop_w);
+      const double w = prop != nullptr ? prop->log_weight : prop_w.log_weight;
+      const double log_ratio = w - cur_w;
       if (log_ratio >= 0.0 || std::log(uniform_open01(rng)) < log_ratio) {
         current = proposal;
-        cur = &prop;
+        cur = prop;
+        cur_w = w;
+        if (prop == nullptr) cur_full = evaluate(current);
         ++accepted;
       }
     }
     ++it;
-    trace.push_back(current);
     for (int j = 0; j < p; ++j) incl_count[static_cast<std::size_t>(j)] += (current >> j) & 1U;
-    coef_sum += cur->posterior_mean;
-    second_sum += cur->second_moment;
-    second_bas_sum += cur->second_moment_bas;
-    intercept_sum += cur->intercept_variance;
-    intercept_bas_sum += cur->intercept_variance_bas;
-    if (it >= min_it && it % batch == 0) {
-      const std::uint64_t half = it / 2;
-      for (; half_ptr < half; ++half_ptr) {
-        for (int j = 0; j < p; ++j) first[static_cast<std::size_t>(j)] += (trace[half_ptr] >> j) & 1U;
-      }
-      double worst = 0.0;
-      for (int j = 0; j < p; ++j) {
-        const double a = first[static_cast<std::size_t>(j)] / static_cast<double>(half);
-        const double b =
-            (static_cast<double>(incl_count[static_cast<std::size_t>(j)]) - first[static_cast<std::size_t>(j)]) /
-            static_cast<double>(it - half);
-        worst = std::max(worst, std::abs(a - b));
-      }
-      diag.max_pip_difference = worst;
-      if (worst < options.tolerance) {
-        diag.converged = true;
-        break;
+    if (cur != nullptr) {
+      ++cur->visits;
+    } else {
+      ++unstored_iterations;
+      coef_sum += cur_full.posterior_mean;
+      second_sum += cur_full.second_moment;
+      second_bas_sum += cur_full.second_moment_bas;
+      intercept_sum += cur_full.intercept_variance;
+      intercept_bas_sum += cur_full.intercept_variance_bas;
+    }
+    while (snapshot_at(next_snapshot) == it) snapshots.emplace_back(next_snapshot++, incl_count);
+    if (it % kProgressInterval == 0) report_progress(options.progress, it, max_it, "mcmc");
+    if (it % batch == 0) {
+      const std::uint64_t k = it / batch;
+      while (!snapshots.empty() && snapshots.front().first < k) snapshots.pop_front();
+      if (it >= min_it) {
+        const std::uint64_t half = snapshot_at(k);
+        const std::vector<std::uint64_t>& first = snapshots.front().second;
+        double worst = 0.0;
+        for (int j = 0; j < p; ++j) {
+          const auto js = static_cast<std::size_t>(j);
+          const double a = static_cast<double>(first[js]) / static_cast<double>(half);
+          const double b = static_cast<double>(incl_count[js] - first[js]) / static_cast<double>(it - half);
+          worst = std::max(worst, std::abs(a - b));
+        }
+        diag.max_pip_difference = worst;
+        if (worst < options.tolerance) {
+          diag.converged = true;
+          break;
+        }
       }
     }
   }
+  report_progress(options.progress, it, max_it, "mcmc");
   BmaResult res;
   res.p = p;
   res.posterior_inclusion_probability.resize(p);
@@ -513,6 +611,28 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
         static_cast<double>(incl_count[static_cast<std::size_t>(j)]) / static_cast<double>(it);
   }
   const double iterations = static_cast<double>(it);
+  // The moments of the visited stored models, weighted by their visits (each evaluated once more).
+  {
+    std::vector<ModelMask> visited_models;
+    for (const auto& [m, s] : table) {
+      if (s.visits > 0) visited_models.push_back(m);
+    }
+    std::sort(visited_models.begin(), visited_models.end());  // a fixed summation order
+    const auto total = static_cast<std::uint64_t>(visited_models.size());
+    report_progress(options.progress, 0, total, "mcmc-summary");
+    for (std::uint64_t i = 0; i < total; ++i) {
+      const ModelMask m = visited_models[static_cast<std::size_t>(i)];
+      const double c = static_cast<double>(table.at(m).visits);
+      const ModelEvaluation e = evaluate(m);
+      coef_sum += c * e.posterior_mean;
+      second_sum += c * e.second_moment;
+      second_bas_sum += c * e.second_moment_bas;
+      intercept_sum += c * e.intercept_variance;
+      intercept_bas_sum += c * e.intercept_variance_bas;
+      if ((i + 1) % kProgressInterval == 0) report_progress(options.progress, i + 1, total, "mcmc-summary");
+    }
+    report_progress(options.progress, total, total, "mcmc-summary");
+  }
   res.model_averaged_coefficients = coef_sum / iterations;
   const Eigen::ArrayXd mean_sq = res.model_averaged_coefficients.array().square();
   res.posterior_sd = (second_sum.array() / iterations - mean_sq).max(0.0).sqrt().matrix();
@@ -524,7 +644,7 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
   res.prior_inclusion_probability = prior_inclusion_probabilities(model_prior, options.always_included, p);
   std::vector<std::pair<double, ModelMask>> visited;
   double max_w = -INFINITY;
-  for (const auto& [m, e] : cache) {
+  for (const auto& [m, e] : table) {
     if (std::isfinite(e.log_weight)) {
       visited.emplace_back(e.log_weight, m);
       max_w = std::max(max_w, e.log_weight);
@@ -535,10 +655,11 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
   double z = 0.0;
   for (const auto& v : visited) z += std::exp(v.first - max_w);
   const double log_z = max_w + std::log(z);
-  std::sort(visited.begin(), visited.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(visited.begin(), visited.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   if (!visited.empty()) res.highest_posterior_model = visited.front().second;
   for (std::size_t i = 0; i < visited.size() && static_cast<int>(i) < options.top_models; ++i) {
-    const ModelEvaluation& e = cache.at(visited[i].second);
+    const Stored& e = table.at(visited[i].second);
     ModelSummary s;
     s.model = visited[i].second;
     s.model_size = model_size(s.model);
@@ -552,12 +673,12 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
   }
   res.models_evaluated = visited.size();
   {
-    // Visit frequencies for the intervals and the best predictive model, most visited first.
-    std::unordered_map<ModelMask, std::uint64_t> visits;
-    for (ModelMask m : trace) ++visits[m];
+    // Visit frequencies for the intervals and the best predictive model, most visited first; the
+    // iterations at unstored models are part of the omitted mass.
     std::vector<WeightedModel> by_frequency;
-    by_frequency.reserve(visits.size());
-    for (const auto& [m, c] : visits) by_frequency.push_back({m, static_cast<double>(c) / iterations});
+    for (const auto& [m, s] : table) {
+      if (s.visits > 0) by_frequency.push_back({m, static_cast<double>(s.visits) / iterations});
+    }
     std::sort(by_frequency.begin(), by_frequency.end(), [](const WeightedModel& a, const WeightedModel& b) {
       return a.probability != b.probability ? a.probability > b.probability : a.model < b.model;
     });
@@ -571,7 +692,7 @@ BmaResult bayesian_model_averaging_mcmc(const Eigen::Ref<const Eigen::MatrixXd>&
     summarise_models(gram, n, prior, options.p0, by_frequency, std::max(0.0, 1.0 - kept), options.credible_level, res);
   }
   diag.iterations = it;
-  diag.models_visited = cache.size();
+  diag.models_visited = table.size();
   diag.acceptance_rate = static_cast<double>(accepted) / static_cast<double>(it);
   if (diagnostics != nullptr) *diagnostics = diag;
   return res;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "dpmu/core/checks.hpp"
+#include "dpmu/core/progress.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/secure_noise.hpp"
 
@@ -266,18 +267,24 @@ double wishart_regularization(const SspMechanism& m, double nu = 1.0 - kRidgeCon
 
 /// Monte Carlo ridge: the `quantile` (default 0.99) empirical quantile of −eigmin(E) over `draws`
 /// noise matrices (paper §5.2 with docs/methods.md A8). Depends only on public parameters.
+/// `progress` (progress.hpp), phase "ridge-calibration": draws done of `draws`, every 256 draws; a
+/// throw from it stops the calibration.
 /// @throws std::domain_error for draws < 1 or quantile ∉ (0,1). Draws from `rng`.
 template <class Rng>
-double monte_carlo_regularization(const SspMechanism& m, Rng& rng, int draws, double quantile = kRidgeConfidence) {
+double monte_carlo_regularization(const SspMechanism& m, Rng& rng, int draws, double quantile = kRidgeConfidence,
+                                  const ProgressCallback& progress = {}) {
   check_ssp_mechanism(m);
   if (draws < 1) throw_domain("monte_carlo_regularization", "draws", draws, ">= 1");
   check_open_interval("monte_carlo_regularization", "quantile", quantile, 0.0, 1.0);
   std::vector<double> v(static_cast<std::size_t>(draws));
   Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es;
-  for (auto& x : v) {
+  const auto total = static_cast<std::uint64_t>(draws);
+  for (std::uint64_t i = 0; i < total; ++i) {
+    if (i % 256 == 0) report_progress(progress, i, total, "ridge-calibration");
     es.compute(ssp_noise(m, rng), Eigen::EigenvaluesOnly);
-    x = -es.eigenvalues()(0);
+    v[static_cast<std::size_t>(i)] = -es.eigenvalues()(0);
   }
+  report_progress(progress, total, total, "ridge-calibration");
   const auto idx = static_cast<std::size_t>(std::ceil(quantile * draws)) - 1;
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(idx), v.end());
   return v[idx];
