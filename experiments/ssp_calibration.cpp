@@ -1,6 +1,6 @@
 /// @file ssp_calibration.cpp
-/// `ssp_calibration`: how well the uncertainty of private model averaging is calibrated (issue 30;
-/// docs/methods.md §5.11). Data as `ssp_simulation` (docs/methods.md A6: x ~ U(lower, upper), the
+/// `ssp_calibration`: how well the uncertainty of private model averaging is calibrated
+/// (docs/methods.md §5.11). Data as `ssp_simulation` (docs/methods.md A6: x ~ U(lower, upper), the
 /// first |T| coefficients b = 1/(z √|T|), SNR 1/2; the exact sufficient-statistic sampler of G,
 /// sample_gram_matrix). Each replicate releases G* = G + E once (Laplace or Wishart, the paper's
 /// reading of the bounds: Δ1 = (p+1)(p+2)(l² ∨ u²), B² = (p+1)(l² ∨ u²)) and analyses that same

@@ -1952,7 +1952,7 @@ def _lei_m2n(ctx):
 
 
 # ----------------------------------------------------------------------------------------------
-# Our own claims: calibration of private model averaging (issue 30; configs/calibration.yaml)
+# Our own claims: calibration of private model averaging (docs/methods.md §5.11; configs/calibration.yaml)
 # ----------------------------------------------------------------------------------------------
 
 def _calibration_settings(ctx, method, classify):
@@ -1980,7 +1980,7 @@ def _calibration_settings(ctx, method, classify):
     return [g]
 
 
-@claim(id="OWN-calibration-plug-in", paper="dpmu (own claim)", section="issue 30",
+@claim(id="OWN-calibration-plug-in", paper="dpmu (own claim)", section="docs/methods.md §5.11",
        figure="fig_calibration (coverage95)",
        words="The plug-in credible intervals of private model averaging (G* + rI analysed as the data's Gram "
              "matrix) fall short of their nominal 95 % coverage.",
@@ -1993,7 +1993,7 @@ def _own_plug_in(ctx):
     return _calibration_settings(ctx, "plug_in", lambda est, se: sign_outcome(est - 0.95, se, -1))
 
 
-@claim(id="OWN-calibration-noise-aware", paper="dpmu (own claim)", section="issue 30",
+@claim(id="OWN-calibration-noise-aware", paper="dpmu (own claim)", section="docs/methods.md §5.11",
        figure="fig_calibration (coverage95)",
        words="The noise-aware credible intervals (docs/methods.md §5.11) cover the true coefficients at least at "
              "the nominal 95 % rate up to Monte Carlo error, in every cell.",

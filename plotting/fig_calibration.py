@@ -1,4 +1,4 @@
-"""Calibration of private model averaging (issue 30): plug-in vs noise-aware credible intervals.
+"""Calibration of private model averaging (docs/methods.md §5.11): plug-in vs noise-aware credible intervals.
 
 Reads an ``ssp_calibration`` results file (configs/calibration.yaml). Figure: coverage of the true
 beta_j by the equal-tailed 95 % intervals (averaged over the p coefficients) against n, one panel

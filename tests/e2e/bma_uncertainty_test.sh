@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end tests of `dpmu bma --uncertainty` (docs/bma.md "Uncertainty"; issue 30) on held-out
+# End-to-end tests of `dpmu bma --uncertainty` (docs/bma.md "Uncertainty") on held-out
 # simulated data (5000 rows, 3 predictors in [0, 1], y = 0.5 + 0.4 x1 + 0.2 x3 + N(0, 0.1²) clamped
 # to [0, 1]): the JSON says which uncertainty its SDs and intervals carry; at epsilon = 1 the
 # noise-aware intervals contain the plug-in point estimates and are at least as wide; at

@@ -375,8 +375,10 @@ TEST_CASE("linear_design: SSP model averaging at a large epsilon and the DP test
   CHECK(dpmu_test::run_replicate(e, null, 42, 0)[18] < 0.5);
 }
 
-TEST_CASE("linear_design: simulated data that overflow are refused up front and fail the replicate for every method, never analysed",
-          "[linear_design]") {
+TEST_CASE(
+    "linear_design: simulated data that overflow are refused up front and fail the replicate for every method, never "
+    "analysed",
+    "[linear_design]") {
   const auto& e = experiment();
   for (const std::string method : {"bma", "dp_test"}) {
     INFO(method);

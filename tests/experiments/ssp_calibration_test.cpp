@@ -1,4 +1,4 @@
-// ssp_calibration (experiments/ssp_calibration.cpp; issue 30): one replicate of a private cell equals
+// ssp_calibration (experiments/ssp_calibration.cpp; docs/methods.md §5.11): one replicate of a private cell equals
 // the plug-in and noise-aware analyses of the same release rebuilt here from the engine's streams;
 // bad configs are refused with the key named.
 #include <catch2/catch.hpp>

@@ -1,4 +1,4 @@
-"""plotting/claims.py: the declarations use the one verdict rule, and the fixes of issue 28 stay
+"""plotting/claims.py: the declarations use the one verdict rule, and the fixes of the verdict-rule change stay
 fixed (run without results files: the claims that need results are 'not run' with a reason).
 Run: /usr/bin/python3 -m pytest tests/python -q."""
 import json
@@ -60,7 +60,7 @@ def test_declarations():
         assert cl.words and cl.test and cl.quantity, cl.id
         assert cl.quantifier in vr.QUANTIFIERS, cl.id
         assert cl.files or cl.not_run, cl.id
-    # the claims issue 28 found missing
+    # the claims a review found missing
     for need in ("PB-5.2.2-nonprivate-pip-one", "PB-B-H11-similar", "PB-5.2.1-fig4-consistent",
                  "PB-4.2-interval-coverage", "PB-5.1-support-coverage", "PB-4.4-sensitivity-tradeoff",
                  "PB-5.3-threshold-sparsity", "LCSSF-5-very-successful", "LCSSF-5-structure"):

@@ -297,7 +297,7 @@ test_that("select never refuses a value derived from a valid row (it was an unch
 test_that("argument errors name the argument (top_models = NA, formulas as strings)", {
   expect_error(dpmu::bma(read ~ write, data = hsb2, top_models = NA), "top_models must be a whole number")
   expect_error(dpmu::bma(read ~ write, data = hsb2, top_models = -2), "top_models must be a whole number")
-  # Formulas given as strings are formulas (issue 29: accepted, as lm accepts them); a string that
+  # Formulas given as strings are formulas (accepted, as lm accepts them); a string that
   # is not a formula is named.
   expect_equal(dpmu::test("math ~ 1", "math ~ female", data = hsb2)$log_statistic,
                dpmu::test(math ~ 1, math ~ female, data = hsb2)$log_statistic)

@@ -1,4 +1,4 @@
-# uncertainty = "noise-aware" (docs/bma.md "Uncertainty"; issue 30) on held-out simulated data:
+# uncertainty = "noise-aware" (docs/bma.md "Uncertainty") on held-out simulated data:
 # labelled in the fit and its printout; at epsilon = 1 the noise-aware intervals contain the plug-in
 # posterior means and are at least as wide; at epsilon = 1e6 they equal the non-private intervals
 # (noise scale 1e-5 against Gram entries of ~400); the same release and privacy record either way.
