@@ -15,6 +15,8 @@ void add_test_command(CLI::App& app, CLI::App& audit);
 
 /// `dpmu plan-test`: choose M and censoring limits by simulated MSE (paper §4.5).
 void add_plan_test_command(CLI::App& app);
+/// `dpmu plan-bma`: simulate what a private model-averaging release would deliver (docs/bma.md).
+void add_plan_bma_command(CLI::App& app);
 /// `dpmu run CONFIG --out FILE.h5 ...`: run a study (Monte Carlo engine), and
 /// `dpmu replay CONFIG --cell C --replicate R`: recompute one replicate.
 void add_run_command(CLI::App& app);

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   audit->require_subcommand(1);
   dpmu::cli::add_test_command(app, *audit);
   dpmu::cli::add_plan_test_command(app);
+  dpmu::cli::add_plan_bma_command(app);
   dpmu::cli::add_select_command(app, *audit);
   dpmu::cli::add_run_command(app);
   dpmu::cli::add_results_commands(app);
