@@ -796,6 +796,44 @@ Eigen::VectorXd model_averaged_coefficients(const Eigen::Ref<const Eigen::Matrix
   return bayesian_model_averaging(gram, n, prior, model_prior, o).model_averaged_coefficients;
 }
 
+namespace {
+
+/// The fit, the marginal likelihood and the log weight of one model: the steps evaluate_model and
+/// evaluate_model_weight share (one computation, so their weights are the same numbers).
+/// `estimable` is false for a rank-deficient model or when n <= k + p0 (weight −inf).
+struct WeighedModel {
+  bool estimable = false;
+  GramModelFit fit;
+  BayesFactorResult bf;
+  int k = 0;
+  double log_weight = -INFINITY;
+};
+
+WeighedModel weigh_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, ModelMask model,
+                         const CoefficientPrior& prior, const ModelPrior& model_prior, ModelMask always_included,
+                         int p0) {
+  const int p = static_cast<int>(gram.rows() - 1);
+  WeighedModel w;
+  w.fit = classify_model_fit(gram, model);
+  if (w.fit.kind == GramFitKind::rank_deficient) return w;
+  int free_count = 0;
+  int free_size = 0;
+  for (int j = 0; j < p; ++j) {
+    if (!((always_included >> j) & 1U)) {
+      ++free_count;
+      free_size += (model >> j) & 1U;
+    }
+  }
+  w.k = model_size(model);
+  if (!(n > w.k + p0)) return w;  // not estimable (p > n): weight −inf
+  w.bf = marginal_or_throw("bayesian_model_averaging_mcmc", prior, w.fit.log_one_minus_r_squared, n, w.k, p0, model);
+  w.log_weight = log_prior_model_probability(model_prior, free_size, free_count) + w.bf.log_bayes_factor;
+  w.estimable = true;
+  return w;
+}
+
+}  // namespace
+
 ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, ModelMask model,
                                const CoefficientPrior& prior, const ModelPrior& model_prior, ModelMask always_included,
                                int p0) {
@@ -805,25 +843,15 @@ ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, do
   e.posterior_mean = Eigen::VectorXd::Zero(p);
   e.second_moment = Eigen::VectorXd::Zero(p);
   e.second_moment_bas = Eigen::VectorXd::Zero(p);
-  const GramModelFit fit = classify_model_fit(gram, model);
-  if (fit.kind == GramFitKind::rank_deficient) return e;
-  int free_count = 0;
-  int free_size = 0;
-  for (int j = 0; j < p; ++j) {
-    if (!((always_included >> j) & 1U)) {
-      ++free_count;
-      free_size += (model >> j) & 1U;
-    }
-  }
-  const int k = model_size(model);
-  if (!(n > k + p0)) return e;  // not estimable (p > n): weight −inf
-  const BayesFactorResult bf =
-      marginal_or_throw("bayesian_model_averaging_mcmc", prior, fit.log_one_minus_r_squared, n, k, p0, model);
+  const WeighedModel w = weigh_model(gram, n, model, prior, model_prior, always_included, p0);
+  if (!w.estimable) return e;
+  const GramModelFit& fit = w.fit;
+  const BayesFactorResult& bf = w.bf;
   e.log_marginal = bf.log_bayes_factor;
   e.shrinkage = bf.shrinkage;
   e.r_squared = fit.r_squared;
-  e.log_weight = log_prior_model_probability(model_prior, free_size, free_count) + bf.log_bayes_factor;
-  const MomentFactors mf = moment_factors(prior, bf, gram(p, p), fit.log_one_minus_r_squared, n, k, p0);
+  e.log_weight = w.log_weight;
+  const MomentFactors mf = moment_factors(prior, bf, gram(p, p), fit.log_one_minus_r_squared, n, w.k, p0);
   const Eigen::VectorXd v = inverse_diagonal(gram, model_indices(model, p));
   e.intercept_variance = mf.intercept;
   e.intercept_variance_bas = mf.intercept_bas;
@@ -843,28 +871,14 @@ ModelEvaluation evaluate_model(const Eigen::Ref<const Eigen::MatrixXd>& gram, do
 ModelWeight evaluate_model_weight(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, ModelMask model,
                                   const CoefficientPrior& prior, const ModelPrior& model_prior,
                                   ModelMask always_included, int p0) {
-  // The first steps of evaluate_model, in the same order (the same numbers).
-  const int p = static_cast<int>(gram.rows() - 1);
-  ModelWeight w;
-  const GramModelFit fit = classify_model_fit(gram, model);
-  if (fit.kind == GramFitKind::rank_deficient) return w;
-  int free_count = 0;
-  int free_size = 0;
-  for (int j = 0; j < p; ++j) {
-    if (!((always_included >> j) & 1U)) {
-      ++free_count;
-      free_size += (model >> j) & 1U;
-    }
-  }
-  const int k = model_size(model);
-  if (!(n > k + p0)) return w;
-  const BayesFactorResult bf =
-      marginal_or_throw("bayesian_model_averaging_mcmc", prior, fit.log_one_minus_r_squared, n, k, p0, model);
-  w.log_marginal = bf.log_bayes_factor;
-  w.shrinkage = bf.shrinkage;
-  w.r_squared = fit.r_squared;
-  w.log_weight = log_prior_model_probability(model_prior, free_size, free_count) + bf.log_bayes_factor;
-  return w;
+  ModelWeight out;
+  const WeighedModel w = weigh_model(gram, n, model, prior, model_prior, always_included, p0);
+  if (!w.estimable) return out;
+  out.log_marginal = w.bf.log_bayes_factor;
+  out.shrinkage = w.bf.shrinkage;
+  out.r_squared = w.fit.r_squared;
+  out.log_weight = w.log_weight;
+  return out;
 }
 
 ModelMask median_probability_model(const Eigen::Ref<const Eigen::VectorXd>& pip) {
