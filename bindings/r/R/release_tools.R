@@ -108,8 +108,9 @@ plan_bma <- function(n, epsilon, coefficients = NULL, sigma = NULL, bounds = NUL
   for (analysis in c("plug_in", "noise_aware", "noise_aware_diagnostics")) {
     for (quantity in names(out[[analysis]])) {
       s <- out[[analysis]][[quantity]]
-      m <- vapply(s$mean, function(v) if (is.null(v)) NA_real_ else as.double(v), 0)
-      se <- vapply(s$mc_se, function(v) if (is.null(v)) NA_real_ else as.double(v), 0)
+      m <- plan_numbers(s$mean)
+      se <- plan_numbers(s$mc_se)
+      if (length(se) != length(m)) se <- rep(NA_real_, length(m))
       rows[[length(rows) + 1L]] <- data.frame(analysis = analysis, quantity = quantity,
                                               term = if (length(m) > 1L || quantity %in% c("coverage50", "coverage80",
                                                          "coverage95", "width95", "pip")) terms[seq_along(m)] else NA,
@@ -120,6 +121,12 @@ plan_bma <- function(n, epsilon, coefficients = NULL, sigma = NULL, bounds = NUL
   rownames(out$summary) <- NULL
   class(out) <- "dpmu_plan_bma"
   out
+}
+
+# JSON numbers as doubles, null (an undefined summary) as NA.
+plan_numbers <- function(v) {
+  if (is.null(v)) return(NA_real_)
+  vapply(v, function(x) if (is.null(x)) NA_real_ else as.double(x), 0)
 }
 
 #' @export
