@@ -554,8 +554,8 @@ extern "C" SEXP dpmu_plan_bma_c(SEXP options) {
     if (Rf_isNull(s)) return std::nullopt;
     const double v = Rf_length(s) == 1 && (Rf_isReal(s) || Rf_isInteger(s)) ? Rf_asReal(s) : NAN;
     if (!(v >= lowest && v <= 9007199254740992.0 && v == std::floor(v))) {
-      throw std::invalid_argument(std::string(name) + ": must be one whole number >= " +
-                                  std::to_string(static_cast<int>(lowest)));
+      throw std::invalid_argument(std::string(name) +
+                                  ": must be one whole number >= " + std::to_string(static_cast<int>(lowest)));
     }
     return static_cast<std::int64_t>(v);
   };
