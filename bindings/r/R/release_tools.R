@@ -93,9 +93,8 @@ print.dpmu_plan_test <- function(x, digits = max(3L, getOption("digits") - 3L), 
 #' @export
 plan_bma <- function(n, epsilon, coefficients = NULL, sigma = NULL, bounds = NULL, mechanism = "laplace",
                      delta = NULL, prior = "g_prior", model_prior = "beta-binomial:1,1", simulations = 200,
-                     seed = 1, uncertainty = c("both", "plug-in", "noise-aware"), noise_aware_draws = 100,
-                     p = NULL, true_model_size = NULL, signal_z = NULL) {
-  uncertainty <- match.arg(uncertainty)
+                     seed = 1, uncertainty = "both", noise_aware_draws = 100, p = NULL, true_model_size = NULL,
+                     signal_z = NULL) {
   if (is.matrix(bounds)) bounds <- as.vector(t(bounds))
   options <- list(n = n, p = p, coefficients = if (is.null(coefficients)) NULL else as.double(coefficients),
                   sigma = sigma, bounds = if (is.null(bounds)) NULL else as.double(bounds), mechanism = mechanism,

@@ -59,7 +59,7 @@ test_that("plan_bma names the argument in its errors", {
   expect_error(plan_bma(500, 1, coefficients = b, simulations = 5), "simulations: must be >= 10")
   expect_error(plan_bma(500, 1, coefficients = b, mechanism = "gaussian"), "mechanism:")
   expect_error(plan_bma(500, 1, coefficients = b, seed = -1), "seed:")
-  expect_error(plan_bma(500, 1, coefficients = b, uncertainty = "exact"), "should be one of")
+  expect_error(plan_bma(500, 1, coefficients = b, uncertainty = "exact"), "uncertainty:")
   expect_error(plan_bma(500, 1), "p: give the number of predictors")
   expect_error(plan_bma(500, 2, coefficients = b, mechanism = "wishart"), "epsilon: wishart needs epsilon < 1")
 })
