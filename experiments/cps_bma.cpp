@@ -6,7 +6,10 @@
 /// new G* = G + E from the noise stream, computes model averaging on the ridge-regularised
 /// non-thresholded and thresholded G* (both post-processings of the same release), and the §5.1
 /// confidence set of T(G) = E(β_j | G) (rejection sampler with nsim draws, Frobenius norm),
-/// summarised as density-scale histograms on bins fixed per cell.
+/// summarised as density-scale histograms on bins fixed per cell. Calibration against the
+/// non-private fit of the full data (docs/bma.md "Calibration metrics"): coverage of its posterior
+/// mean by the 50/80/95 % intervals of both analyses, and the Brier score of their PIPs against its
+/// PIPs, computed last and without random numbers (every other metric unchanged).
 
 #include "dpmu/experiments/cps_bma.hpp"
 

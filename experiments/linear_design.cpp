@@ -15,6 +15,9 @@
 ///    the ridge of the mechanism;
 ///  * dp_test: the DP test by subsample and aggregate (PB §4) of H0: β_j = 0 for j in `tested`,
 ///    the other predictors and the intercept common to both models (dp_test.hpp).
+/// bma and ssp_* also write the calibration metrics against the design's β and true model
+/// (calibration_metrics.hpp, docs/bma.md "Calibration metrics"), after the other metrics and
+/// without random numbers.
 
 #include "dpmu/experiments/linear_design.hpp"
 

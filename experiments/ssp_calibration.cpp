@@ -8,10 +8,10 @@
 /// noise-aware analysis (core::noise_aware_bma: rejection draws of G from p(G | G*) under a flat
 /// prior on the Gram matrices the bounds allow, G_jj ≤ n(u − l)²/4). Metrics for both, on the same
 /// release: coverage of the true β_j by the equal-tailed 50/80/95 % credible intervals, their
-/// width, the Brier score of the PIPs and P(true model), and the reliability tables of the PIPs and of
-/// the posterior model probabilities (calibration_metrics.hpp, docs/bma.md "Calibration metrics").
-/// Mechanism none: the non-private analysis
-/// of G (reported under plug_in_*; the noise-aware metrics are then the same analysis).
+/// width, the Brier score of the PIPs and P(true model), and the reliability tables of the PIPs and
+/// of the posterior model probabilities (calibration_metrics.hpp, docs/bma.md "Calibration
+/// metrics"). Mechanism none: the non-private analysis of G (reported under plug_in_*; the
+/// noise-aware metrics are then the same analysis).
 
 #include <Eigen/Dense>
 #include <cmath>
