@@ -6,7 +6,10 @@
 /// new G* = G + E from the noise stream, computes model averaging on the ridge-regularised
 /// non-thresholded and thresholded G* (both post-processings of the same release), and the §5.1
 /// confidence set of T(G) = E(β_j | G) (rejection sampler with nsim draws, Frobenius norm),
-/// summarised as density-scale histograms on bins fixed per cell.
+/// summarised as density-scale histograms on bins fixed per cell. Calibration against the
+/// non-private fit of the full data (docs/bma.md "Calibration metrics"): coverage of its posterior
+/// mean by the 50/80/95 % intervals of both analyses, and the Brier score of their PIPs against its
+/// PIPs, computed last and without random numbers (every other metric unchanged).
 
 #include "dpmu/experiments/cps_bma.hpp"
 
@@ -18,11 +21,15 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/quantile.hpp"
 #include "dpmu/core/ssp.hpp"
+#include "dpmu/experiments/calibration_metrics.hpp"
 #include "dpmu/experiments/column_design.hpp"
 #include "dpmu/experiments/data_files.hpp"
 #include "dpmu/experiments/ssp_release.hpp"
@@ -279,6 +286,9 @@ std::size_t fixed_bin_density(const std::vector<double>& values, const std::vect
   return outside;
 }
 
+/// The two post-processings of a release whose calibration is measured: metric suffix, description.
+const std::pair<std::string, std::string> kCalibrated[2] = {{"_non_thresholded", "G*_r"}, {"_thresholded", "G**_r"}};
+
 class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
  public:
   std::string name() const override { return "cps_bma"; }
@@ -445,7 +455,7 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
       for (std::size_t b = 0; b < k; ++b) bins.push_back(coefficients.back() + ";bin=" + std::to_string(b));
     }
     const auto m = coefficients.size();
-    return {
+    std::vector<MetricSpec> out = {
         {"pip_non_thresholded", p, true, "posterior inclusion probabilities from G*_r", predictors},
         {"pip_thresholded", p, true, "posterior inclusion probabilities from G**_r", predictors},
         {"posterior_mean_non_thresholded", p, true, "E*(beta_j | D) from G*_r (rescaled units)", predictors},
@@ -459,6 +469,15 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
         {"ridge_fallback_non_thresholded", 1, false, "1 if the ridge had to be raised (G*_r)"},
         {"ridge_fallback_thresholded", 1, false, "1 if the ridge had to be raised (G**_r)"},
     };
+    // Calibration against the non-private analysis of the full data (docs/bma.md "Calibration metrics"):
+    // deterministic post-processing of G*_r and G**_r, after every existing metric's computation.
+    for (const auto& [suffix, what] : kCalibrated) {
+      for (auto& spec : interval_calibration_metrics(MetricAffix{"", suffix}, predictors, what,
+                                                     "the non-private posterior mean", "non-private PIP_j")) {
+        out.push_back(std::move(spec));
+      }
+    }
+    return out;
   }
 
   CpsSetup prepare(const Cell& cell, core::RngStream& calibration, runtime::SharedCalibration&) const override {
@@ -590,6 +609,17 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
     out.set("confidence_set_size", static_cast<double>(set.summaries.size()));
     out.set("ridge_fallback_non_thresholded", g_r.fallback ? 1.0 : 0.0);
     out.set("ridge_fallback_thresholded", gt_r.fallback ? 1.0 : 0.0);
+    // Calibration metrics (no random numbers): intervals of G*_r and G**_r against the non-private
+    // posterior mean, their PIPs scored against the non-private PIPs (docs/decisions.md 2026-12-03).
+    for (int t = 0; t < 2; ++t) {
+      const Eigen::MatrixXd& released = t == 0 ? g_r.matrix : gt_r.matrix;
+      const core::BmaResult& fit = t == 0 ? a : b;
+      const MetricAffix affix{"", kCalibrated[t].first};
+      const auto intervals = averaging_with_intervals(released, s.n, s.prior, s.model_prior, s.bma_options);
+      write_interval_calibration(out, affix, intervals.extra_intervals, s.non_private.model_averaged_coefficients);
+      out.set(affix.name("brier"),
+              core::brier_score(fit.posterior_inclusion_probability, s.non_private.posterior_inclusion_probability));
+    }
   }
 
  private:

@@ -181,6 +181,15 @@ std::vector<MetricSpec> dp_test_metrics() {
            .size = 2,
            .is_vector = true,
            .description = "corrected test randomized at the atom T* = U (exact level), alpha = 0.05, 0.01",
+           .component_labels = level_labels()},
+          {.name = "censored_average",
+           .description =
+               "confidential (1/M) sum of T_i^c, each T_i censored to [L, U] (T~ less the noise; simulation only)"},
+          {.name = "noise_interval_covers",
+           .size = 2,
+           .is_vector = true,
+           .description = "1 if T~ -/+ eta_{1-alpha/2} (PB §4.2, end points not censored) covers censored_average, "
+                          "alpha = 0.05, 0.01",
            .component_labels = level_labels()}};
 }
 
@@ -195,6 +204,9 @@ std::vector<std::pair<std::string, std::vector<double>>> dp_test_calibration_out
           {"null_probability_at_upper", {s.null_probability_at_upper}},
           {"censoring_limits", {s.limits.lower, s.limits.upper}},
           {"noise_sd", {s.mechanism().noise_sd()}},
+          {"noise_interval_half_width",
+           {s.mechanism().noise_quantile(1.0 - kDpTestLevels[0] / 2.0),
+            s.mechanism().noise_quantile(1.0 - kDpTestLevels[1] / 2.0)}},
           {"non_private_log_statistic", {s.non_private_log_statistic}},
           {"non_private_posterior_probability_h1", {s.non_private_posterior}}};
 }
@@ -205,6 +217,16 @@ void write_dp_test_release(const DpTestSetup& s, const Cell& cell, const std::ve
   const auto rel = s.release->release_statistics(t, source);
   out.set("log_statistic", rel.released_statistic);
   out.set("noisy_statistic", rel.noisy_statistic);
+  // The confidential average and the coverage of the paper §4.2 interval: diagnostics of a
+  // simulation stream (no draw: the noise stream is used as before).
+  if (rel.diagnostics) {
+    const double average = rel.diagnostics->mean_censored;
+    out.set("censored_average", average);
+    for (std::size_t k = 0; k < 2; ++k) {
+      const auto c = core::noise_interval(rel.noisy_statistic, s.mechanism(), kDpTestLevels[k]);
+      out.set("noise_interval_covers", k, c.lower <= average && average <= c.upper ? 1.0 : 0.0);
+    }
+  }
   out.set("posterior_probability_h1",
           s.prior.kind == core::PriorKind::lr
               ? std::nan("")

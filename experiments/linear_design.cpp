@@ -15,6 +15,9 @@
 ///    the ridge of the mechanism;
 ///  * dp_test: the DP test by subsample and aggregate (PB §4) of H0: β_j = 0 for j in `tested`,
 ///    the other predictors and the intercept common to both models (dp_test.hpp).
+/// bma and ssp_* also write the calibration metrics against the design's β and true model
+/// (calibration_metrics.hpp, docs/bma.md "Calibration metrics"), after the other metrics and
+/// without random numbers.
 
 #include "dpmu/experiments/linear_design.hpp"
 
@@ -40,6 +43,7 @@
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/core/subsample_and_aggregate.hpp"
+#include "dpmu/experiments/calibration_metrics.hpp"
 #include "dpmu/experiments/column_design.hpp"
 #include "dpmu/experiments/cps_bma.hpp"
 #include "dpmu/experiments/data_files.hpp"
@@ -677,6 +681,18 @@ class LinearDesignExperiment final : public runtime::TypedExperiment<Prepared, L
       m.description = "dp_test: " + m.description;
       out.push_back(std::move(m));
     }
+    // Calibration against the design's truth (calibration_metrics.hpp; docs/bma.md "Calibration metrics")
+    const MetricAffix plain;
+    for (auto& m : interval_calibration_metrics(plain, names, "original units", "the true beta_j", "1[beta_j != 0]")) {
+      m.description = "bma, ssp_*: " + m.description;
+      out.push_back(std::move(m));
+    }
+    for (const char* base : {"pip", "model"}) {
+      for (auto& m : reliability_metrics(plain, base, "bma, ssp_*")) {
+        m.description = "bma, ssp_*: " + m.description;
+        out.push_back(std::move(m));
+      }
+    }
     return out;
   }
 
@@ -755,14 +771,16 @@ class LinearDesignExperiment final : public runtime::TypedExperiment<Prepared, L
     Eigen::MatrixXd centred = raw.rowwise() - raw.colwise().mean();
     const Eigen::MatrixXd confidential = centred.transpose() * centred;  // evaluation (and bma)
     core::BmaOptions opts;
-    opts.credible_level = 0.0;  // no metric uses the credible intervals (they cost ~100x the PIPs)
+    opts.credible_level = 0.0;  // the intervals at 50/80/95 % come from averaging_with_intervals
     opts.top_models = 0;
     opts.keep_all_models = true;
     core::BmaResult res;
     Eigen::VectorXd estimate;
+    std::vector<core::CredibleIntervals> intervals;  // at kCalibrationLevels, original units
     if (pr.method == Method::bma) {
       res = core::bayesian_model_averaging(confidential, pr.n, pr.prior, pr.model_prior, opts);
       estimate = res.model_averaged_coefficients;
+      intervals = averaging_with_intervals(confidential, pr.n, pr.prior, pr.model_prior, opts).extra_intervals;
     } else {
       const RescaledDesign rescaled = rescale_columns(raw, RescaleMode::public_bounds, pr.bounds);
       std::uint64_t clamped = 0;
@@ -774,6 +792,9 @@ class LinearDesignExperiment final : public runtime::TypedExperiment<Prepared, L
       res = core::bayesian_model_averaging(released.matrix, pr.n, pr.prior, pr.model_prior, opts);
       // slopes of the rescaled data back to the original units: beta_j = beta~_j s_y / s_j
       estimate = res.model_averaged_coefficients.cwiseQuotient(rescaled.scale.head(p)) * rescaled.scale(p);
+      const Eigen::VectorXd to_original = rescaled.scale.head(p).cwiseInverse() * rescaled.scale(p);
+      intervals = rescale_intervals(
+          averaging_with_intervals(released.matrix, pr.n, pr.prior, pr.model_prior, opts).extra_intervals, to_original);
       out.set("ridge_fallback", released.fallback ? 1.0 : 0.0);
       out.set("clamped_entries", static_cast<double>(rescaled.clamped_entries));
     }
@@ -796,6 +817,11 @@ class LinearDesignExperiment final : public runtime::TypedExperiment<Prepared, L
     out.set("mean_pip_inactive", n_active < p ? inactive / static_cast<double>(p - n_active) : std::nan(""));
     out.set("predictive_mse", predictive_mse(confidential, pr.n, pr.design.coefficients, estimate));
     out.set("coefficient_rmse", std::sqrt((estimate - pr.design.coefficients).squaredNorm() / static_cast<double>(p)));
+    const MetricAffix plain;
+    write_interval_calibration(out, plain, intervals, pr.design.coefficients);
+    out.set("brier", core::brier_score(pip, inclusion_indicators(pr.truth, static_cast<int>(p))));
+    write_reliability(out, plain, "pip", pip_reliability(pip, pr.truth));
+    write_reliability(out, plain, "model", model_reliability(res.log_posterior_probability, pr.truth));
   }
 };
 

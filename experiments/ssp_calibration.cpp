@@ -8,8 +8,10 @@
 /// noise-aware analysis (core::noise_aware_bma: rejection draws of G from p(G | G*) under a flat
 /// prior on the Gram matrices the bounds allow, G_jj ≤ n(u − l)²/4). Metrics for both, on the same
 /// release: coverage of the true β_j by the equal-tailed 50/80/95 % credible intervals, their
-/// width, the Brier score of the PIPs and P(true model). Mechanism none: the non-private analysis
-/// of G (reported under plug_in_*; the noise-aware metrics are then the same analysis).
+/// width, the Brier score of the PIPs and P(true model), and the reliability tables of the PIPs and
+/// of the posterior model probabilities (calibration_metrics.hpp, docs/bma.md "Calibration
+/// metrics"). Mechanism none: the non-private analysis of G (reported under plug_in_*; the
+/// noise-aware metrics are then the same analysis).
 /// Another design (`dpmu plan-bma --coefficients/--sigma/--bounds`): the parameters coefficients (β
 /// itself; T = its non-zero entries), sigma and bounds (read as `dpmu bma --bounds` reads them:
 /// predictor j ~ U(l_j, u_j), and the sensitivities of that release, core::SspRelease) replace the
@@ -23,6 +25,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -34,6 +37,7 @@
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/ssp.hpp"
+#include "dpmu/experiments/calibration_metrics.hpp"
 #include "dpmu/experiments/simulation_cost.hpp"
 #include "dpmu/experiments/simulation_gram.hpp"
 #include "dpmu/experiments/simulation_ssp.hpp"
@@ -48,8 +52,6 @@ using runtime::MetricSpec;
 using runtime::ParameterSpec;
 using runtime::ParameterType;
 
-constexpr double kLevels[3] = {0.5, 0.8, 0.95};
-constexpr const char* kLevelNames[3] = {"50", "80", "95"};
 constexpr const char* kMethods[2] = {"plug_in", "noise_aware"};
 constexpr std::uint64_t kRidgeSeed = 20240521;
 
@@ -253,26 +255,19 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
     std::vector<MetricSpec> out;
     for (const char* m : kMethods) {
       const std::string u(m);
-      for (int l = 0; l < 3; ++l) {
-        out.push_back({.name = u + "_cover" + kLevelNames[l],
-                       .size = p,
-                       .is_vector = true,
-                       .description = "1 if the equal-tailed " + std::string(kLevelNames[l]) +
-                                      "% interval of beta_j (" + u + ") contains the true beta_j",
-                       .component_labels = labels});
+      const MetricAffix affix{u + "_", ""};
+      for (auto& spec : interval_calibration_metrics(affix, labels, u, "the true beta_j", "1[j in T]")) {
+        out.push_back(std::move(spec));
       }
-      out.push_back({.name = u + "_width95",
-                     .size = p,
-                     .is_vector = true,
-                     .description = "width of the 95% interval of beta_j (" + u + ")",
-                     .component_labels = labels});
       out.push_back({.name = u + "_pip",
                      .size = p,
                      .is_vector = true,
                      .description = "posterior inclusion probability of predictor j (" + u + ")",
                      .component_labels = labels});
-      out.push_back({.name = u + "_brier", .description = "mean over j of (PIP_j - 1[j in T])^2 (" + u + ")"});
       out.push_back({.name = u + "_prob_true_model", .description = "posterior probability of T (" + u + ")"});
+      for (const char* base : {"pip", "model"}) {
+        for (auto& spec : reliability_metrics(affix, base, u)) out.push_back(std::move(spec));
+      }
     }
     out.push_back({.name = "accepted_draws", .description = "admissible draws of G kept (noise-aware)"});
     out.push_back({.name = "acceptance_rate", .description = "accepted / proposed noise draws"});
@@ -300,7 +295,7 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
     pr.options.min_accepted = static_cast<int>(cell.get_int("min_accepted"));
     pr.options.bma.credible_level = 0.0;
     pr.options.bma.top_models = 0;
-    pr.options.extra_levels = {kLevels[0], kLevels[1], kLevels[2]};
+    pr.options.extra_levels = {kCalibrationLevels[0], kCalibrationLevels[1], kCalibrationLevels[2]};
     const std::string& name = cell.get_string("mechanism");
     if (name == "none") return pr;
     const auto kind = core::parse_ssp_mechanism(name);
@@ -367,20 +362,17 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
     core::ModelMask truth = 0;  // T = {j : beta_j != 0} (the first |T| in the design of A6)
     for (int j = 0; j < p; ++j) truth |= beta(j) != 0.0 ? core::ModelMask{1} << j : core::ModelMask{0};
     // The plug-in analysis: one "draw", the regularised release (or G itself), with the interval
-    // options of the default analysis (mix_bma_draws of one matrix is bayesian_model_averaging).
-    core::NoiseAwareOptions plug_options = pr.options;
-    plug_options.draw_interval_mass = plug_options.bma.interval_mass;
-    plug_options.draw_interval_max_models = plug_options.bma.interval_max_models;
+    // options of the default analysis (averaging_with_intervals: mix_bma_draws of one matrix).
     core::NoiseAwareResult plug;
     core::NoiseAwareResult aware;
     if (!pr.mechanism) {
-      plug.posterior = core::mix_bma_draws({sim.gram}, n, pr.prior, pr.model_prior, plug_options, &plug);
+      plug = averaging_with_intervals(sim.gram, n, pr.prior, pr.model_prior, pr.options.bma);
       aware = plug;
       aware.accepted = 0;
     } else {
       const Eigen::MatrixXd gstar = core::noisy_gram_matrix(sim.gram, *pr.mechanism, noise);
       const core::RegularizedGram reg = core::regularize(gstar, pr.regularization);
-      plug.posterior = core::mix_bma_draws({reg.matrix}, n, pr.prior, pr.model_prior, plug_options, &plug);
+      plug = averaging_with_intervals(reg.matrix, n, pr.prior, pr.model_prior, pr.options.bma);
       aware = core::noise_aware_bma(gstar, *pr.mechanism, pr.max_diagonal, n, pr.prior, pr.model_prior, reg.matrix,
                                     noise, pr.options);
       if (aware.fallback) {
@@ -388,27 +380,19 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
         aware.posterior = plug.posterior;
       }
     }
+    const Eigen::VectorXd included = inclusion_indicators(truth, p);
     for (int u = 0; u < 2; ++u) {
       const core::NoiseAwareResult& r = u == 0 ? plug : aware;
       const std::string name(kMethods[u]);
-      for (int l = 0; l < 3; ++l) {
-        const core::CredibleIntervals& ci = r.extra_intervals[static_cast<std::size_t>(l)];
-        for (int j = 0; j < p; ++j) {
-          out.set(name + "_cover" + kLevelNames[l], static_cast<std::size_t>(j),
-                  ci.lower(j) <= beta(j) && beta(j) <= ci.upper(j) ? 1.0 : 0.0);
-          if (l == 2) out.set(name + "_width95", static_cast<std::size_t>(j), ci.upper(j) - ci.lower(j));
-        }
-      }
+      const MetricAffix affix{name + "_", ""};
+      write_interval_calibration(out, affix, r.extra_intervals, beta);
       const Eigen::VectorXd& pip = r.posterior.posterior_inclusion_probability;
-      double brier = 0.0;
-      for (int j = 0; j < p; ++j) {
-        const double truth_j = beta(j) != 0.0 ? 1.0 : 0.0;
-        brier += (pip(j) - truth_j) * (pip(j) - truth_j);
-        out.set(name + "_pip", static_cast<std::size_t>(j), pip(j));
-      }
-      out.set(name + "_brier", brier / p);
+      out.set(name + "_pip", std::span<const double>(pip.data(), static_cast<std::size_t>(p)));
+      out.set(name + "_brier", core::brier_score(pip, included));
       out.set(name + "_prob_true_model",
               std::exp(r.posterior.log_posterior_probability(static_cast<Eigen::Index>(truth))));
+      write_reliability(out, affix, "pip", pip_reliability(pip, truth));
+      write_reliability(out, affix, "model", model_reliability(r.posterior.log_posterior_probability, truth));
     }
     out.set("accepted_draws", static_cast<double>(aware.accepted));
     out.set("acceptance_rate",

@@ -5,7 +5,11 @@ Rows: mechanisms (Laplace, Wishart); columns: the coefficients of ``histogram_co
 approximate 95% confidence sets of T(G) = E(beta_j | G) over the runs (paper's Hist formula:
 d_k = mean over runs of the run's densities, on the cell's fixed bins). Vertical lines: solid =
 non-private posterior mean, dashed = average non-thresholded DP estimate, dotted = average
-thresholded DP estimate. Also writes ``<name>_numbers.txt`` with the plotted numbers.
+thresholded DP estimate. Also writes ``<name>_numbers.txt`` with the plotted numbers and, for files
+with the calibration metrics (docs/bma.md "Calibration metrics"), ``<name>_calibration.md``: per
+mechanism and coefficient the coverage of the non-private posterior mean by the private 50/80/95 %
+intervals of G*_r and G**_r and the Brier score of the private PIPs against the non-private ones,
+each ± its MC SE.
 """
 import os
 
@@ -86,7 +90,33 @@ def plot_file(path, out_dir, name=None):
     with open(txt, "w") as f:
         f.write("\n".join(lines) + "\n")
     written.append(txt)
+    if "cover95_non_thresholded" in res.summary:
+        written.append(write_calibration_table(res, os.path.join(out_dir, f"{name}_calibration.md")))
     return written
+
+
+def write_calibration_table(res, path):
+    """Markdown table of the calibration against the non-private fit, per mechanism and coefficient."""
+    lines = ["| mechanism | analysis | coefficient | non-private PIP | non-private mean | cover50 | cover80 | cover95 | "
+             "width95 | Brier (cell) | runs |", "|" + "---|" * 11]
+    for c in range(res.n_cells):
+        npm = np.asarray(res.calibration["non_private_posterior_mean"][c], dtype=float)
+        npp = np.asarray(res.calibration["non_private_pip"][c], dtype=float)
+        labels = res.component_labels["cover95_non_thresholded"][c]
+        for t, what in (("_non_thresholded", "G*_r"), ("_thresholded", "G**_r")):
+            brier = res.summary["brier" + t]
+            for j, label in enumerate(labels):
+                row = [str(res.cells["mechanism"][c]), what, str(label), f"{npp[j]:.4f}", f"{npm[j]:.4g}"]
+                for lv in ("50", "80", "95"):
+                    sm = res.summary[f"cover{lv}{t}"]
+                    row.append(f"{sm['mean'][c, j]:.3f} ± {sm['mcse'][c, j]:.3f}")
+                row.append(f"{res.summary['width95' + t]['mean'][c, j]:.4g}")
+                row.append(f"{brier['mean'][c]:.4f} ± {brier['mcse'][c]:.4f}" if j == 0 else "")
+                row.append(str(int(brier["n_ok"][c])))
+                lines.append("| " + " | ".join(row) + " |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
 
 
 def main():

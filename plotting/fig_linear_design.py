@@ -9,7 +9,10 @@ Panels (x axis: n, log scale; one line per analysis — bma, ssp_laplace / ssp_w
   5. dp_test: rejection rate at α = 0.05 (corrected test for lr/bic/aic; for Bayesian statistics
      the released P*(H1 | D) averaged instead) — the power if H0 is false, the size if it is true.
 Cells that differ in another data factor or method parameter (e.g. two predictor designs, or two
-priors) get a panel row each. Usage: fig_linear_design.py RESULTS.h5... [--out DIR].
+priors) get a panel row each. Also writes ``<name>_calibration.md`` (files with the calibration
+metrics; docs/bma.md "Calibration metrics"): per bma / ssp_* cell and coefficient the coverage of the
+true beta_j by the 50/80/95 % intervals and the mean 95 % width, and per cell the Brier score of the
+PIPs, each ± its MC SE. Usage: fig_linear_design.py RESULTS.h5... [--out DIR].
 """
 import os
 
@@ -78,6 +81,36 @@ def panel_values(res, metric, cells):
     return s["mean"][cells], s["mcse"][cells]
 
 
+def write_calibration_table(res, path):
+    """Markdown table of the calibration metrics of every bma / ssp_* cell."""
+    keys = [k for k in row_keys(res) if k != "method"]
+    lines = ["| analysis | n | " + "".join(f"{k} | " for k in keys) + "coefficient | true beta | cover50 | cover80 | "
+             "cover95 | width95 | Brier (cell) |", "|" + "---|" * (9 + len(keys))]
+    order = sorted(range(res.n_cells), key=lambda c: (line_label(res, c), [str(res.cells[k][c]) for k in keys],
+                                                       _float(res.cells["n"][c])))
+    for c in order:
+        if str(res.cells["method"][c]) == "dp_test":
+            continue
+        beta = np.asarray(res.cells["coefficients"][c].split(", ") if isinstance(res.cells["coefficients"][c], str)
+                          else res.cells["coefficients"][c], dtype=float)
+        labels = res.component_labels.get("cover95", np.array([[]]))[c]
+        brier = res.summary["brier"]
+        for j, label in enumerate(labels):
+            if not np.isfinite(res.summary["cover95"]["mean"][c, j]):
+                continue
+            row = [line_label(res, c), str(int(_float(res.cells["n"][c])))] + [str(res.cells[k][c]) for k in keys]
+            row += [str(label), f"{beta[j]:g}"]
+            for lv in ("50", "80", "95"):
+                sm = res.summary[f"cover{lv}"]
+                row.append(f"{sm['mean'][c, j]:.3f} ± {sm['mcse'][c, j]:.3f}")
+            row.append(f"{res.summary['width95']['mean'][c, j]:.4g}")
+            row.append(f"{brier['mean'][c]:.4f} ± {brier['mcse'][c]:.4f}" if j == 0 else "")
+            lines.append("| " + " | ".join(row) + " |")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
 def plot_file(path, out_dir, name=None):
     res = Results(path)
     if res.experiment != "linear_design":
@@ -142,7 +175,10 @@ def plot_file(path, out_dir, name=None):
     fig.suptitle(f"linear_design: {design}  error {error}\n{res.replicates} data sets per cell "
                  "(common random numbers across methods); bars ±2 MC SE", fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.6 / (6.4 * len(rows) + 0.6)))
-    return save_figure(fig, out_dir, name)
+    written = save_figure(fig, out_dir, name)
+    if "cover95" in res.summary:
+        written.append(write_calibration_table(res, os.path.join(out_dir, f"{name}_calibration.md")))
+    return written
 
 
 def main():

@@ -61,7 +61,7 @@ for m in ledger sha256 secure_random; do
   copy "engine/runtime/include/dpmu/runtime/$m.hpp" "engine/runtime/src/$m.cpp"
 done
 copy engine/runtime/include/dpmu/runtime/experiment.hpp engine/runtime/include/dpmu/runtime/streams.hpp
-for m in ssp_calibration simulation_gram simulation_ssp simulation_cost ssp_release; do
+for m in ssp_calibration simulation_gram simulation_ssp simulation_cost ssp_release calibration_metrics; do
   copy "experiments/$m.cpp" "experiments/include/dpmu/experiments/$m.hpp"
 done
 copy $(find bindings/common -maxdepth 1 -type f \( -name '*.hpp' -o -name '*.cpp' \) | sort)

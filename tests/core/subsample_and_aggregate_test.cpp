@@ -127,6 +127,23 @@ TEST_CASE("the §4.2 interval is [T̃ ∓ q] intersected with [L, U]", "[subsamp
   CHECK(clipped.upper == Approx(-0.5 + q));
 }
 
+TEST_CASE("noise_interval is T~ ± η_{1−α/2} by hand, and the §4.2 release interval censors its end points",
+          "[subsample]") {
+  const CensoringLimits lim{0.0, 7.0};
+  const auto laplace = ScalarMechanism::laplace(1.0, 0.7);  // b = 0.7
+  const auto iv = noise_interval(-0.5, laplace, 0.05);
+  CHECK(iv.lower == Approx(-0.5 - 0.7 * std::log(20.0)));
+  CHECK(iv.upper == Approx(-0.5 + 0.7 * std::log(20.0)));
+  const auto cut = mechanism_uncertainty_interval(-0.5, lim, laplace, 0.05);
+  CHECK(cut.lower == 0.0);
+  CHECK(cut.upper == iv.upper);
+  const auto gauss = ScalarMechanism::gaussian_with_sigma(1.0, 0.5, 0.1, 2.0, "test");  // σ = 2; Φ⁻¹(0.995)
+  const auto g = noise_interval(1.0, gauss, 0.01);
+  CHECK(g.lower == Approx(1.0 - 2.0 * 2.5758293035489004).epsilon(1e-12));
+  CHECK(g.upper == Approx(1.0 + 2.0 * 2.5758293035489004).epsilon(1e-12));
+  CHECK_THROWS_WITH(noise_interval(1.0, gauss, 1.0), Catch::Contains("alpha"));
+}
+
 TEST_CASE("uncorrected critical values are χ² quantiles on each statistic's scale", "[subsample]") {
   const std::vector<std::size_t> sizes{100, 100};
   CHECK(uncorrected_critical_value(PriorKind::lr, sizes, 1, 0.05) == Approx(3.841458820694124));

@@ -268,6 +268,22 @@ TEST_CASE("cps_bma through the engine: shapes, densities, non-private values", "
       for (const auto* name : {"pip_non_thresholded", "pip_thresholded"}) {
         for (double v : metric(c, name, rep)) CHECK((v >= 0 && v <= 1));
       }
+      // calibration against the non-private fit: Brier score recomputed from the stored PIPs,
+      // coverage indicators, widths ordered by level through cover (a 95 % interval holds the 50 % one)
+      for (const std::string t : {"_non_thresholded", "_thresholded"}) {
+        const auto pip = metric(c, "pip" + t, rep);
+        double brier = 0;
+        for (std::size_t j = 0; j < 6; ++j) brier += (pip[j] - np_pip[j]) * (pip[j] - np_pip[j]);
+        CHECK(metric(c, "brier" + t, rep)[0] == Approx(brier / 6).epsilon(1e-13));
+        const auto c50 = metric(c, "cover50" + t, rep), c80 = metric(c, "cover80" + t, rep),
+                   c95 = metric(c, "cover95" + t, rep), w = metric(c, "width95" + t, rep);
+        for (std::size_t j = 0; j < 6; ++j) {
+          CHECK((c95[j] == 0.0 || c95[j] == 1.0));
+          CHECK(c50[j] <= c80[j]);  // nested equal-tailed intervals
+          CHECK(c80[j] <= c95[j]);
+          CHECK(w[j] >= 0.0);
+        }
+      }
       const auto dens = metric(c, "confidence_set_density", rep);
       const auto outside = metric(c, "confidence_set_outside_bins", rep);
       const auto lo = metric(c, "confidence_set_lower", rep), hi = metric(c, "confidence_set_upper", rep);

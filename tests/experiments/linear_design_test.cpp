@@ -5,15 +5,20 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <numeric>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "dpmu/core/bma.hpp"
+#include "dpmu/core/calibration_metrics.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/experiments/calibration_metrics.hpp"
 #include "dpmu/experiments/data_files.hpp"
 #include "dpmu/experiments/registry.hpp"
 #include "dpmu/runtime/experiment.hpp"
+#include "dpmu/runtime/streams.hpp"
 #include "run_replicate.hpp"
 
 namespace ex = dpmu::experiments;
@@ -396,4 +401,92 @@ TEST_CASE(
     // a non-finite-data error instead of analysing infinite data.
     CHECK_THROWS_WITH(dpmu_test::run_replicate(e, cell, 42, 0), Catch::Contains("non-finite"));
   }
+}
+
+TEST_CASE("linear_design: calibration metrics of a bma replicate equal the default analysis' intervals at each level",
+          "[linear_design][calibration_metrics]") {
+  const auto& e = experiment();
+  const rt::Cell cell = bma_cell();
+  const auto prior = core::parse_coefficient_prior("zellner-siow", 500.0);
+  const auto model_prior = core::parse_model_prior(cell.get_string("model_prior"));
+  const Eigen::Vector4d beta(2.0, 0.0, -1.5, 0.0);
+  const char* names[3] = {"cover50", "cover80", "cover95"};
+  for (std::uint64_t r = 0; r < 2; ++r) {
+    const auto out = dpmu_test::run_replicate(e, cell, 42, r);
+    const auto metric = [&](const std::string& name) { return dpmu_test::metric_values(e, cell, out, name); };
+    // The same data set from the data stream, its centred Gram matrix, and the default analysis
+    // (bayesian_model_averaging with credible_level = L) at each level: an independent path to the
+    // intervals (the experiment's come from the mixture of mix_bma_draws).
+    auto data = rt::data_stream(42, cell, r);
+    const auto set = e.generate_erased(cell.data_cell(), data);
+    const auto& d = *static_cast<const ex::LinearData*>(set.get());
+    Eigen::MatrixXd raw(d.x.rows(), 5);
+    raw << d.x, d.y;
+    const Eigen::MatrixXd centred = raw.rowwise() - raw.colwise().mean();
+    const Eigen::MatrixXd g = centred.transpose() * centred;
+    for (int l = 0; l < 3; ++l) {
+      core::BmaOptions o;
+      o.credible_level = ex::kCalibrationLevels[l];
+      const auto fit = core::bayesian_model_averaging(g, 500.0, prior, model_prior, o);
+      const auto& ci = fit.credible_intervals;
+      const auto cover = metric(names[l]);
+      for (int j = 0; j < 4; ++j) {
+        INFO("replicate " << r << ", level " << names[l] << ", beta" << j + 1);
+        const auto uj = static_cast<std::size_t>(j);
+        CHECK(cover[uj] == (ci.lower(j) <= beta(j) && beta(j) <= ci.upper(j) ? 1.0 : 0.0));
+        if (l == 2) CHECK(metric("width95")[uj] == Approx(ci.upper(j) - ci.lower(j)).epsilon(1e-9));
+        if (l == 2) CHECK(metric("pip")[uj] == fit.posterior_inclusion_probability(j));  // the same data set
+      }
+    }
+    // Brier score by hand against 1[beta_j != 0] = (1, 0, 1, 0)
+    const auto pip = metric("pip");
+    CHECK(metric("brier")[0] ==
+          Approx(((pip[0] - 1) * (pip[0] - 1) + pip[1] * pip[1] + (pip[2] - 1) * (pip[2] - 1) + pip[3] * pip[3]) / 4.0)
+              .epsilon(1e-14));
+    // reliability tables: 4 PIPs (2 events), 16 model probabilities summing to 1 (1 event)
+    const auto sum = [&](const std::string& name) {
+      const auto v = metric(name);
+      return std::accumulate(v.begin(), v.end(), 0.0);
+    };
+    CHECK(sum("pip_bin_count") == 4.0);
+    CHECK(sum("pip_bin_events") == 2.0);
+    CHECK(sum("pip_bin_predicted") == Approx(pip[0] + pip[1] + pip[2] + pip[3]).epsilon(1e-14));
+    CHECK(sum("model_bin_count") == 16.0);
+    CHECK(sum("model_bin_events") == 1.0);
+    CHECK(sum("model_bin_predicted") == Approx(1.0).epsilon(1e-12));
+    CHECK(
+        metric("model_bin_events")[static_cast<std::size_t>(core::reliability_bin(metric("prob_true_model")[0], 10))] ==
+        1.0);
+  }
+}
+
+TEST_CASE("linear_design: SSP intervals in the original units agree with bma's when the noise is negligible",
+          "[linear_design][calibration_metrics]") {
+  // epsilon = 1e9 and bounds that clamp nothing: the release is the Gram matrix of the rescaled data
+  // up to ~1e-9 relative, so the SSP intervals mapped back by s_y / s_j must be bma's intervals of
+  // the same data set (a check of the change of units). Measured in this replicate: the widths within
+  // 1e-5 relative, the Brier scores 3e-6 apart (the PIPs react to G through n log(1 − R²)).
+  const auto& e = experiment();
+  const std::string bounds = "x1 = -10, 10; x2 = -10, 10; x3 = -10, 10; x4 = -10, 10; response = -40, 40";
+  const rt::Cell ssp = bma_cell({{"method", std::string("ssp_laplace")},
+                                 {"epsilon", 1e9},
+                                 {"public_bounds", bounds},
+                                 {"ridge_draws", std::int64_t{1000}}});
+  const rt::Cell bma = bma_cell();
+  REQUIRE(validation_error(ssp).empty());
+  REQUIRE(ssp.data_id() == bma.data_id());  // one data set per replicate for both
+  const auto a = dpmu_test::run_replicate(e, ssp, 42, 3);
+  const auto b = dpmu_test::run_replicate(e, bma, 42, 3);
+  REQUIRE(dpmu_test::metric_values(e, ssp, a, "clamped_entries")[0] == 0.0);
+  const auto wa = dpmu_test::metric_values(e, ssp, a, "width95");
+  const auto wb = dpmu_test::metric_values(e, bma, b, "width95");
+  for (std::size_t j = 0; j < 4; ++j) {
+    INFO("beta" << j + 1);
+    CHECK(wa[j] == Approx(wb[j]).epsilon(1e-5).margin(1e-12));
+    for (const char* name : {"cover50", "cover80", "cover95"}) {
+      CHECK(dpmu_test::metric_values(e, ssp, a, name)[j] == dpmu_test::metric_values(e, bma, b, name)[j]);
+    }
+  }
+  CHECK(dpmu_test::metric_values(e, ssp, a, "brier")[0] ==
+        Approx(dpmu_test::metric_values(e, bma, b, "brier")[0]).epsilon(1e-4));
 }

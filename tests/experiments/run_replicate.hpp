@@ -60,4 +60,19 @@ inline std::vector<double> run_replicate(const dpmu::runtime::Experiment& e, con
   return out;
 }
 
+/// The components of metric `name` in `out` (a run_replicate result of `cell`).
+/// @throws std::invalid_argument if the cell has no such metric.
+inline std::vector<double> metric_values(const dpmu::runtime::Experiment& e, const dpmu::runtime::Cell& cell,
+                                         const std::vector<double>& out, const std::string& name) {
+  std::size_t offset = 0;
+  for (const auto& m : e.metrics(cell)) {
+    if (m.name == name) {
+      return std::vector<double>(out.begin() + static_cast<std::ptrdiff_t>(offset),
+                                 out.begin() + static_cast<std::ptrdiff_t>(offset + m.size));
+    }
+    offset += m.size;
+  }
+  throw std::invalid_argument("metric_values: no metric '" + name + "'");
+}
+
 }  // namespace dpmu_test

@@ -112,8 +112,6 @@ def test_evaluate_without_results(tmp_path):
             assert key in e, (e["id"], key)
         if e["id"] == "PB-B-H11-similar":
             assert "configs/fig7_hsb_lr_censoring.yaml" in e["reason"]
-        elif e["id"] == "PB-4.2-interval-coverage":
-            assert "noisy_statistic" in e["reason"]
         else:
             assert "configs/" in e["reason"], e
     assert "not applicable" not in open(tmp_path / "claims.md").read()
@@ -153,3 +151,85 @@ def test_histogram_sd():
     edges = np.linspace(0, 4, 401)
     assert c.histogram_sd(np.full(400, 0.25), edges) == pytest.approx(4 / math.sqrt(12), rel=1e-4)
     assert np.isnan(c.histogram_sd(np.zeros(3), np.arange(4.0)))
+
+
+class _FakeResults:
+    """The parts of dpmu_h5.Results the coverage claim reads, for a hand-made HSB study."""
+
+    def __init__(self, cells, covers, labels):
+        self.cells = {k: np.asarray(v, dtype=object if isinstance(v[0], str) else float) for k, v in cells.items()}
+        self.n_cells = len(next(iter(cells.values())))
+        self.summary = {"noise_interval_covers": {}, "censored_average": {}}
+        self.component_labels = {"noise_interval_covers": np.array([labels] * self.n_cells, dtype=object)}
+        self._covers = covers
+
+    def values(self, name):
+        return sorted(set(self.cells[name].tolist()))
+
+
+class _FakeStudy:
+    def __init__(self, res):
+        self.res, self.path = res, "fake.h5"
+
+    def replicates(self, metric):
+        assert metric == "noise_interval_covers"
+        return self.res._covers
+
+
+def test_interval_coverage_claim_on_known_rates():
+    """PB-4.2-interval-coverage on a hand-made study with known coverage: 10 000 releases per cell, α = 0.05
+    (bound 0.945) and 0.01 (bound 0.985), binomial SE at 1 − α. Exact coverage 1 − α is supported (0.005 is
+    2.3 SE at α = 0.05, 5 SE at α = 0.01); 0.93 at α = 0.05 is contradicted (6.9 SE below the bound); a
+    NaN replicate is left out of the count."""
+    r = 10000
+
+    def indicator(rate):
+        x = np.zeros(r)
+        x[: int(round(rate * r))] = 1.0
+        return x
+
+    covers = np.empty((2, r, 2))
+    covers[0, :, 0], covers[0, :, 1] = indicator(0.95), indicator(0.99)
+    covers[1, :, 0], covers[1, :, 1] = indicator(0.93), indicator(0.99)
+    covers[1, 0, 1] = np.nan
+    res = _FakeResults({"num_subsets": [2.0, 5.0], "epsilon": [1.0, 1.0]}, covers, ["alpha=0.05", "alpha=0.01"])
+    groups = BY_ID["PB-4.2-interval-coverage"].check({"fig1_hsb_posterior": _FakeStudy(res)})
+    assert len(groups) == 1
+    rows = {s["setting"]: s for s in groups[0].settings}
+    assert set(rows) == {"num_subsets=2; 1 − α = 0.95", "num_subsets=2; 1 − α = 0.99",
+                         "num_subsets=5; 1 − α = 0.95", "num_subsets=5; 1 − α = 0.99"}
+    first = rows["num_subsets=2; 1 − α = 0.95"]
+    assert first["estimate"] == pytest.approx(0.95) and first["se"] == pytest.approx(math.sqrt(0.95 * 0.05 / r))
+    assert first["test"] == "in [0.945, 1]"
+    assert rows["num_subsets=2; 1 − α = 0.99"]["test"] == "in [0.985, 1]"
+    assert rows["num_subsets=5; 1 − α = 0.99"]["runs"] == r - 1
+    assert rows["num_subsets=5; 1 − α = 0.99"]["estimate"] == pytest.approx((0.99 * r - 1) / (r - 1))
+    verdict = vr.judge(groups[0].settings)["verdict"]
+    outcome = {k: s["outcome"] for k, s in rows.items()}
+    assert outcome == {"num_subsets=2; 1 − α = 0.95": "supported", "num_subsets=2; 1 − α = 0.99": "supported",
+                       "num_subsets=5; 1 − α = 0.95": "contradicted", "num_subsets=5; 1 − α = 0.99": "supported"}
+    assert verdict == "partly"
+    # a results file written before the metric: no settings, and the note names the config to re-run
+    res.summary = {}
+    old = BY_ID["PB-4.2-interval-coverage"].check({"fig1_hsb_posterior": _FakeStudy(res)})
+    assert old[0].settings == [] and "configs/fig1_hsb_posterior.yaml" in old[0].note
+
+
+def test_find_studies_prefers_the_file_named_after_its_config(tmp_path, monkeypatch):
+    """A backup STEM.before-cov.h5 beside STEM.h5 (same config, same replicates) sorts first; the file
+    named after the config must win (it was the backup before this rule), more replicates still win."""
+    class Fake:
+        def __init__(self, path):
+            self.path = path
+            name = os.path.basename(path)
+            self.stem = name.split(".")[0]
+            self.res = type("R", (), {"replicates": 20 if "more" in name else 10})()
+
+    monkeypatch.setattr(c, "Study", Fake)
+    for name in ("fig1_hsb_posterior.before-cov.h5", "fig1_hsb_posterior.h5", "fig2_hsb_likelihood_ratio.h5",
+                 "fig2_hsb_likelihood_ratio.zz.h5", "fig6_hsb_censoring.h5", "fig6_hsb_censoring.more.h5"):
+        (tmp_path / name).write_bytes(b"")
+    found = c.find_studies(str(tmp_path))
+    assert os.path.basename(found["fig1_hsb_posterior"].path) == "fig1_hsb_posterior.h5"
+    assert os.path.basename(found["fig2_hsb_likelihood_ratio"].path) == "fig2_hsb_likelihood_ratio.h5"
+    assert os.path.basename(found["fig6_hsb_censoring"].path) == "fig6_hsb_censoring.more.h5"

@@ -165,13 +165,13 @@ def plan_bma(n: int, epsilon: float, coefficients: Optional[Sequence[float]] = N
                           whole("seed", seed, 0), str(uncertainty), whole("true_model_size", true_model_size, 0),
                           number("signal_z", signal_z))
     out = json.loads(text)
-    terms = [f"beta{j + 1}" for j in range(out["settings"]["p"])]
     rows = []
     for analysis in ("plug_in", "noise_aware", "noise_aware_diagnostics"):
         for quantity, summary in out.get(analysis, {}).items():
             means, ses = summary["mean"], summary["mc_se"]
             if isinstance(means, list):
-                rows += [(analysis, quantity, terms[j], means[j], ses[j]) for j in range(len(means))]
+                labels = summary.get("labels") or [None] * len(means)
+                rows += [(analysis, quantity, labels[j], means[j], ses[j]) for j in range(len(means))]
             else:
                 rows.append((analysis, quantity, None, means, ses))
     table = PlanBmaResult(pd.DataFrame(rows, columns=["analysis", "quantity", "term", "mean", "mc_se"]).astype(

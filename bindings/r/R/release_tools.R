@@ -102,7 +102,6 @@ plan_bma <- function(n, epsilon, coefficients = NULL, sigma = NULL, bounds = NUL
                   noise_aware_draws = noise_aware_draws, simulations = simulations, seed = seed,
                   uncertainty = uncertainty, true_model_size = true_model_size, signal_z = signal_z)
   out <- .Call(dpmu_plan_bma_c, options)
-  terms <- paste0("beta", seq_len(out$settings$p))
   rows <- list()
   for (analysis in c("plug_in", "noise_aware", "noise_aware_diagnostics")) {
     for (quantity in names(out[[analysis]])) {
@@ -110,10 +109,9 @@ plan_bma <- function(n, epsilon, coefficients = NULL, sigma = NULL, bounds = NUL
       m <- plan_numbers(s$mean)
       se <- plan_numbers(s$mc_se)
       if (length(se) != length(m)) se <- rep(NA_real_, length(m))
-      rows[[length(rows) + 1L]] <- data.frame(analysis = analysis, quantity = quantity,
-                                              term = if (length(m) > 1L || quantity %in% c("coverage50", "coverage80",
-                                                         "coverage95", "width95", "pip")) terms[seq_along(m)] else NA,
-                                              mean = m, mc_se = se, stringsAsFactors = FALSE)
+      term <- if (is.null(s$labels)) NA_character_ else as.character(unlist(s$labels))
+      rows[[length(rows) + 1L]] <- data.frame(analysis = analysis, quantity = quantity, term = term, mean = m,
+                                              mc_se = se, stringsAsFactors = FALSE)
     }
   }
   out$summary <- do.call(rbind, rows)

@@ -331,6 +331,7 @@ nlohmann::ordered_json plan_bma(const PlanBmaRequest& o) {
   std::size_t offset = 0;
   for (const auto& m : metrics) {
     Json s = summary_json(rows, offset, m.size, m.is_vector);
+    if (m.is_vector && m.component_labels.size() == m.size) s["labels"] = m.component_labels;
     offset += m.size;
     std::string group = "noise_aware_diagnostics", key = m.name;
     for (const std::string method : {"plug_in", "noise_aware"}) {

@@ -148,11 +148,17 @@ ScalarMechanism subsample_and_aggregate_mechanism(double epsilon, double delta, 
   return ScalarMechanism::gaussian_with_sigma(epsilon, delta, sensitivity, sigma, "analytic-gaussian-paper-literal");
 }
 
+Interval noise_interval(double noisy_statistic, const ScalarMechanism& mechanism, double alpha) {
+  check_open_interval("noise_interval", "alpha", alpha, 0.0, 1.0);
+  const double q = mechanism.noise_quantile(1.0 - alpha / 2.0);
+  return {noisy_statistic - q, noisy_statistic + q};
+}
+
 Interval mechanism_uncertainty_interval(double noisy_statistic, const CensoringLimits& limits,
                                         const ScalarMechanism& mechanism, double alpha) {
   check_open_interval("mechanism_uncertainty_interval", "alpha", alpha, 0.0, 1.0);
-  const double q = mechanism.noise_quantile(1.0 - alpha / 2.0);
-  return {censor(noisy_statistic - q, limits), censor(noisy_statistic + q, limits)};
+  const Interval c = noise_interval(noisy_statistic, mechanism, alpha);
+  return {censor(c.lower, limits), censor(c.upper, limits)};
 }
 
 NullDistribution simulate_null_distribution(const Prior& prior, std::span<const std::size_t> sizes, int p, int p0,

@@ -60,14 +60,18 @@ void prepare_dp_test(DpTestSetup& s, const runtime::Cell& cell, std::size_t n, i
                      core::RngStream& calibration, const std::string& prior_key = "prior");
 
 /// The metric layout of a DP test (log_statistic, noisy_statistic, posterior_probability_h1,
-/// reject_corrected, reject_uncorrected, reject_corrected_randomized).
+/// reject_corrected, reject_uncorrected, reject_corrected_randomized, censored_average,
+/// noise_interval_covers). censored_average = (1/M) Σ T_i^c is confidential: the experiments
+/// write it from the release's simulation diagnostics, for the coverage of the paper §4.2 interval.
 std::vector<runtime::MetricSpec> dp_test_metrics();
 
-/// The calibration outputs of a DP-test cell (critical values, censoring limits, noise sd, ...).
+/// The calibration outputs of a DP-test cell (critical values, censoring limits, noise sd, the
+/// half-widths η_{1−α/2} of the paper §4.2 interval at α = 0.05, 0.01, ...).
 std::vector<std::pair<std::string, std::vector<double>>> dp_test_calibration_outputs(const DpTestSetup& s);
 
 /// Release the subset statistics `t` of one replicate (noise from `noise`) and write the
-/// dp_test_metrics(); reads prior_h0 from `cell`.
+/// dp_test_metrics(); reads prior_h0 from `cell`. Draws from `noise` exactly as before the
+/// censored_average and noise_interval_covers metrics existed (they use no draw).
 void write_dp_test_release(const DpTestSetup& s, const runtime::Cell& cell, const std::vector<double>& t,
                            core::RngStream& noise, runtime::MetricWriter& out);
 

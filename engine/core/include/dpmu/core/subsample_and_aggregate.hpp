@@ -100,8 +100,14 @@ struct Interval {
   double upper;
 };
 
-/// Paper §4.2: the 1 − α interval [T̃ − q, T̃ + q] for the confidential mean of censored statistics,
-/// q the 1 − α/2 noise quantile, intersected with [L, U] (each end point censored).
+/// Paper §4.2: C̃ = T̃ ± η_{1−α/2} = [T̃ − q, T̃ + q], q the 1 − α/2 quantile of the mechanism's noise
+/// (Laplace: b log(1/α); Gaussian: σ Φ⁻¹(1 − α/2)). It covers the confidential mean of the censored
+/// statistics (1/M) Σ T_i^c with probability exactly 1 − α, because T̃ − (1/M) Σ T_i^c = η is
+/// continuous and symmetric. End points not censored. @throws std::domain_error for α ∉ (0, 1).
+Interval noise_interval(double noisy_statistic, const ScalarMechanism& mechanism, double alpha);
+
+/// Paper §4.2: noise_interval intersected with [L, U] (each end point censored), the interval a
+/// release reports; since (1/M) Σ T_i^c lies in [L, U] it covers whenever noise_interval does.
 /// @throws std::domain_error for α ∉ (0, 1).
 Interval mechanism_uncertainty_interval(double noisy_statistic, const CensoringLimits& limits,
                                         const ScalarMechanism& mechanism, double alpha);
