@@ -42,7 +42,8 @@ struct PlanBmaRequest {
 /// ("plug_in", "noise_aware") the coverage of the 50/80/95 % intervals, the 95 % width, the PIPs
 /// (vectors over β_j), the Brier score, P(true model) and the reliability tables of the PIPs and of
 /// the model probabilities (mean counts per replicate), each {mean, mc_se} (vectors also with their
-/// component "labels": beta1..betap, or the probability bins); then the noise-aware diagnostics. Reads no data, touches no ledger: not a release.
+/// component "labels": beta1..betap, or the probability bins); then the noise-aware diagnostics. Reads no data, touches
+/// no ledger: not a release.
 /// @throws std::invalid_argument naming the option ("--coefficients: ...") before any simulation;
 /// std::runtime_error if a replicate fails.
 nlohmann::ordered_json plan_bma(const PlanBmaRequest& request);
