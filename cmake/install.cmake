@@ -8,10 +8,11 @@ set_target_properties(dpmu_data PROPERTIES EXPORT_NAME data)
 set_target_properties(dpmu_runtime PROPERTIES EXPORT_NAME runtime)
 set_target_properties(dpmu_api PROPERTIES EXPORT_NAME api)
 set_target_properties(dpmu_ledger PROPERTIES EXPORT_NAME ledger)
+set_target_properties(dpmu_simulation PROPERTIES EXPORT_NAME simulation)
 
 set(DPMU_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/dpmu)
 
-install(TARGETS dpmu_core dpmu_data dpmu_ledger dpmu_runtime dpmu_api EXPORT dpmuTargets
+install(TARGETS dpmu_core dpmu_data dpmu_ledger dpmu_runtime dpmu_simulation dpmu_api EXPORT dpmuTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

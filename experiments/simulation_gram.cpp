@@ -84,8 +84,7 @@ Eigen::MatrixXd complete_gram_with_response(const Eigen::MatrixXd& predictor_gra
   Eigen::VectorXd zeta(p);
   for (int j = 0; j < p; ++j) zeta(j) = core::standard_normal_ziggurat(gen);
   const double chi2 = core::chi_square(gen, static_cast<double>(n) - p - 1.0);
-  Eigen::VectorXd beta = Eigen::VectorXd::Zero(p);
-  beta.head(design.true_model_size).setConstant(design.coefficient);
+  const Eigen::VectorXd beta = design_coefficients(design);
   const Eigen::VectorXd v = llt.matrixL() * zeta;  // X'Mw | X ~ N(0, G_xx)
   const Eigen::VectorXd gxx_beta = predictor_gram * beta;
   const double sigma = design.sigma;
@@ -104,6 +103,15 @@ void check_sampled_design(const char* fn, const SimulationDesign& d, std::uint64
   (void)simulation_design(d.p, d.true_model_size, 1.0);  // range checks of p, |T|
   core::check_finite(fn, "coefficient", d.coefficient);
   core::check_finite(fn, "sigma", d.sigma);
+  if (!d.coefficients.empty()) {
+    if (d.coefficients.size() != static_cast<std::size_t>(d.p))
+      core::throw_invalid(fn, "coefficients must have length p");
+    for (const double b : d.coefficients) core::check_finite(fn, "coefficients", b);
+  }
+  if (!d.widths.empty()) {
+    if (d.widths.size() != static_cast<std::size_t>(d.p)) core::throw_invalid(fn, "widths must have length p");
+    for (const double w : d.widths) core::check_positive_finite(fn, "widths", w);
+  }
   if (n < static_cast<std::uint64_t>(d.p) + 2) core::throw_domain(fn, "n", static_cast<double>(n), ">= p + 2");
 }
 }  // namespace
@@ -119,6 +127,7 @@ std::vector<SimulatedGram> sample_gram_matrices_shared_predictors(std::span<cons
   for (const SharedPredictorRequest& r : requests) {
     const SimulationDesign& d = r.design;
     check_sampled_design(fn, d, r.n);
+    if (!d.widths.empty()) core::throw_invalid(fn, "per-predictor widths are not supported with shared predictors");
     if (d.lower != first.lower || d.upper != first.upper) {
       core::throw_invalid(fn, "designs must share lower and upper (they share the predictors)");
     }
@@ -147,7 +156,16 @@ SimulatedGram sample_gram_matrix(const SimulationDesign& design, std::uint64_t n
                                  std::uint64_t key1, core::UniformGramPath path) {
   check_sampled_design("sample_gram_matrix", design, n);
   core::Xoshiro256ppX4 predictors(key0, key1);
-  const Eigen::MatrixXd gxx = simulate_predictor_gram(design.p, n, design.lower, design.upper, predictors, path);
+  Eigen::MatrixXd gxx;
+  if (design.widths.empty()) {
+    gxx = simulate_predictor_gram(design.p, n, design.lower, design.upper, predictors, path);
+  } else {
+    // Predictor j on a range of width w_j: the centred Gram matrix of unit-width columns scaled by
+    // w_a w_b (exact: the unit-width matrix is the accumulator's exact sums times 2^-64).
+    gxx = simulate_predictor_gram(design.p, n, 0.0, 1.0, predictors, path);
+    const Eigen::Map<const Eigen::VectorXd> w(design.widths.data(), design.p);
+    gxx = w.asDiagonal() * gxx * w.asDiagonal();
+  }
   core::Xoshiro256ppX4 response(key0, key1, 1);
   SimulatedGram out;
   out.gram = complete_gram_with_response(gxx, design, n, response);

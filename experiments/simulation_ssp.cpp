@@ -53,6 +53,18 @@ SimulationDesign simulation_design(int p, int true_model_size, double z) {
   return d;
 }
 
+Eigen::VectorXd design_coefficients(const SimulationDesign& design) {
+  if (!design.coefficients.empty()) {
+    if (design.coefficients.size() != static_cast<std::size_t>(design.p)) {
+      core::throw_invalid("design_coefficients", "coefficients must have length p");
+    }
+    return Eigen::Map<const Eigen::VectorXd>(design.coefficients.data(), design.p);
+  }
+  Eigen::VectorXd beta = Eigen::VectorXd::Zero(design.p);
+  beta.head(design.true_model_size).setConstant(design.coefficient);
+  return beta;
+}
+
 namespace {
 constexpr int kBlocksPerPartial = 64;  // partial sums over 16 384 rows, then added to the total
 }  // namespace
@@ -67,6 +79,9 @@ SimulatedRows::SimulatedRows(const SimulationDesign& design, std::uint64_t key0,
   core::check_ordered_limits(fn, "lower", design.lower, "upper", design.upper);
   core::check_finite(fn, "coefficient", design.coefficient);
   core::check_finite(fn, "sigma", design.sigma);
+  if (!design.coefficients.empty() || !design.widths.empty()) {
+    core::throw_invalid(fn, "coefficients and widths are read by the exact sampler only (sample_gram_matrix)");
+  }
 }
 
 void SimulatedRows::redraw_row(Eigen::MatrixXd& block, int i) {

@@ -12,6 +12,12 @@
 /// of the posterior model probabilities (calibration_metrics.hpp, docs/bma.md "Calibration
 /// metrics"). Mechanism none: the non-private analysis of G (reported under plug_in_*; the
 /// noise-aware metrics are then the same analysis).
+/// Another design (`dpmu plan-bma --coefficients/--sigma/--bounds`): the parameters coefficients (β
+/// itself; T = its non-zero entries), sigma and bounds (read as `dpmu bma --bounds` reads them:
+/// predictor j ~ U(l_j, u_j), and the sensitivities of that release, core::SspRelease) replace the
+/// design of A6 and the paper's reading; at their defaults the cell is the study's.
+
+#include "dpmu/experiments/ssp_calibration.hpp"
 
 #include <Eigen/Dense>
 #include <cmath>
@@ -29,6 +35,7 @@
 #include "dpmu/core/model_space.hpp"
 #include "dpmu/core/noise_aware.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/core/release.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/calibration_metrics.hpp"
 #include "dpmu/experiments/simulation_cost.hpp"
@@ -47,6 +54,40 @@ using runtime::ParameterType;
 
 constexpr const char* kMethods[2] = {"plug_in", "noise_aware"};
 constexpr std::uint64_t kRidgeSeed = 20240521;
+
+/// The data-generating design of a (data) cell: docs/methods.md A6 (the first |T| coefficients b,
+/// sigma = sqrt(8/3)/z, x ~ U(-2, 2)), with the coefficients, sigma and predictor ranges of the
+/// parameters coefficients, sigma and bounds where they are given.
+SimulationDesign calibration_design(const Cell& cell) {
+  const int p = static_cast<int>(cell.get_int("p"));
+  SimulationDesign d =
+      simulation_design(p, static_cast<int>(cell.get_int("true_model_size")), cell.get_double("signal_z"));
+  d.coefficients = cell.get_real_list("coefficients");
+  if (cell.get_double("sigma") > 0.0) d.sigma = cell.get_double("sigma");
+  const std::vector<double>& bounds = cell.get_real_list("bounds");
+  if (!bounds.empty()) {
+    for (int j = 0; j < p; ++j) {
+      const std::size_t at = bounds.size() == 2 ? 0 : 2 * static_cast<std::size_t>(j);
+      d.widths.push_back(bounds[at + 1] - bounds[at]);
+    }
+  }
+  return d;
+}
+
+/// The p + 1 public (lower, upper) pairs of a cell: `bounds` expanded, or (-2, 2) for every column.
+std::vector<core::ColumnBounds> calibration_bounds(const Cell& cell, const SimulationDesign& design) {
+  const std::vector<double>& bounds = cell.get_real_list("bounds");
+  std::vector<core::ColumnBounds> out;
+  for (int j = 0; j <= design.p; ++j) {
+    if (bounds.empty()) {
+      out.push_back({design.lower, design.upper});
+    } else {
+      const std::size_t at = bounds.size() == 2 ? 0 : 2 * static_cast<std::size_t>(j);
+      out.push_back({bounds[at], bounds[at + 1]});
+    }
+  }
+  return out;
+}
 
 struct Prepared {
   SimulationDesign design;
@@ -122,6 +163,32 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
          .default_value = std::int64_t{20000},
          .min = 100.0,
          .description = "Monte Carlo draws of E for the plug-in ridge (99th percentile of -eigmin(E))"},
+        {.name = "coefficients",
+         .type = ParameterType::real_list,
+         .data_factor = true,
+         .default_value = std::vector<double>{},
+         .description = "beta itself, length p (T = its non-zero entries, |T| = true_model_size); empty: b on the "
+                        "first |T|"},
+        {.name = "sigma",
+         .type = ParameterType::real,
+         .data_factor = true,
+         .default_value = 0.0,
+         .min = 0.0,
+         .description = "error SD; 0: sqrt(8/3)/z of docs/methods.md A6"},
+        {.name = "bounds",
+         .type = ParameterType::real_list,
+         .data_factor = true,
+         .default_value = std::vector<double>{},
+         .description = "public bounds l,u of every column or l1,u1,...,l(p+1),u(p+1) (response last), read as "
+                        "`dpmu bma --bounds` reads them (predictor j ~ U(l_j, u_j)); empty: (-2, 2), the paper's "
+                        "reading"},
+        {.name = "delta",
+         .type = ParameterType::real,
+         .default_value = 0.0,
+         .min = 0.0,
+         .max = 1.0,
+         .max_inclusive = false,
+         .description = "wishart's delta; 0: 1/n"},
     };
   }
 
@@ -138,6 +205,41 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
       throw std::invalid_argument("epsilon: mechanism " + mechanism + " needs a privacy budget");
     }
     if (mechanism == "wishart" && epsilon >= 1.0) throw std::invalid_argument("epsilon: wishart needs epsilon < 1");
+    if (mechanism != "wishart" && cell.get_double("delta") != 0.0) {
+      throw std::invalid_argument("delta: only wishart has a delta (" + mechanism + " is pure epsilon-DP)");
+    }
+    const std::vector<double>& beta = cell.get_real_list("coefficients");
+    if (!beta.empty()) {
+      if (beta.size() != static_cast<std::size_t>(p)) {
+        throw std::invalid_argument("coefficients: " + std::to_string(beta.size()) +
+                                    " given, p = " + std::to_string(p) + "; give one coefficient per predictor");
+      }
+      std::int64_t nonzero = 0;
+      for (const double b : beta) {
+        if (!std::isfinite(b)) throw std::invalid_argument("coefficients: every coefficient must be finite");
+        nonzero += b != 0.0 ? 1 : 0;
+      }
+      if (cell.get_int("true_model_size") != nonzero) {
+        throw std::invalid_argument("true_model_size: must equal the number of non-zero coefficients (" +
+                                    std::to_string(nonzero) + ")");
+      }
+    }
+    const std::vector<double>& bounds = cell.get_real_list("bounds");
+    if (!bounds.empty()) {
+      const std::size_t d = static_cast<std::size_t>(p) + 1;
+      if (bounds.size() != 2 && bounds.size() != 2 * d) {
+        throw std::invalid_argument("bounds: give l,u (every column) or " + std::to_string(2 * d) +
+                                    " numbers l1,u1,...,l(p+1),u(p+1) (predictors in order, response last); " +
+                                    std::to_string(bounds.size()) + " given");
+      }
+      for (std::size_t j = 0; j < bounds.size(); j += 2) {
+        if (!(std::isfinite(bounds[j]) && std::isfinite(bounds[j + 1]) && bounds[j] < bounds[j + 1])) {
+          throw std::invalid_argument("bounds: need finite l < u for " + (bounds.size() == 2
+                                                                              ? std::string("every column")
+                                                                              : "column " + std::to_string(j / 2 + 1)));
+        }
+      }
+    }
     try {
       core::parse_coefficient_prior(cell.get_string("prior"), static_cast<double>(cell.get_int("n")));
       core::parse_model_prior(cell.get_string("model_prior"));
@@ -180,11 +282,14 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
     const int p = static_cast<int>(cell.get_int("p"));
     pr.n = static_cast<std::uint64_t>(cell.get_int("n"));
     const double n = static_cast<double>(pr.n);
-    pr.design = simulation_design(p, static_cast<int>(cell.get_int("true_model_size")), cell.get_double("signal_z"));
+    pr.design = calibration_design(cell);
     pr.prior = core::parse_coefficient_prior(cell.get_string("prior"), n);
     pr.model_prior = core::parse_model_prior(cell.get_string("model_prior"));
-    const double w = pr.design.upper - pr.design.lower;
-    pr.max_diagonal = core::gram_diagonal_bounds(n, Eigen::VectorXd::Constant(p + 1, w));
+    const std::vector<core::ColumnBounds> bounds = calibration_bounds(cell, pr.design);
+    Eigen::VectorXd widths(p + 1);
+    for (int j = 0; j <= p; ++j)
+      widths(j) = bounds[static_cast<std::size_t>(j)].upper - bounds[static_cast<std::size_t>(j)].lower;
+    pr.max_diagonal = core::gram_diagonal_bounds(n, widths);
     pr.options.draws = static_cast<int>(cell.get_int("noise_aware_draws"));
     pr.options.max_proposals = static_cast<int>(cell.get_int("max_proposals"));
     pr.options.min_accepted = static_cast<int>(cell.get_int("min_accepted"));
@@ -194,17 +299,31 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
     const std::string& name = cell.get_string("mechanism");
     if (name == "none") return pr;
     const auto kind = core::parse_ssp_mechanism(name);
+    const bool wishart = kind == core::SspMechanismKind::wishart;
+    const double delta = cell.get_double("delta") > 0.0 ? cell.get_double("delta") : 1.0 / n;
     core::SspMechanism m{.kind = kind,
                          .p = p,
                          .lower = pr.design.lower,
                          .upper = pr.design.upper,
                          .epsilon = cell.get_double("epsilon"),
-                         .delta = kind == core::SspMechanismKind::wishart ? 1.0 / n : 0.0};
+                         .delta = wishart ? delta : 0.0};
+    const bool given_bounds = !cell.get_real_list("bounds").empty();
+    if (given_bounds) {
+      // Given bounds: the sensitivities of the release `dpmu bma --bounds` makes (core::SspRelease).
+      m = core::SspRelease(core::SspReleaseSettings{.mechanism = kind,
+                                                    .bounds = bounds,
+                                                    .epsilon = m.epsilon,
+                                                    .delta = m.delta,
+                                                    .n = static_cast<std::size_t>(pr.n),
+                                                    .p = p})
+              .mechanism();
+    }
     core::check_ssp_mechanism(m);
     if (kind == core::SspMechanismKind::laplace) {
       std::ostringstream key;
       key.precision(17);
       key << "calibration_ridge:" << p << ':' << m.epsilon << ':' << cell.get_int("ridge_draws");
+      if (given_bounds) key << ':' << core::ssp_l1_sensitivity(m);
       // a function of public parameters only, from a stream keyed by them (the same for every cell)
       pr.regularization = shared.get(key.str(), [&] {
         core::RngStream rng(kRidgeSeed, core::fnv1a_64(key.str()), 0, core::StreamPurpose::calibration);
@@ -219,9 +338,7 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
   }
 
   SimulatedGram generate(const Cell& data_cell, core::RngStream& data) const override {
-    const SimulationDesign design =
-        simulation_design(static_cast<int>(data_cell.get_int("p")),
-                          static_cast<int>(data_cell.get_int("true_model_size")), data_cell.get_double("signal_z"));
+    const SimulationDesign design = calibration_design(data_cell);
     const std::uint64_t key0 = data();
     const std::uint64_t key1 = data();
     return sample_gram_matrix(design, static_cast<std::uint64_t>(data_cell.get_int("n")), key0, key1);
@@ -240,11 +357,10 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
   void analyse(const Cell&, const Prepared& pr, const SimulatedGram& sim, core::RngStream& noise,
                runtime::MetricWriter& out) const override {
     const int p = pr.design.p;
-    const int t = pr.design.true_model_size;
     const double n = static_cast<double>(pr.n);
-    Eigen::VectorXd beta = Eigen::VectorXd::Zero(p);
-    beta.head(t).setConstant(pr.design.coefficient);
-    const core::ModelMask truth = (core::ModelMask{1} << t) - 1;
+    const Eigen::VectorXd beta = design_coefficients(pr.design);
+    core::ModelMask truth = 0;  // T = {j : beta_j != 0} (the first |T| in the design of A6)
+    for (int j = 0; j < p; ++j) truth |= beta(j) != 0.0 ? core::ModelMask{1} << j : core::ModelMask{0};
     // The plug-in analysis: one "draw", the regularised release (or G itself), with the interval
     // options of the default analysis (averaging_with_intervals: mix_bma_draws of one matrix).
     core::NoiseAwareResult plug;

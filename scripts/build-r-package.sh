@@ -7,7 +7,10 @@
 # the tarball; the repository stays the single source):
 #   src/engine/core/{include,src}     the statistics core
 #   src/engine/api/{include,src}      the release API
-#   src/engine/runtime/...            the ledger only: ledger, sha256, secure_random (.hpp, .cpp)
+#   src/engine/runtime/...            the ledger (ledger, sha256, secure_random: .hpp, .cpp) and the
+#                                     header-only experiment contract (experiment.hpp, streams.hpp)
+#   src/experiments/...               ssp_calibration and its simulator, which plan_bma() runs (the
+#                                     files of dpmu_simulation in engine/CMakeLists.txt)
 #   src/bindings/common/              the code shared with the Python package
 #   src/vendor/Random123/             Random123 (header-only, BSD-3-Clause; Debian librandom123-dev)
 #   src/vendor/nlohmann/              nlohmann/json (header-only, MIT; Debian nlohmann-json3-dev)
@@ -57,6 +60,10 @@ copy $(find engine/core/include engine/core/src engine/api/include engine/api/sr
 for m in ledger sha256 secure_random; do
   copy "engine/runtime/include/dpmu/runtime/$m.hpp" "engine/runtime/src/$m.cpp"
 done
+copy engine/runtime/include/dpmu/runtime/experiment.hpp engine/runtime/include/dpmu/runtime/streams.hpp
+for m in ssp_calibration simulation_gram simulation_ssp simulation_cost ssp_release calibration_metrics; do
+  copy "experiments/$m.cpp" "experiments/include/dpmu/experiments/$m.hpp"
+done
 copy $(find bindings/common -maxdepth 1 -type f \( -name '*.hpp' -o -name '*.cpp' \) | sort)
 mkdir -p "$src/vendor"
 cp -r "$random123" "$src/vendor/Random123"
@@ -95,7 +102,8 @@ objects=$(cd "$src" && find . -name '*.cpp' ! -path './vendor/*' | sed 's|^\./||
 {
   echo "# Written by scripts/build-r-package.sh; ./configure writes src/Makevars from it."
   echo "CXX_STD = CXX20"
-  echo "PKG_CPPFLAGS = -Iengine/core/include -Iengine/api/include -Iengine/runtime/include -Ibindings/common \\"
+  echo "PKG_CPPFLAGS = -Iengine/core/include -Iengine/api/include -Iengine/runtime/include -Iexperiments/include \\"
+  echo "  -Ibindings/common \\"
   echo "  -Ivendor -DEIGEN_DONT_PARALLELIZE"
   echo "# The same floating point as the CMake build (no FMA contraction), so results equal the CLI's;"
   echo "# configure puts -ffp-contract=off here when the compiler takes it."

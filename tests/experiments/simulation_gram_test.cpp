@@ -89,6 +89,39 @@ TEST_CASE("sample_gram_matrix: identical bits across kernel paths and threads; d
   CHECK_FALSE(same_bits(a, b));
 }
 
+TEST_CASE("sample_gram_matrix: a given beta and per-predictor widths (dpmu plan-bma's design)", "[simulation_gram]") {
+  const ex::SimulationDesign d = ex::simulation_design(3, 2, 7.0);
+  const auto base = ex::sample_gram_matrix(d, 1000, 11, 12).gram;
+  // beta given as the vector it already is: the same bits.
+  ex::SimulationDesign given = d;
+  given.coefficients = {d.coefficient, d.coefficient, 0.0};
+  CHECK(ex::sample_gram_matrix(given, 1000, 11, 12).gram == base);
+  CHECK(ex::design_coefficients(given) == ex::design_coefficients(d));
+  // widths equal to the design's range: the same matrix up to rounding (unit range, then scaled).
+  ex::SimulationDesign wide = d;
+  wide.widths = {4.0, 4.0, 4.0};
+  const auto scaled = ex::sample_gram_matrix(wide, 1000, 11, 12).gram;
+  CHECK((scaled - base).cwiseAbs().maxCoeff() <= 1e-12 * base.cwiseAbs().maxCoeff());
+  // widths w_j: the predictor block is the unit-range one scaled by w_a w_b (the same X draws).
+  ex::SimulationDesign mixed = d;
+  mixed.widths = {1.0, 3.0, 0.5};
+  ex::SimulationDesign unit = d;
+  unit.widths = {1.0, 1.0, 1.0};
+  const auto gm = ex::sample_gram_matrix(mixed, 1000, 11, 12).gram;
+  const auto gu = ex::sample_gram_matrix(unit, 1000, 11, 12).gram;
+  for (int a = 0; a < 3; ++a) {
+    for (int b = 0; b < 3; ++b) CHECK(gm(a, b) == Approx(gu(a, b) * mixed.widths[a] * mixed.widths[b]).epsilon(1e-13));
+  }
+  // wrong lengths and non-finite values are refused; the row-by-row generator takes neither
+  ex::SimulationDesign bad = d;
+  bad.coefficients = {1.0};
+  CHECK_THROWS_AS(ex::sample_gram_matrix(bad, 1000, 1, 2), std::invalid_argument);
+  bad = d;
+  bad.widths = {1.0, 0.0, 1.0};
+  CHECK_THROWS_AS(ex::sample_gram_matrix(bad, 1000, 1, 2), std::domain_error);
+  CHECK_THROWS_AS(ex::SimulatedRows(given, 1, 2), std::invalid_argument);
+}
+
 TEST_CASE("complete_gram_with_response: the exact algebra of the completion", "[simulation_gram]") {
   // G_xx from the predictors; the completion must keep G_xx, and its Schur complement
   // G_yy − G_xy' G_xx⁻¹ G_xy = σ² χ² must be positive; with σ = 0 the response is exactly Xβ.

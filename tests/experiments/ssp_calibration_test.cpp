@@ -136,6 +136,56 @@ TEST_CASE("ssp_calibration: a Laplace cell equals the plug-in and noise-aware an
   CHECK(scalar("pip_mc_se_max") == na.pip_mc_se.maxCoeff());
 }
 
+TEST_CASE("ssp_calibration: a given beta, sigma and bounds (dpmu plan-bma's design)", "[ssp_calibration]") {
+  ex::register_builtin_experiments();
+  const auto& e = rt::find_experiment("ssp_calibration");
+  const auto cell = dpmu_test::cell_with_defaults(e, {{"n", std::int64_t{3000}},
+                                                      {"p", std::int64_t{3}},
+                                                      {"true_model_size", std::int64_t{2}},
+                                                      {"coefficients", std::vector<double>{0.5, 0.0, -0.3}},
+                                                      {"sigma", 1.0},
+                                                      {"bounds", std::vector<double>{-1, 2, 0, 5, -3, 3, -20, 20}},
+                                                      {"mechanism", std::string("none")},
+                                                      {"noise_aware_draws", std::int64_t{40}}});
+  REQUIRE_NOTHROW(e.validate(cell));
+  const std::vector<double> out = dpmu_test::run_replicate(e, cell, 5, 0);
+  // offsets of the plug-in metrics by name (the layout of e.metrics)
+  std::size_t at_pip = 0, at_brier = 0, at_prob = 0, offset = 0;
+  for (const auto& m : e.metrics(cell)) {
+    if (m.name == "plug_in_pip") at_pip = offset;
+    if (m.name == "plug_in_brier") at_brier = offset;
+    if (m.name == "plug_in_prob_true_model") at_prob = offset;
+    offset += m.size;
+  }
+  REQUIRE(out.size() == offset);
+  // The non-private analysis of the data set of the data stream, rebuilt with the given design.
+  core::RngStream data(5, cell.data_id(), 0, core::StreamPurpose::data);
+  const std::uint64_t k0 = data(), k1 = data();
+  ex::SimulationDesign d = ex::simulation_design(3, 2, 7.0);
+  d.coefficients = {0.5, 0.0, -0.3};
+  d.sigma = 1.0;
+  d.widths = {3.0, 5.0, 6.0};
+  const auto sim = ex::sample_gram_matrix(d, 3000, k0, k1);
+  const auto r = core::bayesian_model_averaging(sim.gram, 3000.0, core::parse_coefficient_prior("g_prior", 3000.0),
+                                                core::parse_model_prior("beta-binomial:1,1"), {});
+  const Eigen::VectorXd& pip = r.posterior_inclusion_probability;
+  for (int j = 0; j < 3; ++j) CHECK(out[at_pip + static_cast<std::size_t>(j)] == Approx(pip(j)).margin(1e-12));
+  // T = {1, 3}: the Brier score against (1, 0, 1) and P(T) at mask 0b101
+  CHECK(out[at_brier] ==
+        Approx(((pip(0) - 1) * (pip(0) - 1) + pip(1) * pip(1) + (pip(2) - 1) * (pip(2) - 1)) / 3).margin(1e-12));
+  CHECK(out[at_prob] == Approx(std::exp(r.log_posterior_probability(5))).margin(1e-12));
+  // a wrong length, a count of non-zero entries other than |T|, and bad bounds are refused
+  const auto refused = [&](std::vector<std::pair<std::string, rt::ParameterValue>> v, const std::string& key) {
+    v.insert(v.end(), {{"n", std::int64_t{1000}}, {"p", std::int64_t{2}}, {"mechanism", std::string("none")}});
+    CHECK_THROWS_WITH(e.validate(dpmu_test::cell_with_defaults(e, std::move(v))), Catch::Contains(key));
+  };
+  refused({{"true_model_size", std::int64_t{1}}, {"coefficients", std::vector<double>{1.0}}}, "coefficients");
+  refused({{"true_model_size", std::int64_t{1}}, {"coefficients", std::vector<double>{1.0, 1.0}}}, "true_model_size");
+  refused({{"true_model_size", std::int64_t{1}}, {"bounds", std::vector<double>{0.0, 1.0, 2.0}}}, "bounds");
+  refused({{"true_model_size", std::int64_t{1}}, {"bounds", std::vector<double>{1.0, 1.0}}}, "bounds");
+  refused({{"true_model_size", std::int64_t{1}}, {"delta", 0.1}}, "delta");
+}
+
 TEST_CASE("ssp_calibration: bad config values are refused naming the key", "[ssp_calibration]") {
   ex::register_builtin_experiments();
   const auto& e = rt::find_experiment("ssp_calibration");

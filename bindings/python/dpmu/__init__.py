@@ -30,8 +30,8 @@ import pandas as pd
 
 from . import _dpmu
 
-__all__ = ["bma", "test", "read_results", "read_replicates", "BmaResult", "TestResult", "select", "plan_test", "audit",
-           "ledger_init", "ledger_set_budget", "ledger_summary"]
+__all__ = ["bma", "test", "read_results", "read_replicates", "BmaResult", "TestResult", "select", "plan_test",
+           "plan_bma", "PlanBmaResult", "audit", "ledger_init", "ledger_set_budget", "ledger_summary"]
 
 Levels = Optional[Mapping[str, Sequence[Any]]]
 Budget = Optional[Union[str, float, int, Sequence[float]]]
@@ -721,4 +721,5 @@ def read_replicates(path, metric: str = "") -> pd.DataFrame:
 
 
 # select, plan_test, audit and the ledger functions (they use the design and ledger helpers above).
-from ._tools import audit, ledger_init, ledger_set_budget, ledger_summary, plan_test, select  # noqa: E402
+from ._tools import (PlanBmaResult, audit, ledger_init, ledger_set_budget, ledger_summary, plan_bma,  # noqa: E402
+                     plan_test, select)

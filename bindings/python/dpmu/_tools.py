@@ -1,6 +1,6 @@
 """DP model selection (Lei et al. 2018), planning a private test, auditing a release through this
 package, and the privacy-budget ledger: the Python faces of dpmu's release API (engine/api), the
-same numbers as ``dpmu select``, ``dpmu plan-test``, ``dpmu audit`` and ``dpmu ledger``."""
+same numbers as ``dpmu select``, ``dpmu plan-test``, ``dpmu plan-bma``, ``dpmu audit`` and ``dpmu ledger``."""
 
 from __future__ import annotations
 
@@ -80,6 +80,103 @@ def plan_test(n: int, epsilon: float, p: int = 1, p0: int = 1, prior: str = "g-p
         **{k: [r[k] for r in rows] for k in ("target", "bias", "variance", "mse", "mse_mcse", "released_mse",
                                               "probability_at_upper")}})
     table.attrs.update(out)
+    return table
+
+
+class PlanBmaResult(pd.DataFrame):
+    """The result of :func:`plan_bma`: a DataFrame (columns analysis, quantity, term, mean, mc_se)
+    whose ``attrs`` hold ``private`` (False), ``simulation``, ``settings`` and ``truth``; printed
+    with a header saying it is a simulation from public settings."""
+
+    @property
+    def _constructor(self):
+        return pd.DataFrame  # operations on the table give a plain DataFrame
+
+    @property
+    def private(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        s, t = self.attrs["settings"], self.attrs["truth"]
+        sim = self.attrs["simulation"]
+        head = ("Plan of a private model-averaging release: a simulation from public settings only (no data read, "
+                "no budget spent; not a release)\n"
+                f"n = {s['n']}, p = {s['p']}, {s['mechanism']}, epsilon = {s['epsilon']:g}, delta = {s['delta']:g}, "
+                f"prior {s['prior']}, model prior {s['model_prior']} ({sim['replicates']} simulations, seed "
+                f"{sim['seed']})\n"
+                f"Assumed beta = ({', '.join(f'{b:g}' for b in t['beta'])}), sigma = {t['sigma']:g}\n\n")
+        return head + pd.DataFrame(self).to_string(index=False) + (
+            "\n\nEach mean is over the simulated releases; mc_se is its Monte Carlo standard error.")
+
+
+def plan_bma(n: int, epsilon: float, coefficients: Optional[Sequence[float]] = None, sigma: Optional[float] = None,
+             bounds: Optional[Sequence[float]] = None, mechanism: str = "laplace", delta: Optional[float] = None,
+             prior: str = "g_prior", model_prior: str = "beta-binomial:1,1", simulations: int = 200, seed: int = 1,
+             uncertainty: str = "both", noise_aware_draws: int = 100, p: Optional[int] = None,
+             true_model_size: Optional[int] = None, signal_z: Optional[float] = None) -> PlanBmaResult:
+    """Plan a private model-averaging release before any budget is spent (docs/bma.md, "Planning a
+    release"): simulate what :func:`bma` with public bounds would deliver under an assumed design --
+    the coverage of the 50/80/95 % credible intervals of each beta_j, the width of the 95 % ones, the
+    mean PIPs, the Brier score of the PIPs and P(true model), for the plug-in and the noise-aware
+    analysis of the same simulated release, each with its Monte Carlo SE. Uses public settings only:
+    reads no data, charges no ledger, is not a release (``attrs["private"]`` is False). The same
+    numbers as ``dpmu plan-bma`` and R's ``plan_bma()`` for the same seed.
+
+    ``coefficients``: the assumed beta_1..beta_p (finite; their length sets p; the non-zero ones are
+    the true model); None: the built-in design (``p``, ``true_model_size``, ``signal_z``).
+    ``sigma``: the assumed error SD (> 0; None: sqrt(8/3)/z). ``bounds``: as :func:`bma` takes them,
+    (l, u) for every column or l1, u1, ..., l(p+1), u(p+1) (predictors in order, response last; pairs
+    are accepted too); predictor j is simulated Uniform(l_j, u_j); None: (-2, 2) everywhere, the
+    paper's reading. ``mechanism``: "laplace" or "wishart" (``delta`` in (0, 1), None: 1/n).
+    ``simulations``: simulated releases (10 to 100000); ``seed``: of the simulation.
+    ``uncertainty``: "both", "plug-in" or "noise-aware" (the analyses reported).
+
+    Returns a :class:`PlanBmaResult` (a DataFrame: one row per summary and coefficient, columns
+    analysis, quantity, term, mean, mc_se; ``attrs``: private, simulation, settings, truth). Raises
+    ValueError naming the argument for settings out of range (e.g. coefficients of the wrong length,
+    sigma <= 0, empty bounds), before any simulation.
+    """
+    def numbers(name, value):
+        if value is None:
+            return None
+        try:
+            return np.asarray(value, dtype=float).ravel().tolist()
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}: must be numbers (got {value!r})") from None
+
+    def whole(name, value, lowest):
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lowest:
+            raise ValueError(f"{name}: must be a whole number >= {lowest} (got {value!r})")
+        return int(value)
+
+    def number(name, value):
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise ValueError(f"{name}: must be a number (got {value!r})")
+        return float(value)
+
+    text = _dpmu.plan_bma(whole("n", n, 1), whole("p", p, 1), numbers("coefficients", coefficients),
+                          number("sigma", sigma), numbers("bounds", bounds), str(mechanism),
+                          number("epsilon", epsilon), number("delta", delta), str(prior), str(model_prior),
+                          whole("noise_aware_draws", noise_aware_draws, 1), whole("simulations", simulations, 0),
+                          whole("seed", seed, 0), str(uncertainty), whole("true_model_size", true_model_size, 0),
+                          number("signal_z", signal_z))
+    out = json.loads(text)
+    rows = []
+    for analysis in ("plug_in", "noise_aware", "noise_aware_diagnostics"):
+        for quantity, summary in out.get(analysis, {}).items():
+            means, ses = summary["mean"], summary["mc_se"]
+            if isinstance(means, list):
+                labels = summary.get("labels") or [None] * len(means)
+                rows += [(analysis, quantity, labels[j], means[j], ses[j]) for j in range(len(means))]
+            else:
+                rows.append((analysis, quantity, None, means, ses))
+    table = PlanBmaResult(pd.DataFrame(rows, columns=["analysis", "quantity", "term", "mean", "mc_se"]).astype(
+        {"mean": float, "mc_se": float}))
+    table.attrs.update({k: out[k] for k in ("command", "private", "simulation", "settings", "truth")})
     return table
 
 

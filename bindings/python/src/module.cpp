@@ -257,6 +257,33 @@ std::string plan_test(std::size_t n, int p, int p0, const std::string& prior, st
   return api::plan_test(q).dump();
 }
 
+std::string plan_bma(std::int64_t n, std::optional<std::int64_t> p, std::optional<std::vector<double>> coefficients,
+                     std::optional<double> sigma, std::optional<std::vector<double>> bounds,
+                     const std::string& mechanism, double epsilon, std::optional<double> delta,
+                     const std::string& prior, const std::string& model_prior, std::int64_t noise_aware_draws,
+                     std::uint64_t simulations, std::uint64_t seed, const std::string& uncertainty,
+                     std::optional<std::int64_t> true_model_size, std::optional<double> signal_z) {
+  api::PlanBmaRequest q;
+  q.n = n;
+  q.p = p;
+  q.coefficients = std::move(coefficients);
+  q.sigma = sigma;
+  q.bounds = std::move(bounds);
+  q.mechanism = mechanism;
+  q.epsilon = epsilon;
+  q.delta = delta;
+  q.prior = prior;
+  q.model_prior = model_prior;
+  q.noise_aware_draws = noise_aware_draws;
+  q.replicates = simulations;
+  q.seed = seed;
+  q.uncertainty = uncertainty;
+  q.true_model_size = true_model_size;
+  q.signal_z = signal_z;
+  py::gil_scoped_release unlocked;
+  return dpmu::bindings::plan_bma(q).dump();
+}
+
 std::string audit_samples(const MatrixRef& first, const MatrixRef& second, double epsilon, double delta,
                           double confidence, const std::string& score) {
   const auto rows = [](const MatrixRef& m) {
@@ -334,6 +361,11 @@ PYBIND11_MODULE(_dpmu, m) {
         py::arg("variance_floor"), py::arg("alg2_selection"), py::arg("seed"), py::arg("ledger") = py::none(),
         py::arg("budget") = py::none(), py::arg("data_label") = py::none(),
         "DP model selection of Lei et al. (JSON of dpmu select)");
+  m.def("plan_bma", &plan_bma, py::arg("n"), py::arg("p"), py::arg("coefficients"), py::arg("sigma"), py::arg("bounds"),
+        py::arg("mechanism"), py::arg("epsilon"), py::arg("delta"), py::arg("prior"), py::arg("model_prior"),
+        py::arg("noise_aware_draws"), py::arg("simulations"), py::arg("seed"), py::arg("uncertainty"),
+        py::arg("true_model_size"), py::arg("signal_z"),
+        "Plan a private model-averaging release (JSON of dpmu plan-bma)");
   m.def("plan_test", &plan_test, py::arg("n"), py::arg("p"), py::arg("p0"), py::arg("prior"), py::arg("g"),
         py::arg("a"), py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"), py::arg("r_squared"),
         py::arg("simulations"), py::arg("seed"), py::arg("gaussian_calibration"),

@@ -87,6 +87,60 @@ print.dpmu_plan_test <- function(x, digits = max(3L, getOption("digits") - 3L), 
   invisible(x)
 }
 
+#' Plan a private model-averaging release before any budget is spent (docs/bma.md, "Planning a release").
+#'
+#' See man/plan_bma.Rd.
+#' @export
+plan_bma <- function(n, epsilon, coefficients = NULL, sigma = NULL, bounds = NULL, mechanism = "laplace",
+                     delta = NULL, prior = "g_prior", model_prior = "beta-binomial:1,1", simulations = 200,
+                     seed = 1, uncertainty = "both", noise_aware_draws = 100, p = NULL, true_model_size = NULL,
+                     signal_z = NULL) {
+  if (is.matrix(bounds)) bounds <- as.vector(t(bounds))
+  options <- list(n = n, p = p, coefficients = if (is.null(coefficients)) NULL else as.double(coefficients),
+                  sigma = sigma, bounds = if (is.null(bounds)) NULL else as.double(bounds), mechanism = mechanism,
+                  epsilon = epsilon, delta = delta, prior = prior, model_prior = model_prior,
+                  noise_aware_draws = noise_aware_draws, simulations = simulations, seed = seed,
+                  uncertainty = uncertainty, true_model_size = true_model_size, signal_z = signal_z)
+  out <- .Call(dpmu_plan_bma_c, options)
+  rows <- list()
+  for (analysis in c("plug_in", "noise_aware", "noise_aware_diagnostics")) {
+    for (quantity in names(out[[analysis]])) {
+      s <- out[[analysis]][[quantity]]
+      m <- plan_numbers(s$mean)
+      se <- plan_numbers(s$mc_se)
+      if (length(se) != length(m)) se <- rep(NA_real_, length(m))
+      term <- if (is.null(s$labels)) NA_character_ else as.character(unlist(s$labels))
+      rows[[length(rows) + 1L]] <- data.frame(analysis = analysis, quantity = quantity, term = term, mean = m,
+                                              mc_se = se, stringsAsFactors = FALSE)
+    }
+  }
+  out$summary <- do.call(rbind, rows)
+  rownames(out$summary) <- NULL
+  class(out) <- "dpmu_plan_bma"
+  out
+}
+
+# JSON numbers as doubles, null (an undefined summary) as NA.
+plan_numbers <- function(v) {
+  if (is.null(v)) return(NA_real_)
+  vapply(v, function(x) if (is.null(x)) NA_real_ else as.double(x), 0)
+}
+
+#' @export
+print.dpmu_plan_bma <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  s <- x$settings
+  cat("\nPlan of a private model-averaging release: a simulation from public settings only (no data read,",
+      "no budget spent; not a release)\n", sep = " ")
+  cat("n = ", s$n, ", p = ", s$p, ", ", s$mechanism, ", epsilon = ", s$epsilon, ", delta = ", s$delta, ", prior ",
+      s$prior, ", model prior ", s$model_prior, " (", x$simulation$replicates, " simulations, seed ",
+      x$simulation$seed, ")\n", sep = "")
+  cat("Assumed beta = (", paste(format(x$truth$beta, digits = digits), collapse = ", "), "), sigma = ",
+      format(x$truth$sigma, digits = digits), "\n\n", sep = "")
+  print(format(x$summary, digits = digits), row.names = FALSE)
+  cat("\nEach mean is over the simulated releases; mc_se is its Monte Carlo standard error.\n")
+  invisible(x)
+}
+
 #' Audit a release empirically through this package (a lower bound on epsilon).
 #'
 #' See man/audit.Rd.

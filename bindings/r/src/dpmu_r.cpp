@@ -546,6 +546,55 @@ extern "C" SEXP dpmu_parse_json_c(SEXP text) {
   END_RCPP
 }
 
+extern "C" SEXP dpmu_plan_bma_c(SEXP options) {
+  BEGIN_RCPP
+  const Rcpp::List o(options);
+  dpmu::api::PlanBmaRequest q;
+  const auto whole = [](SEXP s, const char* name, double lowest) -> std::optional<std::int64_t> {
+    if (Rf_isNull(s)) return std::nullopt;
+    const double v = Rf_length(s) == 1 && (Rf_isReal(s) || Rf_isInteger(s)) ? Rf_asReal(s) : NAN;
+    if (!(v >= lowest && v <= 9007199254740992.0 && v == std::floor(v))) {
+      throw std::invalid_argument(std::string(name) +
+                                  ": must be one whole number >= " + std::to_string(static_cast<int>(lowest)));
+    }
+    return static_cast<std::int64_t>(v);
+  };
+  const auto number = [](SEXP s, const char* name) -> std::optional<double> {
+    if (Rf_isNull(s)) return std::nullopt;
+    if (Rf_length(s) != 1 || !(Rf_isReal(s) || Rf_isInteger(s))) {
+      throw std::invalid_argument(std::string(name) + ": must be one number");
+    }
+    return Rf_asReal(s);
+  };
+  const auto numbers = [](SEXP s, const char* name) -> std::optional<std::vector<double>> {
+    if (Rf_isNull(s)) return std::nullopt;
+    if (!(Rf_isReal(s) || Rf_isInteger(s))) throw std::invalid_argument(std::string(name) + ": must be numeric");
+    return Rcpp::as<std::vector<double>>(s);
+  };
+  const auto text = [](SEXP s, const char* name) {
+    if (!Rf_isString(s) || Rf_length(s) != 1) throw std::invalid_argument(std::string(name) + ": must be one string");
+    return Rcpp::as<std::string>(s);
+  };
+  q.n = *whole(field(o, "n"), "n", 1);
+  q.p = whole(field(o, "p"), "p", 1);
+  q.coefficients = numbers(field(o, "coefficients"), "coefficients");
+  q.sigma = number(field(o, "sigma"), "sigma");
+  q.bounds = numbers(field(o, "bounds"), "bounds");
+  q.mechanism = text(field(o, "mechanism"), "mechanism");
+  q.epsilon = *number(field(o, "epsilon"), "epsilon");
+  q.delta = number(field(o, "delta"), "delta");
+  q.prior = text(field(o, "prior"), "prior");
+  q.model_prior = text(field(o, "model_prior"), "model_prior");
+  q.noise_aware_draws = *whole(field(o, "noise_aware_draws"), "noise_aware_draws", 1);
+  q.replicates = static_cast<std::uint64_t>(*whole(field(o, "simulations"), "simulations", 0));
+  q.seed = static_cast<std::uint64_t>(*whole(field(o, "seed"), "seed", 0));
+  q.uncertainty = text(field(o, "uncertainty"), "uncertainty");
+  q.true_model_size = whole(field(o, "true_model_size"), "true_model_size", 0);
+  q.signal_z = number(field(o, "signal_z"), "signal_z");
+  return to_r(dpmu::bindings::plan_bma(q));
+  END_RCPP
+}
+
 static const R_CallMethodDef kCallMethods[] = {
     {"dpmu_bma_c", reinterpret_cast<DL_FUNC>(&dpmu_bma_c), 5},
     {"dpmu_predict_c", reinterpret_cast<DL_FUNC>(&dpmu_predict_c), 3},
@@ -556,6 +605,7 @@ static const R_CallMethodDef kCallMethods[] = {
     {"dpmu_parse_json_c", reinterpret_cast<DL_FUNC>(&dpmu_parse_json_c), 1},
     {"dpmu_select_c", reinterpret_cast<DL_FUNC>(&dpmu_select_c), 5},
     {"dpmu_plan_test_c", reinterpret_cast<DL_FUNC>(&dpmu_plan_test_c), 1},
+    {"dpmu_plan_bma_c", reinterpret_cast<DL_FUNC>(&dpmu_plan_bma_c), 1},
     {"dpmu_audit_c", reinterpret_cast<DL_FUNC>(&dpmu_audit_c), 3},
     {"dpmu_ledger_init_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_init_c), 2},
     {"dpmu_ledger_set_budget_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_set_budget_c), 3},

@@ -20,7 +20,17 @@ struct SimulationDesign {
   double sigma = 0.0;        ///< error standard deviation σ
   double lower = -2.0;       ///< predictors' lower bound; rows with y ∉ (lower, upper) are redrawn
   double upper = 2.0;        ///< predictors' upper bound
+  /// If not empty (length p): β itself, any values (the true model T is {j : β_j ≠ 0}; coefficient
+  /// and true_model_size are then not read). Exact sampler only (sample_gram_matrix).
+  std::vector<double> coefficients = {};
+  /// If not empty (length p): predictor j is Uniform on a range of width widths[j] (the centred Gram
+  /// matrix does not depend on where the range lies; lower and upper are then not read). Exact
+  /// sampler only (sample_gram_matrix).
+  std::vector<double> widths = {};
 };
+
+/// β of a design: `coefficients` if given, else b on the first |T| predictors and 0 elsewhere.
+Eigen::VectorXd design_coefficients(const SimulationDesign& design);
 
 /// The design of docs/methods.md A6 for Uniform(−2, 2) predictors: SNR = Var(x'β)/σ² = 1/2 with
 /// Var(x'β) = (4/3) b² |T|, b = 1/(z √|T|) (0 when |T| = 0) and σ = √(8/3)/z, so

@@ -1,0 +1,351 @@
+// api::plan_bma: what a private model-averaging release would deliver, simulated from public
+// quantities before any budget is spent (docs/bma.md "Planning a release"). The simulation is the
+// experiment `ssp_calibration` (docs/methods.md §5.11): one cell built from the request, its
+// replicates run from the streams `dpmu run` uses (runtime/streams.hpp: data keyed by the data
+// factors, noise by the cell), and the per-replicate metrics averaged with their Monte Carlo
+// standard errors. No data is read and no ledger is touched.
+#include "dpmu/api/plan_bma.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "dpmu/core/checks.hpp"
+#include "dpmu/experiments/simulation_ssp.hpp"
+#include "dpmu/experiments/ssp_calibration.hpp"
+#include "dpmu/runtime/experiment.hpp"
+#include "dpmu/runtime/streams.hpp"
+
+namespace dpmu::api {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kExperiment = "ssp_calibration";
+
+/// The command-line option of an experiment parameter: "true_model_size" -> "--true-model-size".
+std::string option_of(std::string name) {
+  for (char& c : name) {
+    if (c == '_') c = '-';
+  }
+  return "--" + name;
+}
+
+/// The experiment's own message "name: ..." with the parameter named as its option.
+[[noreturn]] void rethrow_named(const std::exception& e) {
+  std::string what = e.what();
+  const auto colon = what.find(':');
+  if (colon != std::string::npos && what.find(' ') > colon) {
+    std::string name = what.substr(0, colon);
+    // the experiment reports both priors under "prior"; the model prior's parser names itself
+    if (name == "prior" && what.find("parse_model_prior") != std::string::npos) name = "model_prior";
+    what = option_of(name) + what.substr(colon);
+  }
+  throw std::invalid_argument(what);
+}
+
+/// Every scalar value against the experiment's declared range or allowed strings, then its own
+/// validate() (which checks the lists: coefficients and bounds).
+void check_cell(const runtime::Experiment& e, const runtime::Cell& cell) {
+  for (const auto& spec : e.parameters()) {
+    if (runtime::is_list_type(spec.type)) continue;
+    const runtime::ParameterValue& v = cell.get(spec.name);
+    if (const auto* s = std::get_if<std::string>(&v)) {
+      if (!spec.allowed.empty() && std::find(spec.allowed.begin(), spec.allowed.end(), *s) == spec.allowed.end()) {
+        throw std::invalid_argument(option_of(spec.name) + ": '" + *s + "' is not allowed");
+      }
+      continue;
+    }
+    const double x = cell.get_double(spec.name);
+    const bool low_ok = !spec.min || (spec.min_inclusive ? x >= *spec.min : x > *spec.min);
+    const bool high_ok = !spec.max || (spec.max_inclusive ? x <= *spec.max : x < *spec.max);
+    if (!std::isfinite(x) || !low_ok || !high_ok) {
+      std::string req;
+      if (spec.min) req += std::string(spec.min_inclusive ? ">= " : "> ") + runtime::format_parameter_value(*spec.min);
+      if (spec.max) {
+        req += std::string(req.empty() ? "" : " and ") + (spec.max_inclusive ? "<= " : "< ") +
+               runtime::format_parameter_value(*spec.max);
+      }
+      throw std::invalid_argument(option_of(spec.name) + ": value " + runtime::format_parameter_value(v) +
+                                  " is out of range; it must be finite" + (req.empty() ? "" : " and " + req));
+    }
+  }
+  try {
+    e.validate(cell);
+  } catch (const std::invalid_argument& x) {
+    rethrow_named(x);
+  }
+}
+
+/// {mean, mc_se} (SE = sd / sqrt(count)) of the finite values of each of `size` columns from `offset`.
+Json summary_json(const std::vector<std::vector<double>>& rows, std::size_t offset, std::size_t size, bool is_vector) {
+  Json mean = Json::array(), se = Json::array();
+  for (std::size_t k = 0; k < size; ++k) {
+    double sum = 0.0, sum2 = 0.0;
+    std::size_t count = 0;
+    for (const auto& row : rows) {
+      const double x = row[offset + k];
+      if (!std::isfinite(x)) continue;
+      sum += x;
+      ++count;
+    }
+    const double m = count > 0 ? sum / static_cast<double>(count) : std::nan("");
+    for (const auto& row : rows) {
+      const double x = row[offset + k];
+      if (std::isfinite(x)) sum2 += (x - m) * (x - m);
+    }
+    const double s =
+        count > 1 ? std::sqrt(sum2 / static_cast<double>(count - 1) / static_cast<double>(count)) : std::nan("");
+    mean.push_back(std::isfinite(m) ? Json(m) : Json(nullptr));
+    se.push_back(std::isfinite(s) ? Json(s) : Json(nullptr));
+  }
+  if (!is_vector) return {{"mean", mean[0]}, {"mc_se", se[0]}};
+  return {{"mean", mean}, {"mc_se", se}};
+}
+
+std::string number(double x) { return runtime::format_parameter_value(x); }
+
+/// The checks of the request that the experiment's declaration does not make, each naming the
+/// option and what to do; returns p.
+std::int64_t check_request(const PlanBmaRequest& o) {
+  if (o.replicates < 10 || o.replicates > 100000) {
+    throw std::invalid_argument("--replicates: must be >= 10 and <= 100000 (got " + std::to_string(o.replicates) + ")");
+  }
+  if (o.mechanism != "laplace" && o.mechanism != "wishart") {
+    throw std::invalid_argument("--mechanism: '" + o.mechanism + "' is not laplace or wishart");
+  }
+  if (o.uncertainty != "both" && o.uncertainty != "plug-in" && o.uncertainty != "noise-aware") {
+    throw std::invalid_argument("--uncertainty: '" + o.uncertainty + "' is not both, plug-in or noise-aware");
+  }
+  if (!(o.epsilon > 0.0) || !std::isfinite(o.epsilon)) {
+    throw std::invalid_argument("--epsilon: value " + number(o.epsilon) +
+                                " is out of range; give a finite epsilon > 0");
+  }
+  if (o.epsilon < 1e-12) {
+    throw std::invalid_argument(
+        "--epsilon: must be at least 1e-12 (a smaller epsilon adds noise more than 10^12 "
+        "times the sensitivity; no statistic survives)");
+  }
+  if (o.n > (std::int64_t{1} << 31)) {
+    throw std::invalid_argument("--n: at most 2^31 rows can be simulated (got " + std::to_string(o.n) + ")");
+  }
+  if (o.delta) {
+    if (o.mechanism != "wishart") {
+      throw std::invalid_argument(
+          "--delta: only the wishart mechanism has a delta (laplace is pure epsilon-DP); drop "
+          "--delta or give --mechanism wishart");
+    }
+    if (!(*o.delta > 0.0 && *o.delta < 1.0)) {
+      throw std::invalid_argument("--delta: value " + number(*o.delta) + " is out of range; give 0 < delta < 1");
+    }
+  }
+  if (o.sigma && !(std::isfinite(*o.sigma) && *o.sigma > 0.0)) {
+    throw std::invalid_argument("--sigma: value " + number(*o.sigma) +
+                                " is out of range; give the assumed error SD as a finite number > 0");
+  }
+  std::int64_t p = o.p.value_or(0);
+  if (o.coefficients) {
+    const std::vector<double>& beta = *o.coefficients;
+    if (beta.empty()) {
+      throw std::invalid_argument("--coefficients: empty; give the assumed beta_1,...,beta_p (one per predictor)");
+    }
+    if (beta.size() > 12) {
+      throw std::invalid_argument("--coefficients: " + std::to_string(beta.size()) +
+                                  " given; at most 12 predictors can be planned (give 1 to 12 coefficients)");
+    }
+    if (o.p && *o.p != static_cast<std::int64_t>(beta.size())) {
+      throw std::invalid_argument("--coefficients: " + std::to_string(beta.size()) + " given but --p is " +
+                                  std::to_string(*o.p) +
+                                  "; give one coefficient per predictor (or drop --p: "
+                                  "the length of --coefficients sets p)");
+    }
+    for (std::size_t j = 0; j < beta.size(); ++j) {
+      if (!std::isfinite(beta[j])) {
+        throw std::invalid_argument("--coefficients: entry " + std::to_string(j + 1) + " is " + number(beta[j]) +
+                                    "; every coefficient must be a finite number");
+      }
+    }
+    if (o.true_model_size) {
+      throw std::invalid_argument(
+          "--true-model-size: set by --coefficients (its non-zero entries are the true model); drop it");
+    }
+    if (o.signal_z) {
+      throw std::invalid_argument(
+          "--signal-z: describes the built-in design only; with --coefficients give the error SD as --sigma");
+    }
+    p = static_cast<std::int64_t>(beta.size());
+  } else if (!o.p) {
+    throw std::invalid_argument("--p: give the number of predictors, or the assumed coefficients (--coefficients)");
+  }
+  if (o.bounds) {
+    const std::vector<double>& b = *o.bounds;
+    const std::size_t d = static_cast<std::size_t>(std::max<std::int64_t>(p, 0)) + 1;
+    if (b.empty()) {
+      throw std::invalid_argument("--bounds: empty; give l,u (public bounds of every column) or l1,u1,...,l" +
+                                  std::to_string(d) + ",u" + std::to_string(d) +
+                                  " (predictors in order, response last)");
+    }
+    if (b.size() != 2 && b.size() != 2 * d) {
+      throw std::invalid_argument("--bounds: " + std::to_string(b.size()) +
+                                  " numbers given; give l,u (every column) or " + std::to_string(2 * d) +
+                                  " numbers l1,u1,...,l" + std::to_string(d) + ",u" + std::to_string(d) +
+                                  " (predictors in order, response last)");
+    }
+    for (std::size_t j = 0; j < b.size(); j += 2) {
+      if (!(std::isfinite(b[j]) && std::isfinite(b[j + 1]) && b[j] < b[j + 1])) {
+        const std::string col = b.size() == 2 ? "every column" : "column " + std::to_string(j / 2 + 1);
+        throw std::invalid_argument("--bounds for " + col + ": need finite l < u, got " + number(b[j]) + "," +
+                                    number(b[j + 1]));
+      }
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+nlohmann::ordered_json plan_bma(const PlanBmaRequest& o) {
+  const std::int64_t p = check_request(o);
+  std::int64_t true_model_size = o.true_model_size.value_or(0);
+  if (o.coefficients) {
+    true_model_size = 0;
+    for (const double b : *o.coefficients) true_model_size += b != 0.0 ? 1 : 0;
+  }
+  const std::unique_ptr<runtime::Experiment> experiment = experiments::make_ssp_calibration();
+  const runtime::Experiment& e = *experiment;
+  std::vector<std::pair<std::string, runtime::ParameterValue>> values = {{"n", o.n},
+                                                                         {"p", p},
+                                                                         {"true_model_size", true_model_size},
+                                                                         {"mechanism", o.mechanism},
+                                                                         {"epsilon", o.epsilon},
+                                                                         {"prior", o.prior},
+                                                                         {"model_prior", o.model_prior},
+                                                                         {"noise_aware_draws", o.noise_aware_draws}};
+  // What is not given takes the declaration's default (the built-in design of docs/methods.md A6).
+  if (o.signal_z) values.emplace_back("signal_z", *o.signal_z);
+  if (o.coefficients) values.emplace_back("coefficients", *o.coefficients);
+  if (o.sigma) values.emplace_back("sigma", *o.sigma);
+  if (o.bounds) values.emplace_back("bounds", *o.bounds);
+  if (o.delta) values.emplace_back("delta", *o.delta);
+  std::vector<std::string> data_factors;
+  for (const auto& spec : e.parameters()) {
+    if (spec.data_factor) data_factors.push_back(spec.name);
+    bool given = false;
+    for (const auto& v : values) given = given || v.first == spec.name;
+    if (!given && spec.default_value) values.emplace_back(spec.name, *spec.default_value);
+  }
+  const runtime::Cell cell(std::move(values), data_factors);
+  check_cell(e, cell);
+
+  auto calibration = runtime::calibration_stream(o.seed, cell);
+  runtime::SharedCalibration shared;
+  std::shared_ptr<const void> prepared;
+  try {
+    prepared = e.prepare_erased(cell, calibration, shared);
+  } catch (const std::invalid_argument& x) {
+    rethrow_named(x);
+  } catch (const std::domain_error& x) {
+    rethrow_named(x);
+  }
+  const std::vector<runtime::MetricSpec> metrics = e.metrics(cell);
+  std::size_t width = 0;
+  for (const auto& m : metrics) width += m.size;
+  const runtime::Cell data_cell = cell.data_cell();
+  std::vector<std::vector<double>> rows;
+  rows.reserve(o.replicates);
+  for (std::uint64_t r = 0; r < o.replicates; ++r) {
+    // One replicate as runtime::run_one_replicate runs it: the data from the data stream of the
+    // data cell, the release and both analyses from the noise stream of the cell.
+    std::vector<double> out(width, std::numeric_limits<double>::quiet_NaN());
+    try {
+      core::RngStream data = runtime::data_stream(o.seed, data_cell, r);
+      const std::shared_ptr<const void> sim = e.generate_erased(data_cell, data);
+      core::RngStream noise = runtime::noise_stream(o.seed, cell, r);
+      runtime::MetricWriter writer(metrics, out);
+      e.analyse_erased(cell, prepared.get(), sim.get(), noise, writer);
+    } catch (const std::bad_alloc&) {
+      throw;
+    } catch (const std::exception& x) {
+      throw std::runtime_error("replicate " + std::to_string(r) + " failed: " + x.what());
+    }
+    rows.push_back(std::move(out));
+  }
+
+  // The assumed truth and the public settings, as the experiment reads them.
+  const experiments::SimulationDesign builtin = experiments::simulation_design(
+      static_cast<int>(p), static_cast<int>(true_model_size), cell.get_double("signal_z"));
+  Json beta = Json::array(), truth_model = Json::array();
+  for (int j = 0; j < static_cast<int>(p); ++j) {
+    const double b = o.coefficients ? (*o.coefficients)[static_cast<std::size_t>(j)]
+                                    : (j < builtin.true_model_size ? builtin.coefficient : 0.0);
+    beta.push_back(b);
+    if (b != 0.0) truth_model.push_back(j + 1);
+  }
+  Json bounds = Json::array();
+  for (std::int64_t j = 0; j <= p; ++j) {
+    if (!o.bounds) {
+      bounds.push_back({builtin.lower, builtin.upper});
+    } else {
+      const std::size_t at = o.bounds->size() == 2 ? 0 : 2 * static_cast<std::size_t>(j);
+      bounds.push_back({(*o.bounds)[at], (*o.bounds)[at + 1]});
+    }
+  }
+  const bool wishart = o.mechanism == "wishart";
+  Json result;
+  result["command"] = "plan-bma";
+  result["private"] = false;
+  result["simulation"] = {{"experiment", kExperiment},
+                          {"replicates", o.replicates},
+                          {"seed", o.seed},
+                          {"note", "a simulation from public settings only: no data read, no ledger, no budget spent"}};
+  result["settings"] = {
+      {"n", o.n},
+      {"p", p},
+      {"mechanism", o.mechanism},
+      {"epsilon", o.epsilon},
+      {"delta", wishart ? o.delta.value_or(1.0 / static_cast<double>(o.n)) : 0.0},
+      {"prior", o.prior},
+      {"model_prior", o.model_prior},
+      {"noise_aware_draws", o.noise_aware_draws},
+      {"uncertainty", o.uncertainty},
+      {"bounds", bounds},
+      {"bounds_refer_to",
+       o.bounds ? "--bounds: predictor j ~ Uniform(l_j, u_j); the noise of `dpmu bma --bounds` (core::SspRelease)"
+                : "built-in: every column in (-2, 2), predictors ~ Uniform(-2, 2); the paper's reading of the "
+                  "bounds (docs/methods.md A6)"}};
+  result["truth"] = {{"beta", beta},
+                     {"sigma", o.sigma.value_or(builtin.sigma)},
+                     {"true_model", truth_model},
+                     {"true_model_size", true_model_size},
+                     {"design", o.coefficients ? "--coefficients" : "built-in (docs/methods.md A6)"}};
+  if (!o.coefficients) result["truth"]["signal_z"] = cell.get_double("signal_z");
+  std::size_t offset = 0;
+  for (const auto& m : metrics) {
+    Json s = summary_json(rows, offset, m.size, m.is_vector);
+    if (m.is_vector && m.component_labels.size() == m.size) s["labels"] = m.component_labels;
+    offset += m.size;
+    std::string group = "noise_aware_diagnostics", key = m.name;
+    for (const std::string method : {"plug_in", "noise_aware"}) {
+      if (m.name.rfind(method + "_", 0) == 0) {
+        group = method;
+        key = m.name.substr(method.size() + 1);
+      }
+    }
+    if (group == "plug_in" && o.uncertainty == "noise-aware") continue;
+    if (group != "plug_in" && o.uncertainty == "plug-in") continue;
+    if (key.rfind("cover", 0) == 0) key = "coverage" + key.substr(5);
+    result[group][key] = std::move(s);
+  }
+  return result;
+}
+
+}  // namespace dpmu::api
