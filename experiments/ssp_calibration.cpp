@@ -168,27 +168,31 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
          .data_factor = true,
          .default_value = std::vector<double>{},
          .description = "beta itself, length p (T = its non-zero entries, |T| = true_model_size); empty: b on the "
-                        "first |T|"},
+                        "first |T|",
+         .keyed_at_default = false},
         {.name = "sigma",
          .type = ParameterType::real,
          .data_factor = true,
          .default_value = 0.0,
          .min = 0.0,
-         .description = "error SD; 0: sqrt(8/3)/z of docs/methods.md A6"},
+         .description = "error SD; 0: sqrt(8/3)/z of docs/methods.md A6",
+         .keyed_at_default = false},
         {.name = "bounds",
          .type = ParameterType::real_list,
          .data_factor = true,
          .default_value = std::vector<double>{},
          .description = "public bounds l,u of every column or l1,u1,...,l(p+1),u(p+1) (response last), read as "
                         "`dpmu bma --bounds` reads them (predictor j ~ U(l_j, u_j)); empty: (-2, 2), the paper's "
-                        "reading"},
+                        "reading",
+         .keyed_at_default = false},
         {.name = "delta",
          .type = ParameterType::real,
          .default_value = 0.0,
          .min = 0.0,
          .max = 1.0,
          .max_inclusive = false,
-         .description = "wishart's delta; 0: 1/n"},
+         .description = "wishart's delta; 0: 1/n",
+         .keyed_at_default = false},
     };
   }
 

@@ -82,7 +82,7 @@ expect_exit 2 "exists" merge "$TMP/merged.h5" "$TMP/s0.h5" "$TMP/s1.h5"
 import sys, h5py, numpy as np
 f = h5py.File(sys.argv[1], "r")
 a = f.attrs
-assert a["filetype"] == "dpmu-results" and list(a["schema_version"]) == [2, 0]
+assert a["filetype"] == "dpmu-results" and list(a["schema_version"]) == [2, 1]
 assert a["experiment"] == "normal_mean" and a["master_seed"] == 20241130 and a["complete"] == 1
 assert "experiment: normal_mean" in a["config_yaml"]
 for k in ("dpmu_version", "git_sha", "created_utc", "started_utc", "finished_utc", "rng", "study_fingerprint"):

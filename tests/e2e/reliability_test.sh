@@ -180,7 +180,7 @@ rc=$?
 # schema 2.0 (checksums since 1.1), with Fletcher32 on chunked datasets; h5py reads it
 "$PY" -c "
 import h5py; f = h5py.File('$TMP/good.h5', 'r')
-assert list(f.attrs['schema_version']) == [2, 0]
+assert list(f.attrs['schema_version']) == [2, 1]
 head = open('$TMP/good.h5', 'rb').read(512)
 import hashlib
 assert head.startswith(b'dpmu-results\nsha256 ') and head[20:84].decode() == hashlib.sha256(open('$TMP/good.h5', 'rb').read()[512:]).hexdigest()

@@ -17,7 +17,8 @@
 namespace dpmu_test {
 
 /// A cell of experiment `e` with every parameter at its default, overridden (or completed, for
-/// parameters without a default) by `values`; the data factors are those `e` declares.
+/// parameters without a default) by `values`; the data factors and the parameters left out of the
+/// keys at their defaults are those `e` declares (as the engine builds its cells).
 inline dpmu::runtime::Cell cell_with_defaults(
     const dpmu::runtime::Experiment& e, std::vector<std::pair<std::string, dpmu::runtime::ParameterValue>> values) {
   std::vector<std::string> data_factors;
@@ -27,7 +28,7 @@ inline dpmu::runtime::Cell cell_with_defaults(
         std::any_of(values.begin(), values.end(), [&spec](const auto& v) { return v.first == spec.name; });
     if (!given && spec.default_value) values.emplace_back(spec.name, *spec.default_value);
   }
-  return dpmu::runtime::Cell(std::move(values), data_factors);
+  return dpmu::runtime::Cell(std::move(values), data_factors, dpmu::runtime::unkeyed_defaults(e.parameters()));
 }
 
 /// prepare() of `cell` from its calibration stream under `master_seed`.

@@ -186,6 +186,31 @@ TEST_CASE("ssp_calibration: a given beta, sigma and bounds (dpmu plan-bma's desi
   refused({{"true_model_size", std::int64_t{1}}, {"delta", 0.1}}, "delta");
 }
 
+TEST_CASE("ssp_calibration: the parameters of an assumed design, left at their defaults, keep the published keys",
+          "[ssp_calibration]") {
+  // coefficients, sigma, bounds and delta came after the calibration study of docs/bma.md was run:
+  // at their defaults they are in no key, so configs/calibration.yaml draws what that run drew. The
+  // key and id of its first cell as the results file of that run holds them (/cells/key, /cells/cell_id):
+  ex::register_builtin_experiments();
+  const auto s = rt::parse_study(
+      "experiment: ssp_calibration\nmaster_seed: 30\nreplicates: 4\n"
+      "grid:\n  - n: [1000]\n    p: [2]\n    true_model_size: [1]\n    mechanism: [none]\n",
+      "calibration.yaml");
+  REQUIRE(s.cells.size() == 1);
+  CHECK(s.cells[0].key() ==
+        "epsilon=inf;max_proposals=20000;mechanism=none;min_accepted=20;model_prior=beta-binomial:1,1;n=1000;"
+        "noise_aware_draws=100;p=2;prior=g_prior;ridge_draws=20000;signal_z=7;true_model_size=1");
+  CHECK(s.cells[0].cell_id() == 0xcb44e0ceb257f74fULL);
+  CHECK(s.cells[0].get_real_list("coefficients").empty());  // still there for the experiment
+  // Given, they are keyed (and the data factors among them key the data stream).
+  const auto d = rt::parse_study(
+      "experiment: ssp_calibration\nmaster_seed: 30\nreplicates: 4\nparameters:\n  sigma: 1\n  delta: 1e-6\n"
+      "  epsilon: 0.5\ngrid:\n  - n: [1000]\n    p: [2]\n    true_model_size: [1]\n    mechanism: [wishart]\n",
+      "design.yaml");
+  CHECK_THAT(d.cells[0].key(), Catch::Contains("sigma=1") && Catch::Contains("delta=1e-06"));
+  CHECK_THAT(d.cells[0].data_key(), Catch::Contains("sigma=1") && !Catch::Contains("delta"));
+}
+
 TEST_CASE("ssp_calibration: bad config values are refused naming the key", "[ssp_calibration]") {
   ex::register_builtin_experiments();
   const auto& e = rt::find_experiment("ssp_calibration");

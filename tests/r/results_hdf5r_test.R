@@ -23,7 +23,7 @@ a <- tryCatch(h5attributes(f), error = function(e) conditionMessage(e))
 check(is.list(a), paste("h5attributes() fails:", a))
 if (is.list(a)) {
   check(identical(a$filetype, "dpmu-results"), "filetype")
-  check(identical(as.integer(a$schema_version), c(2L, 0L)), "schema_version")
+  check(identical(as.integer(a$schema_version), c(2L, 1L)), "schema_version")
   check(identical(charToRaw(utf8(a$description)), charToRaw(utf8("export test (PB \u00a74.4)"))),
         paste("description with \u00a7:", a$description))
   check(grepl("\u00a7", a$config_yaml, fixed = TRUE), "config_yaml holds \u00a7")

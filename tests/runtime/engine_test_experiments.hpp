@@ -62,6 +62,12 @@ class TestEngine final : public dpmu::runtime::TypedExperiment<double, TestEngin
         {.name = "fail_probability", .type = ParameterType::real, .default_value = 0.0, .min = 0.0, .max = 1.0},
         {.name = "fail_prepare", .type = ParameterType::integer, .default_value = std::int64_t{0}},
         {.name = "stop_after", .type = ParameterType::integer, .default_value = std::int64_t{0}},
+        // A data factor declared after results existed: at its default it is in no key.
+        {.name = "added_later",
+         .type = ParameterType::real,
+         .data_factor = true,
+         .default_value = 0.0,
+         .keyed_at_default = false},
     };
   }
   void validate(const dpmu::runtime::Cell& c) const override {
@@ -93,7 +99,7 @@ class TestEngine final : public dpmu::runtime::TypedExperiment<double, TestEngin
   TestEngineData generate(const dpmu::runtime::Cell& data_cell, dpmu::core::RngStream& data) const override {
     g_generate_calls.fetch_add(1);
     TestEngineData d;
-    d.u = dpmu::core::uniform_open01(data);
+    d.u = dpmu::core::uniform_open01(data) + data_cell.get_double("added_later");
     for (std::int64_t j = 0; j < data_cell.get_int("p"); ++j) d.v.push_back(dpmu::core::standard_normal(data));
     return d;
   }

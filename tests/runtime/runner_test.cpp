@@ -503,6 +503,67 @@ TEST_CASE("Cell accessors and find_experiment", "[engine]") {
                     Contains("unknown experiment 'zz'; registered experiments are ") && Contains("normal_mean"));
 }
 
+TEST_CASE("Cell: a parameter at an unkeyed default is in no key, at any other value in both", "[engine]") {
+  const std::vector<std::pair<std::string, std::string>> unkeyed = {
+      {"d", "0"}, {"w", rt::format_parameter_value(std::vector<double>{})}};
+  const rt::Cell at_default({{"b", std::int64_t{2}}, {"a", 0.5}, {"d", 0.0}, {"w", std::vector<double>{}}}, {"b", "d"},
+                            unkeyed);
+  CHECK(at_default.key() == "a=0.5;b=2");
+  CHECK(at_default.data_key() == "b=2");
+  CHECK(at_default.get_double("d") == 0.0);  // still a parameter of the cell
+  const rt::Cell without({{"b", std::int64_t{2}}, {"a", 0.5}}, {"b"});
+  CHECK(at_default.cell_id() == without.cell_id());
+  CHECK(at_default.data_id() == without.data_id());
+  CHECK(at_default.data_cell().key() == "b=2");
+  CHECK(at_default.data_cell().get_double("d") == 0.0);
+  const rt::Cell other({{"b", std::int64_t{2}}, {"a", 0.5}, {"d", 0.25}, {"w", std::vector<double>{1.0}}},
+                       {"b", "d"}, unkeyed);
+  CHECK(other.key() == "a=0.5;b=2;d=0.25;w=" + rt::format_parameter_value(std::vector<double>{1.0}));
+  CHECK(other.data_key() == "b=2;d=0.25");
+  CHECK(other.data_cell().key() == "b=2;d=0.25");
+  // Every parameter is keyed unless its declaration says otherwise; a default is then required.
+  CHECK(rt::unkeyed_defaults({{.name = "x", .default_value = 1.0}}).empty());
+  CHECK(rt::unkeyed_defaults({{.name = "x", .default_value = 1.5, .keyed_at_default = false}}) ==
+        std::vector<std::pair<std::string, std::string>>{{"x", "1.5"}});
+  CHECK_THROWS_AS(rt::unkeyed_defaults({{.name = "x", .keyed_at_default = false}}), std::logic_error);
+}
+
+TEST_CASE("engine: a parameter added later keeps, at its default, every key, stream and number; files round trip",
+          "[engine][hdf5]") {
+  TempDir dir;
+  const auto before = study("", 9);
+  const auto given = study("parameters:\n  added_later: 0\n", 9);
+  const auto moved = study("parameters:\n  added_later: 0.5\n", 9);
+  REQUIRE(before.cells.size() == 8);
+  for (std::size_t c = 0; c < before.cells.size(); ++c) {
+    CHECK(before.cells[c].key().find("added_later") == std::string::npos);
+    CHECK(given.cells[c].key() == before.cells[c].key());
+    CHECK(moved.cells[c].key().find("added_later=0.5") != std::string::npos);
+    CHECK(moved.cells[c].data_key().find("added_later=0.5") != std::string::npos);
+  }
+  CHECK(given.fingerprint() == before.fingerprint());
+  CHECK(moved.fingerprint() != before.fingerprint());
+  rt::run_study(before, options(dir / "before.h5"));
+  rt::run_study(given, options(dir / "given.h5", 2));
+  rt::run_study(moved, options(dir / "moved.h5"));
+  const auto a = rt::read_results(dir / "before.h5");
+  const auto b = rt::read_results(dir / "given.h5");
+  const auto m = rt::read_results(dir / "moved.h5");
+  CHECK(same_numbers(a, b));
+  for (std::size_t c = 0; c < a.cells.size(); ++c) {  // the ids read back are the ids the run used
+    CHECK(a.cells[c].cell_id() == before.cells[c].cell_id());
+    CHECK(a.cells[c].data_id() == before.cells[c].data_id());
+    CHECK(m.cells[c].cell_id() == moved.cells[c].cell_id());
+    CHECK(m.cells[c].get_double("added_later") == 0.5);
+    // At another value it is a data factor like any other: its own data key and stream.
+    CHECK(m.cells[c].data_id() != a.cells[c].data_id());
+  }
+  // Resuming a complete file of the study before the parameter existed is accepted as complete.
+  auto o = options(dir / "before.h5");
+  o.resume = true;
+  CHECK(rt::run_study(given, o).already_complete);
+}
+
 namespace {
 rt::StudySpec shared_study(const std::string& share, std::int64_t broken = 0, std::int64_t replicates = 20,
                            std::int64_t fail_n = 0) {

@@ -243,7 +243,7 @@ nlohmann::ordered_json plan_bma(const PlanBmaRequest& o) {
     for (const auto& v : values) given = given || v.first == spec.name;
     if (!given && spec.default_value) values.emplace_back(spec.name, *spec.default_value);
   }
-  const runtime::Cell cell(std::move(values), data_factors);
+  const runtime::Cell cell(std::move(values), data_factors, runtime::unkeyed_defaults(e.parameters()));
   check_cell(e, cell);
 
   auto calibration = runtime::calibration_stream(o.seed, cell);

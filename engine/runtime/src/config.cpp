@@ -982,8 +982,9 @@ void build_cells(const std::vector<CellPlan>& plans, const std::string& source, 
   const std::string config_dir = config_dir_of(source);
   std::map<std::string, std::string> sha_of_resolved;
   std::map<std::string, DataFileFingerprint> files_by_path;
+  const auto unkeyed = unkeyed_defaults(study.experiment->parameters());
   for (const auto& plan : plans) {
-    Cell cell(Assignment(plan.values.begin(), plan.values.end()), study.data_factors);
+    Cell cell(Assignment(plan.values.begin(), plan.values.end()), study.data_factors, unkeyed);
     cell.set_config_dir(config_dir);
     auto [it, inserted] = seen.emplace(cell.key(), study.cells.size());
     if (!inserted) {

@@ -596,6 +596,13 @@ void write_root_attributes(H5::Group& root, const StudyResults& r) {
   for (auto t : r.parameter_types) types.push_back(parameter_type_name(t));
   attr_strings(root, "parameter_types", types);
   attr_strings(root, "data_factors", r.data_factors);
+  // Parameters left out of the cell keys at their defaults (ParameterSpec::keyed_at_default), as
+  // "name=canonical default": a reader rebuilds the cells' keys from them. Absent when there are none.
+  if (!r.cells.empty() && !r.cells.front().unkeyed_defaults().empty()) {
+    std::vector<std::string> unkeyed;
+    for (const auto& [name, text] : r.cells.front().unkeyed_defaults()) unkeyed.push_back(name + "=" + text);
+    attr_strings(root, "unkeyed_defaults", unkeyed);
+  }
   std::vector<std::string> metric_names;
   for (const auto& m : r.metrics) metric_names.push_back(m.name);
   attr_strings(root, "metrics", metric_names);
@@ -997,7 +1004,20 @@ StudyResults read_results(const std::filesystem::path& path) {
         }
       }
     }
-    for (std::size_t c = 0; c < C; ++c) r.cells.emplace_back(std::move(values[c]), r.data_factors);
+    std::vector<std::pair<std::string, std::string>> unkeyed;
+    for (const auto& item : read_attr_strings(root, "unkeyed_defaults")) {
+      const auto eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) throw damaged(fmt::format("unkeyed_defaults item '{}'", item));
+      unkeyed.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    }
+    for (std::size_t c = 0; c < C; ++c) r.cells.emplace_back(std::move(values[c]), r.data_factors, unkeyed);
+    // The keys rebuilt from the values must be the keys the file was written with.
+    for (std::size_t c = 0; c < C; ++c) {
+      if (r.cells[c].cell_id() != ids[c]) {
+        throw damaged(fmt::format("/cells/cell_id[{}] is {:016x}, but the cell's parameters give {:016x}", c, ids[c],
+                                  r.cells[c].cell_id()));
+      }
+    }
 
     H5::Group status = file.openGroup("cell_status");
     const auto wall = read_dataset<double>(status, "wall_seconds");

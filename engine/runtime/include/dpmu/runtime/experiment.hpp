@@ -178,7 +178,17 @@ struct ParameterSpec {
   std::vector<std::string> allowed = {};                       ///< strings, string items: allowed values (empty: any)
   std::string description = {};                                ///< one line, shown in docs and errors
   bool path = false;  ///< a file path (strings): normalised lexically ("./a.csv" -> "a.csv") before it enters the key
+  /// false: a parameter added to an experiment after results of it existed. At its default value
+  /// it is left out of the cell key (and the data key), so a cell that does not use it keeps the
+  /// key, the random streams and therefore the numbers it had before the parameter existed, and
+  /// older results files stay resumable and mergeable (docs/decisions.md, "cell keys"). Requires
+  /// a default_value; any other value enters the key as usual.
+  bool keyed_at_default = true;
 };
+
+/// (name, canonical text of the default) of every parameter of `specs` that is not keyed at its
+/// default (ParameterSpec::keyed_at_default == false): what Cell leaves out of its keys.
+inline std::vector<std::pair<std::string, std::string>> unkeyed_defaults(const std::vector<ParameterSpec>& specs);
 
 /// Lexically normalised form of a path parameter's value: "./a.csv" and "a.csv", "d//a.csv" and
 /// "d/x/../a.csv" are one file, so one cell key. An empty value stays empty.
@@ -215,8 +225,12 @@ class Cell {
 
   /// Build a cell from (name, value) pairs; `data_factors` names the parameters that key the
   /// data stream. @throws std::invalid_argument for a duplicated name.
-  Cell(std::vector<std::pair<std::string, ParameterValue>> values, const std::vector<std::string>& data_factors)
-      : values_(std::move(values)) {
+  /// `unkeyed_defaults` (unkeyed_defaults() of the experiment's parameters; empty for none): a
+  /// parameter listed there whose value has the listed canonical text is left out of key() and
+  /// data_key() (ParameterSpec::keyed_at_default), though get() still returns it.
+  Cell(std::vector<std::pair<std::string, ParameterValue>> values, const std::vector<std::string>& data_factors,
+       std::vector<std::pair<std::string, std::string>> unkeyed_defaults = {})
+      : values_(std::move(values)), unkeyed_defaults_(std::move(unkeyed_defaults)) {
     std::sort(values_.begin(), values_.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (std::size_t i = 1; i < values_.size(); ++i) {
       if (values_[i].first == values_[i - 1].first) {
@@ -224,12 +238,15 @@ class Cell {
       }
     }
     for (const auto& [name, value] : values_) {
-      const std::string item = name + "=" + format_parameter_value(value);
+      const std::string text = format_parameter_value(value);
+      const bool data_factor = std::find(data_factors.begin(), data_factors.end(), name) != data_factors.end();
+      if (data_factor) data_values_.emplace_back(name, value);
+      const bool unkeyed = std::find(unkeyed_defaults_.begin(), unkeyed_defaults_.end(),
+                                     std::pair<std::string, std::string>(name, text)) != unkeyed_defaults_.end();
+      if (unkeyed) continue;
+      const std::string item = name + "=" + text;
       key_ += (key_.empty() ? "" : ";") + item;
-      if (std::find(data_factors.begin(), data_factors.end(), name) != data_factors.end()) {
-        data_key_ += (data_key_.empty() ? "" : ";") + item;
-        data_values_.emplace_back(name, value);
-      }
+      if (data_factor) data_key_ += (data_key_.empty() ? "" : ";") + item;
     }
     cell_id_ = core::fnv1a_64(key_);
     data_id_ = core::fnv1a_64(data_key_);
@@ -279,10 +296,13 @@ class Cell {
 
   /// (name, value) pairs sorted by name.
   const std::vector<std::pair<std::string, ParameterValue>>& values() const { return values_; }
-  /// Canonical key "a=1;b=0.5;c=laplace" (all parameters, sorted by name).
+  /// Canonical key "a=1;b=0.5;c=laplace" (all parameters, sorted by name, but those at an unkeyed
+  /// default: ParameterSpec::keyed_at_default).
   const std::string& key() const { return key_; }
   /// Key restricted to the data factors (empty if there are none).
   const std::string& data_key() const { return data_key_; }
+  /// The (name, canonical default) pairs this cell leaves out of its keys at those values.
+  const std::vector<std::pair<std::string, std::string>>& unkeyed_defaults() const { return unkeyed_defaults_; }
   /// Folder of the config the cell comes from (absolute; empty for cells read back from a results
   /// file). Relative data paths are resolved against it. Not part of the key.
   const std::string& config_dir() const { return config_dir_; }
@@ -293,7 +313,7 @@ class Cell {
   Cell data_cell() const {
     std::vector<std::string> names;
     for (const auto& [name, value] : data_values_) names.push_back(name);
-    Cell c(data_values_, names);
+    Cell c(data_values_, names, unkeyed_defaults_);
     c.config_dir_ = config_dir_;
     return c;
   }
@@ -317,12 +337,25 @@ class Cell {
 
   std::vector<std::pair<std::string, ParameterValue>> values_;
   std::vector<std::pair<std::string, ParameterValue>> data_values_;  // the data factors, sorted by name
+  std::vector<std::pair<std::string, std::string>> unkeyed_defaults_;
   std::string key_;
   std::string data_key_;
   std::string config_dir_;
   std::uint64_t cell_id_ = 0;
   std::uint64_t data_id_ = 0;
 };
+
+inline std::vector<std::pair<std::string, std::string>> unkeyed_defaults(const std::vector<ParameterSpec>& specs) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& spec : specs) {
+    if (spec.keyed_at_default) continue;
+    if (!spec.default_value) {
+      throw std::logic_error("parameter '" + spec.name + "': keyed_at_default = false needs a default_value");
+    }
+    out.emplace_back(spec.name, format_parameter_value(*spec.default_value));
+  }
+  return out;
+}
 
 /// Placeholder for experiments without a data step or without per-cell set-up.
 struct Nothing {};

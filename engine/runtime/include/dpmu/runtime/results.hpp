@@ -18,7 +18,7 @@ namespace dpmu::runtime {
 /// uint64 ids, component labels, `n_nan`, no zero-length attributes or variable-length string
 /// datasets. Files of schema 1.0 and 1.1 are still read (1.0 without checksums to verify).
 inline constexpr int kSchemaMajor = 2;
-inline constexpr int kSchemaMinor = 0;
+inline constexpr int kSchemaMinor = 1;
 /// Oldest major version read_results reads (docs/results-schema.md, "Versions").
 inline constexpr int kOldestSchemaMajor = 1;
 
