@@ -516,8 +516,8 @@ TEST_CASE("Cell: a parameter at an unkeyed default is in no key, at any other va
   CHECK(at_default.data_id() == without.data_id());
   CHECK(at_default.data_cell().key() == "b=2");
   CHECK(at_default.data_cell().get_double("d") == 0.0);
-  const rt::Cell other({{"b", std::int64_t{2}}, {"a", 0.5}, {"d", 0.25}, {"w", std::vector<double>{1.0}}},
-                       {"b", "d"}, unkeyed);
+  const rt::Cell other({{"b", std::int64_t{2}}, {"a", 0.5}, {"d", 0.25}, {"w", std::vector<double>{1.0}}}, {"b", "d"},
+                       unkeyed);
   CHECK(other.key() == "a=0.5;b=2;d=0.25;w=" + rt::format_parameter_value(std::vector<double>{1.0}));
   CHECK(other.data_key() == "b=2;d=0.25");
   CHECK(other.data_cell().key() == "b=2;d=0.25");
