@@ -4,7 +4,11 @@
 # default; analysed non-privately and by the Laplace mechanism (eps = 0.5) with and without
 # thresholding, ZS prior, beta-binomial(1, 1) model prior.
 #
-# Usage: bench/r_pipeline/run.sh [BUILD_DIR] [N] [DATASETS]
+# Usage: bench/r_pipeline/run.sh [BUILD_DIR] [N] [DATASETS] [VARIANTS]
+# VARIANTS: three (default: the non-private analysis and the Laplace G*_r and G**_r) or one (the
+# Laplace non-thresholded G*_r only, on both sides).
+# BAS is looked up in R's libraries and R_LIBS_USER; if R_LIBS_USER is unset, in the private library
+# of scripts/install-bas.sh ($DPMU_R_LIBRARY, default $HOME/.local/share/dpmu/Rlib).
 # Needs Rscript (r-base-core). The bas.lm step needs the R package BAS (not in Debian; see
 # bench/r_pipeline/README.md): without it the R parts that do not need BAS are timed, the ratio is
 # not computed, and the script exits 77 (skipped) after printing what it measured.
@@ -13,6 +17,12 @@ here="$(cd "$(dirname "$0")" && pwd)"
 build="${1:-$here/../../build}"
 n="${2:-1000000}"
 datasets="${3:-3}"
+variants="${4:-three}"
+case "$variants" in three|one) ;; *) echo "error: VARIANTS must be three or one" >&2; exit 2 ;; esac
+if [ -z "${R_LIBS_USER:-}" ]; then
+  lib="${DPMU_R_LIBRARY:-$HOME/.local/share/dpmu/Rlib}"
+  if [ -d "$lib" ]; then export R_LIBS_USER="$lib"; fi
+fi
 dpmu="$build/engine/dpmu"
 if ! command -v Rscript >/dev/null 2>&1; then
   echo "SKIP: Rscript not found (apt-get install r-base-core)"; exit 77
@@ -22,8 +32,8 @@ tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 
 # Both sides are timed in CPU seconds (user + system) of one thread, which a loaded machine
 # inflates much less than wall-clock time.
-echo "== R pipeline: n = $n, p = 9, |T| = 4, eps = 0.5, $datasets data sets (CPU seconds per data set)"
-OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 Rscript "$here/pipeline.R" "$n" 9 4 0.5 "$datasets" 1 | tee "$tmp/r.txt"
+echo "== R pipeline: n = $n, p = 9, |T| = 4, eps = 0.5, $datasets data sets, $variants variant(s) (CPU seconds per data set)"
+OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 Rscript "$here/pipeline.R" "$n" 9 4 0.5 "$datasets" 1 1000 "$variants" | tee "$tmp/r.txt"
 r_total=$(awk '$1 == "step" { s += $3 } END { printf "%.6f", s }' "$tmp/r.txt")
 have_bas=$(awk '$1 == "bas" { print $2 }' "$tmp/r.txt")
 
@@ -33,9 +43,15 @@ master_seed: 1
 replicates: $datasets
 parameters: {laplace_ridge_draws: 1000, prior: zellner_siow}
 grid:
+YAML
+if [ "$variants" = one ]; then
+  echo "  - {p: 9, true_model_size: 4, n: $n, mechanism: laplace, epsilon: 0.5, thresholded: 0}" >> "$tmp/cell.yaml"
+else
+  cat >> "$tmp/cell.yaml" <<YAML
   - {p: 9, true_model_size: 4, n: $n, mechanism: none}
   - {p: 9, true_model_size: 4, n: $n, mechanism: laplace, epsilon: 0.5, thresholded: [0, 1]}
 YAML
+fi
 # The per-cell ridge calibration (1 000 draws) is included in dpmu's time, not in R's (conservative).
 echo "== dpmu: the same cell, one thread"
 /usr/bin/time -f "%U %S" -o "$tmp/time.txt" "$dpmu" run "$tmp/cell.yaml" --out "$tmp/cell.h5" --threads 1 --quiet \
