@@ -4,7 +4,9 @@
 # default; analysed non-privately and by the Laplace mechanism (eps = 0.5) with and without
 # thresholding, ZS prior, beta-binomial(1, 1) model prior.
 #
-# Usage: bench/r_pipeline/run.sh [BUILD_DIR] [N] [DATASETS] [VARIANTS]
+# Usage: bench/r_pipeline/run.sh [BUILD_DIR] [N] [DATASETS] [VARIANTS] [PRUNING]
+# PRUNING: dpmu's pruning_share (default 0: every model integrated; 1e-17: the models holding
+# provably less than 1e-17 of the posterior skipped, docs/bma.md).
 # VARIANTS: three (default: the non-private analysis and the Laplace G*_r and G**_r) or one (the
 # Laplace non-thresholded G*_r only, on both sides).
 # BAS is looked up in R's libraries and R_LIBS_USER; if R_LIBS_USER is unset, in the private library
@@ -18,6 +20,7 @@ build="${1:-$here/../../build}"
 n="${2:-1000000}"
 datasets="${3:-3}"
 variants="${4:-three}"
+pruning="${5:-0}"
 case "$variants" in three|one) ;; *) echo "error: VARIANTS must be three or one" >&2; exit 2 ;; esac
 if [ -z "${R_LIBS_USER:-}" ]; then
   lib="${DPMU_R_LIBRARY:-$HOME/.local/share/dpmu/Rlib}"
@@ -41,7 +44,7 @@ cat > "$tmp/cell.yaml" <<YAML
 experiment: ssp_simulation
 master_seed: 1
 replicates: $datasets
-parameters: {laplace_ridge_draws: 1000, prior: zellner_siow}
+parameters: {laplace_ridge_draws: 1000, prior: zellner_siow, pruning_share: $pruning}
 grid:
 YAML
 if [ "$variants" = one ]; then

@@ -32,8 +32,10 @@
 ///     `analyse(cell, prepared, data set, noise, metrics)` analyses it for every cell of the data
 ///     key, concurrently from several threads (neither may modify shared state). Streams:
 ///       data  = RngStream(master_seed, data_id, r, data)     (data_id = FNV-1a of the data key)
-///       noise = RngStream(master_seed, cell_id, r, noise)
-///     and `prepare` gets calibration = RngStream(master_seed, cell_id, 0, calibration).
+///       noise = RngStream(master_seed, stream_id, r, noise)
+///     and `prepare` gets calibration = RngStream(master_seed, stream_id, 0, calibration)
+///     (stream_id = cell_id, FNV-1a of the cell key, unless the experiment declares stream-neutral
+///     parameters, ParameterSpec::stream_neutral, which are left out of it).
 ///     An exception thrown by `prepare`, `generate` or `analyse` is recorded in the results
 ///     file's `/errors` and the replicate's metrics become NaN; replicates are never redrawn.
 
@@ -178,6 +180,10 @@ struct ParameterSpec {
   std::vector<std::string> allowed = {};                       ///< strings, string items: allowed values (empty: any)
   std::string description = {};                                ///< one line, shown in docs and errors
   bool path = false;  ///< a file path (strings): normalised lexically ("./a.csv" -> "a.csv") before it enters the key
+  /// true: the value changes how an analysis computes, never a random draw (e.g. exact pruning):
+  /// it is part of the cell's key, but not of the key of its noise and calibration streams
+  /// (Cell::stream_id), so two cells that differ only in it draw the same noise.
+  bool stream_neutral = false;
 };
 
 /// Lexically normalised form of a path parameter's value: "./a.csv" and "a.csv", "d//a.csv" and
@@ -233,6 +239,7 @@ class Cell {
     }
     cell_id_ = core::fnv1a_64(key_);
     data_id_ = core::fnv1a_64(data_key_);
+    stream_id_ = cell_id_;
   }
 
   /// True if the cell has a parameter called `name`.
@@ -297,10 +304,29 @@ class Cell {
     c.config_dir_ = config_dir_;
     return c;
   }
-  /// FNV-1a-64 of key(): keys the noise and calibration streams.
+  /// FNV-1a-64 of key(): the cell's identity in results files; keys the noise and calibration
+  /// streams unless the cell has stream-neutral parameters (stream_id).
   std::uint64_t cell_id() const { return cell_id_; }
   /// FNV-1a-64 of data_key(): keys the data stream (common random numbers across method factors).
   std::uint64_t data_id() const { return data_id_; }
+  /// Keys the noise and calibration streams: FNV-1a-64 of key() without the stream-neutral
+  /// parameters (ParameterSpec::stream_neutral; set by the engine with set_stream_neutral). Equal
+  /// to cell_id() for a cell without such parameters.
+  std::uint64_t stream_id() const { return stream_id_; }
+  /// Leave the parameters named in `names` out of stream_id() (the engine, from the experiment's
+  /// ParameterSpecs, when it expands a config).
+  void set_stream_neutral(const std::vector<std::string>& names) {
+    std::string key;
+    bool dropped = false;
+    for (const auto& [name, value] : values_) {
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        dropped = true;
+        continue;
+      }
+      key += (key.empty() ? "" : ";") + name + "=" + format_parameter_value(value);
+    }
+    stream_id_ = dropped ? core::fnv1a_64(key) : cell_id_;
+  }
 
  private:
   template <class T>
@@ -322,6 +348,7 @@ class Cell {
   std::string config_dir_;
   std::uint64_t cell_id_ = 0;
   std::uint64_t data_id_ = 0;
+  std::uint64_t stream_id_ = 0;
 };
 
 /// Placeholder for experiments without a data step or without per-cell set-up.
