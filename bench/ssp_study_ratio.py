@@ -12,8 +12,9 @@ docs/performance.md "Target: the study against its bound kernel". For each instr
      full / (replicates * bound) and b / bound (the fixed calibration excluded).
 CPU seconds, so that the ratio is of work, not of wall time on a shared machine.
 
-Usage: bench/ssp_study_ratio.py [--build build] [--config configs/fig3_4_zellner_siow.yaml]
+Usage: bench/ssp_study_ratio.py [--build build] [--config configs/fig3_4_zellner_siow.yaml ...]
                                 [--replicates 2 6] [--caps avx2 native] [--repeat 2] [--threads 2]
+Several configs are measured in turn within each repeat and cap (side by side).
 """
 import argparse
 import json
@@ -69,34 +70,37 @@ def data_keys(config):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build")
-    ap.add_argument("--config", default="configs/fig3_4_zellner_siow.yaml")
+    ap.add_argument("--config", nargs="+", default=["configs/fig3_4_zellner_siow.yaml"])
     ap.add_argument("--replicates", type=int, nargs=2, default=[2, 6])
     ap.add_argument("--caps", nargs="+", default=["avx2", "native"])
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--min-time", default="0.5")
     a = ap.parse_args()
-    full = int(yaml.safe_load(open(a.config))["replicates"])
-    keys = data_keys(a.config)
     r1, r2 = a.replicates
-    print(f"config {a.config}: {len(keys)} data keys, {full} replicates at full size; short runs {r1} and {r2}")
+    for config in a.config:
+        print(f"config {config}: {len(data_keys(config))} data keys, "
+              f"{int(yaml.safe_load(open(config))['replicates'])} replicates at full size; short runs {r1} and {r2}")
     print(f"load before: {os.getloadavg()}")
     for rep in range(a.repeat):
         for cap in a.caps:
             rates, label = bound_rates(a.build, cap, a.min_time)
-            bound = sum(n / rates[p] for p, n in keys)  # CPU-s per replicate of all data keys
-            c1, w1 = run_cpu(a.build, a.config, r1, a.threads, cap)
-            c2, w2 = run_cpu(a.build, a.config, r2, a.threads, cap)
-            b = (c2 - c1) / (r2 - r1)
-            fixed = c1 - b * r1
-            projected = fixed + b * full
             rate_txt = ", ".join(f"p={p}: {rates[p] / 1e6:.1f} M rows/s" for p in sorted(rates))
-            print(f"[{rep + 1}] DPMU_SIMD={cap}: bound kernel ({label}) {rate_txt}; bound {bound:.3f} CPU-s/replicate")
-            print(f"    runs: {r1} replicates {c1:.1f} CPU-s ({w1:.1f} s wall), {r2}: {c2:.1f} CPU-s ({w2:.1f} s wall)"
-                  f" -> fixed {fixed:.1f} CPU-s, {b:.3f} CPU-s/replicate")
-            print(f"    projected full size {projected:.0f} CPU-s against bound {bound * full:.0f} CPU-s: "
-                  f"ratio {projected / (bound * full):.3f} (per replicate, fixed excluded: {b / bound:.3f})  "
-                  f"load {os.getloadavg()[0]:.1f}", flush=True)
+            print(f"[{rep + 1}] DPMU_SIMD={cap}: bound kernel ({label}) {rate_txt}")
+            for config in a.config:
+                full = int(yaml.safe_load(open(config))["replicates"])
+                bound = sum(n / rates[p] for p, n in data_keys(config))  # CPU-s per replicate of all data keys
+                c1, w1 = run_cpu(a.build, config, r1, a.threads, cap)
+                c2, w2 = run_cpu(a.build, config, r2, a.threads, cap)
+                b = (c2 - c1) / (r2 - r1)
+                fixed = c1 - b * r1
+                projected = fixed + b * full
+                print(f"    {os.path.basename(config)}: {r1} replicates {c1:.1f} CPU-s ({w1:.1f} s wall), {r2}: "
+                      f"{c2:.1f} CPU-s ({w2:.1f} s wall) -> fixed {fixed:.1f} CPU-s, {b:.3f} CPU-s/replicate; "
+                      f"bound {bound:.3f} CPU-s/replicate")
+                print(f"      projected full size {projected:.0f} CPU-s against bound {bound * full:.0f} CPU-s: "
+                      f"ratio {projected / (bound * full):.3f} (per replicate, fixed excluded: {b / bound:.3f})  "
+                      f"load {os.getloadavg()[0]:.1f}", flush=True)
     return 0
 
 

@@ -61,6 +61,15 @@ echo "== dpmu: the same cell, one thread"
   >/dev/null
 d_total=$(awk -v k="$datasets" '{ printf "%.6f", ($1 + $2) / k }' "$tmp/time.txt")
 printf "dpmu CPU seconds per data set %.6f (whole run: ridge calibration, %s data sets, HDF5 file)\n" "$d_total" "$datasets"
+# The marginal cost of a data set, without start-up, calibration and file: a second run with twice
+# the data sets; (CPU(2k) - CPU(k)) / k.
+sed "s/^replicates: $datasets\$/replicates: $((2 * datasets))/" "$tmp/cell.yaml" > "$tmp/cell2.yaml"
+/usr/bin/time -f "%U %S" -o "$tmp/time2.txt" "$dpmu" run "$tmp/cell2.yaml" --out "$tmp/cell2.h5" --threads 1 --quiet \
+  >/dev/null
+d_marginal=$(awk -v k="$datasets" 'NR == FNR { a = $1 + $2; next } { printf "%.6f", ($1 + $2 - a) / k }' \
+  "$tmp/time.txt" "$tmp/time2.txt")
+printf "dpmu marginal CPU seconds per data set %.6f (runs of %s and %s data sets)\n" "$d_marginal" "$datasets" \
+  "$((2 * datasets))"
 echo "load: $(uptime)"
 if [ "$have_bas" != "TRUE" ]; then
   printf "R without bas.lm: %.6f s per data set = %.1f x dpmu (a lower bound of the ratio)\n" \
@@ -68,5 +77,6 @@ if [ "$have_bas" != "TRUE" ]; then
   echo "SKIP: the R package BAS is not installed, so the full R pipeline was not timed (see bench/r_pipeline/README.md)"
   exit 77
 fi
-printf "R pipeline %.6f s per data set; ratio R / dpmu = %.1f\n" "$r_total" \
-  "$(awk -v a="$r_total" -v b="$d_total" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+printf "R pipeline %.6f s per data set; ratio R / dpmu = %.1f (whole run), %.1f (marginal)\n" "$r_total" \
+  "$(awk -v a="$r_total" -v b="$d_total" 'BEGIN { print (b > 0 ? a / b : 0) }')" \
+  "$(awk -v a="$r_total" -v b="$d_marginal" 'BEGIN { print (b > 0 ? a / b : 0) }')"
