@@ -4,7 +4,8 @@
 docs/performance.md "Target: the study against its bound kernel". For each instruction-set cap
 (DPMU_SIMD, engine/core/include/dpmu/core/cpu_features.hpp), in turn and repeatedly:
   1. the bound kernel: build/bench/dpmu_bench_ssp's bm_bound_kernel (p/2 xoshiro256++ words per row
-     and the exact Gram kernel of [1 x], full blocks), rows per CPU-second for p = 2, 6, 9;
+     and the exact Gram kernel of [1 x], full blocks), rows per CPU-second for p = 2, 6, 9 (median
+     of 5 repetitions), just before and just after the runs of each config, averaged;
   2. two short runs of the config (`dpmu run CONFIG --replicates R`, user + system CPU seconds from
      /usr/bin/time), giving a fixed cost a and a cost b per replicate (all 72 data keys and their
      method cells), so that the full size costs a + b * replicates;
@@ -31,11 +32,14 @@ import yaml
 def bound_rates(build, cap, min_time):
     env = dict(os.environ, DPMU_SIMD=cap)
     out = subprocess.run([os.path.join(build, "bench", "dpmu_bench_ssp"), "--benchmark_filter=bm_bound_kernel",
-                          f"--benchmark_min_time={min_time}", "--benchmark_format=json"],
+                          f"--benchmark_min_time={min_time}", "--benchmark_repetitions=5",
+                          "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
                          env=env, check=True, capture_output=True, text=True).stdout
     rates, labels = {}, set()
     for b in json.loads(out)["benchmarks"]:
-        p = int(b["name"].split("/")[1])
+        if b.get("aggregate_name") != "median":
+            continue
+        p = int(b["name"].split("/")[1].split("_")[0])
         rates[p] = b["rows_per_second"]
         labels.add(b.get("label", ""))
     return rates, ",".join(sorted(labels))
@@ -75,7 +79,7 @@ def main():
     ap.add_argument("--caps", nargs="+", default=["avx2", "native"])
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--min-time", default="0.5")
+    ap.add_argument("--min-time", default="0.2")
     a = ap.parse_args()
     r1, r2 = a.replicates
     for config in a.config:
@@ -84,14 +88,18 @@ def main():
     print(f"load before: {os.getloadavg()}")
     for rep in range(a.repeat):
         for cap in a.caps:
-            rates, label = bound_rates(a.build, cap, a.min_time)
-            rate_txt = ", ".join(f"p={p}: {rates[p] / 1e6:.1f} M rows/s" for p in sorted(rates))
-            print(f"[{rep + 1}] DPMU_SIMD={cap}: bound kernel ({label}) {rate_txt}")
+            print(f"[{rep + 1}] DPMU_SIMD={cap}")
             for config in a.config:
                 full = int(yaml.safe_load(open(config))["replicates"])
-                bound = sum(n / rates[p] for p, n in data_keys(config))  # CPU-s per replicate of all data keys
+                # the bound kernel (median of 5) just before and just after the two runs, averaged
+                before, label = bound_rates(a.build, cap, a.min_time)
                 c1, w1 = run_cpu(a.build, config, r1, a.threads, cap)
                 c2, w2 = run_cpu(a.build, config, r2, a.threads, cap)
+                after, _ = bound_rates(a.build, cap, a.min_time)
+                # CPU-s per replicate of all data keys
+                bound = sum(0.5 * (n / before[p] + n / after[p]) for p, n in data_keys(config))
+                rate_txt = ", ".join(f"p={p}: {before[p] / 1e6:.0f}/{after[p] / 1e6:.0f}" for p in sorted(before))
+                print(f"    bound kernel ({label}) before/after the runs, M rows/s: {rate_txt}")
                 b = (c2 - c1) / (r2 - r1)
                 fixed = c1 - b * r1
                 projected = fixed + b * full
