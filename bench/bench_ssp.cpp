@@ -12,10 +12,14 @@
 //  (f) one data set end to end as in bench/r_pipeline (p = 9, |T| = 4, n = 10^6): generate G (row
 //      generator or sufficient-statistic sampler), the Laplace release at eps = 0.5, its
 //      thresholded and non-thresholded ridged matrices, and ZS model averaging (512 models) of
-//      the non-private and both DP matrices; the ridge is computed once outside the loop.
+//      the non-private and both DP matrices; the ridge is computed once outside the loop;
+//  (g) the study's bound kernel: the words and the exact Gram kernel of [1 x] alone (bm_bound_kernel;
+//      DPMU_SIMD=avx2 for the AVX2 bound).
 // Report (c) / min(a, b). Single thread; the runner parallelises over replicates.
 #include <benchmark/benchmark.h>
 
+#include <memory>
+#include <span>
 #include <vector>
 
 #include "dpmu/core/block_random.hpp"
@@ -202,6 +206,25 @@ void bm_exact_gram_block(benchmark::State& state) {
   state.counters["rows_per_second"] = benchmark::Counter(kRows, benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(bm_exact_gram_block)->ArgsProduct({{2, 6, 9}, {1, 2, 3}});
+
+void bm_bound_kernel(benchmark::State& state) {
+  // The bound of the study (docs/performance.md "Target: the study against its bound kernel"): the
+  // p/2 xoshiro256++ words per row and the exact Gram kernel of [1 x] on full 256-row blocks, nothing
+  // else. Automatic path: DPMU_SIMD=avx2 (cpu_features.hpp) gives the AVX2 bound; the label says which.
+  const int p = static_cast<int>(state.range(0));
+  dpmu::core::Xoshiro256ppX4 gen(1, 2);
+  std::vector<std::uint64_t> w(static_cast<std::size_t>(p) * 128);
+  auto acc = std::make_unique<dpmu::core::UniformGramAccumulator>(p);
+  for (auto _ : state) {
+    for (int j = 0; j < p; ++j) gen.fill_words(std::span<std::uint64_t>(w.data() + j * 128, 128));
+    if (acc->rows() >= (std::uint64_t{1} << 30)) acc = std::make_unique<dpmu::core::UniformGramAccumulator>(p);
+    acc->add_block(w.data(), kRows);
+    benchmark::DoNotOptimize(acc.get());
+  }
+  state.SetLabel(dpmu::core::to_string(acc->path()));
+  state.counters["rows_per_second"] = benchmark::Counter(kRows, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(bm_bound_kernel)->Arg(2)->Arg(6)->Arg(9);
 
 void bm_dataset_p9(benchmark::State& state) {
   // arg 0: row generator (simulate_gram_matrix); 1: sufficient-statistic sampler (sample_gram_matrix)

@@ -312,6 +312,16 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
          .max = 1e-6,
          .description = "0: integrate every model; s > 0: skip the models whose total posterior share is provably "
                         "below s (BmaOptions::negligible_log_odds; mixture priors only; docs/bma.md)"},
+        {.name = "pruning_share",
+         .type = ParameterType::real,
+         .default_value = 0.0,
+         .min = 0.0,
+         .max = 1e-6,
+         .description = "as negligible_model_share, but it does not key the noise and calibration streams: a cell "
+                        "draws the noise of the same cell without pruning, and its results equal that cell's within "
+                        "s (docs/bma.md, docs/decisions.md 2026-12-03); not together with negligible_model_share",
+         .keyed_at_default = false,
+         .stream_neutral = true},
         {.name = "laplace_ridge_draws",
          .type = ParameterType::integer,
          .default_value = std::int64_t{100000},
@@ -340,6 +350,11 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     if (n < static_cast<std::uint64_t>(p + 3)) {
       throw std::invalid_argument("n: round(n * n_scale) = " + std::to_string(n) +
                                   " must be >= p + 3 = " + std::to_string(p + 3));
+    }
+    if (cell.get_double("negligible_model_share") > 0.0 && cell.get_double("pruning_share") > 0.0) {
+      throw std::invalid_argument(
+          "pruning_share: give either negligible_model_share (keys the noise streams) or pruning_share (keeps the "
+          "unpruned cell's draws), not both");
     }
     if (cell.get_string("generator") == "sufficient_statistics" && n > (std::uint64_t{1} << 31)) {
       throw std::invalid_argument("n: round(n * n_scale) = " + std::to_string(n) +
@@ -411,7 +426,8 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     pr.design = simulation_design(p, static_cast<int>(cell.get_int("true_model_size")), cell.get_double("signal_z"));
     pr.prior = core::parse_coefficient_prior(cell.get_string("prior"), n);
     pr.model_prior = core::parse_model_prior(cell.get_string("model_prior"));
-    if (const double share = cell.get_double("negligible_model_share"); share > 0.0) {
+    if (const double share = std::max(cell.get_double("negligible_model_share"), cell.get_double("pruning_share"));
+        share > 0.0) {
       pr.negligible_log_odds = core::negligible_log_odds_for(p, share);
     }
     const std::string& name = cell.get_string("mechanism");

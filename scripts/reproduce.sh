@@ -60,7 +60,8 @@ if [ -n "$ONLY" ]; then
 fi
 # Not run: configs/fig8_9_bic.yaml (its cells equal the BIC cells of fig3_4_zellner_siow bit for bit,
 # from which Figures 8 and 9 are drawn), configs/fig3_4_zellner_siow_shared.yaml (the same study,
-# another joint law across cells), configs/lei_real_data.yaml (no figure or claim: LCSSF gives no
+# another joint law across cells), configs/fig3_4_zellner_siow_pruned.yaml (the same study and draws,
+# ZS models below 1e-17 of the posterior skipped: docs/performance.md), configs/lei_real_data.yaml (no figure or claim: LCSSF gives no
 # numbers for its data examples), configs/linear_design_example.yaml, configs/normal_mean.yaml.
 
 status() {  # status STEM FILE -> run | resume | done (finished at the wanted size) | redo (another size)

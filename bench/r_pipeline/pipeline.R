@@ -13,12 +13,16 @@
 # Step 5 needs the R package BAS (not in Debian; see bench/r_pipeline/README.md). Without it the
 # script times steps 1-4 and says that BAS is missing.
 #
-# Usage: Rscript pipeline.R N P T EPS DATASETS SEED [RIDGE_DRAWS]
+# Usage: Rscript pipeline.R N P T EPS DATASETS SEED [RIDGE_DRAWS] [VARIANTS]
+# VARIANTS: three (default; the non-private data and both DP matrices) or one (the Laplace
+# non-thresholded G*_r only: one perturbation, one synthetic data set, one bas.lm).
 # Prints one line per step: "step <name> <CPU seconds per data set>", then "bas <TRUE|FALSE>".
 args <- commandArgs(trailingOnly = TRUE)
 n <- as.integer(args[1]); p <- as.integer(args[2]); t_size <- as.integer(args[3])
 eps <- as.numeric(args[4]); datasets <- as.integer(args[5]); seed <- as.integer(args[6])
 ridge_draws <- if (length(args) >= 7) as.integer(args[7]) else 1000L
+variants <- if (length(args) >= 8) args[8] else "three"
+stopifnot(variants %in% c("three", "one"))
 have_bas <- requireNamespace("BAS", quietly = TRUE)
 set.seed(seed)
 
@@ -62,6 +66,7 @@ regularize <- function(a) {
 }
 perturb <- function(g) {
   gs <- g + laplace_noise()
+  if (variants == "one") return(list(non_thresholded = regularize(gs)))
   gt <- gs
   off <- row(gt) != col(gt) & abs(gt) < threshold
   gt[off] <- 0
@@ -87,7 +92,10 @@ for (r in seq_len(datasets)) {
   g <- gram(d); rm(d); t2 <- tick()
   dp <- perturb(g); t3 <- tick()
   # one synthetic data set per matrix analysed: the non-private data and both DP matrices
-  s <- list(synthetic(g), synthetic(dp$non_thresholded), synthetic(dp$thresholded)); t4 <- tick()
+  # (VARIANTS one: the non-thresholded DP matrix only)
+  s <- if (variants == "one") list(synthetic(dp$non_thresholded)) else
+    list(synthetic(g), synthetic(dp$non_thresholded), synthetic(dp$thresholded))
+  t4 <- tick()
   if (have_bas) for (df in s) invisible(analyse(df))
   t5 <- tick(); rm(s); invisible(gc(verbose = FALSE))
   times <- times + c(t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)

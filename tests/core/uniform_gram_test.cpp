@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dpmu/core/block_random.hpp"
+#include "dpmu/core/cpu_features.hpp"
 
 namespace core = dpmu::core;
 
@@ -200,4 +201,25 @@ TEST_CASE("UniformGramAccumulator::add_block_rows: a block added in pieces equal
   CHECK_THROWS_WITH(acc.add_block_rows(blocks[0].data(), 10, 5), Catch::Contains("rows [10, 5)"));
   CHECK_THROWS_WITH(acc.add_block_rows(blocks[0].data(), -1, 5), Catch::Contains("within [0, 256]"));
   CHECK_THROWS_WITH(acc.add_block_rows(blocks[0].data(), 0, 257), Catch::Contains("within [0, 256]"));
+}
+
+TEST_CASE("DPMU_SIMD values cap the dispatched instruction sets", "[uniform_gram][simd]") {
+  bool valid = false;
+  CHECK(core::parse_simd_cap(nullptr, valid) == core::SimdCap::native);
+  CHECK(valid);
+  CHECK(core::parse_simd_cap("", valid) == core::SimdCap::native);
+  CHECK(core::parse_simd_cap("native", valid) == core::SimdCap::native);
+  CHECK(core::parse_simd_cap("avx512", valid) == core::SimdCap::native);
+  CHECK(core::parse_simd_cap("avx2", valid) == core::SimdCap::avx2);
+  CHECK(valid);
+  CHECK(core::parse_simd_cap("generic", valid) == core::SimdCap::generic);
+  CHECK(valid);
+  CHECK(core::parse_simd_cap("AVX2", valid) == core::SimdCap::native);
+  CHECK_FALSE(valid);
+  // the cap of this process is consistent with what the kernels report as available
+  if (core::simd_cap() < core::SimdCap::native) CHECK_FALSE(core::cpu_has_avx512f());
+  if (core::simd_cap() < core::SimdCap::avx2) {
+    CHECK_FALSE(core::cpu_has_avx2());
+    CHECK_FALSE(core::uniform_gram_path_available(core::UniformGramPath::avx2));
+  }
 }

@@ -16,6 +16,8 @@ for config in fig3_4_zellner_siow fig8_9_bic; do
   if "$DPMU" run "configs/$config.yaml" --dry-run >/dev/null 2>"$TMP/err"; then passes=$((passes + 1)); else
     echo "FAIL: configs/$config.yaml does not validate: $(cat "$TMP/err")"; failures=$((failures + 1)); fi
 done
+if "$DPMU" run configs/fig3_4_zellner_siow_pruned.yaml --dry-run >/dev/null 2>"$TMP/err"; then passes=$((passes + 1)); else
+  echo "FAIL: configs/fig3_4_zellner_siow_pruned.yaml does not validate: $(cat "$TMP/err")"; failures=$((failures + 1)); fi
 # thread invariance: 1 thread gives the same replicate arrays as 2
 if "$DPMU" run configs/smoke/fig8_9_bic.yaml --out "$TMP/one.h5" --quiet --threads 1 2>"$TMP/err" &&
    "$PY" - "$TMP/one.h5" "$TMP/fig8_9_bic.h5" <<'PYEOF'
@@ -25,6 +27,34 @@ for m in a["replicates"]:
     assert np.array_equal(a["replicates"][m][()], b["replicates"][m][()], equal_nan=True), m
 PYEOF
 then passes=$((passes + 1)); else echo "FAIL: 1 vs 2 threads differ"; failures=$((failures + 1)); fi
+# pruning_share (stream-neutral): the same draws as the unpruned cells, results within 1e-17 of
+# them (docs/decisions.md 2026-12-03); both pruning parameters at once is refused
+sed 's/  n_scale: 0.004/  n_scale: 0.004\n  pruning_share: 1.0e-17/' configs/smoke/fig3_4_zellner_siow.yaml > "$TMP/pruned.yaml"
+if "$DPMU" run "$TMP/pruned.yaml" --out "$TMP/pruned.h5" --quiet --threads 2 2>"$TMP/err" &&
+   "$PY" - "$TMP/fig3_4_zellner_siow.h5" "$TMP/pruned.h5" <<'PYEOF'
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+text = lambda x: [v.decode() if isinstance(v, bytes) else v for v in x]
+ka = [k.replace(";pruning_share=0", "") for k in text(a["cells/key"][()])]
+kb = [k.replace(";pruning_share=1e-17", "") for k in text(b["cells/key"][()])]
+assert ka == kb
+prior = text(a["cells/prior"][()])
+for m in a["replicates"]:
+    x, y = a["replicates"][m][()], b["replicates"][m][()]
+    for i, p in enumerate(prior):
+        if p == "bic" or m in ("ridge_fallback", "redrawn_rows", "highest_posterior_model_is_true"):
+            assert x[i].tobytes() == y[i].tobytes(), (m, ka[i])  # never pruned / the same noise
+        elif m == "predictive_mse":
+            assert np.allclose(x[i], y[i], rtol=1e-12, atol=0), (m, ka[i])
+        else:  # probabilities and inclusion probabilities: within 1e-17 (+ rounding)
+            assert np.allclose(x[i], y[i], rtol=0, atol=1e-14, equal_nan=True), (m, ka[i])
+PYEOF
+then passes=$((passes + 1)); else echo "FAIL: pruning_share changes more than the pruned models"; failures=$((failures + 1)); fi
+sed 's/  n_scale: 0.004/  n_scale: 0.004\n  pruning_share: 1.0e-17\n  negligible_model_share: 1.0e-17/' \
+  configs/smoke/fig3_4_zellner_siow.yaml > "$TMP/both.yaml"
+"$DPMU" run "$TMP/both.yaml" --out "$TMP/both.h5" --quiet 2>"$TMP/err"; rc=$?
+if [ $rc -eq 2 ] && grep -q "not both" "$TMP/err"; then passes=$((passes + 1)); else
+  echo "FAIL: both pruning parameters: exit $rc, $(cat "$TMP/err")"; failures=$((failures + 1)); fi
 # a bad config value is a clear error with exit code 2
 sed 's/epsilon: \[0.5, 0.9\]/epsilon: [0.5, 1.5]/' configs/smoke/fig8_9_bic.yaml > "$TMP/bad.yaml"
 "$DPMU" run "$TMP/bad.yaml" --out "$TMP/bad.h5" --quiet 2>"$TMP/err"; rc=$?

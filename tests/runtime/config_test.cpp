@@ -264,3 +264,31 @@ TEST_CASE("list parameters: bad values are config errors naming the item", "[eng
   CHECK_THAT(error_of(head + "  indices: [1]\ngrid:\n  weights: {from: 1, to: 2, count: 2}\n"),
              Contains("a range needs a numeric parameter"));
 }
+
+TEST_CASE("Cell::stream_id leaves the stream-neutral parameters out of the streams' key", "[engine][config]") {
+  using dpmu::runtime::Cell;
+  using dpmu::runtime::ParameterValue;
+  const std::vector<std::pair<std::string, ParameterValue>> base = {{"n", std::int64_t{10}},
+                                                                    {"mechanism", std::string("laplace")}};
+  auto with = base;
+  with.emplace_back("pruning_share", 1e-17);
+  auto with_default = base;
+  with_default.emplace_back("pruning_share", 0.0);
+  const Cell plain(base, {"n"});
+  Cell pruned(with, {"n"});
+  Cell unpruned(with_default, {"n"});
+  // without neutral parameters the streams are keyed by the cell key, as always
+  CHECK(plain.stream_id() == plain.cell_id());
+  CHECK(pruned.stream_id() == pruned.cell_id());
+  pruned.set_stream_neutral({"pruning_share"});
+  unpruned.set_stream_neutral({"pruning_share"});
+  // the cells stay distinct, but draw the noise of the cell without the parameter
+  CHECK(pruned.cell_id() != unpruned.cell_id());
+  CHECK(pruned.stream_id() == plain.cell_id());
+  CHECK(unpruned.stream_id() == plain.cell_id());
+  CHECK(pruned.data_id() == plain.data_id());
+  // naming a parameter the cell does not have changes nothing
+  Cell other(base, {"n"});
+  other.set_stream_neutral({"absent"});
+  CHECK(other.stream_id() == other.cell_id());
+}

@@ -983,9 +983,13 @@ void build_cells(const std::vector<CellPlan>& plans, const std::string& source, 
   std::map<std::string, std::string> sha_of_resolved;
   std::map<std::string, DataFileFingerprint> files_by_path;
   const auto unkeyed = unkeyed_defaults(study.experiment->parameters());
+  std::vector<std::string> stream_neutral;  // ParameterSpec::stream_neutral: not in the streams' key
+  for (const auto& spec : study.experiment->parameters())
+    if (spec.stream_neutral) stream_neutral.push_back(spec.name);
   for (const auto& plan : plans) {
     Cell cell(Assignment(plan.values.begin(), plan.values.end()), study.data_factors, unkeyed);
     cell.set_config_dir(config_dir);
+    if (!stream_neutral.empty()) cell.set_stream_neutral(stream_neutral);
     auto [it, inserted] = seen.emplace(cell.key(), study.cells.size());
     if (!inserted) {
       diag.add(plan.block_line, "grid",

@@ -3,16 +3,55 @@
 /// Run-time CPU feature checks for the kernels compiled for several instruction sets (SSE2 and
 /// AVX2: block_random.cpp, gram_matrix.cpp; plus AVX-512F: uniform_gram.cpp). All paths give the
 /// same bits, so only speed depends on the answer.
+///
+/// The environment variable DPMU_SIMD caps the instruction sets the dispatched kernels may use
+/// (for benchmarks of a narrower machine and for the bit-identity tests across paths; read once
+/// per process): `generic` (x86-64 baseline: no AVX2, FMA or AVX-512), `avx2` (AVX2 + FMA, no
+/// AVX-512), `avx512` or `native` or unset (whatever the CPU has). Any other value is reported on
+/// standard error and ignored. A cap never changes results, only speed (tests/e2e/simd_paths_test.sh).
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace dpmu::core {
 
-/// True if the CPU supports AVX2 (x86-64 with GCC or Clang; false elsewhere). Thread-safe,
-/// computed once.
+/// The widest instruction set the kernels may use, as set by DPMU_SIMD.
+enum class SimdCap { generic = 0, avx2 = 1, native = 2 };
+
+/// Parse a DPMU_SIMD value: nullptr, "", "native" and "avx512" → native; "avx2" → avx2;
+/// "generic" → generic; anything else → native with `valid` set to false.
+inline SimdCap parse_simd_cap(const char* value, bool& valid) {
+  valid = true;
+  if (value == nullptr || *value == '\0' || std::strcmp(value, "native") == 0 || std::strcmp(value, "avx512") == 0)
+    return SimdCap::native;
+  if (std::strcmp(value, "avx2") == 0) return SimdCap::avx2;
+  if (std::strcmp(value, "generic") == 0) return SimdCap::generic;
+  valid = false;
+  return SimdCap::native;
+}
+
+/// DPMU_SIMD of this process (parse_simd_cap), read once. Thread-safe.
+inline SimdCap simd_cap() {
+  static const SimdCap cap = [] {
+    const char* value = std::getenv("DPMU_SIMD");
+    bool valid = true;
+    const SimdCap c = parse_simd_cap(value, valid);
+    if (!valid) {
+      std::fprintf(stderr, "dpmu: DPMU_SIMD='%s' is not generic, avx2, avx512 or native; ignored\n", value);
+    }
+    return c;
+  }();
+  return cap;
+}
+
+/// True if the CPU supports AVX2 and DPMU_SIMD allows it (x86-64 with GCC or Clang; false
+/// elsewhere). Thread-safe, computed once.
 inline bool cpu_has_avx2() {
 #if defined(__x86_64__) && defined(__GNUC__)
   static const bool yes = [] {
     __builtin_cpu_init();  // needed if first called before the libgcc constructor has run
-    return __builtin_cpu_supports("avx2") != 0;
+    return __builtin_cpu_supports("avx2") != 0 && simd_cap() >= SimdCap::avx2;
   }();
   return yes;
 #else
@@ -20,12 +59,13 @@ inline bool cpu_has_avx2() {
 #endif
 }
 
-/// True if the CPU supports AVX2 and FMA (the exact uniform Gram kernel's AVX2 path). Thread-safe.
+/// True if the CPU supports AVX2 and FMA (the exact uniform Gram kernel's AVX2 path) and
+/// DPMU_SIMD allows them. Thread-safe.
 inline bool cpu_has_avx2_fma() {
 #if defined(__x86_64__) && defined(__GNUC__)
   static const bool yes = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
+    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0 && simd_cap() >= SimdCap::avx2;
   }();
   return yes;
 #else
@@ -33,13 +73,14 @@ inline bool cpu_has_avx2_fma() {
 #endif
 }
 
-/// True if the CPU (and OS) support AVX-512F (the exact uniform Gram kernel's widest path).
-/// Only exact integer-valued kernels use it, so the answer changes speed, never bits.
+/// True if the CPU (and OS) support AVX-512F (the exact uniform Gram kernel's widest path) and
+/// DPMU_SIMD allows it. Only exact integer-valued kernels use it, so the answer changes speed,
+/// never bits.
 inline bool cpu_has_avx512f() {
 #if defined(__x86_64__) && defined(__GNUC__)
   static const bool yes = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
+    return __builtin_cpu_supports("avx512f") != 0 && simd_cap() >= SimdCap::native;
   }();
   return yes;
 #else

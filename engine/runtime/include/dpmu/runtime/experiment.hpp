@@ -32,8 +32,10 @@
 ///     `analyse(cell, prepared, data set, noise, metrics)` analyses it for every cell of the data
 ///     key, concurrently from several threads (neither may modify shared state). Streams:
 ///       data  = RngStream(master_seed, data_id, r, data)     (data_id = FNV-1a of the data key)
-///       noise = RngStream(master_seed, cell_id, r, noise)
-///     and `prepare` gets calibration = RngStream(master_seed, cell_id, 0, calibration).
+///       noise = RngStream(master_seed, stream_id, r, noise)
+///     and `prepare` gets calibration = RngStream(master_seed, stream_id, 0, calibration)
+///     (stream_id = cell_id, FNV-1a of the cell key, unless the experiment declares stream-neutral
+///     parameters, ParameterSpec::stream_neutral, which are left out of it).
 ///     An exception thrown by `prepare`, `generate` or `analyse` is recorded in the results
 ///     file's `/errors` and the replicate's metrics become NaN; replicates are never redrawn.
 
@@ -184,6 +186,10 @@ struct ParameterSpec {
   /// older results files stay resumable and mergeable (docs/decisions.md, "cell keys"). Requires
   /// a default_value; any other value enters the key as usual.
   bool keyed_at_default = true;
+  /// true: the value changes how an analysis computes, never a random draw (e.g. exact pruning):
+  /// it is part of the cell's key, but not of the key of its noise and calibration streams
+  /// (Cell::stream_id), so two cells that differ only in it draw the same noise.
+  bool stream_neutral = false;
 };
 
 /// (name, canonical text of the default) of every parameter of `specs` that is not keyed at its
@@ -250,6 +256,7 @@ class Cell {
     }
     cell_id_ = core::fnv1a_64(key_);
     data_id_ = core::fnv1a_64(data_key_);
+    stream_id_ = cell_id_;
   }
 
   /// True if the cell has a parameter called `name`.
@@ -317,10 +324,34 @@ class Cell {
     c.config_dir_ = config_dir_;
     return c;
   }
-  /// FNV-1a-64 of key(): keys the noise and calibration streams.
+  /// FNV-1a-64 of key(): the cell's identity in results files; keys the noise and calibration
+  /// streams unless the cell has stream-neutral parameters (stream_id).
   std::uint64_t cell_id() const { return cell_id_; }
   /// FNV-1a-64 of data_key(): keys the data stream (common random numbers across method factors).
   std::uint64_t data_id() const { return data_id_; }
+  /// Keys the noise and calibration streams: FNV-1a-64 of key() without the stream-neutral
+  /// parameters (ParameterSpec::stream_neutral; set by the engine with set_stream_neutral). Equal
+  /// to cell_id() for a cell without such parameters.
+  std::uint64_t stream_id() const { return stream_id_; }
+  /// Leave the parameters named in `names` out of stream_id() (the engine, from the experiment's
+  /// ParameterSpecs, when it expands a config).
+  void set_stream_neutral(const std::vector<std::string>& names) {
+    std::string key;
+    bool dropped = false;
+    for (const auto& [name, value] : values_) {
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        dropped = true;
+        continue;
+      }
+      const std::string text = format_parameter_value(value);
+      if (std::find(unkeyed_defaults_.begin(), unkeyed_defaults_.end(),
+                    std::pair<std::string, std::string>(name, text)) != unkeyed_defaults_.end()) {
+        continue;  // not in key() either
+      }
+      key += (key.empty() ? "" : ";") + name + "=" + text;
+    }
+    stream_id_ = dropped ? core::fnv1a_64(key) : cell_id_;
+  }
 
  private:
   template <class T>
@@ -343,6 +374,7 @@ class Cell {
   std::string config_dir_;
   std::uint64_t cell_id_ = 0;
   std::uint64_t data_id_ = 0;
+  std::uint64_t stream_id_ = 0;
 };
 
 inline std::vector<std::pair<std::string, std::string>> unkeyed_defaults(const std::vector<ParameterSpec>& specs) {

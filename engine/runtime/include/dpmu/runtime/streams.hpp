@@ -25,14 +25,15 @@ inline core::RngStream generation_stream(std::uint64_t master_seed, const std::s
                          core::StreamPurpose::data);
 }
 
-/// Noise (mechanism) stream of replicate r, keyed by the cell_id.
+/// Noise (mechanism) stream of replicate r, keyed by the cell's stream_id (its cell_id unless it
+/// has stream-neutral parameters, ParameterSpec::stream_neutral).
 inline core::RngStream noise_stream(std::uint64_t master_seed, const Cell& cell, std::uint64_t replicate) {
-  return core::RngStream(master_seed, cell.cell_id(), replicate, core::StreamPurpose::noise);
+  return core::RngStream(master_seed, cell.stream_id(), replicate, core::StreamPurpose::noise);
 }
 
 /// Calibration stream of a cell (used once, by Experiment::prepare): replicate 0.
 inline core::RngStream calibration_stream(std::uint64_t master_seed, const Cell& cell) {
-  return core::RngStream(master_seed, cell.cell_id(), 0, core::StreamPurpose::calibration);
+  return core::RngStream(master_seed, cell.stream_id(), 0, core::StreamPurpose::calibration);
 }
 
 }  // namespace dpmu::runtime
