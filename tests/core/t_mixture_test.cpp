@@ -21,6 +21,7 @@
 
 #include "bma_test_data.hpp"
 #include "dpmu/core/bma.hpp"
+#include "dpmu/core/noise_aware.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/runtime/data_table.hpp"
 
@@ -312,6 +313,97 @@ TEST_CASE("summarise_models: credible intervals equal the replaced algorithm's o
   SECTION("near the jump at 0") {
     for (const PriorKind kind : {PriorKind::zellner_siow, PriorKind::robust, PriorKind::bic}) {
       compare_intervals(g, n, kind, true);
+    }
+  }
+}
+
+TEST_CASE("mixture_credible_intervals: several levels from mixtures built once equal one level at a time",
+          "[bma][coefficients][t_mixture]") {
+  // The 50/80/95 % intervals of the calibration metrics (experiments/calibration_metrics.hpp) come
+  // from one call; they must be the intervals of one call per level, and of a TMixture built per
+  // coefficient and level (as mixture_credible_intervals did before), bit for bit.
+  const int n = 200;
+  const int p = 6;
+  const Eigen::MatrixXd d = dpmu::test::simulate(n, p, 7, {0.4, 0.2, 0.0, 0.15, 0.0, 0.0});
+  const Eigen::MatrixXd g = dpmu::test::centred_gram(d);
+  for (const PriorKind kind : {PriorKind::zellner_siow, PriorKind::g_prior, PriorKind::bic}) {
+    CAPTURE(static_cast<int>(kind));
+    const CoefficientPrior cp = coefficient_prior(kind);
+    BmaOptions opt;
+    opt.credible_level = 0.0;
+    const BmaResult r = bayesian_model_averaging(g, n, cp, ModelPrior{}, opt);
+    CoefficientMixture mix(p);
+    for (const WeightedModel& wm : top_models(r)) {
+      add_model_components(model_coefficient_posterior(g, n, wm.model, cp, 1), g(p, p), n, cp, wm.probability, mix);
+    }
+    const std::vector<double> levels = {0.5, 0.8, 0.95};
+    const std::vector<CredibleIntervals> all = mixture_credible_intervals(mix, levels);
+    REQUIRE(all.size() == levels.size());
+    for (std::size_t l = 0; l < levels.size(); ++l) {
+      const CredibleIntervals one = mixture_credible_intervals(mix, levels[l]);
+      CHECK(all[l].level == levels[l]);
+      CHECK(all[l].omitted_mass == one.omitted_mass);
+      CHECK(all[l].intercept_lower == one.intercept_lower);
+      CHECK(all[l].intercept_upper == one.intercept_upper);
+      for (int j = 0; j < p; ++j) {
+        CAPTURE(levels[l], j);
+        CHECK(all[l].lower(j) == one.lower(j));
+        CHECK(all[l].upper(j) == one.upper(j));
+        const TMixture t(mix.slope_point_mass[static_cast<std::size_t>(j)], mix.slopes[static_cast<std::size_t>(j)]);
+        CHECK(all[l].lower(j) == t.quantile(0.5 * (1.0 - levels[l])));
+        CHECK(all[l].upper(j) == t.quantile(0.5 * (1.0 + levels[l])));
+      }
+    }
+    // Some slope has its interval at 0 (the jump) and some not, so both paths are exercised.
+    CHECK((all[0].lower.array() == 0.0).any());
+    CHECK((all[2].lower.array() != 0.0).any());
+  }
+  // mix_bma_draws: its credible_level and extra_levels from the same mixtures, as separate calls.
+  NoiseAwareOptions na;
+  na.bma.credible_level = 0.8;
+  na.extra_levels = {0.5, 0.8, 0.95};
+  NoiseAwareResult details;
+  const BmaResult both = mix_bma_draws({g}, n, coefficient_prior(PriorKind::zellner_siow), ModelPrior{}, na, &details);
+  na.extra_levels.clear();
+  const BmaResult alone = mix_bma_draws({g}, n, coefficient_prior(PriorKind::zellner_siow), ModelPrior{}, na);
+  REQUIRE(details.extra_intervals.size() == 3);
+  for (const CredibleIntervals* ci :
+       std::vector<const CredibleIntervals*>{&both.credible_intervals, &details.extra_intervals[1]}) {
+    CHECK(ci->level == 0.8);
+    CHECK(ci->models == alone.credible_intervals.models);
+    CHECK(ci->omitted_mass == alone.credible_intervals.omitted_mass);
+    CHECK(ci->lower == alone.credible_intervals.lower);
+    CHECK(ci->upper == alone.credible_intervals.upper);
+    CHECK(ci->intercept_lower == alone.credible_intervals.intercept_lower);
+    CHECK(ci->intercept_upper == alone.credible_intervals.intercept_upper);
+  }
+  CHECK(mixture_credible_intervals(CoefficientMixture(2), std::vector<double>{}).empty());
+  CHECK_THROWS_AS(mixture_credible_intervals(CoefficientMixture(2), std::vector<double>{0.5, 1.0}), std::domain_error);
+}
+
+TEST_CASE("TMixture: the CDF pass over interleaved components equals one component at a time, to the bit",
+          "[t_mixture]") {
+  // continuous() runs the series of several components side by side; each component's arithmetic
+  // and the order of the sums must be those of StudentT::centred_cdf summed one at a time.
+  for (const double nu : {7.0, 10.0, 999.0}) {
+    CAPTURE(nu);
+    std::vector<TComponent> comps;
+    double total = 0.0;
+    for (int i = 0; i < 19; ++i) {  // two blocks of 8 and a tail of 3
+      comps.push_back({0.5 + 0.1 * i, -1.0 + 0.13 * i, 0.3 + 0.05 * (i % 4), nu});
+      total += comps.back().weight;
+    }
+    const TMixture mix(0.0, comps, 0.0);
+    const StudentT t(nu);
+    for (const double x : {-2.0, -0.3, 0.0, 0.4, 1.7}) {
+      double mass = 0.0;
+      double a = 0.0;
+      for (const TComponent& c : comps) {
+        const double w = c.weight / total;
+        mass += w;
+        a += w * t.centred_cdf((x - c.location) * (1.0 / c.scale));
+      }
+      CHECK(mix.cdf(x) == 0.5 * (mass + a));
     }
   }
 }

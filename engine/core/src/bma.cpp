@@ -4,6 +4,9 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/log_math.hpp"
@@ -412,30 +415,42 @@ void add_model_components(const ModelCoefficientPosterior& post, double gram_yy,
   }
 }
 
-CredibleIntervals mixture_credible_intervals(const CoefficientMixture& mix, double level) {
-  check_open_interval("mixture_credible_intervals", "level", level, 0.0, 1.0);
+std::vector<CredibleIntervals> mixture_credible_intervals(const CoefficientMixture& mix,
+                                                          const std::vector<double>& levels) {
+  for (const double level : levels) check_open_interval("mixture_credible_intervals", "level", level, 0.0, 1.0);
+  if (levels.empty()) return {};
   const int p = static_cast<int>(mix.slopes.size());
-  CredibleIntervals ci;
-  ci.level = level;
-  ci.lower.resize(p);
-  ci.upper.resize(p);
-  const double q_lo = 0.5 * (1.0 - level);
-  const double q_hi = 0.5 * (1.0 + level);
-  // Each mixture drops its lightest components up to TMixture::kDefaultTau of its mass; the
-  // largest share dropped joins the bound on the CDF error.
-  double dropped = 0.0;
-  for (int j = 0; j < p; ++j) {
-    const TMixture t(mix.slope_point_mass[static_cast<std::size_t>(j)], mix.slopes[static_cast<std::size_t>(j)]);
-    ci.lower(j) = t.quantile(q_lo);
-    ci.upper(j) = t.quantile(q_hi);
-    dropped = std::max(dropped, t.dropped_mass());
+  std::vector<CredibleIntervals> out(levels.size());
+  for (std::size_t l = 0; l < levels.size(); ++l) {
+    out[l].level = levels[l];
+    out[l].lower.resize(p);
+    out[l].upper.resize(p);
   }
-  const TMixture t(0.0, mix.intercept);
-  ci.intercept_lower = t.quantile(q_lo);
-  ci.intercept_upper = t.quantile(q_hi);
-  dropped = std::max(dropped, t.dropped_mass());
-  ci.omitted_mass = std::min(1.0, mix.omitted_mass + dropped);
-  return ci;
+  // Each coefficient's mixture is built once and inverted at every level (it caches F(0⁻), which
+  // both ends of every interval need). Each drops its lightest components up to
+  // TMixture::kDefaultTau of its mass; the largest share dropped joins the bound on the CDF error.
+  double dropped = 0.0;
+  const auto ends = [&](const TMixture& t) {  // (lower, upper) at each level
+    std::vector<std::pair<double, double>> e(levels.size());
+    for (std::size_t l = 0; l < levels.size(); ++l) {
+      e[l] = {t.quantile(0.5 * (1.0 - levels[l])), t.quantile(0.5 * (1.0 + levels[l]))};
+    }
+    dropped = std::max(dropped, t.dropped_mass());
+    return e;
+  };
+  for (int j = 0; j < p; ++j) {
+    const auto e =
+        ends(TMixture(mix.slope_point_mass[static_cast<std::size_t>(j)], mix.slopes[static_cast<std::size_t>(j)]));
+    for (std::size_t l = 0; l < levels.size(); ++l) std::tie(out[l].lower(j), out[l].upper(j)) = e[l];
+  }
+  const auto e = ends(TMixture(0.0, mix.intercept));
+  for (std::size_t l = 0; l < levels.size(); ++l) std::tie(out[l].intercept_lower, out[l].intercept_upper) = e[l];
+  for (CredibleIntervals& ci : out) ci.omitted_mass = std::min(1.0, mix.omitted_mass + dropped);
+  return out;
+}
+
+CredibleIntervals mixture_credible_intervals(const CoefficientMixture& mix, double level) {
+  return std::move(mixture_credible_intervals(mix, std::vector<double>{level}).front());
 }
 
 void summarise_models(const Eigen::Ref<const Eigen::MatrixXd>& gram, double n, const CoefficientPrior& prior, int p0,

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <numeric>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dpmu::core {
@@ -213,16 +215,16 @@ BmaResult mix_bma_draws(const std::vector<Eigen::MatrixXd>& grams, double n, con
       res.best_predictive_model_coefficients = c;
     }
   }
-  if (level != 0.0) {
-    res.credible_intervals = mixture_credible_intervals(mix, level);
-    res.credible_intervals.models = interval_models;
-  }
+  // The intervals at `level` (if any) and at the extra levels, each coefficient's mixture built once.
+  std::vector<double> levels;
+  if (level != 0.0) levels.push_back(level);
+  if (details != nullptr) levels.insert(levels.end(), options.extra_levels.begin(), options.extra_levels.end());
+  std::vector<CredibleIntervals> all = mixture_credible_intervals(mix, levels);
+  for (CredibleIntervals& ci : all) ci.models = interval_models;
+  if (level != 0.0) res.credible_intervals = std::move(all.front());
   if (details != nullptr) {
-    details->extra_intervals.clear();
-    for (const double l : options.extra_levels) {
-      details->extra_intervals.push_back(mixture_credible_intervals(mix, l));
-      details->extra_intervals.back().models = interval_models;
-    }
+    details->extra_intervals.assign(std::make_move_iterator(all.begin() + (level != 0.0 ? 1 : 0)),
+                                    std::make_move_iterator(all.end()));
     if (grams.size() < 2) {
       details->pip_mc_se = Eigen::VectorXd::Constant(p, kNaN);
       details->mean_mc_se = Eigen::VectorXd::Constant(p, kNaN);

@@ -120,6 +120,40 @@ std::size_t TMixture::components() const {
   return k;
 }
 
+namespace {
+
+constexpr std::size_t kInterleave = 8;
+
+}  // namespace
+
+template <std::size_t U>
+void TMixture::series_block(const StudentT& t, double x, const double* w, const double* loc, const double* inv,
+                            double norm, double half_nu1, double& a_sum, double* f_sum) {
+  const double nu = t.nu_;
+  const double sqrt_nu = t.sqrt_nu_;
+  const double* coef = t.coefficients_.data();
+  const std::size_t terms = t.coefficients_.size();
+  double z[U];
+  double r[U];
+  double c2[U];
+  double sum[U];
+  for (std::size_t u = 0; u < U; ++u) {
+    z[u] = (x - loc[u]) * inv[u];
+    r[u] = 1.0 / (nu + z[u] * z[u]);
+    c2[u] = nu * r[u];
+    sum[u] = 0.0;
+  }
+  for (std::size_t k = 0; k < terms; ++k) {
+    for (std::size_t u = 0; u < U; ++u) sum[u] = sum[u] * c2[u] + coef[k];
+  }
+  for (std::size_t u = 0; u < U; ++u) {
+    const double a = t.odd_ ? std::numbers::inv_pi * 2.0 * (std::atan(z[u] / sqrt_nu) + z[u] * sqrt_nu * r[u] * sum[u])
+                            : z[u] * std::sqrt(r[u]) * sum[u];
+    a_sum += w[u] * a;
+    if (f_sum) *f_sum += w[u] * inv[u] * norm * std::pow(c2[u], half_nu1);
+  }
+}
+
 void TMixture::continuous(double x, double& cdf, double* pdf) const {
   double a_sum = 0.0;
   double f_sum = 0.0;
@@ -138,22 +172,16 @@ void TMixture::continuous(double x, double& cdf, double* pdf) const {
       }
       continue;
     }
-    const double nu = t.nu_;
-    const double sqrt_nu = t.sqrt_nu_;
     const double norm = std::exp(t.log_norm_);
-    const double* coef = t.coefficients_.data();
-    const std::size_t terms = t.coefficients_.size();
-    for (std::size_t i = 0; i < m; ++i) {
-      const double z = (x - loc[i]) * inv[i];
-      const double r = 1.0 / (nu + z * z);
-      const double c2 = nu * r;
-      double sum = 0.0;
-      for (std::size_t k = 0; k < terms; ++k) sum = sum * c2 + coef[k];
-      const double a = t.odd_ ? std::numbers::inv_pi * 2.0 * (std::atan(z / sqrt_nu) + z * sqrt_nu * r * sum)
-                              : z * std::sqrt(r) * sum;
-      a_sum += w[i] * a;
-      if (pdf) f_sum += w[i] * inv[i] * norm * std::pow(c2, half_nu1);
+    // kInterleave components at a time: their Horner chains (about ν/2 terms each) are independent,
+    // so the CPU overlaps them instead of waiting on one chain's latency. Each component's
+    // arithmetic and the order of both sums are those of one component at a time (bit-identical).
+    double* const f = pdf ? &f_sum : nullptr;
+    std::size_t i = 0;
+    for (; i + kInterleave <= m; i += kInterleave) {
+      series_block<kInterleave>(t, x, w + i, loc + i, inv + i, norm, half_nu1, a_sum, f);
     }
+    for (; i < m; ++i) series_block<1>(t, x, w + i, loc + i, inv + i, norm, half_nu1, a_sum, f);
   }
   cdf = 0.5 * (continuous_mass_ + a_sum);
   if (pdf) *pdf = f_sum;

@@ -224,10 +224,15 @@ inline constexpr double kMixtureNodeFloor = 1e-11;
 void add_model_components(const ModelCoefficientPosterior& post, double gram_yy, double n,
                           const CoefficientPrior& prior, double probability, CoefficientMixture& mix);
 
-/// Equal-tailed intervals at `level` ∈ (0, 1) from the quantiles (1 ∓ level)/2 of each mixture
-/// (TMixture with its default τ); omitted_mass = mix.omitted_mass + the largest share TMixture
-/// dropped (capped at 1); `models` is left 0 for the caller. @throws std::domain_error for a level
-/// outside (0, 1).
+/// Equal-tailed intervals at each of `levels` ∈ (0, 1), in that order, from the quantiles
+/// (1 ∓ level)/2 of each mixture (TMixture with its default τ). Each coefficient's mixture is built
+/// once and inverted at every level (its F(0⁻) is shared by all of them): the same intervals as one
+/// call per level, bit for bit, without re-sorting the components or recomputing F(0⁻) per level. omitted_mass =
+/// mix.omitted_mass + the largest share TMixture dropped (capped at 1); `models` is left 0 for the caller. No levels:
+/// none (no mixture is built). @throws std::domain_error for a level outside (0, 1).
+std::vector<CredibleIntervals> mixture_credible_intervals(const CoefficientMixture& mix,
+                                                          const std::vector<double>& levels);
+/// The intervals at one level: mixture_credible_intervals(mix, {level}).front().
 CredibleIntervals mixture_credible_intervals(const CoefficientMixture& mix, double level);
 
 /// 1 − R² at or below this (relative to G_yy) is an exact fit: it is below the rounding error of a

@@ -6,6 +6,7 @@
 /// dropped (|CDF error| ≤ τ), the t CDF is a finite series for integer ν (exact to rounding), and
 /// the root of F(x) = q is found by a safeguarded Newton iteration from a moment-based guess.
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -78,6 +79,11 @@ class TMixture {
   };
   /// The continuous part of the normalised CDF at x and its density.
   void continuous(double x, double& cdf, double* pdf) const;
+  /// U consecutive components of a series group (w, loc, inv point at the first) added to a_sum
+  /// (and their density to *f_sum unless null), in order.
+  template <std::size_t U>
+  static void series_block(const StudentT& t, double x, const double* w, const double* loc, const double* inv,
+                           double norm, double half_nu1, double& a_sum, double* f_sum);
 
   std::vector<Group> groups_;
   double point_mass_ = 0.0;  // normalised
