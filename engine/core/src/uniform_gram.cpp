@@ -4,6 +4,10 @@
 #include <cstring>
 #include <string>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/cpu_features.hpp"
 
@@ -261,6 +265,107 @@ __attribute__((target("avx512f,fma"))) int full_block_avx512(const std::uint64_t
 }
 #endif
 
+// ---- avx512ifma: Winograd's inner products in exact 52-bit integer multiply-adds ----
+//
+// Pair the two rows of each word, x = hi32(w), y = lo32(w) (any fixed pairing of the rows works;
+// the sums do not depend on it): over the words of a block,
+//   Σ_rows k_a k_b = Σ_words (x_a x_b + y_a y_b) = Σ_words (x_a + y_b)(y_a + x_b) − ξ_a − ξ_b,
+//   ξ_j = Σ_words x_j y_j,
+// one product per pair and word instead of one per pair and row (Winograd 1968). The factors are
+// below 2³³, the product below 2⁶⁶; vpmadd52luq / vpmadd52huq add its bits 0–51 and 52–103 to two
+// uint64 lanes: below 2⁵² and 2¹⁴ per word, so a lane takes 2 047 words (< 2⁶³) before a fold.
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#define DPMU_IFMA __attribute__((target("avx512f,avx512ifma"), always_inline)) inline
+
+constexpr int kIfmaSteps = UniformGramAccumulator::block_words / 8;  // words per lane per block
+
+// Pairs (a0 + i, b0 + t) of one block (all with a ≥ b; DIAG: a0 = b0 and only t ≤ i). x, y: the
+// converted columns (column j at x + j·128).
+template <int TA, int TB, bool DIAG>
+DPMU_IFMA void ifma_tile(const std::uint64_t* x, const std::uint64_t* y, int a0, int b0, std::int64_t* lane_hi,
+                         std::int64_t* lane_lo) {
+  constexpr int W = UniformGramAccumulator::block_words;
+  __m512i lo[TA][TB], hi[TA][TB];
+  for (int i = 0; i < TA; ++i) {
+    for (int t = 0; t < TB; ++t) {
+      if (DIAG && t > i) continue;
+      const int a = a0 + i, b = b0 + t, q = a * (a + 1) / 2 + b;
+      lo[i][t] = _mm512_loadu_si512(lane_lo + q * kLanes);
+      hi[i][t] = _mm512_loadu_si512(lane_hi + q * kLanes);
+    }
+  }
+  for (int g = 0; g < kIfmaSteps; ++g) {
+    __m512i xa[TA], ya[TA];
+    for (int i = 0; i < TA; ++i) {
+      xa[i] = _mm512_loadu_si512(x + (a0 + i) * W + 8 * g);
+      ya[i] = _mm512_loadu_si512(y + (a0 + i) * W + 8 * g);
+    }
+    for (int t = 0; t < TB; ++t) {
+      const __m512i xb = DIAG ? xa[t] : _mm512_loadu_si512(x + (b0 + t) * W + 8 * g);
+      const __m512i yb = DIAG ? ya[t] : _mm512_loadu_si512(y + (b0 + t) * W + 8 * g);
+      for (int i = 0; i < TA; ++i) {
+        if (DIAG && t > i) continue;
+        const __m512i f = _mm512_add_epi64(xa[i], yb), e = _mm512_add_epi64(ya[i], xb);
+        lo[i][t] = _mm512_madd52lo_epu64(lo[i][t], f, e);
+        hi[i][t] = _mm512_madd52hi_epu64(hi[i][t], f, e);
+      }
+    }
+  }
+  for (int i = 0; i < TA; ++i) {
+    for (int t = 0; t < TB; ++t) {
+      if (DIAG && t > i) continue;
+      const int a = a0 + i, b = b0 + t, q = a * (a + 1) / 2 + b;
+      _mm512_storeu_si512(lane_lo + q * kLanes, lo[i][t]);
+      _mm512_storeu_si512(lane_hi + q * kLanes, hi[i][t]);
+    }
+  }
+}
+
+template <int TA>
+DPMU_IFMA void ifma_row_group(const std::uint64_t* x, const std::uint64_t* y, int a0, std::int64_t* lane_hi,
+                              std::int64_t* lane_lo) {
+  for (int b0 = 0; b0 < a0; b0 += 3) ifma_tile<TA, 3, false>(x, y, a0, b0, lane_hi, lane_lo);
+  ifma_tile<TA, TA, true>(x, y, a0, a0, lane_hi, lane_lo);
+}
+
+// One full block: the halves of every column into `buffer` (x then y, 128 words each), their sums
+// and ξ into the lanes, then all pairs in groups of three columns.
+__attribute__((target("avx512f,avx512ifma"))) void full_block_avx512ifma(const std::uint64_t* words, int columns,
+                                                                         std::uint64_t* buffer, std::int64_t* lane_sum,
+                                                                         std::int64_t* lane_xi, std::int64_t* lane_hi,
+                                                                         std::int64_t* lane_lo) {
+  constexpr int W = UniformGramAccumulator::block_words;
+  std::uint64_t* x = buffer;
+  std::uint64_t* y = buffer + columns * W;
+  for (int j = 0; j < columns; ++j) {
+    __m512i sum = _mm512_loadu_si512(lane_sum + j * kLanes);
+    __m512i xi_lo = _mm512_loadu_si512(lane_xi + (2 * j) * kLanes);
+    __m512i xi_hi = _mm512_loadu_si512(lane_xi + (2 * j + 1) * kLanes);
+    for (int g = 0; g < kIfmaSteps; ++g) {
+      const Vec<8>::U w = load<Vec<8>::U>(words + j * W + 8 * g);
+      const Vec<8>::U w_hi = w >> 32, w_lo = w & 0xffffffffULL;
+      const __m512i hi = load<__m512i>(&w_hi), lo = load<__m512i>(&w_lo);
+      _mm512_storeu_si512(x + j * W + 8 * g, hi);
+      _mm512_storeu_si512(y + j * W + 8 * g, lo);
+      sum = _mm512_add_epi64(sum, _mm512_add_epi64(hi, lo));
+      xi_lo = _mm512_madd52lo_epu64(xi_lo, hi, lo);
+      xi_hi = _mm512_madd52hi_epu64(xi_hi, hi, lo);
+    }
+    _mm512_storeu_si512(lane_sum + j * kLanes, sum);
+    _mm512_storeu_si512(lane_xi + (2 * j) * kLanes, xi_lo);
+    _mm512_storeu_si512(lane_xi + (2 * j + 1) * kLanes, xi_hi);
+  }
+  int a0 = 0;
+  for (; a0 + 3 <= columns; a0 += 3) ifma_row_group<3>(x, y, a0, lane_hi, lane_lo);
+  if (columns - a0 == 2) ifma_row_group<2>(x, y, a0, lane_hi, lane_lo);
+  if (columns - a0 == 1) ifma_row_group<1>(x, y, a0, lane_hi, lane_lo);
+}
+
+#undef DPMU_IFMA
+
+#endif
+
 #undef DPMU_INLINE
 
 }  // namespace
@@ -278,6 +383,8 @@ bool uniform_gram_path_available(UniformGramPath path) {
       return cpu_has_avx2_fma();
     case UniformGramPath::avx512:
       return cpu_has_avx512f();
+    case UniformGramPath::avx512ifma:
+      return cpu_has_avx512ifma();
   }
   return false;
 }
@@ -292,6 +399,8 @@ const char* to_string(UniformGramPath path) {
       return "avx2";
     case UniformGramPath::avx512:
       return "avx512";
+    case UniformGramPath::avx512ifma:
+      return "avx512ifma";
   }
   return "?";
 }
@@ -303,7 +412,8 @@ UniformGramAccumulator::UniformGramAccumulator(int columns, UniformGramPath path
     throw_invalid(fn, "columns is " + std::to_string(columns) + ", but must be in [1, 64]");
   }
   if (path_ == UniformGramPath::automatic) {
-    path_ = cpu_has_avx512f()    ? UniformGramPath::avx512
+    path_ = cpu_has_avx512ifma() ? UniformGramPath::avx512ifma
+            : cpu_has_avx512f()  ? UniformGramPath::avx512
             : cpu_has_avx2_fma() ? UniformGramPath::avx2
                                  : UniformGramPath::generic;
   }
@@ -313,33 +423,73 @@ UniformGramAccumulator::UniformGramAccumulator(int columns, UniformGramPath path
   lane_sum_.assign(static_cast<std::size_t>(columns) * kLanes, 0);
   lane_h_.assign(static_cast<std::size_t>(pairs_) * kLanes, 0);
   lane_l_.assign(static_cast<std::size_t>(pairs_) * kLanes, 0);
+  lane_xi_.assign(static_cast<std::size_t>(columns) * 2 * kLanes, 0);
   total_sum_.assign(static_cast<std::size_t>(columns), 0);
   total_vv_.assign(static_cast<std::size_t>(pairs_), 0);
   buffer_.assign(static_cast<std::size_t>(2 * columns) * kRowsPerLane * kLanes, 0.0);
 }
 
+// The lanes of the avx512ifma path hold uint64 parts (see uniform_gram.hpp).
+namespace {
+int128_t lane_total(const std::int64_t* lanes) {
+  int128_t t = 0;
+  for (int s = 0; s < kLanes; ++s) t += static_cast<std::uint64_t>(lanes[s]);
+  return t;
+}
+}  // namespace
+
+int128_t UniformGramAccumulator::xi_sum(int j) const {
+  const std::int64_t* lanes = lane_xi_.data() + static_cast<std::size_t>(j) * 2 * kLanes;
+  return lane_total(lanes) + lane_total(lanes + kLanes) * (int128_t{1} << 52);
+}
+
 int128_t UniformGramAccumulator::v_sum(int j) const {
+  const std::int64_t* lanes = lane_sum_.data() + static_cast<std::size_t>(j) * kLanes;
+  if (path_ == UniformGramPath::avx512ifma) {  // lanes: Σ k of pending_rows_ rows
+    return total_sum_[static_cast<std::size_t>(j)] + lane_total(lanes) -
+           static_cast<int128_t>(kOffset) * static_cast<int128_t>(pending_rows_);
+  }
   int128_t v = total_sum_[static_cast<std::size_t>(j)];
-  for (int s = 0; s < kLanes; ++s) v += lane_sum_[static_cast<std::size_t>(j * kLanes + s)];
+  for (int s = 0; s < kLanes; ++s) v += lanes[s];
   return v;
 }
 
-int128_t UniformGramAccumulator::vv_sum(int q) const {
+int128_t UniformGramAccumulator::vv_sum(int a, int b) const {
+  const std::size_t q = static_cast<std::size_t>(a * (a + 1) / 2 + b);
+  const std::int64_t* h = lane_h_.data() + q * kLanes;
+  const std::int64_t* l = lane_l_.data() + q * kLanes;
+  if (path_ == UniformGramPath::avx512ifma) {
+    // pending Σ k_a k_b = W − ξ_a − ξ_b; centred: − c (Σ k_a + Σ k_b) + m c²
+    const int128_t w = lane_total(l) + lane_total(h) * (int128_t{1} << 52);
+    const int128_t kk = w - xi_sum(a) - xi_sum(b);
+    const std::int64_t* sa = lane_sum_.data() + static_cast<std::size_t>(a) * kLanes;
+    const std::int64_t* sb = lane_sum_.data() + static_cast<std::size_t>(b) * kLanes;
+    const int128_t c = kOffset;
+    const int128_t m = static_cast<int128_t>(pending_rows_);
+    return total_vv_[q] + kk - c * (lane_total(sa) + lane_total(sb)) + m * c * c;
+  }
   int128_t hsum = 0, lsum = 0;
   for (int s = 0; s < kLanes; ++s) {
-    hsum += lane_h_[static_cast<std::size_t>(q * kLanes + s)];
-    lsum += lane_l_[static_cast<std::size_t>(q * kLanes + s)];
+    hsum += h[s];
+    lsum += l[s];
   }
-  return total_vv_[static_cast<std::size_t>(q)] + hsum * 65536 + lsum;  // Σ v_a v_b = 2¹⁶ Σ v_a h_b + Σ v_a l_b
+  return total_vv_[q] + hsum * 65536 + lsum;  // Σ v_a v_b = 2¹⁶ Σ v_a h_b + Σ v_a l_b
 }
 
 void UniformGramAccumulator::fold() {
-  for (int j = 0; j < columns_; ++j) total_sum_[static_cast<std::size_t>(j)] = v_sum(j);
-  for (int q = 0; q < pairs_; ++q) total_vv_[static_cast<std::size_t>(q)] = vv_sum(q);
+  std::vector<int128_t> vv(static_cast<std::size_t>(pairs_)), vs(static_cast<std::size_t>(columns_));
+  for (int a = 0; a < columns_; ++a) {
+    vs[static_cast<std::size_t>(a)] = v_sum(a);
+    for (int b = 0; b <= a; ++b) vv[static_cast<std::size_t>(a * (a + 1) / 2 + b)] = vv_sum(a, b);
+  }
+  total_sum_.swap(vs);
+  total_vv_.swap(vv);
   std::fill(lane_sum_.begin(), lane_sum_.end(), 0);
   std::fill(lane_h_.begin(), lane_h_.end(), 0);
   std::fill(lane_l_.begin(), lane_l_.end(), 0);
+  std::fill(lane_xi_.begin(), lane_xi_.end(), 0);
   pending_chunks_ = 0;
+  pending_rows_ = 0;
 }
 
 void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
@@ -357,6 +507,11 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
     std::int64_t* l = lane_l_.data();
     switch (path_) {
 #if defined(__x86_64__) && defined(__GNUC__)
+      case UniformGramPath::avx512ifma:
+        full_block_avx512ifma(words, columns_, reinterpret_cast<std::uint64_t*>(buf), s, lane_xi_.data(), h, l);
+        pending_chunks_ += kIfmaSteps;  // here: words per lane
+        pending_rows_ += static_cast<std::uint64_t>(rows);
+        break;
       case UniformGramPath::avx512:
         pending_chunks_ += full_block_avx512(words, columns_, buf, s, h, l);
         break;
@@ -364,7 +519,8 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
         pending_chunks_ += full_block_avx2(words, columns_, buf, s, h, l);
         break;
 #else
-      case UniformGramPath::avx512:  // not built here: uniform_gram_path_available rejects them
+      case UniformGramPath::avx512ifma:  // not built here: uniform_gram_path_available rejects them
+      case UniformGramPath::avx512:
       case UniformGramPath::avx2:
 #endif
       case UniformGramPath::automatic:  // resolved in the constructor
@@ -372,7 +528,9 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
         pending_chunks_ += full_block_generic(words, columns_, buf, s, h, l);
         break;
     }
-    if (pending_chunks_ > kFoldEvery - 8) fold();  // a block adds at most 8 chunks (generic path)
+    // a block adds at most 8 chunks (generic path); avx512ifma: at most 2 047 words per lane
+    const int limit = path_ == UniformGramPath::avx512ifma ? 2047 - kIfmaSteps : kFoldEvery - 8;
+    if (pending_chunks_ > limit) fold();
     rows_ += static_cast<std::uint64_t>(rows);
   } else {
     add_block_rows(words, 0, rows);
@@ -415,7 +573,7 @@ int128_t UniformGramAccumulator::cross_sum(int a, int b) const {
   // Σ k_a k_b = Σ (v_a + c)(v_b + c) = Σ v_a v_b + c (Σ v_a + Σ v_b) + n c²
   const int128_t c = kOffset;
   const int128_t n = static_cast<int128_t>(rows_);
-  return vv_sum(a * (a + 1) / 2 + b) + c * (v_sum(a) + v_sum(b)) + n * c * c;
+  return vv_sum(a, b) + c * (v_sum(a) + v_sum(b)) + n * c * c;
 }
 
 Eigen::MatrixXd UniformGramAccumulator::centred_gram(double lower, double upper) const {
@@ -432,7 +590,7 @@ Eigen::MatrixXd UniformGramAccumulator::centred_gram(double lower, double upper)
   Eigen::MatrixXd g(columns_, columns_);
   for (int a = 0; a < columns_; ++a) {
     for (int b = 0; b <= a; ++b) {
-      const int128_t vv = vv_sum(a * (a + 1) / 2 + b);
+      const int128_t vv = vv_sum(a, b);
       const int128_t numerator = n * vv - vs[static_cast<std::size_t>(a)] * vs[static_cast<std::size_t>(b)];
       const double value = static_cast<double>(numerator) / nd * scale;
       g(a, b) = value;

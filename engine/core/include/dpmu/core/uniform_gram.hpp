@@ -24,16 +24,17 @@ __extension__ typedef __int128 int128_t;
 
 /// Instruction-set path of the exact kernel. All paths give identical sums (exact arithmetic).
 enum class UniformGramPath {
-  automatic,  ///< the fastest available: avx512 if the CPU has AVX-512F, else avx2, else generic
-  generic,    ///< x86-64 baseline (SSE2) or portable C++
-  avx2,       ///< AVX2 + FMA
-  avx512,     ///< AVX-512F
+  automatic,   ///< the fastest available: avx512ifma, else avx512, else avx2, else generic
+  generic,     ///< x86-64 baseline (SSE2) or portable C++
+  avx2,        ///< AVX2 + FMA
+  avx512,      ///< AVX-512F
+  avx512ifma,  ///< AVX-512F + IFMA: 52-bit integer multiply-adds, Winograd's pairing of rows (half the products)
 };
 
 /// True if `path` can run on this CPU (automatic and generic always can).
 bool uniform_gram_path_available(UniformGramPath path);
 
-/// Name of a path ("automatic", "generic", "avx2", "avx512").
+/// Name of a path ("automatic", "generic", "avx2", "avx512", "avx512ifma").
 const char* to_string(UniformGramPath path);
 
 /// Streaming exact accumulator of the Gram matrix of [1 X], X with `columns` columns of 32-bit
@@ -82,22 +83,28 @@ class UniformGramAccumulator {
   Eigen::VectorXd means(double lower, double upper) const;
 
  private:
-  void fold();                   // int64 lanes → 128-bit totals
-  int128_t v_sum(int j) const;   // Σ v_j (totals + lanes)
-  int128_t vv_sum(int q) const;  // Σ v_a v_b of packed pair q
+  void fold();                          // int64 lanes → 128-bit totals
+  int128_t v_sum(int j) const;          // Σ v_j (totals + lanes)
+  int128_t vv_sum(int a, int b) const;  // Σ v_a v_b (a ≥ b; totals + lanes)
+  int128_t xi_sum(int j) const;         // avx512ifma: pending Σ over words of hi32(w_j) lo32(w_j)
   int columns_;
   int pairs_;
   UniformGramPath path_;
   std::uint64_t rows_ = 0;
-  int pending_chunks_ = 0;  // kernel chunks added to the int64 lanes since the last fold
+  int pending_chunks_ = 0;          // kernel chunks added to the int64 lanes since the last fold
+  std::uint64_t pending_rows_ = 0;  // avx512ifma: rows in the lanes since the last fold
   // Sums of v = k − c (c = 2³¹ + 2¹⁵) split as v = 2¹⁶ h + l (h, l ∈ [−2¹⁵, 2¹⁵)):
   // Σ v_a v_b = 2¹⁶ Σ v_a h_b + Σ v_a l_b. Lanes: 8 int64 per quantity.
   std::vector<std::int64_t> lane_sum_;  // [columns][8]
   std::vector<std::int64_t> lane_h_;    // [pairs][8], pair (a ≥ b) at a(a+1)/2 + b
   std::vector<std::int64_t> lane_l_;    // [pairs][8]
-  std::vector<int128_t> total_sum_;     // Σ v_j
-  std::vector<int128_t> total_vv_;      // Σ v_a v_b, packed like the pairs
-  std::vector<double> buffer_;          // one converted chunk: v, h, l (padded columns)
+  // avx512ifma instead: lane_sum_ holds Σ k (not v); lane_h_, lane_l_ the high (bits ≥ 52) and low
+  // 52-bit parts of Σ over words (hi_a + lo_b)(lo_a + hi_b) (Winograd), as uint64; lane_xi_ the
+  // same parts of Σ hi_j lo_j: [columns][2][8].
+  std::vector<std::int64_t> lane_xi_;
+  std::vector<int128_t> total_sum_;  // Σ v_j
+  std::vector<int128_t> total_vv_;   // Σ v_a v_b, packed like the pairs
+  std::vector<double> buffer_;       // one converted chunk: v, h, l (padded columns)
 };
 
 /// Exact reference for tests: the same sums from the rows one at a time in 128-bit integers.
