@@ -4,15 +4,17 @@
 /// "Exact sufficient-statistic sampling"): the column sums Σ k_j and cross products Σ k_a k_b of
 /// the integers k ∈ [0, 2³²) behind x = lower + (upper − lower)(k + 1/2) 2⁻³² (the mapping of
 /// core::words_to_uniform32) are accumulated **exactly**, in integer arithmetic carried by
-/// doubles (every product and partial sum is an integer below 2⁵³) and 64/128-bit integers.
+/// doubles (every product and partial sum is an integer below 2⁵³) and 64/128-bit integers, or
+/// (avx512ifma) in 52-bit integer multiply-adds of Winograd's paired rows.
 ///
 /// Guarantee: because every sum is exact, the result does not depend on the order in which rows
-/// are added, the block boundaries, the instruction set (generic x86-64, AVX2 + FMA, AVX-512F;
-/// FMA or not, since no rounding ever happens) or the number of threads that produced the
-/// blocks. The only floating-point roundings are in centred_gram(): one conversion of an exact
-/// 128-bit integer to double, one division by n and one multiplication by the constant
-/// (upper − lower)² 2⁻⁶⁴, in a fixed order, so the returned matrix has the same bits on every path and CPU
-/// (IEEE-754 double, round to nearest). Tested in tests/core/uniform_gram_test.cpp.
+/// are added, the block boundaries, the instruction set (generic x86-64, AVX2 + FMA, AVX-512F,
+/// AVX-512 IFMA; FMA or not, since no product or sum is ever rounded — the double paths' split
+/// v = 2¹⁶ h + l rounds v to a multiple of 2¹⁶ only to choose h, and l = v − 2¹⁶ h is exact) or
+/// the number of threads that produced the blocks. The only floating-point roundings are in centred_gram(): one
+/// conversion of an exact 128-bit integer to double, one division by n and one multiplication by the constant (upper −
+/// lower)² 2⁻⁶⁴, in a fixed order, so the returned matrix has the same bits on every path and CPU (IEEE-754 double,
+/// round to nearest). Tested in tests/core/uniform_gram_test.cpp.
 
 #include <Eigen/Dense>
 #include <cstdint>
