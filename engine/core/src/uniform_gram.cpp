@@ -280,11 +280,19 @@ __attribute__((target("avx512f,fma"))) int full_block_avx512(const std::uint64_t
 
 constexpr int kIfmaSteps = UniformGramAccumulator::block_words / 8;  // words per lane per block
 
-// Pairs (a0 + i, b0 + t) of one block (all with a ≥ b; DIAG: a0 = b0 and only t ≤ i). x, y: the
-// converted columns (column j at x + j·128).
+// The halves x = hi32(w), y = lo32(w) of 8 words, zero-extended (computed where used: cheaper than
+// storing them).
+DPMU_IFMA void ifma_halves(const std::uint64_t* w, __m512i& x, __m512i& y) {
+  const Vec<8>::U u = load<Vec<8>::U>(w);
+  const Vec<8>::U hi = u >> 32, lo = u & 0xffffffffULL;
+  x = load<__m512i>(&hi);
+  y = load<__m512i>(&lo);
+}
+
+// Pairs (a0 + i, b0 + t) of one block (all with a ≥ b; DIAG: a0 = b0 and only t ≤ i), from the
+// words (column j at words + j·128).
 template <int TA, int TB, bool DIAG>
-DPMU_IFMA void ifma_tile(const std::uint64_t* x, const std::uint64_t* y, int a0, int b0, std::int64_t* lane_hi,
-                         std::int64_t* lane_lo) {
+DPMU_IFMA void ifma_tile(const std::uint64_t* words, int a0, int b0, std::int64_t* lane_hi, std::int64_t* lane_lo) {
   constexpr int W = UniformGramAccumulator::block_words;
   __m512i lo[TA][TB], hi[TA][TB];
   for (int i = 0; i < TA; ++i) {
@@ -297,13 +305,15 @@ DPMU_IFMA void ifma_tile(const std::uint64_t* x, const std::uint64_t* y, int a0,
   }
   for (int g = 0; g < kIfmaSteps; ++g) {
     __m512i xa[TA], ya[TA];
-    for (int i = 0; i < TA; ++i) {
-      xa[i] = _mm512_loadu_si512(x + (a0 + i) * W + 8 * g);
-      ya[i] = _mm512_loadu_si512(y + (a0 + i) * W + 8 * g);
-    }
+    for (int i = 0; i < TA; ++i) ifma_halves(words + (a0 + i) * W + 8 * g, xa[i], ya[i]);
     for (int t = 0; t < TB; ++t) {
-      const __m512i xb = DIAG ? xa[t] : _mm512_loadu_si512(x + (b0 + t) * W + 8 * g);
-      const __m512i yb = DIAG ? ya[t] : _mm512_loadu_si512(y + (b0 + t) * W + 8 * g);
+      __m512i xb, yb;
+      if constexpr (DIAG) {
+        xb = xa[t];
+        yb = ya[t];
+      } else {
+        ifma_halves(words + (b0 + t) * W + 8 * g, xb, yb);
+      }
       for (int i = 0; i < TA; ++i) {
         if (DIAG && t > i) continue;
         const __m512i f = _mm512_add_epi64(xa[i], yb), e = _mm512_add_epi64(ya[i], xb);
@@ -323,43 +333,35 @@ DPMU_IFMA void ifma_tile(const std::uint64_t* x, const std::uint64_t* y, int a0,
 }
 
 template <int TA>
-DPMU_IFMA void ifma_row_group(const std::uint64_t* x, const std::uint64_t* y, int a0, std::int64_t* lane_hi,
-                              std::int64_t* lane_lo) {
-  for (int b0 = 0; b0 < a0; b0 += 3) ifma_tile<TA, 3, false>(x, y, a0, b0, lane_hi, lane_lo);
-  ifma_tile<TA, TA, true>(x, y, a0, a0, lane_hi, lane_lo);
+DPMU_IFMA void ifma_row_group(const std::uint64_t* words, int a0, std::int64_t* lane_hi, std::int64_t* lane_lo) {
+  for (int b0 = 0; b0 < a0; b0 += 3) ifma_tile<TA, 3, false>(words, a0, b0, lane_hi, lane_lo);
+  ifma_tile<TA, TA, true>(words, a0, a0, lane_hi, lane_lo);
 }
 
-// One full block: the halves of every column into `buffer` (x then y, 128 words each), their sums
-// and ξ into the lanes, then all pairs in groups of three columns.
+// One full block: the column sums and ξ into the lanes, then all pairs in groups of three columns.
 __attribute__((target("avx512f,avx512ifma"))) void full_block_avx512ifma(const std::uint64_t* words, int columns,
-                                                                         std::uint64_t* buffer, std::int64_t* lane_sum,
-                                                                         std::int64_t* lane_xi, std::int64_t* lane_hi,
-                                                                         std::int64_t* lane_lo) {
+                                                                         std::int64_t* lane_sum, std::int64_t* lane_xi,
+                                                                         std::int64_t* lane_hi, std::int64_t* lane_lo) {
   constexpr int W = UniformGramAccumulator::block_words;
-  std::uint64_t* x = buffer;
-  std::uint64_t* y = buffer + columns * W;
   for (int j = 0; j < columns; ++j) {
     __m512i sum = _mm512_loadu_si512(lane_sum + j * kLanes);
     __m512i xi_lo = _mm512_loadu_si512(lane_xi + (2 * j) * kLanes);
     __m512i xi_hi = _mm512_loadu_si512(lane_xi + (2 * j + 1) * kLanes);
     for (int g = 0; g < kIfmaSteps; ++g) {
-      const Vec<8>::U w = load<Vec<8>::U>(words + j * W + 8 * g);
-      const Vec<8>::U w_hi = w >> 32, w_lo = w & 0xffffffffULL;
-      const __m512i hi = load<__m512i>(&w_hi), lo = load<__m512i>(&w_lo);
-      _mm512_storeu_si512(x + j * W + 8 * g, hi);
-      _mm512_storeu_si512(y + j * W + 8 * g, lo);
-      sum = _mm512_add_epi64(sum, _mm512_add_epi64(hi, lo));
-      xi_lo = _mm512_madd52lo_epu64(xi_lo, hi, lo);
-      xi_hi = _mm512_madd52hi_epu64(xi_hi, hi, lo);
+      __m512i x, y;
+      ifma_halves(words + j * W + 8 * g, x, y);
+      sum = _mm512_add_epi64(sum, _mm512_add_epi64(x, y));
+      xi_lo = _mm512_madd52lo_epu64(xi_lo, x, y);
+      xi_hi = _mm512_madd52hi_epu64(xi_hi, x, y);
     }
     _mm512_storeu_si512(lane_sum + j * kLanes, sum);
     _mm512_storeu_si512(lane_xi + (2 * j) * kLanes, xi_lo);
     _mm512_storeu_si512(lane_xi + (2 * j + 1) * kLanes, xi_hi);
   }
   int a0 = 0;
-  for (; a0 + 3 <= columns; a0 += 3) ifma_row_group<3>(x, y, a0, lane_hi, lane_lo);
-  if (columns - a0 == 2) ifma_row_group<2>(x, y, a0, lane_hi, lane_lo);
-  if (columns - a0 == 1) ifma_row_group<1>(x, y, a0, lane_hi, lane_lo);
+  for (; a0 + 3 <= columns; a0 += 3) ifma_row_group<3>(words, a0, lane_hi, lane_lo);
+  if (columns - a0 == 2) ifma_row_group<2>(words, a0, lane_hi, lane_lo);
+  if (columns - a0 == 1) ifma_row_group<1>(words, a0, lane_hi, lane_lo);
 }
 
 #undef DPMU_IFMA
@@ -508,7 +510,7 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
     switch (path_) {
 #if defined(__x86_64__) && defined(__GNUC__)
       case UniformGramPath::avx512ifma:
-        full_block_avx512ifma(words, columns_, reinterpret_cast<std::uint64_t*>(buf), s, lane_xi_.data(), h, l);
+        full_block_avx512ifma(words, columns_, s, lane_xi_.data(), h, l);
         pending_chunks_ += kIfmaSteps;  // here: words per lane
         pending_rows_ += static_cast<std::uint64_t>(rows);
         break;
