@@ -106,7 +106,7 @@ class UniformGramAccumulator {
   std::vector<std::int64_t> lane_xi_;
   std::vector<int128_t> total_sum_;  // Σ v_j
   std::vector<int128_t> total_vv_;   // Σ v_a v_b, packed like the pairs
-  std::vector<double> buffer_;       // one converted chunk: v, h, l (padded columns)
+  std::vector<double> buffer_;       // double paths: one converted chunk, v and 2¹⁶ h
 };
 
 /// Exact reference for tests: the same sums from the rows one at a time in 128-bit integers.
