@@ -134,7 +134,7 @@ void bm_analysis_p9(benchmark::State& state) {
 BENCHMARK(bm_analysis_p9)->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond);
 
 void bm_exact_sampler(benchmark::State& state) {
-  // sample_gram_matrix at n = 10^6: path 0 automatic, 1 generic, 2 avx2, 3 avx512
+  // sample_gram_matrix at n = 10^6: path 0 automatic, 1 generic, 2 avx2, 3 avx512, 4 avx512ifma
   const int p = static_cast<int>(state.range(0));
   const auto path = static_cast<dpmu::core::UniformGramPath>(state.range(1));
   if (!dpmu::core::uniform_gram_path_available(path)) {
@@ -157,6 +157,7 @@ BENCHMARK(bm_exact_sampler)
     ->Args({9, 1})
     ->Args({9, 2})
     ->Args({9, 3})
+    ->Args({9, 4})
     ->Unit(benchmark::kMillisecond);
 
 void bm_exact_scaling_p9(benchmark::State& state) {
@@ -205,7 +206,7 @@ void bm_exact_gram_block(benchmark::State& state) {
   state.SetLabel(dpmu::core::to_string(path));
   state.counters["rows_per_second"] = benchmark::Counter(kRows, benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(bm_exact_gram_block)->ArgsProduct({{2, 6, 9}, {1, 2, 3}});
+BENCHMARK(bm_exact_gram_block)->ArgsProduct({{2, 6, 9}, {1, 2, 3, 4}});
 
 void bm_bound_kernel(benchmark::State& state) {
   // The bound of the study (docs/performance.md "Target: the study against its bound kernel"): the

@@ -20,7 +20,8 @@ namespace {
 
 std::vector<core::UniformGramPath> available_paths() {
   std::vector<core::UniformGramPath> out;
-  for (auto p : {core::UniformGramPath::generic, core::UniformGramPath::avx2, core::UniformGramPath::avx512}) {
+  for (auto p : {core::UniformGramPath::generic, core::UniformGramPath::avx2, core::UniformGramPath::avx512,
+                 core::UniformGramPath::avx512ifma}) {
     if (core::uniform_gram_path_available(p)) out.push_back(p);
   }
   return out;
@@ -130,6 +131,41 @@ TEST_CASE("UniformGramAccumulator: worst-case magnitudes stay exact past the int
   }
 }
 
+TEST_CASE("UniformGramAccumulator: every path equals the generic one on extreme words, every column count",
+          "[uniform_gram]") {
+  // Words mixing the extreme halves 0, 2^31, 2^32 − 1 with random ones (the avx512ifma path's
+  // Winograd factors hi_a + lo_b reach 2^33 − 2 and their products 2^66; the FP paths' splits hit
+  // their ties), p = 1 … 8 (every remainder of its groups of three columns), reads between blocks.
+  std::mt19937_64 rng(17);
+  const std::uint64_t halves[] = {0, 0x80000000ULL, 0xffffffffULL, 0x00008000ULL, 0x7fff8000ULL};
+  for (int p = 1; p <= 8; ++p) {
+    std::vector<std::vector<std::uint64_t>> blocks(40, std::vector<std::uint64_t>(static_cast<std::size_t>(p) * 128));
+    for (auto& w : blocks) {
+      for (auto& x : w) {
+        const std::uint64_t r = rng();
+        const std::uint64_t hi = r % 3 == 0 ? (rng() >> 32) : halves[r % 5];
+        const std::uint64_t lo = r % 7 == 0 ? (rng() >> 32) : halves[(r >> 8) % 5];
+        x = hi << 32 | lo;
+      }
+    }
+    core::UniformGramAccumulator reference(p, core::UniformGramPath::generic);
+    for (const auto& w : blocks) reference.add_block(w.data(), 256);
+    for (auto path : available_paths()) {
+      INFO("p = " << p << ", path " << core::to_string(path));
+      core::UniformGramAccumulator acc(p, path);
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        acc.add_block(blocks[b].data(), 256);
+        if (b == 7) CHECK(acc.sum(p - 1) != 0);  // a read in between changes nothing
+      }
+      for (int a = 0; a < p; ++a) {
+        CHECK(acc.sum(a) == reference.sum(a));
+        for (int b = 0; b <= a; ++b) CHECK(acc.cross_sum(a, b) == reference.cross_sum(a, b));
+      }
+      CHECK(same_bits(acc.centred_gram(-2.0, 2.0), reference.centred_gram(-2.0, 2.0)));
+    }
+  }
+}
+
 TEST_CASE("UniformGramAccumulator: centred Gram and means match a long-double computation", "[uniform_gram]") {
   const int p = 4;
   const std::uint64_t n = 10 * 256 + 13;
@@ -217,7 +253,11 @@ TEST_CASE("DPMU_SIMD values cap the dispatched instruction sets", "[uniform_gram
   CHECK(core::parse_simd_cap("AVX2", valid) == core::SimdCap::native);
   CHECK_FALSE(valid);
   // the cap of this process is consistent with what the kernels report as available
-  if (core::simd_cap() < core::SimdCap::native) CHECK_FALSE(core::cpu_has_avx512f());
+  if (core::simd_cap() < core::SimdCap::native) {
+    CHECK_FALSE(core::cpu_has_avx512f());
+    CHECK_FALSE(core::cpu_has_avx512ifma());
+    CHECK_FALSE(core::uniform_gram_path_available(core::UniformGramPath::avx512ifma));
+  }
   if (core::simd_cap() < core::SimdCap::avx2) {
     CHECK_FALSE(core::cpu_has_avx2());
     CHECK_FALSE(core::uniform_gram_path_available(core::UniformGramPath::avx2));

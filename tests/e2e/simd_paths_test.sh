@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End to end: DPMU_SIMD (engine/core/include/dpmu/core/cpu_features.hpp) caps the instruction sets
-# of the dispatched kernels (exact uniform Gram: generic / AVX2 + FMA / AVX-512F; xoshiro words and
+# of the dispatched kernels (exact uniform Gram: generic / AVX2 + FMA / AVX-512F / AVX-512 IFMA; xoshiro words and
 # uniforms: generic / AVX2). The smoke configuration of Figures 3, 4, 8, 9 must give bit-identical
 # replicate arrays, calibration and summaries under every cap; the cap must reach the kernels'
 # availability checks (the [simd] unit test run under it); a bad value is reported and ignored.

@@ -71,7 +71,8 @@ TEST_CASE("sample_gram_matrix: identical bits across kernel paths and threads; d
   const std::uint64_t n = 100000 + 37;
   const auto ref = ex::sample_gram_matrix(d, n, 3, 4, core::UniformGramPath::generic);
   CHECK(ref.redrawn_rows == 0);
-  for (auto path : {core::UniformGramPath::automatic, core::UniformGramPath::avx2, core::UniformGramPath::avx512}) {
+  for (auto path : {core::UniformGramPath::automatic, core::UniformGramPath::avx2, core::UniformGramPath::avx512,
+                    core::UniformGramPath::avx512ifma}) {
     if (!core::uniform_gram_path_available(path)) {
       WARN("path " << core::to_string(path) << " not available on this CPU: not compared");
       continue;

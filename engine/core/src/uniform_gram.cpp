@@ -4,6 +4,10 @@
 #include <cstring>
 #include <string>
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/cpu_features.hpp"
 
@@ -17,12 +21,13 @@ constexpr int kFoldEvery = 4096;  // kernel chunks (≤ 128 rows) between int64 
 constexpr std::int64_t kOffset = (1LL << 31) + (1LL << 15);  // c: v = k − c = 2¹⁶ h + l
 
 // Exactness budget (docs/methods.md §5.8 "Exact sufficient-statistic sampling"):
-//  |v| ≤ 2³¹ + 2¹⁵, |h|, |l| ≤ 2¹⁵, so |v·h|, |v·l| ≤ 2⁴⁶ + 2³⁰; a double lane adds 16 of them per
-//  chunk: < 2⁵⁰·¹, an integer < 2⁵¹ held exactly by a double and converted exactly by the 1.5·2⁵²
-//  trick; an int64 lane receives < 2⁵⁰·⁰¹ per chunk and is folded after at most 4 096 chunks
-//  (< 2⁶²·⁰¹ < 2⁶³).
-
-int round_up(int x, int m) { return (x + m - 1) / m * m; }
+//  v = k − c with |v| ≤ 2³¹ + 2¹⁵ is split as v = 2¹⁶ h + l with h = round(v / 2¹⁶) (ties to even:
+//  v / 2¹⁶ ∈ [−2¹⁵ − ½, 2¹⁵ − ½) gives h ∈ [−2¹⁵, 2¹⁵)) and |l| ≤ 2¹⁵, so |v·h|, |v·l| ≤ 2⁴⁶ + 2³⁰;
+//  a double lane adds 16 of them per chunk: < 2⁵⁰·¹, an integer < 2⁵¹ held exactly by a double and
+//  converted exactly by the 1.5·2⁵² trick (the v·h lanes hold v·(2¹⁶ h), the same integers times
+//  2¹⁶, converted by 1.5·2⁶⁸); an int64 lane receives < 2⁵⁰·⁰¹ per chunk and is folded after at
+//  most 4 096 chunks (< 2⁶²·⁰¹ < 2⁶³). The doubles 2¹⁶ h = (v + 1.5·2⁶⁸) − 1.5·2⁶⁸ and
+//  l = v − 2¹⁶ h are exact (one rounding, to a multiple of 2¹⁶, in the first addition).
 
 }  // namespace
 
@@ -40,6 +45,7 @@ struct Vec {
   typedef double D __attribute__((vector_size(8 * N)));
   typedef std::uint64_t U __attribute__((vector_size(8 * N)));
   typedef std::int64_t I __attribute__((vector_size(8 * N)));
+  typedef std::uint32_t W __attribute__((vector_size(8 * N)));  // 2N 32-bit halves
 };
 
 template <class T>
@@ -54,6 +60,12 @@ DPMU_INLINE void store(void* p, T v) {
   __builtin_memcpy(p, &v, sizeof(v));
 }
 
+// Keep a value in a register (the compiler would otherwise fold its load into every use).
+template <class T>
+DPMU_INLINE void pin(T& x) {
+  __asm__("" : "+v"(x));
+}
+
 // An integer-valued double x with |x| < 2⁵¹ as int64, exactly: bits(x + 1.5·2⁵²) − bits(1.5·2⁵²).
 template <int N>
 DPMU_INLINE void add_as_int64(std::int64_t* lanes, typename Vec<N>::D x) {
@@ -63,112 +75,297 @@ DPMU_INLINE void add_as_int64(std::int64_t* lanes, typename Vec<N>::D x) {
   store<I>(lanes, load<I>(lanes) + (bits - 0x4338000000000000LL));
 }
 
-// Convert the chunk's `rows` values (words w[0 … rows−1] of each column, their high (HALF = 0)
-// or low (HALF = 1) 32 bits) into v, h, l (row stride `rows`).
-template <int N, int HALF>
-DPMU_INLINE void convert_chunk(const std::uint64_t* words, int columns, int rows, double* v, double* h, double* l) {
+// The same for x = 2¹⁶ m, m an integer with |m| < 2⁵¹: adds m (bits(x + 1.5·2⁶⁸) − bits(1.5·2⁶⁸)).
+template <int N>
+DPMU_INLINE void add_as_int64_scaled(std::int64_t* lanes, typename Vec<N>::D x) {
+  using I = typename Vec<N>::I;
+  const typename Vec<N>::D y = x + 0x1.8p68;
+  const I bits = load<I>(&y);
+  store<I>(lanes, load<I>(lanes) + (bits - 0x4438000000000000LL));
+}
+
+// The 2N halves of N words as doubles 2⁵² + k (the exponent bits of 2⁵² put above each half):
+// `lo` takes the two halves of the even words of each 128-bit lane, `hi` those of the odd ones.
+// Which row lands in which lane does not matter (the sums are exact), only that every column
+// uses the same assignment.
+template <int N>
+DPMU_INLINE void halves(typename Vec<N>::U x, typename Vec<N>::D& lo, typename Vec<N>::D& hi) {
+  using W = typename Vec<N>::W;
+  using D = typename Vec<N>::D;
+  const W w = load<W>(&x);
+  W e;
+  for (int i = 0; i < 2 * N; ++i) e[i] = 0x43300000U;  // high 32 bits of 2⁵²
+  W a, b;
+  if constexpr (N == 2) {
+    a = __builtin_shufflevector(w, e, 0, 4, 1, 5);
+    b = __builtin_shufflevector(w, e, 2, 6, 3, 7);
+  } else if constexpr (N == 4) {
+    a = __builtin_shufflevector(w, e, 0, 8, 1, 9, 4, 12, 5, 13);
+    b = __builtin_shufflevector(w, e, 2, 10, 3, 11, 6, 14, 7, 15);
+  } else {
+    a = __builtin_shufflevector(w, e, 0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29);
+    b = __builtin_shufflevector(w, e, 2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31);
+  }
+  lo = load<D>(&a);
+  hi = load<D>(&b);
+}
+
+// Convert a chunk of 16·N rows (8·N words of each column, from `words`) into v = k − c and
+// s = 2¹⁶ h with h = round(v / 2¹⁶) (ties to even), so that v = s + l with |l| ≤ 2¹⁵, |h| ≤ 2¹⁵
+// (row stride 16·N); adds the chunk's lane sums of v to lane_sum.
+template <int N>
+DPMU_INLINE void convert_chunk(const std::uint64_t* words, int columns, double* v, double* s, std::int64_t* lane_sum) {
   using D = typename Vec<N>::D;
   using U = typename Vec<N>::U;
-  constexpr std::uint64_t two52 = 0x4330000000000000ULL;  // bits of 2⁵²
+  constexpr int rows = kRowsPerLane * N;
   constexpr double off_v = 0x1.0p52 + static_cast<double>(kOffset);
-  constexpr double off_hl = 0x1.0p52 + 0x1.0p15;
+  constexpr double round16 = 0x1.8p68;  // v + 1.5·2⁶⁸ rounds v to a multiple of 2¹⁶
   for (int j = 0; j < columns; ++j) {
     const std::uint64_t* w = words + j * UniformGramAccumulator::block_words;
-    for (int r = 0; r < rows; r += N) {
-      const U x = load<U>(w + r);
-      const U k = HALF == 0 ? (x >> 32) : (x & 0xffffffffULL);
-      const U kv = k | two52;
-      const U kh = (k >> 16) | two52;
-      const U kl = (k & 0xffffULL) | two52;
-      store<D>(v + j * rows + r, load<D>(&kv) - off_v);
-      store<D>(h + j * rows + r, load<D>(&kh) - off_hl);
-      store<D>(l + j * rows + r, load<D>(&kl) - off_hl);
+    D sum = {};
+    for (int r = 0; r < rows; r += 2 * N) {
+      D lo, hi;
+      halves<N>(load<U>(w + r / 2), lo, hi);
+      const D v0 = lo - off_v, v1 = hi - off_v;
+      D t0 = v0 + round16, t1 = v1 + round16;
+      pin(t0);  // keep (v + M) − M from being simplified (it is not v: the addition rounds)
+      pin(t1);
+      store<D>(v + j * rows + r, v0);
+      store<D>(v + j * rows + r + N, v1);
+      store<D>(s + j * rows + r, t0 - round16);
+      store<D>(s + j * rows + r + N, t1 - round16);
+      sum += v0 + v1;
+    }
+    add_as_int64<N>(lane_sum + j * kLanes, sum);
+  }
+}
+
+// Lane sums of v_a s_b and v_a l_b (l_b = v_b − s_b) over one converted chunk for the TA × TB
+// pairs (a0 + i, b0 + t), all with a ≥ b.
+template <int N, int TA, int TB>
+DPMU_INLINE void tile_sums(const double* v, const double* s, int a0, int b0, std::int64_t* lane_h,
+                           std::int64_t* lane_l) {
+  using D = typename Vec<N>::D;
+  constexpr int rows = kRowsPerLane * N;
+  D ah[TA][TB] = {}, al[TA][TB] = {};
+  for (int g = 0; g < kRowsPerLane; ++g) {
+    const int o = g * N;
+    D x[TA];
+    for (int i = 0; i < TA; ++i) x[i] = load<D>(v + (a0 + i) * rows + o);
+    for (int t = 0; t < TB; ++t) {
+      D ys = load<D>(s + (b0 + t) * rows + o);
+      D yl = load<D>(v + (b0 + t) * rows + o) - ys;
+      pin(ys);
+      pin(yl);
+      for (int i = 0; i < TA; ++i) {
+        ah[i][t] += x[i] * ys;
+        al[i][t] += x[i] * yl;
+      }
+    }
+  }
+  for (int i = 0; i < TA; ++i) {
+    for (int t = 0; t < TB; ++t) {
+      const int a = a0 + i, b = b0 + t;
+      const int idx = a * (a + 1) / 2 + b;
+      add_as_int64_scaled<N>(lane_h + idx * kLanes, ah[i][t]);
+      add_as_int64<N>(lane_l + idx * kLanes, al[i][t]);
     }
   }
 }
 
-// Lane sums of v_j and of v_a h_b, v_a l_b (a ≥ b) over one converted chunk of 16·N rows, in
-// TA × TB tiles of (a, b) (sized to the path's registers); padded columns (a < 2⌈p/2⌉,
-// b < 4⌈p/4⌉) hold zeros and their results are dropped.
-template <int N, int TA, int TB>
-DPMU_INLINE void chunk_sums(const double* v, const double* h, const double* l, int columns, std::int64_t* lane_sum,
-                            std::int64_t* lane_h, std::int64_t* lane_l) {
+// The diagonal pairs (d[i], d[i]), i < K.
+template <int N, int K>
+DPMU_INLINE void diagonal_sums(const double* v, const double* s, const int* d, std::int64_t* lane_h,
+                               std::int64_t* lane_l) {
   using D = typename Vec<N>::D;
   constexpr int rows = kRowsPerLane * N;
-  for (int j = 0; j < columns; ++j) {
-    D acc = {};
-    for (int g = 0; g < kRowsPerLane; ++g) acc += load<D>(v + j * rows + g * N);
-    add_as_int64<N>(lane_sum + j * kLanes, acc);
-  }
-  for (int a0 = 0; a0 < columns; a0 += TA) {
-    for (int b0 = 0; b0 <= a0 + TA - 1 && b0 < columns; b0 += TB) {
-      D ah[TA][TB] = {}, al[TA][TB] = {};
-      const double* hb = h + b0 * rows;
-      const double* lb = l + b0 * rows;
-      for (int g = 0; g < kRowsPerLane; ++g) {
-        const int o = g * N;
-        D x[TA];
-        for (int s = 0; s < TA; ++s) x[s] = load<D>(v + (a0 + s) * rows + o);
-        for (int t = 0; t < TB; ++t) {
-          D yh = load<D>(hb + t * rows + o), yl = load<D>(lb + t * rows + o);
-          // Keep yh, yl in registers: otherwise the compiler folds their loads into each FMA and
-          // the loop becomes load-bound (TA loads per value instead of one).
-          __asm__("" : "+x"(yh), "+x"(yl));
-          for (int s = 0; s < TA; ++s) {
-            ah[s][t] += x[s] * yh;
-            al[s][t] += x[s] * yl;
-          }
-        }
-      }
-      for (int s = 0; s < TA; ++s) {
-        const int a = a0 + s;
-        if (a >= columns) continue;
-        for (int t = 0; t < TB; ++t) {
-          const int b = b0 + t;
-          if (b > a) continue;
-          const int idx = a * (a + 1) / 2 + b;
-          add_as_int64<N>(lane_h + idx * kLanes, ah[s][t]);
-          add_as_int64<N>(lane_l + idx * kLanes, al[s][t]);
-        }
-      }
+  D ah[K] = {}, al[K] = {};
+  for (int g = 0; g < kRowsPerLane; ++g) {
+    const int o = g * N;
+    for (int i = 0; i < K; ++i) {
+      D x = load<D>(v + d[i] * rows + o);
+      D ys = load<D>(s + d[i] * rows + o);
+      D yl = x - ys;
+      pin(x);
+      ah[i] += x * ys;
+      al[i] += x * yl;
     }
+  }
+  for (int i = 0; i < K; ++i) {
+    const int idx = d[i] * (d[i] + 1) / 2 + d[i];
+    add_as_int64_scaled<N>(lane_h + idx * kLanes, ah[i]);
+    add_as_int64<N>(lane_l + idx * kLanes, al[i]);
+  }
+}
+
+// All p(p+1)/2 pairs of one converted chunk, without padding: rows in pairs {a, a+1} (for odd p
+// after a first row {0}), full 2 × 2 tiles below the diagonal, then the diagonal pieces.
+template <int N>
+DPMU_INLINE void chunk_sums(const double* v, const double* s, int columns, std::int64_t* lane_h, std::int64_t* lane_l) {
+  int diag[64];
+  int nd = 0;
+  const int first = columns % 2;
+  if (first) diag[nd++] = 0;
+  for (int a = first; a + 1 < columns; a += 2) {
+    // rows a, a + 1; full tiles for b0 + 1 < a + first ... : columns b < a + first
+    const int full = a + first;  // b < full are below or on the diagonal for both rows
+    for (int b0 = 0; b0 < full; b0 += 2) tile_sums<N, 2, 2>(v, s, a, b0, lane_h, lane_l);
+    if (first) {
+      diag[nd++] = a + 1;
+    } else {
+      tile_sums<N, 1, 2>(v, s, a + 1, a, lane_h, lane_l);  // (a + 1, a), (a + 1, a + 1)
+      diag[nd++] = a;
+    }
+  }
+  int i = 0;
+  for (; i + 4 <= nd; i += 4) diagonal_sums<N, 4>(v, s, diag + i, lane_h, lane_l);
+  switch (nd - i) {
+    case 3:
+      diagonal_sums<N, 3>(v, s, diag + i, lane_h, lane_l);
+      break;
+    case 2:
+      diagonal_sums<N, 2>(v, s, diag + i, lane_h, lane_l);
+      break;
+    case 1:
+      diagonal_sums<N, 1>(v, s, diag + i, lane_h, lane_l);
+      break;
+    default:
+      break;
   }
 }
 
 // A full block (256 rows) in chunks of 16·N rows; returns the number of chunks.
-template <int N, int TA, int TB>
+template <int N>
 DPMU_INLINE int full_block(const std::uint64_t* words, int columns, double* buffer, std::int64_t* lane_sum,
                            std::int64_t* lane_h, std::int64_t* lane_l) {
   constexpr int rows = kRowsPerLane * N;
-  constexpr int per_half = UniformGramAccumulator::block_words / rows;
+  constexpr int chunks = UniformGramAccumulator::block_rows / rows;
   double* v = buffer;
-  double* h = v + round_up(columns, 2) * rows;
-  double* l = h + round_up(columns, 4) * rows;
-  for (int c = 0; c < per_half; ++c) {
-    convert_chunk<N, 0>(words + c * rows, columns, rows, v, h, l);
-    chunk_sums<N, TA, TB>(v, h, l, columns, lane_sum, lane_h, lane_l);
+  double* s = v + columns * rows;
+  for (int c = 0; c < chunks; ++c) {
+    convert_chunk<N>(words + c * rows / 2, columns, v, s, lane_sum);
+    chunk_sums<N>(v, s, columns, lane_h, lane_l);
   }
-  for (int c = 0; c < per_half; ++c) {
-    convert_chunk<N, 1>(words + c * rows, columns, rows, v, h, l);
-    chunk_sums<N, TA, TB>(v, h, l, columns, lane_sum, lane_h, lane_l);
-  }
-  return 2 * per_half;
+  return chunks;
 }
 
 int full_block_generic(const std::uint64_t* words, int columns, double* buffer, std::int64_t* s, std::int64_t* h,
                        std::int64_t* l) {
-  return full_block<2, 1, 2>(words, columns, buffer, s, h, l);  // SSE2: 2 lanes, 16 xmm registers
+  return full_block<2>(words, columns, buffer, s, h, l);  // SSE2: 2 lanes, 16 xmm registers
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target("avx2,fma"))) int full_block_avx2(const std::uint64_t* words, int columns, double* buffer,
                                                         std::int64_t* s, std::int64_t* h, std::int64_t* l) {
-  return full_block<4, 2, 2>(words, columns, buffer, s, h, l);  // 4 lanes, 16 ymm registers
+  return full_block<4>(words, columns, buffer, s, h, l);  // 4 lanes, 16 ymm registers
 }
 __attribute__((target("avx512f,fma"))) int full_block_avx512(const std::uint64_t* words, int columns, double* buffer,
                                                              std::int64_t* s, std::int64_t* h, std::int64_t* l) {
-  return full_block<8, 2, 2>(words, columns, buffer, s, h, l);  // 8 lanes; 2 × 2 was the fastest tile
+  return full_block<8>(words, columns, buffer, s, h, l);  // 8 lanes
 }
+#endif
+
+// ---- avx512ifma: Winograd's inner products in exact 52-bit integer multiply-adds ----
+//
+// Pair the two rows of each word, x = hi32(w), y = lo32(w) (any fixed pairing of the rows works;
+// the sums do not depend on it): over the words of a block,
+//   Σ_rows k_a k_b = Σ_words (x_a x_b + y_a y_b) = Σ_words (x_a + y_b)(y_a + x_b) − ξ_a − ξ_b,
+//   ξ_j = Σ_words x_j y_j,
+// one product per pair and word instead of one per pair and row (Winograd 1968). The factors are
+// below 2³³, the product below 2⁶⁶; vpmadd52luq / vpmadd52huq add its bits 0–51 and 52–103 to two
+// uint64 lanes: below 2⁵² and 2¹⁴ per word, so a lane takes 2 047 words (< 2⁶³) before a fold.
+#if defined(__x86_64__) && defined(__GNUC__)
+
+#define DPMU_IFMA __attribute__((target("avx512f,avx512ifma"), always_inline)) inline
+
+constexpr int kIfmaSteps = UniformGramAccumulator::block_words / 8;  // words per lane per block
+
+// The halves x = hi32(w), y = lo32(w) of 8 words, zero-extended (computed where used: cheaper than
+// storing them).
+DPMU_IFMA void ifma_halves(const std::uint64_t* w, __m512i& x, __m512i& y) {
+  const Vec<8>::U u = load<Vec<8>::U>(w);
+  const Vec<8>::U hi = u >> 32, lo = u & 0xffffffffULL;
+  x = load<__m512i>(&hi);
+  y = load<__m512i>(&lo);
+}
+
+// Pairs (a0 + i, b0 + t) of one block (all with a ≥ b; DIAG: a0 = b0 and only t ≤ i), from the
+// words (column j at words + j·128).
+template <int TA, int TB, bool DIAG>
+DPMU_IFMA void ifma_tile(const std::uint64_t* words, int a0, int b0, std::int64_t* lane_hi, std::int64_t* lane_lo) {
+  constexpr int W = UniformGramAccumulator::block_words;
+  __m512i lo[TA][TB], hi[TA][TB];
+  for (int i = 0; i < TA; ++i) {
+    for (int t = 0; t < TB; ++t) {
+      if (DIAG && t > i) continue;
+      const int a = a0 + i, b = b0 + t, q = a * (a + 1) / 2 + b;
+      lo[i][t] = _mm512_loadu_si512(lane_lo + q * kLanes);
+      hi[i][t] = _mm512_loadu_si512(lane_hi + q * kLanes);
+    }
+  }
+  for (int g = 0; g < kIfmaSteps; ++g) {
+    __m512i xa[TA], ya[TA];
+    for (int i = 0; i < TA; ++i) ifma_halves(words + (a0 + i) * W + 8 * g, xa[i], ya[i]);
+    for (int t = 0; t < TB; ++t) {
+      __m512i xb, yb;
+      if constexpr (DIAG) {
+        xb = xa[t];
+        yb = ya[t];
+      } else {
+        ifma_halves(words + (b0 + t) * W + 8 * g, xb, yb);
+      }
+      for (int i = 0; i < TA; ++i) {
+        if (DIAG && t > i) continue;
+        const __m512i f = _mm512_add_epi64(xa[i], yb), e = _mm512_add_epi64(ya[i], xb);
+        lo[i][t] = _mm512_madd52lo_epu64(lo[i][t], f, e);
+        hi[i][t] = _mm512_madd52hi_epu64(hi[i][t], f, e);
+      }
+    }
+  }
+  for (int i = 0; i < TA; ++i) {
+    for (int t = 0; t < TB; ++t) {
+      if (DIAG && t > i) continue;
+      const int a = a0 + i, b = b0 + t, q = a * (a + 1) / 2 + b;
+      _mm512_storeu_si512(lane_lo + q * kLanes, lo[i][t]);
+      _mm512_storeu_si512(lane_hi + q * kLanes, hi[i][t]);
+    }
+  }
+}
+
+template <int TA>
+DPMU_IFMA void ifma_row_group(const std::uint64_t* words, int a0, std::int64_t* lane_hi, std::int64_t* lane_lo) {
+  for (int b0 = 0; b0 < a0; b0 += 3) ifma_tile<TA, 3, false>(words, a0, b0, lane_hi, lane_lo);
+  ifma_tile<TA, TA, true>(words, a0, a0, lane_hi, lane_lo);
+}
+
+// One full block: the column sums and ξ into the lanes, then all pairs in groups of three columns.
+__attribute__((target("avx512f,avx512ifma"))) void full_block_avx512ifma(const std::uint64_t* words, int columns,
+                                                                         std::int64_t* lane_sum, std::int64_t* lane_xi,
+                                                                         std::int64_t* lane_hi, std::int64_t* lane_lo) {
+  constexpr int W = UniformGramAccumulator::block_words;
+  for (int j = 0; j < columns; ++j) {
+    __m512i sum = _mm512_loadu_si512(lane_sum + j * kLanes);
+    __m512i xi_lo = _mm512_loadu_si512(lane_xi + (2 * j) * kLanes);
+    __m512i xi_hi = _mm512_loadu_si512(lane_xi + (2 * j + 1) * kLanes);
+    for (int g = 0; g < kIfmaSteps; ++g) {
+      __m512i x, y;
+      ifma_halves(words + j * W + 8 * g, x, y);
+      sum = _mm512_add_epi64(sum, _mm512_add_epi64(x, y));
+      xi_lo = _mm512_madd52lo_epu64(xi_lo, x, y);
+      xi_hi = _mm512_madd52hi_epu64(xi_hi, x, y);
+    }
+    _mm512_storeu_si512(lane_sum + j * kLanes, sum);
+    _mm512_storeu_si512(lane_xi + (2 * j) * kLanes, xi_lo);
+    _mm512_storeu_si512(lane_xi + (2 * j + 1) * kLanes, xi_hi);
+  }
+  int a0 = 0;
+  for (; a0 + 3 <= columns; a0 += 3) ifma_row_group<3>(words, a0, lane_hi, lane_lo);
+  if (columns - a0 == 2) ifma_row_group<2>(words, a0, lane_hi, lane_lo);
+  if (columns - a0 == 1) ifma_row_group<1>(words, a0, lane_hi, lane_lo);
+}
+
+#undef DPMU_IFMA
+
 #endif
 
 #undef DPMU_INLINE
@@ -188,6 +385,8 @@ bool uniform_gram_path_available(UniformGramPath path) {
       return cpu_has_avx2_fma();
     case UniformGramPath::avx512:
       return cpu_has_avx512f();
+    case UniformGramPath::avx512ifma:
+      return cpu_has_avx512ifma();
   }
   return false;
 }
@@ -202,6 +401,8 @@ const char* to_string(UniformGramPath path) {
       return "avx2";
     case UniformGramPath::avx512:
       return "avx512";
+    case UniformGramPath::avx512ifma:
+      return "avx512ifma";
   }
   return "?";
 }
@@ -213,7 +414,8 @@ UniformGramAccumulator::UniformGramAccumulator(int columns, UniformGramPath path
     throw_invalid(fn, "columns is " + std::to_string(columns) + ", but must be in [1, 64]");
   }
   if (path_ == UniformGramPath::automatic) {
-    path_ = cpu_has_avx512f()    ? UniformGramPath::avx512
+    path_ = cpu_has_avx512ifma() ? UniformGramPath::avx512ifma
+            : cpu_has_avx512f()  ? UniformGramPath::avx512
             : cpu_has_avx2_fma() ? UniformGramPath::avx2
                                  : UniformGramPath::generic;
   }
@@ -223,34 +425,73 @@ UniformGramAccumulator::UniformGramAccumulator(int columns, UniformGramPath path
   lane_sum_.assign(static_cast<std::size_t>(columns) * kLanes, 0);
   lane_h_.assign(static_cast<std::size_t>(pairs_) * kLanes, 0);
   lane_l_.assign(static_cast<std::size_t>(pairs_) * kLanes, 0);
+  lane_xi_.assign(static_cast<std::size_t>(columns) * 2 * kLanes, 0);
   total_sum_.assign(static_cast<std::size_t>(columns), 0);
   total_vv_.assign(static_cast<std::size_t>(pairs_), 0);
-  buffer_.assign(static_cast<std::size_t>(round_up(columns, 2) + 2 * round_up(columns, 4)) * kRowsPerLane * kLanes,
-                 0.0);
+  buffer_.assign(static_cast<std::size_t>(2 * columns) * kRowsPerLane * kLanes, 0.0);
+}
+
+// The lanes of the avx512ifma path hold uint64 parts (see uniform_gram.hpp).
+namespace {
+int128_t lane_total(const std::int64_t* lanes) {
+  int128_t t = 0;
+  for (int s = 0; s < kLanes; ++s) t += static_cast<std::uint64_t>(lanes[s]);
+  return t;
+}
+}  // namespace
+
+int128_t UniformGramAccumulator::xi_sum(int j) const {
+  const std::int64_t* lanes = lane_xi_.data() + static_cast<std::size_t>(j) * 2 * kLanes;
+  return lane_total(lanes) + lane_total(lanes + kLanes) * (int128_t{1} << 52);
 }
 
 int128_t UniformGramAccumulator::v_sum(int j) const {
+  const std::int64_t* lanes = lane_sum_.data() + static_cast<std::size_t>(j) * kLanes;
+  if (path_ == UniformGramPath::avx512ifma) {  // lanes: Σ k of pending_rows_ rows
+    return total_sum_[static_cast<std::size_t>(j)] + lane_total(lanes) -
+           static_cast<int128_t>(kOffset) * static_cast<int128_t>(pending_rows_);
+  }
   int128_t v = total_sum_[static_cast<std::size_t>(j)];
-  for (int s = 0; s < kLanes; ++s) v += lane_sum_[static_cast<std::size_t>(j * kLanes + s)];
+  for (int s = 0; s < kLanes; ++s) v += lanes[s];
   return v;
 }
 
-int128_t UniformGramAccumulator::vv_sum(int q) const {
+int128_t UniformGramAccumulator::vv_sum(int a, int b) const {
+  const std::size_t q = static_cast<std::size_t>(a * (a + 1) / 2 + b);
+  const std::int64_t* h = lane_h_.data() + q * kLanes;
+  const std::int64_t* l = lane_l_.data() + q * kLanes;
+  if (path_ == UniformGramPath::avx512ifma) {
+    // pending Σ k_a k_b = W − ξ_a − ξ_b; centred: − c (Σ k_a + Σ k_b) + m c²
+    const int128_t w = lane_total(l) + lane_total(h) * (int128_t{1} << 52);
+    const int128_t kk = w - xi_sum(a) - xi_sum(b);
+    const std::int64_t* sa = lane_sum_.data() + static_cast<std::size_t>(a) * kLanes;
+    const std::int64_t* sb = lane_sum_.data() + static_cast<std::size_t>(b) * kLanes;
+    const int128_t c = kOffset;
+    const int128_t m = static_cast<int128_t>(pending_rows_);
+    return total_vv_[q] + kk - c * (lane_total(sa) + lane_total(sb)) + m * c * c;
+  }
   int128_t hsum = 0, lsum = 0;
   for (int s = 0; s < kLanes; ++s) {
-    hsum += lane_h_[static_cast<std::size_t>(q * kLanes + s)];
-    lsum += lane_l_[static_cast<std::size_t>(q * kLanes + s)];
+    hsum += h[s];
+    lsum += l[s];
   }
-  return total_vv_[static_cast<std::size_t>(q)] + hsum * 65536 + lsum;  // Σ v_a v_b = 2¹⁶ Σ v_a h_b + Σ v_a l_b
+  return total_vv_[q] + hsum * 65536 + lsum;  // Σ v_a v_b = 2¹⁶ Σ v_a h_b + Σ v_a l_b
 }
 
 void UniformGramAccumulator::fold() {
-  for (int j = 0; j < columns_; ++j) total_sum_[static_cast<std::size_t>(j)] = v_sum(j);
-  for (int q = 0; q < pairs_; ++q) total_vv_[static_cast<std::size_t>(q)] = vv_sum(q);
+  std::vector<int128_t> vv(static_cast<std::size_t>(pairs_)), vs(static_cast<std::size_t>(columns_));
+  for (int a = 0; a < columns_; ++a) {
+    vs[static_cast<std::size_t>(a)] = v_sum(a);
+    for (int b = 0; b <= a; ++b) vv[static_cast<std::size_t>(a * (a + 1) / 2 + b)] = vv_sum(a, b);
+  }
+  total_sum_.swap(vs);
+  total_vv_.swap(vv);
   std::fill(lane_sum_.begin(), lane_sum_.end(), 0);
   std::fill(lane_h_.begin(), lane_h_.end(), 0);
   std::fill(lane_l_.begin(), lane_l_.end(), 0);
+  std::fill(lane_xi_.begin(), lane_xi_.end(), 0);
   pending_chunks_ = 0;
+  pending_rows_ = 0;
 }
 
 void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
@@ -268,6 +509,11 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
     std::int64_t* l = lane_l_.data();
     switch (path_) {
 #if defined(__x86_64__) && defined(__GNUC__)
+      case UniformGramPath::avx512ifma:
+        full_block_avx512ifma(words, columns_, s, lane_xi_.data(), h, l);
+        pending_chunks_ += kIfmaSteps;  // here: words per lane
+        pending_rows_ += static_cast<std::uint64_t>(rows);
+        break;
       case UniformGramPath::avx512:
         pending_chunks_ += full_block_avx512(words, columns_, buf, s, h, l);
         break;
@@ -275,7 +521,8 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
         pending_chunks_ += full_block_avx2(words, columns_, buf, s, h, l);
         break;
 #else
-      case UniformGramPath::avx512:  // not built here: uniform_gram_path_available rejects them
+      case UniformGramPath::avx512ifma:  // not built here: uniform_gram_path_available rejects them
+      case UniformGramPath::avx512:
       case UniformGramPath::avx2:
 #endif
       case UniformGramPath::automatic:  // resolved in the constructor
@@ -283,7 +530,9 @@ void UniformGramAccumulator::add_block(const std::uint64_t* words, int rows) {
         pending_chunks_ += full_block_generic(words, columns_, buf, s, h, l);
         break;
     }
-    if (pending_chunks_ > kFoldEvery - 8) fold();  // a block adds at most 8 chunks (generic path)
+    // a block adds at most 8 chunks (generic path); avx512ifma: at most 2 047 words per lane
+    const int limit = path_ == UniformGramPath::avx512ifma ? 2047 - kIfmaSteps : kFoldEvery - 8;
+    if (pending_chunks_ > limit) fold();
     rows_ += static_cast<std::uint64_t>(rows);
   } else {
     add_block_rows(words, 0, rows);
@@ -326,7 +575,7 @@ int128_t UniformGramAccumulator::cross_sum(int a, int b) const {
   // Σ k_a k_b = Σ (v_a + c)(v_b + c) = Σ v_a v_b + c (Σ v_a + Σ v_b) + n c²
   const int128_t c = kOffset;
   const int128_t n = static_cast<int128_t>(rows_);
-  return vv_sum(a * (a + 1) / 2 + b) + c * (v_sum(a) + v_sum(b)) + n * c * c;
+  return vv_sum(a, b) + c * (v_sum(a) + v_sum(b)) + n * c * c;
 }
 
 Eigen::MatrixXd UniformGramAccumulator::centred_gram(double lower, double upper) const {
@@ -343,7 +592,7 @@ Eigen::MatrixXd UniformGramAccumulator::centred_gram(double lower, double upper)
   Eigen::MatrixXd g(columns_, columns_);
   for (int a = 0; a < columns_; ++a) {
     for (int b = 0; b <= a; ++b) {
-      const int128_t vv = vv_sum(a * (a + 1) / 2 + b);
+      const int128_t vv = vv_sum(a, b);
       const int128_t numerator = n * vv - vs[static_cast<std::size_t>(a)] * vs[static_cast<std::size_t>(b)];
       const double value = static_cast<double>(numerator) / nd * scale;
       g(a, b) = value;

@@ -1,7 +1,7 @@
 #pragma once
 /// @file cpu_features.hpp
 /// Run-time CPU feature checks for the kernels compiled for several instruction sets (SSE2 and
-/// AVX2: block_random.cpp, gram_matrix.cpp; plus AVX-512F: uniform_gram.cpp). All paths give the
+/// AVX2: block_random.cpp, gram_matrix.cpp; plus AVX-512F and AVX-512 IFMA: uniform_gram.cpp). All paths give the
 /// same bits, so only speed depends on the answer.
 ///
 /// The environment variable DPMU_SIMD caps the instruction sets the dispatched kernels may use
@@ -81,6 +81,22 @@ inline bool cpu_has_avx512f() {
   static const bool yes = [] {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") != 0 && simd_cap() >= SimdCap::native;
+  }();
+  return yes;
+#else
+  return false;
+#endif
+}
+
+/// True if the CPU (and OS) support AVX-512F and AVX-512 IFMA (52-bit integer multiply-add; the
+/// exact uniform Gram kernel's avx512ifma path) and DPMU_SIMD allows AVX-512. Exact integer
+/// arithmetic only, so the answer changes speed, never bits.
+inline bool cpu_has_avx512ifma() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0 && __builtin_cpu_supports("avx512ifma") != 0 &&
+           simd_cap() >= SimdCap::native;
   }();
   return yes;
 #else

@@ -4,15 +4,17 @@
 /// "Exact sufficient-statistic sampling"): the column sums Σ k_j and cross products Σ k_a k_b of
 /// the integers k ∈ [0, 2³²) behind x = lower + (upper − lower)(k + 1/2) 2⁻³² (the mapping of
 /// core::words_to_uniform32) are accumulated **exactly**, in integer arithmetic carried by
-/// doubles (every product and partial sum is an integer below 2⁵³) and 64/128-bit integers.
+/// doubles (every product and partial sum is an integer below 2⁵³) and 64/128-bit integers, or
+/// (avx512ifma) in 52-bit integer multiply-adds of Winograd's paired rows.
 ///
 /// Guarantee: because every sum is exact, the result does not depend on the order in which rows
-/// are added, the block boundaries, the instruction set (generic x86-64, AVX2 + FMA, AVX-512F;
-/// FMA or not, since no rounding ever happens) or the number of threads that produced the
-/// blocks. The only floating-point roundings are in centred_gram(): one conversion of an exact
-/// 128-bit integer to double, one division by n and one multiplication by the constant
-/// (upper − lower)² 2⁻⁶⁴, in a fixed order, so the returned matrix has the same bits on every path and CPU
-/// (IEEE-754 double, round to nearest). Tested in tests/core/uniform_gram_test.cpp.
+/// are added, the block boundaries, the instruction set (generic x86-64, AVX2 + FMA, AVX-512F,
+/// AVX-512 IFMA; FMA or not, since no product or sum is ever rounded — the double paths' split
+/// v = 2¹⁶ h + l rounds v to a multiple of 2¹⁶ only to choose h, and l = v − 2¹⁶ h is exact) or
+/// the number of threads that produced the blocks. The only floating-point roundings are in centred_gram(): one
+/// conversion of an exact 128-bit integer to double, one division by n and one multiplication by the constant (upper −
+/// lower)² 2⁻⁶⁴, in a fixed order, so the returned matrix has the same bits on every path and CPU (IEEE-754 double,
+/// round to nearest). Tested in tests/core/uniform_gram_test.cpp.
 
 #include <Eigen/Dense>
 #include <cstdint>
@@ -24,16 +26,17 @@ __extension__ typedef __int128 int128_t;
 
 /// Instruction-set path of the exact kernel. All paths give identical sums (exact arithmetic).
 enum class UniformGramPath {
-  automatic,  ///< the fastest available: avx512 if the CPU has AVX-512F, else avx2, else generic
-  generic,    ///< x86-64 baseline (SSE2) or portable C++
-  avx2,       ///< AVX2 + FMA
-  avx512,     ///< AVX-512F
+  automatic,   ///< the fastest available: avx512ifma, else avx512, else avx2, else generic
+  generic,     ///< x86-64 baseline (SSE2) or portable C++
+  avx2,        ///< AVX2 + FMA
+  avx512,      ///< AVX-512F
+  avx512ifma,  ///< AVX-512F + IFMA: 52-bit integer multiply-adds, Winograd's pairing of rows (half the products)
 };
 
 /// True if `path` can run on this CPU (automatic and generic always can).
 bool uniform_gram_path_available(UniformGramPath path);
 
-/// Name of a path ("automatic", "generic", "avx2", "avx512").
+/// Name of a path ("automatic", "generic", "avx2", "avx512", "avx512ifma").
 const char* to_string(UniformGramPath path);
 
 /// Streaming exact accumulator of the Gram matrix of [1 X], X with `columns` columns of 32-bit
@@ -82,22 +85,28 @@ class UniformGramAccumulator {
   Eigen::VectorXd means(double lower, double upper) const;
 
  private:
-  void fold();                   // int64 lanes → 128-bit totals
-  int128_t v_sum(int j) const;   // Σ v_j (totals + lanes)
-  int128_t vv_sum(int q) const;  // Σ v_a v_b of packed pair q
+  void fold();                          // int64 lanes → 128-bit totals
+  int128_t v_sum(int j) const;          // Σ v_j (totals + lanes)
+  int128_t vv_sum(int a, int b) const;  // Σ v_a v_b (a ≥ b; totals + lanes)
+  int128_t xi_sum(int j) const;         // avx512ifma: pending Σ over words of hi32(w_j) lo32(w_j)
   int columns_;
   int pairs_;
   UniformGramPath path_;
   std::uint64_t rows_ = 0;
-  int pending_chunks_ = 0;  // kernel chunks added to the int64 lanes since the last fold
+  int pending_chunks_ = 0;          // kernel chunks added to the int64 lanes since the last fold
+  std::uint64_t pending_rows_ = 0;  // avx512ifma: rows in the lanes since the last fold
   // Sums of v = k − c (c = 2³¹ + 2¹⁵) split as v = 2¹⁶ h + l (h, l ∈ [−2¹⁵, 2¹⁵)):
   // Σ v_a v_b = 2¹⁶ Σ v_a h_b + Σ v_a l_b. Lanes: 8 int64 per quantity.
   std::vector<std::int64_t> lane_sum_;  // [columns][8]
   std::vector<std::int64_t> lane_h_;    // [pairs][8], pair (a ≥ b) at a(a+1)/2 + b
   std::vector<std::int64_t> lane_l_;    // [pairs][8]
-  std::vector<int128_t> total_sum_;     // Σ v_j
-  std::vector<int128_t> total_vv_;      // Σ v_a v_b, packed like the pairs
-  std::vector<double> buffer_;          // one converted chunk: v, h, l (padded columns)
+  // avx512ifma instead: lane_sum_ holds Σ k (not v); lane_h_, lane_l_ the high (bits ≥ 52) and low
+  // 52-bit parts of Σ over words (hi_a + lo_b)(lo_a + hi_b) (Winograd), as uint64; lane_xi_ the
+  // same parts of Σ hi_j lo_j: [columns][2][8].
+  std::vector<std::int64_t> lane_xi_;
+  std::vector<int128_t> total_sum_;  // Σ v_j
+  std::vector<int128_t> total_vv_;   // Σ v_a v_b, packed like the pairs
+  std::vector<double> buffer_;       // double paths: one converted chunk, v and 2¹⁶ h
 };
 
 /// Exact reference for tests: the same sums from the rows one at a time in 128-bit integers.
