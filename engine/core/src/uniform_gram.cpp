@@ -1,6 +1,7 @@
 #include "dpmu/core/uniform_gram.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <string>
 
@@ -66,23 +67,20 @@ DPMU_INLINE void pin(T& x) {
   __asm__("" : "+v"(x));
 }
 
-// An integer-valued double x with |x| < 2⁵¹ as int64, exactly: bits(x + 1.5·2⁵²) − bits(1.5·2⁵²).
-template <int N>
+// An integer-valued double x = 2^S m with |m| < 2⁵¹, added to the lanes as the int64 m, exactly:
+// bits(x + 1.5·2^(52+S)) − bits(1.5·2^(52+S)). S = 0: the value itself; S = 16: a high half 2¹⁶ h.
+template <int N, int S = 0>
 DPMU_INLINE void add_as_int64(std::int64_t* lanes, typename Vec<N>::D x) {
   using I = typename Vec<N>::I;
-  const typename Vec<N>::D y = x + 0x1.8p52;
+  static_assert(S >= 0 && S < 62);
+  constexpr double kOffset = 0x1.8p52 * static_cast<double>(std::int64_t{1} << S);
+  constexpr std::int64_t kOffsetBits = std::bit_cast<std::int64_t>(kOffset);
+  const typename Vec<N>::D y = x + kOffset;
   const I bits = load<I>(&y);
-  store<I>(lanes, load<I>(lanes) + (bits - 0x4338000000000000LL));
+  store<I>(lanes, load<I>(lanes) + (bits - kOffsetBits));
 }
-
-// The same for x = 2¹⁶ m, m an integer with |m| < 2⁵¹: adds m (bits(x + 1.5·2⁶⁸) − bits(1.5·2⁶⁸)).
-template <int N>
-DPMU_INLINE void add_as_int64_scaled(std::int64_t* lanes, typename Vec<N>::D x) {
-  using I = typename Vec<N>::I;
-  const typename Vec<N>::D y = x + 0x1.8p68;
-  const I bits = load<I>(&y);
-  store<I>(lanes, load<I>(lanes) + (bits - 0x4438000000000000LL));
-}
+static_assert(std::bit_cast<std::int64_t>(0x1.8p52) == 0x4338000000000000LL);
+static_assert(std::bit_cast<std::int64_t>(0x1.8p52 * 65536.0) == 0x4438000000000000LL);
 
 // The 2N halves of N words as doubles 2⁵² + k (the exponent bits of 2⁵² put above each half):
 // `lo` takes the two halves of the even words of each 128-bit lane, `hi` those of the odd ones.
@@ -167,7 +165,7 @@ DPMU_INLINE void tile_sums(const double* v, const double* s, int a0, int b0, std
     for (int t = 0; t < TB; ++t) {
       const int a = a0 + i, b = b0 + t;
       const int idx = a * (a + 1) / 2 + b;
-      add_as_int64_scaled<N>(lane_h + idx * kLanes, ah[i][t]);
+      add_as_int64<N, 16>(lane_h + idx * kLanes, ah[i][t]);
       add_as_int64<N>(lane_l + idx * kLanes, al[i][t]);
     }
   }
@@ -193,7 +191,7 @@ DPMU_INLINE void diagonal_sums(const double* v, const double* s, const int* d, s
   }
   for (int i = 0; i < K; ++i) {
     const int idx = d[i] * (d[i] + 1) / 2 + d[i];
-    add_as_int64_scaled<N>(lane_h + idx * kLanes, ah[i]);
+    add_as_int64<N, 16>(lane_h + idx * kLanes, ah[i]);
     add_as_int64<N>(lane_l + idx * kLanes, al[i]);
   }
 }
