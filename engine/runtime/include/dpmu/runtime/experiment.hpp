@@ -243,17 +243,14 @@ class Cell {
         throw std::invalid_argument("Cell: parameter '" + values_[i].first + "' given twice");
       }
     }
+    const auto is_data_factor = [&](const std::string& name) {
+      return std::find(data_factors.begin(), data_factors.end(), name) != data_factors.end();
+    };
     for (const auto& [name, value] : values_) {
-      const std::string text = format_parameter_value(value);
-      const bool data_factor = std::find(data_factors.begin(), data_factors.end(), name) != data_factors.end();
-      if (data_factor) data_values_.emplace_back(name, value);
-      const bool unkeyed = std::find(unkeyed_defaults_.begin(), unkeyed_defaults_.end(),
-                                     std::pair<std::string, std::string>(name, text)) != unkeyed_defaults_.end();
-      if (unkeyed) continue;
-      const std::string item = name + "=" + text;
-      key_ += (key_.empty() ? "" : ";") + item;
-      if (data_factor) data_key_ += (data_key_.empty() ? "" : ";") + item;
+      if (is_data_factor(name)) data_values_.emplace_back(name, value);
     }
+    key_ = key_of([](const std::string&) { return true; });
+    data_key_ = key_of(is_data_factor);
     cell_id_ = core::fnv1a_64(key_);
     data_id_ = core::fnv1a_64(data_key_);
     stream_id_ = cell_id_;
@@ -336,21 +333,8 @@ class Cell {
   /// Leave the parameters named in `names` out of stream_id() (the engine, from the experiment's
   /// ParameterSpecs, when it expands a config).
   void set_stream_neutral(const std::vector<std::string>& names) {
-    std::string key;
-    bool dropped = false;
-    for (const auto& [name, value] : values_) {
-      if (std::find(names.begin(), names.end(), name) != names.end()) {
-        dropped = true;
-        continue;
-      }
-      const std::string text = format_parameter_value(value);
-      if (std::find(unkeyed_defaults_.begin(), unkeyed_defaults_.end(),
-                    std::pair<std::string, std::string>(name, text)) != unkeyed_defaults_.end()) {
-        continue;  // not in key() either
-      }
-      key += (key.empty() ? "" : ";") + name + "=" + text;
-    }
-    stream_id_ = dropped ? core::fnv1a_64(key) : cell_id_;
+    stream_id_ = core::fnv1a_64(
+        key_of([&](const std::string& name) { return std::find(names.begin(), names.end(), name) == names.end(); }));
   }
 
  private:
@@ -359,6 +343,20 @@ class Cell {
     const ParameterValue& v = get(name);
     if (const auto* x = std::get_if<T>(&v)) return *x;
     throw std::invalid_argument("Cell: parameter '" + std::string(name) + "' is not " + what);
+  }
+  /// The canonical key "a=1;b=0.5" of the parameters `include(name)` accepts, sorted by name,
+  /// without those at an unkeyed default (the one rule behind key(), data_key() and stream_id()).
+  template <class Include>
+  std::string key_of(Include&& include) const {
+    std::string key;
+    for (const auto& [name, value] : values_) {
+      if (!include(name)) continue;
+      const std::string text = format_parameter_value(value);
+      const bool unkeyed = std::find(unkeyed_defaults_.begin(), unkeyed_defaults_.end(),
+                                     std::pair<std::string, std::string>(name, text)) != unkeyed_defaults_.end();
+      if (!unkeyed) key += (key.empty() ? "" : ";") + name + "=" + text;
+    }
+    return key;
   }
   const ParameterValue* find(std::string_view name) const {
     auto it = std::lower_bound(values_.begin(), values_.end(), name,
