@@ -32,7 +32,7 @@ Hsb hsb() {
 }
 }  // namespace
 
-TEST_CASE("api::bma non-private equals BAS's PIPs and means; intercept = mean of y", "[api][bma]") {
+TEST_CASE("api::bma non-private equals BAS's PIPs and means, intercept = mean of y", "[api][bma]") {
   std::ifstream in(std::string(DPMU_TEST_REFERENCE_DIR) + "/bma_bas_reference.json");
   const auto ref = nlohmann::json::parse(in)["configurations"][2];  // hsb2 JZS beta-binomial(1,1)
   REQUIRE(ref["prior"] == "JZS");
@@ -98,7 +98,7 @@ TEST_CASE("api::bma: bad input is refused with a message naming it", "[api][bma]
   CHECK_THROWS_WITH(api::bma(h.x, h.y, h.names, "read", s), Catch::Contains("'nosuch'"));
 }
 
-TEST_CASE("api::reanalyse: a release re-analysed equals analyse() of its released matrix; nothing else changes",
+TEST_CASE("api::reanalyse: a release re-analysed equals analyse() of its released matrix, nothing else changes",
           "[api][bma]") {
   const Hsb h = hsb();
   api::BmaSettings s;
@@ -157,7 +157,7 @@ TEST_CASE("api::reanalyse: a release re-analysed equals analyse() of its release
   CHECK_THROWS_AS(api::reanalyse(api::BmaFit{}, t), std::invalid_argument);
 }
 
-TEST_CASE("api::reanalyse of a non-private fit equals bma() with the new settings; release keeps no data",
+TEST_CASE("api::reanalyse of a non-private fit equals bma() with the new settings, release keeps no data",
           "[api][bma]") {
   const Hsb h = hsb();
   api::BmaSettings s;

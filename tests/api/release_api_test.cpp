@@ -109,7 +109,7 @@ TEST_CASE("api: a private test's non-finite value makes its subset fail (public 
   CHECK_THROWS_WITH(api::test(d.x.leftCols(1), d.x.rightCols(1), d.y, {"a"}, {"b"}, "y", q), Contains("non-finite"));
 }
 
-TEST_CASE("api: bma and select charge the ledger; seeded and non-private runs refuse one", "[api][ledger]") {
+TEST_CASE("api: bma and select charge the ledger, seeded and non-private runs refuse one", "[api][ledger]") {
   dpmu::test::TempDir dir("dpmu_release_api");
   const std::string ledger = dir / "l.jsonl";
   const Data d = data(100, 5);

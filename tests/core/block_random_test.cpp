@@ -134,7 +134,7 @@ TEST_CASE("Xoshiro256ppX4 uniforms pass a chi-square test, also on pairs", "[blo
   CHECK(chi(pairs, (N / 2) / 484.0) < crit(483));
 }
 
-TEST_CASE("accumulate_block_gram adds B'B (lower) and column sums; SSE2 and AVX2 bit-identical", "[block_random]") {
+TEST_CASE("accumulate_block_gram adds B'B (lower) and column sums, SSE2 and AVX2 bit-identical", "[block_random]") {
   for (int columns : {1, 2, 3, 7, 10, 11}) {
     for (int rows : {0, 4, 128, 256}) {
       const int stride = 260;

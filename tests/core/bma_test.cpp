@@ -428,7 +428,7 @@ TEST_CASE("n = 10^7: enumeration matches per-model adaptive quadrature and finds
   }
 }
 
-TEST_CASE("heredity groups: models with part of a group get probability 0; the rest is the renormalised posterior",
+TEST_CASE("heredity groups: models with part of a group get probability 0, the rest is the renormalised posterior",
           "[bma]") {
   // The reference is BAS's force.heredity as post-processing: the ungrouped posterior over every
   // model, the inadmissible ones set to 0, renormalised.

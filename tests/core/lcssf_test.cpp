@@ -426,7 +426,7 @@ TEST_CASE("reconstruction labels name every reconstructed constant", "[lcssf]") 
   CHECK(l2[2].find("Algorithm-2-like") != std::string::npos);
 }
 
-TEST_CASE("standardize_columns: mean 0 and sample sd 1 per column; a constant column is only centred", "[lcssf]") {
+TEST_CASE("standardize_columns: mean 0 and sample sd 1 per column, a constant column is only centred", "[lcssf]") {
   Eigen::MatrixXd x(5, 2);
   x << 1, 3, 2, 3, 3, 3, 4, 3, 10, 3;
   Eigen::VectorXd y(5);

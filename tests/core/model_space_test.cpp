@@ -118,7 +118,7 @@ TEST_CASE("sinh-trapezoid agrees with the independent long-double oracle", "[bma
   }
 }
 
-TEST_CASE("log_model_marginal dispatches every prior; shrinkage stays in [0, 1] at R² → 0 and → 1",
+TEST_CASE("log_model_marginal dispatches every prior, shrinkage stays in [0, 1] at R² → 0 and → 1",
           "[bma][model_space]") {
   for (const char* name :
        {"g-prior", "zellner-siow", "zellner-siow-laplace", "hyper-g", "hyper-g-n", "robust", "bic", "aic", "lr"}) {
@@ -200,7 +200,7 @@ TEST_CASE("hyper-g and hyper-g/n with a huge a tend to log B = 0, never NaN (bot
   }
 }
 
-TEST_CASE("the g-prior has a finite exact-fit limit; the other priors have none", "[bma][model_space]") {
+TEST_CASE("the g-prior has a finite exact-fit limit, the other priors have none", "[bma][model_space]") {
   const auto gp = parse_coefficient_prior("g-prior");
   const auto lim = log_model_marginal_exact_fit(gp, 100.0, 2, 1);
   REQUIRE(lim.has_value());

@@ -120,7 +120,7 @@ TEST_CASE("secure noise lands on the grid with the right spread", "[secure_noise
   CHECK_THROWS_AS(SecureNoiseSampler(ScalarMechanism::laplace(1, 1)).add(std::nan(""), rng), std::invalid_argument);
 }
 
-TEST_CASE("vector releases charge the rounding per coordinate; value bounds coarsen the grid", "[secure_noise]") {
+TEST_CASE("vector releases charge the rounding per coordinate, value bounds coarsen the grid", "[secure_noise]") {
   const auto mech = ScalarMechanism::laplace(1.0, 4.0);
   const SecureNoiseSampler one(mech), many(mech, 10);
   CHECK(many.grid() == one.grid());

@@ -237,7 +237,7 @@ TEST_CASE("Bartlett Wishart: entry means and variances, and c'Wc/c'Σc ~ χ²_k"
   CHECK(std::abs(below_median - n / 2.0) < kZ * std::sqrt(n / 4.0));
 }
 
-TEST_CASE("thresholds: Laplace closed form; Wishart quadrature matches simulation", "[bma][ssp][statistical]") {
+TEST_CASE("thresholds: Laplace closed form, Wishart quadrature matches simulation", "[bma][ssp][statistical]") {
   const SspMechanism lm = laplace_mech(3, -1, 1, 0.5);
   const double b = ssp_laplace_scale(lm);
   CHECK(threshold_value(lm, 0.95) == Approx(-b * std::log(0.05)).epsilon(1e-14));
@@ -350,7 +350,7 @@ TEST_CASE("histograms: counts and densities on [t0, tK]", "[bma][ssp]") {
   CHECK_THROWS_AS(make_histogram(std::vector<double>{}, 5), std::domain_error);
 }
 
-TEST_CASE("confidence set: q̂ is the empirical quantile; summaries from PD candidates", "[bma][ssp]") {
+TEST_CASE("confidence set: q̂ is the empirical quantile, summaries from PD candidates", "[bma][ssp]") {
   const Eigen::MatrixXd d = pb_design(20000, 3, 1, 4);
   const Eigen::MatrixXd g = d.transpose() * d;
   const SspMechanism m = laplace_mech(3, -2, 2, 0.9);

@@ -212,7 +212,7 @@ TEST_CASE("plan_test reproduces the digamma formula for the splitting bias of 2 
   CHECK(res[1].variance < res[0].variance);
 }
 
-TEST_CASE("plan_test: more noise means more variance; inadmissible M is rejected", "[subsample]") {
+TEST_CASE("plan_test: more noise means more variance, inadmissible M is rejected", "[subsample]") {
   Prior g;
   const std::vector<TestPlanSetting> settings{{5, {-4.6, 4.6}}};
   RngStream r1(32, 0, 0, StreamPurpose::calibration), r2(32, 0, 0, StreamPurpose::calibration);

@@ -94,7 +94,7 @@ TEST_CASE("lei_simulate_data: X in [-1, 1], residual variance 1", "[lcssf][lei_s
   CHECK_THROWS_WITH(lei_true_coefficients("model3"), Catch::Contains("must be model1 or model2"));
 }
 
-TEST_CASE("selection_head_to_head: with negligible noise every method finds the truth; Wishart only for eps < 1",
+TEST_CASE("selection_head_to_head: with negligible noise every method finds the truth, Wishart only for eps < 1",
           "[lcssf][selection_head_to_head]") {
   dpmu::experiments::register_builtin_experiments();
   const auto& exp = rt::find_experiment("selection_head_to_head");

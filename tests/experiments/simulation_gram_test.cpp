@@ -66,7 +66,7 @@ double welch_z(const std::vector<double>& a, const std::vector<double>& b) {
 
 }  // namespace
 
-TEST_CASE("sample_gram_matrix: identical bits across kernel paths and threads; deterministic", "[simulation_gram]") {
+TEST_CASE("sample_gram_matrix: identical bits across kernel paths and threads, deterministic", "[simulation_gram]") {
   const auto d = ex::simulation_design(9, 4, 7.0);
   const std::uint64_t n = 100000 + 37;
   const auto ref = ex::sample_gram_matrix(d, n, 3, 4, core::UniformGramPath::generic);
@@ -331,7 +331,7 @@ TEST_CASE("simulate_nested_predictor_grams: the first n rows of one stream, what
   CHECK_THROWS_WITH(ex::simulate_nested_predictor_grams(4, ns, -2.0, 2.0, three), Catch::Contains("one per column"));
 }
 
-TEST_CASE("sample_gram_matrices_shared_predictors: nested n; a request's data set does not depend on the others",
+TEST_CASE("sample_gram_matrices_shared_predictors: nested n, a request's data set does not depend on the others",
           "[simulation_gram]") {
   const auto d0 = ex::simulation_design(6, 0, 7.0);
   const auto d3 = ex::simulation_design(6, 3, 7.0);

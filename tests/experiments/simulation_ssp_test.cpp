@@ -366,7 +366,7 @@ TEST_CASE("ssp_simulation: the ETA cost model prices quadrature priors by the pr
     CHECK(cost(prior) == ex::ssp_analyse_cost(6, false));
 }
 
-TEST_CASE("ssp_simulation: shared predictors run as generation groups; a replayed cell gets the run's numbers",
+TEST_CASE("ssp_simulation: shared predictors run as generation groups, a replayed cell gets the run's numbers",
           "[ssp_simulation]") {
   dpmu::experiments::register_builtin_experiments();
   const std::string config = R"(experiment: ssp_simulation

@@ -110,7 +110,7 @@ TEST_CASE("ledger: hmac_sha256_hex gives the RFC 4231 values", "[ledger]") {
         "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
 }
 
-TEST_CASE("ledger: init writes a header with the budget and a private key file; a ledger is never re-initialised",
+TEST_CASE("ledger: init writes a header with the budget and a private key file, a ledger is never re-initialised",
           "[ledger]") {
   TempDir dir;
   const std::string path = dir / "ledger.jsonl";
@@ -136,7 +136,7 @@ TEST_CASE("ledger: init writes a header with the budget and a private key file; 
   CHECK_THROWS_AS(rt::init_ledger(dir / "bad.jsonl", rt::Budget{0.0, 0.0}), std::invalid_argument);
 }
 
-TEST_CASE("ledger: a missing ledger is created only with a budget; without one the message says how", "[ledger]") {
+TEST_CASE("ledger: a missing ledger is created only with a budget, without one the message says how", "[ledger]") {
   TempDir dir;
   const std::string path = dir / "ledger.jsonl";
   CHECK_THROWS_WITH(rt::LedgerLock(path), Contains("does not exist") && Contains("dpmu ledger init"));

@@ -169,7 +169,7 @@ TEST_CASE("data files: paths resolve against the config's folder and are normali
              Contains("study.yaml:5: data_file: 'none.csv' does not exist"));
 }
 
-TEST_CASE("data files: their contents are in the study identity; resume and merge refuse other contents",
+TEST_CASE("data files: their contents are in the study identity, resume and merge refuse other contents",
           "[engine][data][reliability]") {
   TempDir dir;
   write_file(dir / "sim.csv", "x\n1\n2\n3\n4\n");

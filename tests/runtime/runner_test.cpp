@@ -165,7 +165,7 @@ TEST_CASE("engine: one data set per (data key, replicate), analysed by every cel
   }
 }
 
-TEST_CASE("engine: generate sees the data factors only; its failure fails every cell of the key", "[engine][errors]") {
+TEST_CASE("engine: generate sees the data factors only, its failure fails every cell of the key", "[engine][errors]") {
   const auto s = study("", 3);
   const rt::Cell& cell = s.cells[0];
   const rt::Cell data = cell.data_cell();
@@ -173,7 +173,10 @@ TEST_CASE("engine: generate sees the data factors only; its failure fails every 
   CHECK(data.data_id() == cell.data_id());
   CHECK(data.cell_id() == cell.data_id());
   CHECK(data.get_int("n") == cell.get_int("n"));
-  CHECK(data.values().size() == 2);
+  // The data factors n, p and added_later (at its default: a parameter of the data cell, in no key).
+  CHECK(data.values().size() == 3);
+  CHECK(data.get_double("added_later") == 0.0);
+  CHECK(data.key().find("added_later") == std::string::npos);
   CHECK_THROWS_AS(data.get("epsilon"), std::out_of_range);  // a method parameter
 
   struct FailingData final : rt::TypedExperiment<rt::Nothing, double> {
@@ -528,7 +531,7 @@ TEST_CASE("Cell: a parameter at an unkeyed default is in no key, at any other va
   CHECK_THROWS_AS(rt::unkeyed_defaults({{.name = "x", .keyed_at_default = false}}), std::logic_error);
 }
 
-TEST_CASE("engine: a parameter added later keeps, at its default, every key, stream and number; files round trip",
+TEST_CASE("engine: a parameter added later keeps, at its default, every key, stream and number, files round trip",
           "[engine][hdf5]") {
   TempDir dir;
   const auto before = study("", 9);
@@ -592,7 +595,7 @@ bool replay_equals_run(const rt::StudySpec& s, const rt::StudyResults& run, std:
 }
 }  // namespace
 
-TEST_CASE("engine: generation groups share one generate_shared call per replicate; replay and threads agree",
+TEST_CASE("engine: generation groups share one generate_shared call per replicate, replay and threads agree",
           "[engine]") {
   TempDir dir;
   const auto none = shared_study("none");
@@ -652,7 +655,7 @@ TEST_CASE("engine: a generate_shared that returns too few data sets fails every 
   for (const auto& cr : r.cell_results) CHECK(std::isnan(cr.values[0]));
 }
 
-TEST_CASE("engine: a data key whose generation fails fails its own cells only; the group's others run as replayed",
+TEST_CASE("engine: a data key whose generation fails fails its own cells only, the group's others run as replayed",
           "[engine][errors]") {
   TempDir dir;
   const auto s = shared_study("p", 0, 4, 20);  // the data keys with n = 20 fail, alone or in a group

@@ -168,7 +168,7 @@ TEST_CASE("tidy_summaries: one row per cell, metric and component, the numbers o
   CHECK_THROWS_WITH(rt::tidy_summaries(dir / "missing.h5"), Contains("missing.h5: no such file"));
 }
 
-TEST_CASE("tidy_replicates: one row per cell, done replicate and component; --metric; unknown metric",
+TEST_CASE("tidy_replicates: one row per cell, done replicate and component, --metric, unknown metric",
           "[tidy][engine]") {
   TempDir dir;
   const fs::path file = run_small_study(dir);
@@ -197,7 +197,7 @@ TEST_CASE("tidy_replicates: one row per cell, done replicate and component; --me
                     Contains("study.h5: no metric 'nope' (the file's metrics: x, v)"));
 }
 
-TEST_CASE("results files keep component labels; files of schema 1.1 read with labels 0, 1, ...", "[tidy][engine]") {
+TEST_CASE("results files keep component labels, files of schema 1.1 read with labels 0, 1, ...", "[tidy][engine]") {
   TempDir dir;
   const rt::StudyResults r = rt::read_results(run_small_study(dir));
   for (std::size_t c = 0; c < r.cells.size(); ++c) {
