@@ -36,13 +36,13 @@ void sweep(Eigen::MatrixXd& a, Eigen::Index k, bool forward, Eigen::VectorXd& co
   const double piv = a(k, k);
   const double inv = 1.0 / piv;
   col = a.col(k);
+  // a(i, j) −= col(i)·(col(j)/piv) for i, j ≠ k, a column at a time without a branch in the inner
+  // loop (vectorised): row k is updated too and then overwritten below with the rest of row and
+  // column k, so every other entry gets exactly the operations, in the order, of an element loop.
   for (Eigen::Index j = 0; j < d; ++j) {
     if (j == k) continue;
     const double cj = col(j) * inv;
-    for (Eigen::Index i = 0; i < d; ++i) {
-      if (i == k) continue;
-      a(i, j) -= col(i) * cj;
-    }
+    a.col(j) -= col * cj;
   }
   const double sign = forward ? 1.0 : -1.0;
   for (Eigen::Index i = 0; i < d; ++i) {
