@@ -201,11 +201,12 @@ TEMPLATE_LIST_TEST_CASE("every mixture prior: derivatives of the log density equ
       const double start = std::isfinite(unit.lower_limit()) ? unit.lower_limit() + 0.01 : -8.0;
       for (double t = start; t < 25.0; t += 0.37) {
         const double h = 1e-5;
-        const auto d = unit.derivatives(t, logistic(t));
+        const auto d = unit.derivatives(priors::LogGAt{t}, logistic(t));
         const double fd1 = (f(t + h) - f(t - h)) / (2 * h);
         const double fd2 = (f(t + h) - 2 * f(t) + f(t - h)) / (h * h);
-        const double d1h =
-            (unit.derivatives(t + h, logistic(t + h)).first - unit.derivatives(t - h, logistic(t - h)).first) / (2 * h);
+        const double d1h = (unit.derivatives(priors::LogGAt{t + h}, logistic(t + h)).first -
+                            unit.derivatives(priors::LogGAt{t - h}, logistic(t - h)).first) /
+                           (2 * h);
         INFO(Unit::name << " a=" << prior.a << " n=" << n << " t=" << t);
         CHECK(d.first == Approx(fd1).margin(1e-6 * (1 + std::abs(fd1))));
         CHECK(d.second == Approx(d1h).margin(1e-6 * (1 + std::abs(d1h))));

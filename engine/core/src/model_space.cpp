@@ -60,13 +60,17 @@ double log_beta_function(double a, double b) { return std::lgamma(a) + std::lgam
 
 // ---- fast quadrature for the mixture priors (docs/methods.md §2.3, with a fixed rule) ----
 
-/// A point t = log g whose pieces share one exp(−|t|) (priors/unit.hpp, LogGAt).
-struct SharedLogGAt {
+/// A point t = log g with its e = exp(−|t|) (priors/unit.hpp, LogGAt): enough for derivatives().
+struct SharedExpAt {
   double t;
-  double sp_pos;  // log(1 + e^t)
-  double e;       // exp(−|t|)
-  double softplus() const { return sp_pos; }
+  double e;  // exp(−|t|)
   double exp_minus_t() const { return t >= 0 ? e : 1.0 / e; }
+};
+
+/// A point t = log g whose pieces share one exp(−|t|) (priors/unit.hpp, LogGAt).
+struct SharedLogGAt : SharedExpAt {
+  double sp_pos;  // log(1 + e^t)
+  double softplus() const { return sp_pos; }
 };
 
 /// The log integrand of Eq. (3) in t = log g for a mixture prior's unit (priors/*.hpp).
@@ -74,29 +78,46 @@ template <class Unit>
 struct Integrand {
   Unit prior;
   double half_k, half_m, log_q;
+  double q;      // e^{log_q} = 1 − R²
+  double inv_q;  // e^{−log_q} (+inf for log_q below about −709.8; exp_minus_abs_shifted does not use it there)
+
+  /// exp(−|t + log_q|) from e = exp(−|t|) without another exp. Where t + log_q ≥ 0, t ≥ 0 too
+  /// (log_q ≤ 0), so it is e·e^{−log_q}; elsewhere it is Q·e^t = Q/e (t ≥ 0) or Q·e (t < 0). Each
+  /// is a product of two correctly rounded factors, so it is at least as accurate as exp of the
+  /// rounded sum t + log_q. Below log_q = −700 (R² within e^−700 of 1) e^{−log_q} would overflow:
+  /// exp, as before.
+  double exp_minus_abs_shifted(double t, double e) const {
+    const double tq = t + log_q;
+    if (!(log_q > -700.0)) return std::exp(-std::abs(tq));
+    if (tq >= 0.0) return e * inv_q;
+    return t >= 0.0 ? q / e : q * e;
+  }
 
   /// h(t) and logistic(t) with shared transcendental work: e = exp(-|t|), l = log1p(e) give
-  /// softplus(±t), logistic(t) and (ZS) exp(-t) at once.
+  /// softplus(±t), logistic(t), (ZS) exp(-t) and exp(−|t + log_q|) at once: one exp and two
+  /// log1p per node besides the caller's exp(h).
   double eval(double t, double& logistic_t) const {
     const double e = std::exp(-std::abs(t));
     const double l = std::log1p(e);
     const double sp_pos = (t > 0 ? t : 0.0) + l;   // log(1 + e^t)
     const double sp_neg = (t < 0 ? -t : 0.0) + l;  // log(1 + e^-t)
     logistic_t = t >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
-    // log(σ(-t) + Q σ(t)) = log_sum_exp(-sp_pos, log_q - sp_neg), no O(n) cancellation
-    const double a = -sp_pos;
-    const double b = log_q - sp_neg;
-    const double lr = (a > b ? a : b) + std::log1p(std::exp(-std::abs(a - b)));
-    const double lp = prior.log_density(SharedLogGAt{t, sp_pos, e});
+    // log(σ(-t) + Q σ(t)) = log_sum_exp(-sp_pos, log_q - sp_neg), no O(n) cancellation: the larger
+    // term (log_q - sp_neg where t + log_q ≥ 0) plus log1p of e^{−|difference|} = e^{−|t + log_q|}
+    const double lr = (t + log_q >= 0.0 ? log_q - sp_neg : -sp_pos) + std::log1p(exp_minus_abs_shifted(t, e));
+    const double lp = prior.log_density(SharedLogGAt{{t, e}, sp_pos});
     return -half_k * sp_pos - half_m * lr + lp;
   }
-  // first and second derivatives in t
+  /// First and second derivatives in t, from one exp(−|t|): logistic(t), logistic(t + log_q) (its
+  /// e^{−|t + log_q|} by exp_minus_abs_shifted) and the prior's (ZS: e^{−t}).
   void derivatives(double t, double& d1, double& d2) const {
-    const double s = logistic(t);
-    const double sq = logistic(t + log_q);
+    const double e = std::exp(-std::abs(t));
+    const double s = t >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);  // logistic(t)
+    const double x = exp_minus_abs_shifted(t, e);
+    const double sq = t + log_q >= 0.0 ? 1.0 / (1.0 + x) : x / (1.0 + x);  // logistic(t + log_q)
     d1 = -half_k * s - half_m * (sq - s);
     d2 = -half_k * s * (1.0 - s) - half_m * (sq * (1.0 - sq) - s * (1.0 - s));
-    const priors::LogDensityDerivatives dp = prior.derivatives(t, s);
+    const priors::LogDensityDerivatives dp = prior.derivatives(SharedExpAt{t, e}, s);
     d1 += dp.first;
     d2 += dp.second;
   }
@@ -104,7 +125,7 @@ struct Integrand {
 
 template <class Unit>
 Integrand<Unit> make_fast_integrand(const Unit& prior, double log_q, double n, int p, int p0) {
-  return {prior, 0.5 * p, 0.5 * (n - p0), log_q};
+  return {prior, 0.5 * p, 0.5 * (n - p0), log_q, std::exp(log_q), std::exp(-log_q)};
 }
 
 /// Mode of a unimodal log integrand: the root of h' in (lo, hi) by Newton's method safeguarded with

@@ -41,7 +41,8 @@ struct HyperG {
   double log_density(const At& x) const {
     return log_const - half_a * x.softplus() + x.t;
   }
-  LogDensityDerivatives derivatives(double /*t*/, double logistic_t) const {
+  template <class At>
+  LogDensityDerivatives derivatives(const At& /*x*/, double logistic_t) const {
     const double s = logistic_t;
     return {-half_a * s + 1.0, -half_a * s * (1.0 - s)};
   }
@@ -77,8 +78,9 @@ struct HyperGN {
   double log_density(const At& x) const {
     return log_const - half_a * log1p_exp(x.t - log_n) + x.t;
   }
-  LogDensityDerivatives derivatives(double t, double /*logistic_t*/) const {
-    const double sn = logistic(t - log_n);
+  template <class At>
+  LogDensityDerivatives derivatives(const At& x, double /*logistic_t*/) const {
+    const double sn = logistic(x.t - log_n);
     return {-half_a * sn + 1.0, -half_a * sn * (1.0 - sn)};
   }
 

@@ -41,7 +41,8 @@ struct Robust {
     if (x.t < t_min) return -std::numeric_limits<double>::infinity();
     return log_const - 1.5 * x.softplus() + x.t;
   }
-  LogDensityDerivatives derivatives(double /*t*/, double logistic_t) const {
+  template <class At>
+  LogDensityDerivatives derivatives(const At& /*x*/, double logistic_t) const {
     const double s = logistic_t;
     return {-1.5 * s + 1.0, -1.5 * s * (1.0 - s)};
   }

@@ -14,9 +14,10 @@
 ///   double lower_limit() const;               lower end of the support in t (−inf if none)
 ///   double mode_lower_limit() const;          where the prior's mass ends below (+inf if unbounded)
 ///   template <class At> double log_density(const At& x) const;   log π(e^t) + t
-///   LogDensityDerivatives derivatives(double t, double logistic_t) const;
+///   template <class At> LogDensityDerivatives derivatives(const At& x, double logistic_t) const;
 ///   static constexpr bool fine_trapezoid_step; needs step 1/16 at every n (model_space.cpp)
-/// where `x` is a LogGAt-like point: x.t, x.softplus() = log(1 + e^t), x.exp_minus_t() = e^{−t}.
+/// where `x` is a LogGAt-like point: x.t, x.softplus() = log(1 + e^t), x.exp_minus_t() = e^{−t}
+/// (derivatives() uses x.t and x.exp_minus_t() only).
 /// The integrators of bayes_factor.cpp and model_space.cpp compute these pieces their own way
 /// (one by one, or from one shared exp(−|t|)), so the unit holds the only copy of each formula.
 

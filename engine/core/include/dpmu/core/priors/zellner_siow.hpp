@@ -34,8 +34,9 @@ struct ZellnerSiow {
   double log_density(const At& x) const {
     return log_const - 0.5 * x.t - half_n * x.exp_minus_t();
   }
-  LogDensityDerivatives derivatives(double t, double /*logistic_t*/) const {
-    const double e = half_n * std::exp(-t);
+  template <class At>
+  LogDensityDerivatives derivatives(const At& x, double /*logistic_t*/) const {
+    const double e = half_n * x.exp_minus_t();
     return {-0.5 + e, -e};
   }
 
