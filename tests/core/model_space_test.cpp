@@ -5,6 +5,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <numbers>
 #include <stdexcept>
 
 #include "bayes_factor_oracle.hpp"
@@ -216,5 +217,45 @@ TEST_CASE("the g-prior has a finite exact-fit limit, the other priors have none"
     INFO(name);
     CHECK(!log_model_marginal_exact_fit(parse_coefficient_prior(name), 100.0, 2, 1).has_value());
     CHECK(!exact_fit_has_finite_evidence(parse_coefficient_prior(name)));
+  }
+}
+
+TEST_CASE("mixture-prior trapezoids follow the R² → 1 limit of log B beyond log(1 − R²) = −80", "[bma][model_space]") {
+  // As Q = 1 − R² → 0 the mass moves to g ≈ 1/Q, where a prior with tail π(g) ≈ C g^−β gives
+  // (substituting g = v/Q in Eq. 3, m = n − 1) log B = log C − a log Q + log Beta(a, b) + O(Q), with
+  // a = (m − k)/2 − β + 1 and b = k/2 + β − 1: zellner-siow β = 3/2, C = (n/2)^½/Γ(½); hyper-g(a = 3)
+  // β = 3/2, C = ½; hyper-g-n(a = 3) β = 3/2, C = n^{3/2}/(2n) = √n/2. Before the Newton bracket
+  // followed log Q, every log Q below about −80 gave the value at t = 80 (log B stuck).
+  const auto lbeta = [](double a, double b) { return std::lgamma(a) + std::lgamma(b) - std::lgamma(a + b); };
+  for (PriorKind kind : {PriorKind::zellner_siow, PriorKind::hyper_g, PriorKind::hyper_g_n}) {
+    Prior prior;
+    prior.kind = kind;
+    prior.a = 3.0;
+    for (double n : {1e3, 1e7}) {
+      const double m = n - 1;
+      const double log_c = kind == PriorKind::zellner_siow ? 0.5 * std::log(0.5 * n) - 0.5 * std::log(std::numbers::pi)
+                           : kind == PriorKind::hyper_g    ? std::log(0.5)
+                                                           : std::log(0.5 * std::sqrt(n));
+      for (int k : {1, 3, 8}) {
+        const double a = (m - k) / 2 - 0.5;
+        const double b = k / 2.0 + 0.5;
+        for (double lq : {-60.0, -100.0, -300.0, -700.5, -1000.0}) {
+          const double limit = log_c - a * lq + lbeta(a, b);
+          const auto fast = log_bayes_factor_sinh_trapezoid(prior, lq, n, k, 1);
+          INFO(to_string(kind) << " n=" << n << " k=" << k << " log(1-R2)=" << lq);
+          CHECK(fast.log_bayes_factor == Approx(limit).epsilon(1e-12));
+          CHECK(fast.shrinkage == Approx(1.0).margin(1e-12));
+        }
+      }
+    }
+  }
+  // robust (support g > ρ(n + 1) − 1, the other rule): the same slope −a = −(m − k − 1)/2 in log Q.
+  for (double n : {1e3, 1e7}) {
+    for (int k : {1, 8}) {
+      const double b100 = log_bayes_factor_robust_trapezoid(-100.0, n, k, 1).log_bayes_factor;
+      const double b700 = log_bayes_factor_robust_trapezoid(-700.5, n, k, 1).log_bayes_factor;
+      INFO("robust n=" << n << " k=" << k);
+      CHECK((b700 - b100) / 600.5 == Approx((n - 1 - k - 1) / 2).epsilon(1e-12));
+    }
   }
 }

@@ -236,7 +236,9 @@ BayesFactorResult mixture_sinh_trapezoid(const Unit& prior, double log_q, double
       d2 = h2 * x * x + h1 * x;
     };
     double lo = -60.0;
-    double hi = 6.0;  // e^6 ≈ 403 in t: far beyond the mass
+    // e^6 ≈ 403 in t: far beyond the mass, unless R² → 1 moves it out to t ≈ log m − log(1 − R²)
+    // (mixture_sinh_trapezoid below)
+    double hi = std::max(6.0, std::log(std::max(std::log(m) - log_q + 40.0 - t_min, 1.0)));
     double v = 0.0;
     const double v_star = safeguarded_newton_mode(derivatives, v, lo, hi);
     const auto big_h = [&](double vv, double& lt) { return h.eval(t_min + std::exp(vv), lt) + vv; };
@@ -245,9 +247,12 @@ BayesFactorResult mixture_sinh_trapezoid(const Unit& prior, double log_q, double
   }
   // 1. Mode of h: the root of h' in [-60, 80] by Newton safeguarded with bisection, started at the
   //    local empirical-Bayes estimate of g. The trapezoid below is exact for any centre, so the mode
-  //    only needs ~1e-6 accuracy (it sets where the nodes are dense).
+  //    only needs ~1e-6 accuracy (it sets where the nodes are dense). The likelihood peaks near
+  //    g = (m − p)/(p (1 − R²)), t ≈ log m − log(1 − R²): as R² → 1 (log(1 − R²) below about −40)
+  //    the bracket reaches 40 beyond it (a fixed 80 left the mass outside and log B stuck at its
+  //    value for t ≤ 80, tested against the R² → 1 limit in tests/core/model_space_test.cpp).
   double lo = std::min(-60.0, prior.mode_lower_limit());
-  double hi = 80.0;
+  double hi = std::max(80.0, std::log(m) - log_q + 40.0);
   const double log_odds = std::log(std::max(-std::expm1(log_q), 1e-300)) - log_q;  // log(R²/(1-R²))
   const double g_eb = std::exp(std::log((m - p) / p) + log_odds);
   double t = std::clamp(std::log(std::max(g_eb, 1.0)), lo + 1.0, hi - 1.0);
