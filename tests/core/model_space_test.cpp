@@ -220,7 +220,8 @@ TEST_CASE("the g-prior has a finite exact-fit limit, the other priors have none"
   }
 }
 
-TEST_CASE("mixture-prior trapezoids follow the R² → 1 limit of log B beyond log(1 − R²) = −80", "[bma][model_space]") {
+TEST_CASE("mixture priors follow the R² → 1 limit of log B beyond log(1 − R²) = −80, fast and adaptive rules",
+          "[bma][model_space]") {
   // As Q = 1 − R² → 0 the mass moves to g ≈ 1/Q, where a prior with tail π(g) ≈ C g^−β gives
   // (substituting g = v/Q in Eq. 3, m = n − 1) log B = log C − a log Q + log Beta(a, b) + O(Q), with
   // a = (m − k)/2 − β + 1 and b = k/2 + β − 1: zellner-siow β = 3/2, C = (n/2)^½/Γ(½); hyper-g(a = 3)
@@ -248,6 +249,20 @@ TEST_CASE("mixture-prior trapezoids follow the R² → 1 limit of log B beyond l
         }
       }
     }
+  }
+  // The adaptive reference (bayes_factor.hpp) agrees there too (it returned +inf below about −90),
+  // and refuses a log(1 − R²) no double-precision sums of squares give instead of scanning forever.
+  for (PriorKind kind : {PriorKind::zellner_siow, PriorKind::hyper_g, PriorKind::robust}) {
+    Prior prior;
+    prior.kind = kind;
+    for (double lq : {-100.0, -700.5, -1000.0}) {
+      const auto slow = log_bayes_factor_and_shrinkage(prior, lq, 1000.0, 3, 1);
+      const auto fast = kind == PriorKind::robust ? log_bayes_factor_robust_trapezoid(lq, 1000.0, 3, 1)
+                                                  : log_bayes_factor_sinh_trapezoid(prior, lq, 1000.0, 3, 1);
+      INFO(to_string(kind) << " log(1-R2)=" << lq);
+      CHECK(slow.log_bayes_factor == Approx(fast.log_bayes_factor).epsilon(1e-12));
+    }
+    CHECK_THROWS_AS(log_bayes_factor(prior, -1e5, 1000.0, 3, 1), std::domain_error);
   }
   // robust (support g > ρ(n + 1) − 1, the other rule): the same slope −a = −(m − k − 1)/2 in log Q.
   for (double n : {1e3, 1e7}) {

@@ -22,6 +22,12 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 void check_arguments(const char* fn, const Prior& prior, double log_q, double n, int p, int p0) {
   check_prior(prior);
   if (!(std::isfinite(log_q) && log_q <= 0.0)) throw_domain(fn, "log_one_minus_r_squared", log_q, "finite and <= 0");
+  // Sums of squares in double give log(1 − R²) ≥ log(DBL_TRUE_MIN) ≈ −745; the mode scan below
+  // reaches t ≈ log n − log(1 − R²), so a value far below that would scan without end.
+  if (log_q < -1e4) {
+    throw_domain(fn, "log_one_minus_r_squared", log_q,
+                 ">= -1e4 (R² within e^-10000 of 1 cannot come from double-precision sums of squares)");
+  }
   if (p < 0) throw_domain(fn, "p", p, ">= 0");
   if (p0 < 0) throw_domain(fn, "p0", p0, ">= 0");
   if (!(std::isfinite(n) && n > static_cast<double>(p + p0))) {
@@ -61,7 +67,9 @@ template <class Integrand>
 BayesFactorResult integrate_log_integrand(const Integrand& h, bool want_shrinkage) {
   // 1. Mode: coarse scan (h is unimodal in t), then Brent refinement inside the bracket.
   const double lo = std::isfinite(h.t_min) ? h.t_min : h.t_low;
-  const double hi = 80.0;
+  // The likelihood peaks near t = log m − log(1 − R²) (+ O(1)): as R² → 1 the scan must reach
+  // beyond t = 80, where it used to end (log B was +inf below log(1 − R²) ≈ −90).
+  const double hi = std::max(80.0, std::log(2.0 * h.half_m) - h.log_q + 40.0);
   constexpr double kStep = 0.5;
   double best_t = lo;
   double best_h = -kInf;
