@@ -135,9 +135,11 @@ int run(const RunArgs& a) {
     if (rep.already_complete) {
       std::cerr << fmt::format("dpmu: {} is already complete ({} tasks); left as it is\n", a.out, rep.tasks_total);
     } else {
-      std::cerr << fmt::format("dpmu: {} tasks of {} ({} from the checkpoint), {} replicates in {:.2f} s; wrote {}{}\n",
-                               rep.tasks_run + rep.tasks_resumed, rep.tasks_total, rep.tasks_resumed,
-                               rep.replicates_run, rep.loop_seconds, a.out, rep.complete ? "" : " (incomplete)");
+      std::cerr << fmt::format(
+          "dpmu: {} tasks of {} ({} from the checkpoint), {} replicates in {:.2f} s (CPU {:.2f} s, of which {:.2f} s "
+          "in the cells' set-up); wrote {}{}\n",
+          rep.tasks_run + rep.tasks_resumed, rep.tasks_total, rep.tasks_resumed, rep.replicates_run, rep.loop_seconds,
+          rep.loop_cpu_seconds, rep.prepare_cpu_seconds, a.out, rep.complete ? "" : " (incomplete)");
     }
   }
   if (!rep.complete) {

@@ -2,6 +2,7 @@
 // Experiments used only by the engine tests (registered on first use).
 #include <atomic>
 #include <cmath>
+#include <ctime>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -62,6 +63,12 @@ class TestEngine final : public dpmu::runtime::TypedExperiment<double, TestEngin
         {.name = "fail_probability", .type = ParameterType::real, .default_value = 0.0, .min = 0.0, .max = 1.0},
         {.name = "fail_prepare", .type = ParameterType::integer, .default_value = std::int64_t{0}},
         {.name = "stop_after", .type = ParameterType::integer, .default_value = std::int64_t{0}},
+        // CPU milliseconds prepare() spins for (the run report's prepare_cpu_seconds); no key at 0.
+        {.name = "prepare_cpu_ms",
+         .type = ParameterType::real,
+         .default_value = 0.0,
+         .min = 0.0,
+         .keyed_at_default = false},
         // A data factor declared after results existed: at its default it is in no key.
         {.name = "added_later",
          .type = ParameterType::real,
@@ -89,6 +96,17 @@ class TestEngine final : public dpmu::runtime::TypedExperiment<double, TestEngin
                  dpmu::runtime::SharedCalibration&) const override {
     g_prepare_calls.fetch_add(1);
     if (c.get_int("fail_prepare") != 0) throw std::runtime_error("prepare failed on purpose");
+    const double spin = 1e-3 * c.get_double("prepare_cpu_ms");
+    if (spin > 0.0) {
+      const auto thread_cpu = [] {
+        timespec ts{};
+        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+      };
+      const double until = thread_cpu() + spin;
+      while (thread_cpu() < until) {
+      }
+    }
     // A calibration-dependent constant, small against the Monte Carlo error of x.
     return 1e-6 * dpmu::core::uniform_open01(calibration);
   }

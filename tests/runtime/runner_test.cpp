@@ -377,6 +377,22 @@ TEST_CASE("engine: prepare runs once per cell, and a failed prepare fails the ce
   CHECK(r.errors[0].message == "prepare failed on purpose");
 }
 
+TEST_CASE("engine: the run report counts the CPU time of the cells' prepare() apart from the loop's", "[engine]") {
+  TempDir dir;
+  // 8 cells, each prepare() spinning 40 ms of its thread's CPU: at least 0.32 s in set-up, and never
+  // more than the loop's CPU time, whatever the threads.
+  for (int threads : {1, 2}) {
+    const auto rep = rt::run_study(study("parameters:\n  prepare_cpu_ms: 40\n", 20),
+                                   options(dir / ("spin" + std::to_string(threads) + ".h5"), threads));
+    INFO("threads " << threads << ": prepare " << rep.prepare_cpu_seconds << " s, loop " << rep.loop_cpu_seconds);
+    CHECK(rep.prepare_cpu_seconds >= 8 * 0.040);
+    CHECK(rep.prepare_cpu_seconds <= rep.loop_cpu_seconds + 0.01);
+  }
+  // Without the spin, set-up is a small part of the loop (the test experiment's prepare() draws one uniform).
+  const auto quick = rt::run_study(study("", 20), options(dir / "quick.h5", 1));
+  CHECK(quick.prepare_cpu_seconds < 0.05);
+}
+
 TEST_CASE("merge refuses missing, duplicated, incomplete and mismatched shards", "[engine][merge]") {
   TempDir dir;
   const auto s = study("", 20);

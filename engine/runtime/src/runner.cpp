@@ -46,6 +46,13 @@ double process_cpu_seconds() {
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
+/// CPU time of the calling thread (user + system), seconds.
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -465,22 +472,6 @@ void check_data_files_unchanged(const StudySpec& study, const std::filesystem::p
   }
 }
 
-/// The distinct data cells of a group's cells (in the order of their first cell) and, per cell
-/// of the group, the index of its data cell.
-std::pair<std::vector<Cell>, std::vector<std::size_t>> distinct_data_cells(const StudySpec& study,
-                                                                           const std::vector<std::size_t>& group) {
-  std::vector<Cell> data_cells;
-  std::vector<std::size_t> index;
-  std::map<std::string, std::size_t> seen;
-  for (std::size_t c : group) {
-    const std::string& key = study.cells[c].data_key();
-    auto [it, fresh] = seen.emplace(key, data_cells.size());
-    if (fresh) data_cells.push_back(study.cells[c].data_cell());
-    index.push_back(it->second);
-  }
-  return {std::move(data_cells), std::move(index)};
-}
-
 /// The parallel part of a run: the pending tasks, each (data group, block), on oneTBB.
 /// The ETA's cost model of the pending tasks: a task (data group × block) costs, per replicate,
 /// the experiment's generate_cost of the data cell plus the analyse_cost of each cell of the
@@ -578,6 +569,8 @@ class TaskRunner {
   bool stopped() const { return stop_.load(); }
   std::size_t tasks_run() const { return tasks_run_.load(); }
   std::uint64_t replicates_run() const { return reps_run_.load(); }
+  /// CPU time the threads spent in the cells' prepare() (set-up and calibration), seconds.
+  double prepare_cpu_seconds() const { return 1e-9 * static_cast<double>(prepare_cpu_ns_.load()); }
 
  private:
   bool should_stop() {
@@ -613,7 +606,11 @@ class TaskRunner {
       setup_begins();
       struct SetupEnds {
         TaskRunner* runner;
-        ~SetupEnds() { runner->setup_ends(); }
+        double cpu_start = thread_cpu_seconds();
+        ~SetupEnds() {
+          runner->prepare_cpu_ns_.fetch_add(std::llround(1e9 * (thread_cpu_seconds() - cpu_start)));
+          runner->setup_ends();
+        }
       } setup_ends_guard{this};
       try {
         const Cell& cell = study_.cells[c];
@@ -733,9 +730,24 @@ class TaskRunner {
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> tasks_run_{0};
   std::atomic<std::uint64_t> reps_run_{0};
+  std::atomic<long long> prepare_cpu_ns_{0};  // CPU time in prepare(), all threads
 };
 
 }  // namespace
+
+std::pair<std::vector<Cell>, std::vector<std::size_t>> distinct_data_cells(const StudySpec& study,
+                                                                           const std::vector<std::size_t>& group) {
+  std::vector<Cell> data_cells;
+  std::vector<std::size_t> index;
+  std::map<std::string, std::size_t> seen;
+  for (std::size_t c : group) {
+    const std::string& key = study.cells[c].data_key();
+    auto [it, fresh] = seen.emplace(key, data_cells.size());
+    if (fresh) data_cells.push_back(study.cells[c].data_cell());
+    index.push_back(it->second);
+  }
+  return {std::move(data_cells), std::move(index)};
+}
 
 ShardPlan::ShardPlan(const StudySpec& study, Shard shard)
     : shard_(shard), groups_(study.data_groups.size()), blocks_(static_cast<std::size_t>(study.blocks_per_cell())) {
@@ -1037,6 +1049,7 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   runner.run(progress);
   report.loop_seconds = std::chrono::duration<double>(Clock::now() - loop_start).count();
   report.loop_cpu_seconds = process_cpu_seconds() - loop_cpu_start;
+  report.prepare_cpu_seconds = runner.prepare_cpu_seconds();
   progress.finish();
   report.tasks_run = runner.tasks_run();
   report.replicates_run = runner.replicates_run();

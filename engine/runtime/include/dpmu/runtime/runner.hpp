@@ -82,6 +82,12 @@ struct CellReplicate {
 void run_one_replicate(const Experiment& experiment, std::span<const Cell> data_cells, std::uint64_t master_seed,
                        std::uint64_t replicate, std::span<CellReplicate> cells);
 
+/// The distinct data cells of a data group's cells (study.data_groups; in the order of their first
+/// cell) and, per cell of the group, the index of its data cell: the data_cells and
+/// CellReplicate::data_index of run_one_replicate for the group.
+std::pair<std::vector<Cell>, std::vector<std::size_t>> distinct_data_cells(const StudySpec& study,
+                                                                           const std::vector<std::size_t>& group);
+
 /// run_one_replicate for the cells of one data cell (a replay, a group without shared generation).
 inline void run_one_replicate(const Experiment& experiment, const Cell& data_cell, std::uint64_t master_seed,
                               std::uint64_t replicate, std::span<CellReplicate> cells) {
@@ -130,8 +136,12 @@ struct RunReport {
   std::size_t tasks_resumed = 0;  ///< found in the journal
   std::size_t tasks_run = 0;      ///< run now
   std::uint64_t replicates_run = 0;
-  double loop_seconds = 0.0;                         ///< wall time of the parallel loop
-  double loop_cpu_seconds = 0.0;                     ///< CPU time of the process (all threads) during the loop
+  double loop_seconds = 0.0;      ///< wall time of the parallel loop
+  double loop_cpu_seconds = 0.0;  ///< CPU time of the process (all threads) during the loop
+  /// CPU time of the loop's threads inside the cells' prepare() (set-up, calibration): a fixed cost
+  /// per cell and process, so (loop_cpu_seconds − prepare_cpu_seconds) / replicates_run is the CPU
+  /// cost of a replicate of every cell (bench/ssp_study_ratio.py).
+  double prepare_cpu_seconds = 0.0;
   bool complete = false;                             ///< every task of this shard is done
   bool already_complete = false;                     ///< --resume found a complete FILE.h5 and left it untouched
   bool stopped = false;                              ///< stopped by --max-time or a signal
