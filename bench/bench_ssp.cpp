@@ -178,7 +178,7 @@ void bm_exact_words(benchmark::State& state) {
   // the bound of (e): p/2 xoshiro256++ words per row (p·128 per 256-row block)
   const int p = static_cast<int>(state.range(0));
   dpmu::core::Xoshiro256ppX4 gen(1, 2);
-  std::vector<std::uint64_t> w(static_cast<std::size_t>(p) * 128);
+  dpmu::core::UniformWordBlock w(static_cast<std::size_t>(p) * 128);
   for (auto _ : state) {
     gen.fill_words(w);
     benchmark::DoNotOptimize(w.data());
@@ -196,7 +196,7 @@ void bm_exact_gram_block(benchmark::State& state) {
     return;
   }
   dpmu::core::Xoshiro256ppX4 gen(1, 2);
-  std::vector<std::uint64_t> w(static_cast<std::size_t>(p) * 128);
+  dpmu::core::UniformWordBlock w(static_cast<std::size_t>(p) * 128);
   gen.fill_words(w);
   dpmu::core::UniformGramAccumulator acc(p, path);
   for (auto _ : state) {
@@ -214,7 +214,7 @@ void bm_bound_kernel(benchmark::State& state) {
   // else. Automatic path: DPMU_SIMD=avx2 (cpu_features.hpp) gives the AVX2 bound; the label says which.
   const int p = static_cast<int>(state.range(0));
   dpmu::core::Xoshiro256ppX4 gen(1, 2);
-  std::vector<std::uint64_t> w(static_cast<std::size_t>(p) * 128);
+  dpmu::core::UniformWordBlock w(static_cast<std::size_t>(p) * 128);
   auto acc = std::make_unique<dpmu::core::UniformGramAccumulator>(p);
   for (auto _ : state) {
     for (int j = 0; j < p; ++j) gen.fill_words(std::span<std::uint64_t>(w.data() + j * 128, 128));

@@ -2,7 +2,7 @@
 // (docs/performance.md "Target: the study against its bound kernel").
 //
 // For each replicate r of CONFIG and each data group of the study (one data key of the paper's
-// configs: its data set and the cells that analyse it), in turn:
+// configs: its data set and the cells that analyse it), in turn (1 and 2 in alternating order):
 //   1. the bound kernel on exactly the group's rows: for each of its data keys (p, n),
 //      ceil(n / 256) full blocks of p/2 xoshiro256++ words per row into the exact Gram kernel of
 //      [1 x] (UniformGramAccumulator::add_block; the work of bench_ssp.cpp's bm_bound_kernel);
@@ -62,7 +62,7 @@ double bound_kernel(int p, std::uint64_t rows, std::uint64_t seed) {
   constexpr int W = core::UniformGramAccumulator::block_words;
   constexpr int R = core::UniformGramAccumulator::block_rows;
   core::Xoshiro256ppX4 gen(seed, 2);
-  std::vector<std::uint64_t> words(static_cast<std::size_t>(p) * W);
+  core::UniformWordBlock words(static_cast<std::size_t>(p) * W);
   core::UniformGramAccumulator acc(p);
   for (std::uint64_t done = 0; done < rows; done += R) {
     for (int j = 0; j < p; ++j) gen.fill_words(std::span<std::uint64_t>(words.data() + j * W, W));
@@ -146,18 +146,32 @@ int run(int argc, char** argv) {
   std::size_t failures = 0;
   for (std::uint64_t rep = first; rep < first + replicates; ++rep) {
     double bound = 0.0, generation = 0.0, replicate = 0.0;
-    for (auto& g : groups) {
-      const double t0 = thread_cpu_seconds();
-      for (const rt::Cell& d : g.data_cells) sink += bound_kernel(rows_of(d).first, rows_of(d).second, rep + 1);
-      const double t1 = thread_cpu_seconds();
-      generate(g.data_cells, rep);
+    for (std::size_t gi = 0; gi < groups.size(); ++gi) {
+      auto& g = groups[gi];
+      // The bound kernel and the data step alone in alternating order (by group and replicate), so
+      // that whichever runs second in a pair (on warmer caches, or a machine that changed speed
+      // between the two) does not bias their ratio.
+      const auto time_bound = [&] {
+        const double t0 = thread_cpu_seconds();
+        for (const rt::Cell& d : g.data_cells) sink += bound_kernel(rows_of(d).first, rows_of(d).second, rep + 1);
+        bound += thread_cpu_seconds() - t0;
+      };
+      const auto time_generation = [&] {
+        const double t0 = thread_cpu_seconds();
+        generate(g.data_cells, rep);
+        generation += thread_cpu_seconds() - t0;
+      };
+      if ((gi + rep) % 2 == 0) {
+        time_bound();
+        time_generation();
+      } else {
+        time_generation();
+        time_bound();
+      }
       const double t2 = thread_cpu_seconds();
       rt::run_one_replicate(*study.experiment, g.data_cells, study.master_seed, rep, g.reps);
-      const double t3 = thread_cpu_seconds();
+      replicate += thread_cpu_seconds() - t2;
       for (const auto& r : g.reps) failures += r.failure_stage.empty() ? 0 : 1;
-      bound += t1 - t0;
-      generation += t2 - t1;
-      replicate += t3 - t2;
     }
     generations.push_back(generation);
     bounds.push_back(bound);

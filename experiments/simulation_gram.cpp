@@ -34,7 +34,7 @@ std::vector<Eigen::MatrixXd> simulate_nested_predictor_grams(int p, std::span<co
   constexpr int W = core::UniformGramAccumulator::block_words;
   constexpr int R = core::UniformGramAccumulator::block_rows;
   core::UniformGramAccumulator acc(p, path);
-  std::vector<std::uint64_t> words(static_cast<std::size_t>(p) * W);
+  core::UniformWordBlock words(static_cast<std::size_t>(p) * W);
   std::vector<Eigen::MatrixXd> out;
   out.reserve(n.size());
   std::uint64_t done = 0;

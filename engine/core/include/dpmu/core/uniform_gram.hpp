@@ -17,7 +17,9 @@
 /// round to nearest). Tested in tests/core/uniform_gram_test.cpp.
 
 #include <Eigen/Dense>
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 namespace dpmu::core {
@@ -38,6 +40,27 @@ bool uniform_gram_path_available(UniformGramPath path);
 
 /// Name of a path ("automatic", "generic", "avx2", "avx512", "avx512ifma").
 const char* to_string(UniformGramPath path);
+
+/// Allocator of cache-line-aligned (64-byte) storage: the exact kernel's buffers and its callers'
+/// word blocks start on a cache line, so no SIMD load is split across two lines and the relative
+/// placement of the buffers (hence their 4K aliasing) does not depend on the heap's history.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t alignment{64};
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), alignment)); }
+  void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, alignment); }
+  template <class U>
+  bool operator==(const CacheLineAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+/// A block of words for UniformGramAccumulator::add_block (block_words per column), cache-line aligned.
+using UniformWordBlock = std::vector<std::uint64_t, CacheLineAllocator<std::uint64_t>>;
 
 /// Streaming exact accumulator of the Gram matrix of [1 X], X with `columns` columns of 32-bit
 /// uniforms delivered as 64-bit words (two uniforms per word).
@@ -97,16 +120,18 @@ class UniformGramAccumulator {
   std::uint64_t pending_rows_ = 0;  // avx512ifma: rows in the lanes since the last fold
   // Sums of v = k − c (c = 2³¹ + 2¹⁵) split as v = 2¹⁶ h + l (h, l ∈ [−2¹⁵, 2¹⁵)):
   // Σ v_a v_b = 2¹⁶ Σ v_a h_b + Σ v_a l_b. Lanes: 8 int64 per quantity.
-  std::vector<std::int64_t> lane_sum_;  // [columns][8]
-  std::vector<std::int64_t> lane_h_;    // [pairs][8], pair (a ≥ b) at a(a+1)/2 + b
-  std::vector<std::int64_t> lane_l_;    // [pairs][8]
+  template <class T>
+  using Aligned = std::vector<T, CacheLineAllocator<T>>;
+  Aligned<std::int64_t> lane_sum_;  // [columns][8]
+  Aligned<std::int64_t> lane_h_;    // [pairs][8], pair (a ≥ b) at a(a+1)/2 + b
+  Aligned<std::int64_t> lane_l_;    // [pairs][8]
   // avx512ifma instead: lane_sum_ holds Σ k (not v); lane_h_, lane_l_ the high (bits ≥ 52) and low
   // 52-bit parts of Σ over words (hi_a + lo_b)(lo_a + hi_b) (Winograd), as uint64; lane_xi_ the
   // same parts of Σ hi_j lo_j: [columns][2][8].
-  std::vector<std::int64_t> lane_xi_;
+  Aligned<std::int64_t> lane_xi_;
   std::vector<int128_t> total_sum_;  // Σ v_j
   std::vector<int128_t> total_vv_;   // Σ v_a v_b, packed like the pairs
-  std::vector<double> buffer_;       // double paths: one converted chunk, v and 2¹⁶ h
+  Aligned<double> buffer_;           // double paths: one converted chunk, v and 2¹⁶ h
 };
 
 /// Exact reference for tests: the same sums from the rows one at a time in 128-bit integers.
