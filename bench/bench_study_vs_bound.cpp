@@ -23,7 +23,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <ctime>
 #include <exception>
 #include <memory>
 #include <span>
@@ -43,12 +42,6 @@ namespace {
 
 namespace rt = dpmu::runtime;
 namespace core = dpmu::core;
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -92,14 +85,14 @@ int run(int argc, char** argv) {
         static_cast<std::uint64_t>(std::llround(static_cast<double>(c.get_int("n")) * scale))};
   };
   // prepare() of every cell, once (the runner's set-up).
-  const double prep0 = thread_cpu_seconds();
+  const double prep0 = rt::thread_cpu_seconds();
   rt::SharedCalibration shared;
   std::vector<std::shared_ptr<const void>> prepared(study.cells.size());
   for (std::size_t c = 0; c < study.cells.size(); ++c) {
     core::RngStream calibration = rt::calibration_stream(study.master_seed, study.cells[c]);
     prepared[c] = study.experiment->prepare_erased(study.cells[c], calibration, shared);
   }
-  const double prepare_seconds = thread_cpu_seconds() - prep0;
+  const double prepare_seconds = rt::thread_cpu_seconds() - prep0;
   // Per group: its data cells and each cell's replicate slot.
   struct Group {
     std::vector<rt::Cell> data_cells;
@@ -152,14 +145,14 @@ int run(int argc, char** argv) {
       // that whichever runs second in a pair (on warmer caches, or a machine that changed speed
       // between the two) does not bias their ratio.
       const auto time_bound = [&] {
-        const double t0 = thread_cpu_seconds();
+        const double t0 = rt::thread_cpu_seconds();
         for (const rt::Cell& d : g.data_cells) sink += bound_kernel(rows_of(d).first, rows_of(d).second, rep + 1);
-        bound += thread_cpu_seconds() - t0;
+        bound += rt::thread_cpu_seconds() - t0;
       };
       const auto time_generation = [&] {
-        const double t0 = thread_cpu_seconds();
+        const double t0 = rt::thread_cpu_seconds();
         generate(g.data_cells, rep);
-        generation += thread_cpu_seconds() - t0;
+        generation += rt::thread_cpu_seconds() - t0;
       };
       if ((gi + rep) % 2 == 0) {
         time_bound();
@@ -168,9 +161,9 @@ int run(int argc, char** argv) {
         time_generation();
         time_bound();
       }
-      const double t2 = thread_cpu_seconds();
+      const double t2 = rt::thread_cpu_seconds();
       rt::run_one_replicate(*study.experiment, g.data_cells, study.master_seed, rep, g.reps);
-      replicate += thread_cpu_seconds() - t2;
+      replicate += rt::thread_cpu_seconds() - t2;
       for (const auto& r : g.reps) failures += r.failure_stage.empty() ? 0 : 1;
     }
     generations.push_back(generation);

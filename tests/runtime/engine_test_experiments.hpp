@@ -2,7 +2,6 @@
 // Experiments used only by the engine tests (registered on first use).
 #include <atomic>
 #include <cmath>
-#include <ctime>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -12,6 +11,7 @@
 #include "dpmu/experiments/data_files.hpp"
 #include "dpmu/experiments/registry.hpp"
 #include "dpmu/runtime/experiment.hpp"
+#include "dpmu/runtime/runner.hpp"
 
 namespace dpmu_test {
 
@@ -98,13 +98,8 @@ class TestEngine final : public dpmu::runtime::TypedExperiment<double, TestEngin
     if (c.get_int("fail_prepare") != 0) throw std::runtime_error("prepare failed on purpose");
     const double spin = 1e-3 * c.get_double("prepare_cpu_ms");
     if (spin > 0.0) {
-      const auto thread_cpu = [] {
-        timespec ts{};
-        ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-        return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-      };
-      const double until = thread_cpu() + spin;
-      while (thread_cpu() < until) {
+      const double until = dpmu::runtime::thread_cpu_seconds() + spin;
+      while (dpmu::runtime::thread_cpu_seconds() < until) {
       }
     }
     // A calibration-dependent constant, small against the Monte Carlo error of x.

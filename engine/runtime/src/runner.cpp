@@ -46,13 +46,6 @@ double process_cpu_seconds() {
          1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
-/// CPU time of the calling thread (user + system), seconds.
-double thread_cpu_seconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -734,6 +727,12 @@ class TaskRunner {
 };
 
 }  // namespace
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 std::pair<std::vector<Cell>, std::vector<std::size_t>> distinct_data_cells(const StudySpec& study,
                                                                            const std::vector<std::size_t>& group) {

@@ -82,6 +82,9 @@ struct CellReplicate {
 void run_one_replicate(const Experiment& experiment, std::span<const Cell> data_cells, std::uint64_t master_seed,
                        std::uint64_t replicate, std::span<CellReplicate> cells);
 
+/// CPU time of the calling thread (user + system; CLOCK_THREAD_CPUTIME_ID), seconds.
+double thread_cpu_seconds();
+
 /// The distinct data cells of a data group's cells (study.data_groups; in the order of their first
 /// cell) and, per cell of the group, the index of its data cell: the data_cells and
 /// CellReplicate::data_index of run_one_replicate for the group.
