@@ -67,9 +67,9 @@ template <class Integrand>
 BayesFactorResult integrate_log_integrand(const Integrand& h, bool want_shrinkage) {
   // 1. Mode: coarse scan (h is unimodal in t), then Brent refinement inside the bracket.
   const double lo = std::isfinite(h.t_min) ? h.t_min : h.t_low;
-  // The likelihood peaks near t = log m − log(1 − R²) (+ O(1)): as R² → 1 the scan must reach
-  // beyond t = 80, where it used to end (log B was +inf below log(1 − R²) ≈ −90).
-  const double hi = std::max(80.0, std::log(2.0 * h.half_m) - h.log_q + 40.0);
+  // As R² → 1 the scan must reach beyond t = 80, where it used to end (log B was +inf below
+  // log(1 − R²) ≈ −90).
+  const double hi = priors::log_g_search_upper_limit(2.0 * h.half_m, h.log_q);
   constexpr double kStep = 0.5;
   double best_t = lo;
   double best_h = -kInf;

@@ -101,7 +101,7 @@ struct Integrand {
     const double l = std::log1p(e);
     const double sp_pos = (t > 0 ? t : 0.0) + l;   // log(1 + e^t)
     const double sp_neg = (t < 0 ? -t : 0.0) + l;  // log(1 + e^-t)
-    logistic_t = t >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+    logistic_t = logistic_from_exp_abs(t, e);
     // log(σ(-t) + Q σ(t)) = log_sum_exp(-sp_pos, log_q - sp_neg), no O(n) cancellation: the larger
     // term (log_q - sp_neg where t + log_q ≥ 0) plus log1p of e^{−|difference|} = e^{−|t + log_q|}
     const double lr = (t + log_q >= 0.0 ? log_q - sp_neg : -sp_pos) + std::log1p(exp_minus_abs_shifted(t, e));
@@ -112,9 +112,8 @@ struct Integrand {
   /// e^{−|t + log_q|} by exp_minus_abs_shifted) and the prior's (ZS: e^{−t}).
   void derivatives(double t, double& d1, double& d2) const {
     const double e = std::exp(-std::abs(t));
-    const double s = t >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);  // logistic(t)
-    const double x = exp_minus_abs_shifted(t, e);
-    const double sq = t + log_q >= 0.0 ? 1.0 / (1.0 + x) : x / (1.0 + x);  // logistic(t + log_q)
+    const double s = logistic_from_exp_abs(t, e);
+    const double sq = logistic_from_exp_abs(t + log_q, exp_minus_abs_shifted(t, e));
     d1 = -half_k * s - half_m * (sq - s);
     d2 = -half_k * s * (1.0 - s) - half_m * (sq * (1.0 - sq) - s * (1.0 - s));
     const priors::LogDensityDerivatives dp = prior.derivatives(SharedExpAt{t, e}, s);
@@ -236,9 +235,8 @@ BayesFactorResult mixture_sinh_trapezoid(const Unit& prior, double log_q, double
       d2 = h2 * x * x + h1 * x;
     };
     double lo = -60.0;
-    // e^6 ≈ 403 in t: far beyond the mass, unless R² → 1 moves it out to t ≈ log m − log(1 − R²)
-    // (mixture_sinh_trapezoid below)
-    double hi = std::max(6.0, std::log(std::max(std::log(m) - log_q + 40.0 - t_min, 1.0)));
+    // e^6 ≈ 403 in t: far beyond the mass, unless R² → 1 moves it out (log_g_search_upper_limit)
+    double hi = std::max(6.0, std::log(std::max(priors::log_g_search_upper_limit(m, log_q) - t_min, 1.0)));
     double v = 0.0;
     const double v_star = safeguarded_newton_mode(derivatives, v, lo, hi);
     const auto big_h = [&](double vv, double& lt) { return h.eval(t_min + std::exp(vv), lt) + vv; };
@@ -247,12 +245,12 @@ BayesFactorResult mixture_sinh_trapezoid(const Unit& prior, double log_q, double
   }
   // 1. Mode of h: the root of h' in [-60, 80] by Newton safeguarded with bisection, started at the
   //    local empirical-Bayes estimate of g. The trapezoid below is exact for any centre, so the mode
-  //    only needs ~1e-6 accuracy (it sets where the nodes are dense). The likelihood peaks near
-  //    g = (m − p)/(p (1 − R²)), t ≈ log m − log(1 − R²): as R² → 1 (log(1 − R²) below about −40)
-  //    the bracket reaches 40 beyond it (a fixed 80 left the mass outside and log B stuck at its
-  //    value for t ≤ 80, tested against the R² → 1 limit in tests/core/model_space_test.cpp).
+  //    only needs ~1e-6 accuracy (it sets where the nodes are dense). As R² → 1 the upper end moves
+  //    out with the likelihood's peak (log_g_search_upper_limit; a fixed 80 left the mass outside
+  //    and log B stuck at its value for t ≤ 80, tested against the R² → 1 limit in
+  //    tests/core/model_space_test.cpp).
   double lo = std::min(-60.0, prior.mode_lower_limit());
-  double hi = std::max(80.0, std::log(m) - log_q + 40.0);
+  double hi = priors::log_g_search_upper_limit(m, log_q);
   const double log_odds = std::log(std::max(-std::expm1(log_q), 1e-300)) - log_q;  // log(R²/(1-R²))
   const double g_eb = std::exp(std::log((m - p) / p) + log_odds);
   double t = std::clamp(std::log(std::max(g_eb, 1.0)), lo + 1.0, hi - 1.0);

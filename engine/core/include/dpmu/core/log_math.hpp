@@ -16,12 +16,12 @@ inline double log1p_exp(double x) {
   return std::log1p(std::exp(x));
 }
 
+/// logistic(x) from e = exp(−|x|) when the caller has it: 1/(1 + e) for x ≥ 0, e/(1 + e) below
+/// (no overflow, full relative accuracy in both tails).
+inline double logistic_from_exp_abs(double x, double e) { return x >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e); }
+
 /// Logistic function 1/(1 + e^{-x}), in [0, 1], no overflow for |x| ~ 1e6.
-inline double logistic(double x) {
-  if (x >= 0.0) return 1.0 / (1.0 + std::exp(-x));
-  const double e = std::exp(x);
-  return e / (1.0 + e);
-}
+inline double logistic(double x) { return logistic_from_exp_abs(x, std::exp(-std::abs(x))); }
 
 /// log(logistic(x)) = -log(1 + e^{-x}), accurate in both tails.
 inline double log_logistic(double x) { return -log1p_exp(-x); }

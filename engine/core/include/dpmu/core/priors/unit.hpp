@@ -21,6 +21,7 @@
 /// The integrators of bayes_factor.cpp and model_space.cpp compute these pieces their own way
 /// (one by one, or from one shared exp(−|t|)), so the unit holds the only copy of each formula.
 
+#include <algorithm>
 #include <cmath>
 
 #include "dpmu/core/g_priors.hpp"
@@ -41,6 +42,12 @@ struct LogDensityDerivatives {
   double first = 0.0;
   double second = 0.0;
 };
+
+/// Upper end, in t = log g, of the search for the mode of the integrand of Eq. (3) for both
+/// integrators (bayes_factor.cpp, model_space.cpp): t = 80, or 40 beyond t = log m − log(1 − R²)
+/// once R² → 1 moves the likelihood's peak (near g = (m − k)/(k(1 − R²))) out there.
+/// @param m n − p0 (> 0). @param log_q log(1 − R²) ≤ 0. Natural log.
+inline double log_g_search_upper_limit(double m, double log_q) { return std::max(80.0, std::log(m) - log_q + 40.0); }
 
 /// A point t = log g whose shared pieces are computed one at a time (bayes_factor.cpp, tests).
 struct LogGAt {
