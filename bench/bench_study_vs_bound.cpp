@@ -146,7 +146,10 @@ int run(int argc, char** argv) {
       // between the two) does not bias their ratio.
       const auto time_bound = [&] {
         const double t0 = rt::thread_cpu_seconds();
-        for (const rt::Cell& d : g.data_cells) sink += bound_kernel(rows_of(d).first, rows_of(d).second, rep + 1);
+        for (const rt::Cell& d : g.data_cells) {
+          const auto [p, n] = rows_of(d);
+          sink += bound_kernel(p, n, rep + 1);
+        }
         bound += rt::thread_cpu_seconds() - t0;
       };
       const auto time_generation = [&] {

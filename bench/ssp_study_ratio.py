@@ -31,7 +31,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 import yaml
 
@@ -115,7 +114,7 @@ def main():
             print(f"[{rep + 1}] DPMU_SIMD={cap}")
             for config in a.config:
                 full = int(yaml.safe_load(open(config))["replicates"])
-                # the bound kernel (median of 5) just before and just after the run(s), averaged
+                # the bound kernel (mean of 5) just before and just after the run(s), averaged
                 before, label = bound_rates(a.build, cap, a.min_time)
                 if a.replicates_pair:
                     r1, r2 = a.replicates_pair

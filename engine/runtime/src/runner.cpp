@@ -563,7 +563,10 @@ class TaskRunner {
   std::size_t tasks_run() const { return tasks_run_.load(); }
   std::uint64_t replicates_run() const { return reps_run_.load(); }
   /// CPU time the threads spent in the cells' prepare() (set-up and calibration), seconds.
-  double prepare_cpu_seconds() const { return 1e-9 * static_cast<double>(prepare_cpu_ns_.load()); }
+  double prepare_cpu_seconds() {
+    std::lock_guard<std::mutex> lock(setup_mutex_);
+    return prepare_cpu_seconds_;
+  }
 
  private:
   bool should_stop() {
@@ -578,8 +581,10 @@ class TaskRunner {
 
   /// The run's share of wall-clock time spent in prepare(): ∫ (threads preparing / threads) dt,
   /// for the ETA (WorkEstimate::add_setup_seconds). The other threads' work meanwhile counts.
-  void setup_changes(int delta) {
+  /// `prepare_cpu`: the thread CPU time of a prepare() that ends (RunReport::prepare_cpu_seconds).
+  void setup_changes(int delta, double prepare_cpu = 0.0) {
     std::lock_guard<std::mutex> lock(setup_mutex_);
+    prepare_cpu_seconds_ += prepare_cpu;
     const auto now = Clock::now();
     if (preparing_ > 0 && work_) {
       const double threads = opt_.threads > 0 ? opt_.threads : std::max(1U, std::thread::hardware_concurrency());
@@ -590,7 +595,7 @@ class TaskRunner {
     setup_last_ = now;
   }
   void setup_begins() { setup_changes(+1); }
-  void setup_ends() { setup_changes(-1); }
+  void setup_ends(double cpu_seconds) { setup_changes(-1, cpu_seconds); }
 
   /// prepare() of cell c, once per process; its calibration outputs go to the journal.
   void prepare_once(std::size_t c) {
@@ -600,10 +605,7 @@ class TaskRunner {
       struct SetupEnds {
         TaskRunner* runner;
         double cpu_start = thread_cpu_seconds();
-        ~SetupEnds() {
-          runner->prepare_cpu_ns_.fetch_add(std::llround(1e9 * (thread_cpu_seconds() - cpu_start)));
-          runner->setup_ends();
-        }
+        ~SetupEnds() { runner->setup_ends(thread_cpu_seconds() - cpu_start); }
       } setup_ends_guard{this};
       try {
         const Cell& cell = study_.cells[c];
@@ -716,14 +718,14 @@ class TaskRunner {
   std::vector<std::atomic<std::int64_t>> remaining_;  // pending tasks per group in this process
   std::vector<ShardPlan::Task> pending_;
   WorkEstimate* work_ = nullptr;
-  std::mutex setup_mutex_;  // guards preparing_ and setup_last_
+  std::mutex setup_mutex_;  // guards preparing_, setup_last_ and prepare_cpu_seconds_
   int preparing_ = 0;       // threads in prepare() now
   Clock::time_point setup_last_;
-  std::mutex journal_mutex_;  // guards the journal fd and r_.errors
+  double prepare_cpu_seconds_ = 0.0;  // thread CPU time in prepare(), all threads
+  std::mutex journal_mutex_;          // guards the journal fd and r_.errors
   std::atomic<bool> stop_{false};
   std::atomic<std::size_t> tasks_run_{0};
   std::atomic<std::uint64_t> reps_run_{0};
-  std::atomic<long long> prepare_cpu_ns_{0};  // CPU time in prepare(), all threads
 };
 
 }  // namespace
