@@ -147,11 +147,13 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
          .type = ParameterType::integer,
          .default_value = std::int64_t{100},
          .min = 1.0,
+         .max = 100000.0,  // api::kMaxNoiseAwareDraws: the per-release work and memory stay bounded
          .description = "M: accepted draws of G per release (noise-aware)"},
         {.name = "max_proposals",
          .type = ParameterType::integer,
          .default_value = std::int64_t{20000},
          .min = 1.0,
+         .max = 1e9,  // an int: 100 x the largest noise_aware_draws, with room
          .description = "noise draws at most per release; fewer than min_accepted accepted: plug-in fallback"},
         {.name = "min_accepted",
          .type = ParameterType::integer,

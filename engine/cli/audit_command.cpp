@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "dpmu/api/audit.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/random.hpp"
 
@@ -184,7 +185,7 @@ void run_audit(const AuditTarget& t, const AuditCliOptions& o) {
     if (k != "samples_per_data_set") out[k] = v;
   }
   const bool consistent = verdict["consistent_with_claim"].get<bool>();
-  std::cout << out.dump(2) << "\n";
+  std::cout << api::json_text(out, 2) << "\n";
   if (!consistent) throw CLI::RuntimeError(1);
 }
 

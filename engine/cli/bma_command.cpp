@@ -57,14 +57,14 @@ struct BmaCliOptions {
   std::optional<double> threshold;
   std::string threshold_reference = "absolute";
   std::string ridge = "auto";
-  int ridge_draws = 100000;
+  std::int64_t ridge_draws = 100000;
   std::string prior = "zellner-siow";
   std::optional<double> g;
   double a = 3.0;
   std::string model_prior = "beta-binomial:1,1";
   std::optional<double> confidence;
-  int simulations = 10000;
-  int bins = 40;
+  std::int64_t simulations = 10000;
+  std::int64_t bins = 40;
   std::string norm = "frobenius";
   std::optional<std::uint64_t> seed;  ///< unset: a real release (secure noise)
   bool non_private = false;
@@ -72,7 +72,7 @@ struct BmaCliOptions {
   std::string synthetic_out;
   bool force = false;
   api::LedgerOptions ledger;
-  int top_models = 10;
+  std::int64_t top_models = 10;
   bool mcmc = false;
   double mcmc_tolerance = 0.005;
   std::uint64_t mcmc_max_iterations = 0;  ///< 0: core::default_mcmc_max_iterations(p)
@@ -81,7 +81,7 @@ struct BmaCliOptions {
   double credible_level = 0.95;
   std::string plot;
   std::string uncertainty = "plug-in";
-  int noise_aware_draws = 200;
+  std::int64_t noise_aware_draws = 200;
 };
 
 /// The progress line of a long model search on stderr (docs/bma.md "Cost of the model search"):
@@ -358,8 +358,10 @@ void write_model_space_plot(const std::string& path, const api::BmaSummary& a, c
   const std::string tmp = path + ".json.tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp);
-    out << doc.dump() << "\n";
-    if (!out) throw std::runtime_error("cannot write the plot data next to --plot '" + path + "'");
+    out << api::json_text(doc)
+        << "
+           ";
+        if (!out) throw std::runtime_error("cannot write the plot data next to --plot '" + path + "'");
   }
   const char* dir = std::getenv("DPMU_PLOTTING_DIR");
   const char* python = std::getenv("DPMU_PYTHON");
@@ -433,7 +435,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
     }
   }
   plan.p = o.predictors.size();
-  plan.options.top_models = o.top_models;
+  plan.options.top_models = count_option("--top-models", o.top_models, 0, 100000);
   for (const auto& name : o.always_include) {
     std::size_t j = 0;
     while (j < plan.p && o.predictors[j] != name) ++j;
@@ -442,7 +444,6 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   }
   plan.prior = core::parse_coefficient_prior(o.prior, o.g, o.a);
   plan.model_prior = core::parse_model_prior(o.model_prior);
-  if (o.top_models < 0) core::throw_domain(fn, "--top-models", o.top_models, ">= 0");
   if (o.mcmc) core::check_positive_finite(fn, "--mcmc-tolerance", o.mcmc_tolerance);
   check_search_bounds(o);
   if (o.credible_level != 0.0) core::check_open_interval(fn, "--credible-level", o.credible_level, 0.0, 1.0);
@@ -455,7 +456,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
       throw std::invalid_argument(
           "--uncertainty noise-aware integrates over the privacy noise of a release; a --non-private fit has none");
     }
-    if (o.noise_aware_draws < 20) core::throw_domain(fn, "--noise-aware-draws", o.noise_aware_draws, ">= 20");
+    api::check_noise_aware_draws(o.noise_aware_draws, "--noise-aware-draws");
     if (o.mcmc) {
       throw std::invalid_argument(
           "--uncertainty noise-aware enumerates the models of every draw of G: at most 24 predictors, no --mcmc");
@@ -512,15 +513,20 @@ BmaPlan plan_bma(BmaCliOptions& o) {
     }
     if (o.confidence) {
       core::check_open_interval(fn, "--confidence", *o.confidence, 0.0, 1.0);
-      if (o.simulations < 1) core::throw_domain(fn, "--simulations", o.simulations, ">= 1");
+      count_option("--simulations", o.simulations, 1, 100000000);
       // core::mechanism_confidence_set keeps every draw E_i ((p+1)² doubles) and its norm.
       const double dim = static_cast<double>(o.predictors.size()) + 1.0;
       runtime::check_fits_in_memory(static_cast<double>(o.simulations) * (8.0 * dim * dim + 64.0),
                                     "--simulations " + std::to_string(o.simulations) + " (the Sec. 5.1 confidence set)",
                                     "use fewer --simulations (10^4 to 10^5 give the quantile to 2-3 digits)", 2.0);
-      if (o.bins < 1) core::throw_domain(fn, "--bins", o.bins, ">= 1");
+      // The histograms keep 3 doubles a bin for each of 2p summaries: 10^5 bins is far finer than the
+      // simulations can fill, and bounded memory.
+      if (o.bins < 1 || o.bins > 100000) {
+        throw std::invalid_argument("--bins must be a whole number in [1, 100000], got " + std::to_string(o.bins) +
+                                    " (the default 40 suits 10^4 --simulations)");
+      }
     }
-    if (o.ridge_draws < 100) core::throw_domain(fn, "--ridge-draws", o.ridge_draws, ">= 100");
+    count_option("--ridge-draws", o.ridge_draws, 100, 100000000);
   }
   plan.threshold_reference = core::parse_threshold_reference(o.threshold_reference);
   if (o.ridge != "auto") {
@@ -639,7 +645,7 @@ void run_bma(BmaCliOptions o) {
       write_csv(o.synthetic_out, syn, all);
       report.released("synthetic_out", o.synthetic_out);
     }
-    std::cout << report.finish().dump(2) << "\n";
+    std::cout << api::json_text(report.finish(), 2) << "\n";
     return;
   }
 
@@ -676,18 +682,21 @@ void run_bma(BmaCliOptions o) {
 
   api::LedgerOptions ledger = o.ledger;
   ledger.data_label = o.data;
-  // The budget is checked now, before any work; the charge is made when the release is computed,
-  // before any of it is written or printed.
+  // The budget is checked now, before any work; the charge is made as soon as the noise is drawn,
+  // before anything computed from it is written, printed or timed (docs/privacy.md "Charge first,
+  // then speak").
   api::ReleaseCharge charge(ledger, "dpmu bma", release.privacy(),
                             json::array({"released_gram", "and post-processing of it"}));
   api::ReleaseOptions ro;
   ro.ridge = plan.ridge;
-  ro.ridge_draws = o.ridge_draws;
+  ro.ridge_draws = static_cast<int>(o.ridge_draws);  // checked: <= 10^8
   ro.threshold = o.threshold;
   ro.threshold_reference = plan.threshold_reference;
   ro.progress = search.progress;
   std::vector<std::string> messages;
-  const api::BmaRelease rel = api::release_gram(raw, release, ro, seed, secure ? &secure_rng : nullptr, messages);
+  const api::BmaRelease rel =
+      api::release_gram(raw, release, ro, seed, secure ? &secure_rng : nullptr, charge, file.bytes, messages);
+  if (const auto& c = charge.charge()) report.setting("ledger", api::to_json(*c));
   print_messages(messages);
   const Eigen::MatrixXd& noisy = rel.released_gram;
   report.released("released_gram", lower_triangle(noisy));
@@ -747,8 +756,8 @@ void run_bma(BmaCliOptions o) {
       return v;
     };
     core::RngStream cs_rng(seed, core::fnv1a_64("bma/confidence"), 0, core::StreamPurpose::noise);
-    const core::MechanismConfidenceSet cs =
-        core::mechanism_confidence_set(noisy, mech, cs_rng, o.simulations, *o.confidence, summary, plan.norm);
+    const core::MechanismConfidenceSet cs = core::mechanism_confidence_set(
+        noisy, mech, cs_rng, static_cast<int>(o.simulations), *o.confidence, summary, plan.norm);
     json c;
     c["confidence"] = cs.confidence;
     c["norm"] = core::to_string(plan.norm);
@@ -771,8 +780,8 @@ void run_bma(BmaCliOptions o) {
           vp.push_back(s(j));
           vm.push_back(s(pp + j));
         }
-        pips[names[static_cast<std::size_t>(j)]] = histogram_json(core::make_histogram(vp, o.bins));
-        means[names[static_cast<std::size_t>(j)]] = histogram_json(core::make_histogram(vm, o.bins));
+        pips[names[static_cast<std::size_t>(j)]] = histogram_json(core::make_histogram(vp, static_cast<int>(o.bins)));
+        means[names[static_cast<std::size_t>(j)]] = histogram_json(core::make_histogram(vm, static_cast<int>(o.bins)));
       }
     }
     c["posterior_inclusion_probabilities"] = pips;
@@ -787,14 +796,10 @@ void run_bma(BmaCliOptions o) {
     for (Eigen::Index j = 0; j < synthetic.cols(); ++j) synthetic.col(j) *= scale(j);
     report.released("synthetic_out", o.synthetic_out);
   }
-  // Computed and ready: charge it, then deliver it (files first, then standard output).
-  if (const auto c = charge.commit(file.bytes)) {
-    report.setting("ledger", api::to_json(*c));
-    note_charged_release(c->path);
-  }
+  // Charged when the noise was drawn: deliver it (files first, then standard output).
   if (!o.plot.empty()) write_model_space_plot(o.plot, a, names, o.response);
   if (!o.synthetic_out.empty()) write_csv(o.synthetic_out, synthetic, all);
-  std::cout << report.finish().dump(2) << "\n";
+  std::cout << api::json_text(report.finish(), 2) << "\n";
 }
 
 void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {

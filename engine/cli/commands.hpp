@@ -4,6 +4,7 @@
 /// whose callback prints JSON on stdout; errors propagate as exceptions to main().
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ void add_bma_command(CLI::App& app, CLI::App& audit);
 /// `dpmu select`: DP model selection of Lei et al. (2018), Algorithms 1 and 2 (docs/methods.md §6).
 void add_select_command(CLI::App& app, CLI::App& audit);
 
+/// A count option read in 64 bits, checked against [lowest, highest] before any work and returned as
+/// an int (highest ≤ INT_MAX): a value beyond the limit is refused naming the option and the limit,
+/// never wrapped. @throws std::invalid_argument.
+int count_option(const std::string& option, std::int64_t value, std::int64_t lowest, std::int64_t highest);
+
 /// CLI11 validator for an unsigned integer option (seeds, counts): only decimal digits, at most
 /// 2^64 − 1. CLI11 would otherwise wrap "-1" and saturate "2^64" silently.
 const CLI::Validator& unsigned_integer();
@@ -49,10 +55,5 @@ void add_ledger_command(CLI::App& app);
 /// "out of memory while ..." message. Set by the commands as they go; empty: the command's name.
 void set_activity(std::string what);
 const std::string& activity();
-
-/// A release charged to a ledger in this process, for main()'s message when its output cannot be
-/// delivered (docs/reliability.md: charged but undelivered). Empty: nothing was charged.
-void note_charged_release(std::string ledger_path);
-const std::string& charged_release();
 
 }  // namespace dpmu::cli

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/runtime/experiment.hpp"
 #include "dpmu/runtime/results.hpp"
 
@@ -177,7 +178,7 @@ void add_describe_command(CLI::App& app) {
     if (*format == "json") {
       nlohmann::ordered_json all = nlohmann::ordered_json::array();
       for (const auto& n : names) all.push_back(describe_json(runtime::find_experiment(n)));
-      std::cout << (name->empty() ? all : all.front()).dump(2) << "\n";
+      std::cout << api::json_text((name->empty() ? all : all.front()), 2) << "\n";
       return;
     }
     for (std::size_t i = 0; i < names.size(); ++i) {

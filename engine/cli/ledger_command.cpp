@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "dpmu/api/ledger.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/runtime/ledger.hpp"
 
 namespace dpmu::cli {
@@ -18,7 +19,7 @@ namespace {
 
 void print_ledger(const std::string& path, const std::string& format) {
   if (format == "json") {
-    std::cout << api::ledger_summary(path).dump(2) << "\n";
+    std::cout << api::json_text(api::ledger_summary(path), 2) << "\n";
     return;
   }
   const runtime::Ledger ledger = runtime::read_ledger(path);

@@ -10,6 +10,7 @@
 #include <new>
 
 #include "commands.hpp"
+#include "dpmu/api/ledger.hpp"
 #include "dpmu/experiments/registry.hpp"
 
 #ifndef DPMU_VERSION
@@ -46,6 +47,15 @@ namespace {
                " (under a memory limit, ulimit -v, this can be a failed allocation)");
   std::abort();
 }
+/// What an error after a charge adds to its message (docs/reliability.md: charged but undelivered):
+/// the release's noise was drawn and charged, so the spend stands though nothing was delivered.
+std::string charged_not_delivered() {
+  const auto& charges = dpmu::api::charges_on_this_thread();
+  if (charges.count == 0) return {};
+  return "; the release was charged to ledger " + charges.last_ledger +
+         " (charged, not delivered: its noise was drawn, so the spend stands)";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,6 +81,9 @@ int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) must make write(2) fail with EFBIG, which every writer reports
   // naming the file, instead of killing the process with SIGXFSZ mid-write.
   std::signal(SIGXFSZ, SIG_IGN);
+  // A signal between a release's noise draw and its charge is delivered after the charge, and one
+  // after the charge ends the process with "charged, not delivered" (docs/privacy.md).
+  dpmu::api::defer_interrupts_around_charges("dpmu");
   try {
     app.parse(argc, argv);
   } catch (const std::bad_alloc&) {
@@ -90,7 +103,7 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   } catch (const std::exception& e) {
-    std::cerr << "dpmu: error: " << e.what() << "\n";
+    std::cerr << "dpmu: error: " << e.what() << charged_not_delivered() << "\n";
     return 2;
   }
   // What a command printed must have reached standard output: a full disk, /dev/full or a closed
@@ -99,13 +112,9 @@ int main(int argc, char** argv) {
   errno = 0;
   if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
     const int err = errno;
-    const std::string& ledger = dpmu::cli::charged_release();
     std::cerr << "dpmu: error: cannot write the output to standard output"
               << (err != 0 ? std::string(": ") + std::strerror(err) : std::string()) << "; the result is lost"
-              << (ledger.empty() ? std::string()
-                                 : " but the release was charged to ledger " + ledger +
-                                       " (charged but undelivered: its noise was drawn, so the spend stands)")
-              << ": free space and run again\n";
+              << charged_not_delivered() << ": free space and run again\n";
     return 2;
   }
   return 0;

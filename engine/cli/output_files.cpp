@@ -19,15 +19,13 @@ std::string& activity_text() {
 void set_activity(std::string what) { activity_text() = std::move(what); }
 const std::string& activity() { return activity_text(); }
 
-namespace {
-std::string& charged_text() {
-  static std::string text;
-  return text;
+int count_option(const std::string& option, std::int64_t value, std::int64_t lowest, std::int64_t highest) {
+  if (value < lowest || value > highest) {
+    throw std::invalid_argument(option + " must be a whole number in [" + std::to_string(lowest) + ", " +
+                                std::to_string(highest) + "], got " + std::to_string(value));
+  }
+  return static_cast<int>(value);
 }
-}  // namespace
-
-void note_charged_release(std::string ledger_path) { charged_text() = std::move(ledger_path); }
-const std::string& charged_release() { return charged_text(); }
 
 const CLI::Validator& unsigned_integer() {
   static const CLI::Validator v(

@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "dpmu/api/plan_bma.hpp"
+#include "dpmu/api/release_report.hpp"
 
 namespace dpmu::cli {
 
@@ -75,7 +76,7 @@ void add_plan_bma_command(CLI::App& app) {
     if (cmd->count("--coefficients") > 0) r.coefficients = o->coefficients;
     if (cmd->count("--bounds") > 0) r.bounds = o->bounds;
     set_activity("simulating the release (plan-bma)");
-    std::cout << api::plan_bma(r).dump(2) << "\n";
+    std::cout << api::json_text(api::plan_bma(r), 2) << "\n";
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "dpmu/api/plan_test.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/core/checks.hpp"
 
 namespace dpmu::cli {
@@ -40,7 +41,7 @@ core::CensoringLimits parse_limits(const std::string& text) {
 
 void run_plan(PlanOptions o) {
   for (const auto& c : o.censor) o.request.censor.push_back(parse_limits(c));
-  std::cout << api::plan_test(o.request).dump(2) << "\n";
+  std::cout << api::json_text(api::plan_test(o.request), 2) << "\n";
 }
 
 }  // namespace

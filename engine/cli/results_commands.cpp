@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/runtime/results.hpp"
 #include "dpmu/runtime/runner.hpp"
 #include "dpmu/runtime/tidy.hpp"
@@ -82,7 +83,7 @@ void summarize(const std::string& path, const std::string& format) {
                    {"metrics", metrics}});
   }
   if (format == "json") {
-    std::cout << out.dump(1) << "\n";
+    std::cout << api::json_text(out, 1) << "\n";
     return;
   }
   // Parameters with one value in every cell are printed once above the table; each cell's varying
@@ -91,8 +92,8 @@ void summarize(const std::string& path, const std::string& format) {
   std::set<std::string> varying;
   for (const auto& cell : out) {
     for (const auto& [k, v] : cell["parameters"].items()) {
-      const auto [it, added] = first.emplace(k, v.dump());
-      if (!added && it->second != v.dump()) varying.insert(k);
+      const auto [it, added] = first.emplace(k, api::json_text(v));
+      if (!added && it->second != api::json_text(v)) varying.insert(k);
     }
   }
   for (const auto& cell : out) {
@@ -113,7 +114,7 @@ void summarize(const std::string& path, const std::string& format) {
   for (const auto& cell : out) {
     std::string params;
     for (const auto& [k, v] : cell["parameters"].items()) {
-      if (varying.count(k)) params += (params.empty() ? "" : " ") + k + "=" + v.dump();
+      if (varying.count(k)) params += (params.empty() ? "" : " ") + k + "=" + api::json_text(v);
     }
     bool first_row = true;
     for (const auto& [name, s] : cell["metrics"].items()) {
@@ -204,7 +205,7 @@ void errors(const std::string& path, const std::string& format, std::size_t limi
     nlohmann::ordered_json j = {
         {"file", path},   {"complete", r.info.complete}, {"replicates_done", done}, {"errors", r.errors.size()},
         {"cells", cells}, {"error_list", list}};
-    std::cout << j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    std::cout << api::json_text(j, 1) << "\n";
     return;
   }
   std::cout << fmt::format(

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/runtime/config.hpp"
 #include "dpmu/runtime/runner.hpp"
 #include "dpmu/runtime/streams.hpp"
@@ -231,7 +232,7 @@ void replay(const std::string& config, const std::string& which, std::int64_t re
                               {"key", cell.key()},
                               {"replicate", replicate},
                               {"metrics", metrics}};
-  std::cout << j.dump(1) << "\n";
+  std::cout << api::json_text(j, 1) << "\n";
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "audit_command.hpp"
 #include "commands.hpp"
 #include "data_options.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/api/select.hpp"
 #include "dpmu/core/lcssf.hpp"
 #include "dpmu/core/release.hpp"
@@ -64,8 +65,7 @@ void run_select(SelectOptions o) {
   default_ledger_from_environment(o.request.ledger, !o.request.seed);
   const SelectData d = read_select_data(o, "dpmu select");
   const auto out = api::select(d.x, d.y, o.predictors, o.response, o.request, d.bytes);
-  if (out["settings"].contains("ledger")) note_charged_release(out["settings"]["ledger"]["path"].get<std::string>());
-  std::cout << out.dump(2) << "\n";
+  std::cout << api::json_text(out, 2) << "\n";
 }
 
 void register_select_options(CLI::App* cmd, SelectOptions& o) {

@@ -11,6 +11,7 @@
 #include "audit_command.hpp"
 #include "commands.hpp"
 #include "data_options.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/api/test.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/runtime/data_table.hpp"
@@ -91,8 +92,7 @@ void run_test(TestOptions o) {
   default_ledger_from_environment(o.request.ledger, o.request.epsilon && !o.request.seed);
   const TestData d = checked_data(o, "dpmu test");
   const auto out = api::test(d.common, d.tested, d.response, o.common, o.tested, o.response, o.request, d.bytes);
-  if (out["settings"].contains("ledger")) note_charged_release(out["settings"]["ledger"]["path"].get<std::string>());
-  std::cout << out.dump(2) << "\n";
+  std::cout << api::json_text(out, 2) << "\n";
 }
 
 void register_test_options(CLI::App* cmd, TestOptions& o) {

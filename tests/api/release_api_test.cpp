@@ -2,9 +2,15 @@
 // api::bma and api::select (keyed fingerprint of exactly the analysed bytes, charged before any
 // noise, refused past the budget with nothing released), the options that are not releases, the
 // bytes that identify in-memory data, and the audit verdict.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -213,13 +219,15 @@ TEST_CASE("api: select maps a non-finite value by the public rule instead of ref
   CHECK_THROWS_WITH(api::select(d.x, d.y, {"a", "b"}, "y", q), Contains("non-finite"));
 }
 
-TEST_CASE("api: a release interrupted during its ridge calibration or its model search is not charged",
+TEST_CASE("api: a release interrupted after its noise was drawn stays charged (charged, not delivered)",
           "[api][ledger][progress]") {
-  // What Ctrl-C in R or Python does (bindings: the progress callback throws): the work stops, the
-  // exception leaves api::bma, and the ledger is as it was. The same release completed is charged.
+  // What Ctrl-C in R or Python does (bindings: the progress callback throws): the work stops and the
+  // exception leaves api::bma. The noise was drawn before the ridge calibration and the search, and
+  // charged then (docs/privacy.md "Charge first, then speak"): each interrupted release is one entry
+  // in the ledger and one more charge on this thread. Before the change, none was charged.
   dpmu::test::TempDir dir("dpmu_release_interrupt");
   const std::string ledger = dir / "l.jsonl";
-  api::ledger_init(ledger, "2");
+  api::ledger_init(ledger, "10");
   const Data d = data(100, 7);
   api::BmaSettings s;
   s.privacy = api::PrivacySettings{};
@@ -236,24 +244,67 @@ TEST_CASE("api: a release interrupted during its ridge calibration or its model 
       if (p.phase == phase && p.done > 0) throw Interrupted{};
     };
   };
+  std::size_t charged = 0;
   for (const bool mcmc : {false, true}) {
     s.mcmc = mcmc;
     for (const std::string phase : {"ridge-calibration", mcmc ? "mcmc" : "enumeration"}) {
       phases.clear();
       s.progress = interrupt_in(phase);
+      const std::uint64_t before = api::charges_on_this_thread().count;
       CHECK_THROWS_AS(api::bma(d.x, d.y, {"a", "b"}, "y", s), Interrupted);
       CHECK(phases.back() == phase);
-      CHECK(runtime::read_ledger(ledger).entries.empty());
+      CHECK(runtime::read_ledger(ledger).entries.size() == ++charged);
+      CHECK(api::charges_on_this_thread().count == before + 1);
+      CHECK(api::charges_on_this_thread().last_ledger == ledger);
     }
   }
   phases.clear();
   s.progress = [&phases](const core::Progress& p) { phases.emplace_back(p.phase); };
   const api::BmaFit fit = api::bma(d.x, d.y, {"a", "b"}, "y", s);
   REQUIRE(fit.ledger);
-  CHECK(runtime::read_ledger(ledger).entries.size() == 1);
+  CHECK(runtime::read_ledger(ledger).entries.size() == charged + 1);
   CHECK(phases.front() == "ridge-calibration");
   CHECK(phases.back() == "mcmc-summary");
   CHECK(!fit.analysis.progress);  // the caller's callback is not kept in the fit
+}
+
+TEST_CASE("api: a signal between the noise draw and the charge is delivered after the charge", "[api][ledger]") {
+  // The `dpmu` command's rule (defer_interrupts_around_charges): a child process raises SIGUSR1 on
+  // itself inside draw_and_commit's draw — between the noise and the charge. The signal must wait
+  // for the charge, then end the process with "charged, not delivered" and status 128 + SIGUSR1.
+  dpmu::test::TempDir dir("dpmu_release_deferral");
+  const std::string ledger = dir / "l.jsonl";
+  api::ledger_init(ledger, "10");
+  const std::string err_path = dir / "stderr.txt";
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    std::FILE* err = std::freopen(err_path.c_str(), "w", stderr);
+    if (err == nullptr) ::_exit(90);
+    api::defer_interrupts_around_charges("dpmu-test");
+    core::PrivacyGuarantee g;
+    g.epsilon = 0.5;
+    g.delta = 0.0;
+    api::LedgerOptions o;
+    o.path = ledger;
+    api::ReleaseCharge charge(o, "test", g, nlohmann::json::array({"x"}));
+    const int drawn = charge.draw_and_commit(
+        [] {
+          ::raise(SIGUSR1);  // blocked: stays pending until the charge is in the ledger
+          return 42;
+        },
+        "bytes");
+    ::_exit(drawn == 42 ? 91 : 92);  // not reached: the pending signal ends the process first
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 128 + SIGUSR1);
+  CHECK(runtime::read_ledger(ledger).entries.size() == 1);
+  std::ifstream in(err_path);
+  const std::string err((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK_THAT(err, Contains("charged, not delivered") && Contains(ledger));
 }
 
 TEST_CASE("api: MCMC bounds that cannot fit are refused up front, naming the option", "[api][bma]") {

@@ -286,5 +286,31 @@ else
   echo "SKIP: --plot (python3 matplotlib is not installed)"
 fi
 
+# --- count options read in 64 bits and bounded up front (issue round 4: B2, W6, B6) ---
+# --noise-aware-draws >= 21474837 overflowed 100*draws in an int and fell back to the plug-in
+# analysis; 2^31 wrapped to a negative; --bins 2e9 grew to 21 GB before the kernel killed it.
+PRIV=(bma --data "$HSB" --response read --predictors math,science --bounds 0,100 --epsilon 1 --seed 1)
+expect_error "--noise-aware-draws must be a whole number in [20, 100000], got 21474837" "${PRIV[@]}" --uncertainty noise-aware --noise-aware-draws 21474837
+expect_error "--noise-aware-draws must be a whole number in [20, 100000], got 2147483648" "${PRIV[@]}" --uncertainty noise-aware --noise-aware-draws 2147483648
+expect_error "--noise-aware-draws must be a whole number in [20, 100000], got 4294967316" "${PRIV[@]}" --uncertainty noise-aware --noise-aware-draws 4294967316
+expect_error "--bins must be a whole number in [1, 100000], got 2000000000" "${PRIV[@]}" --confidence 0.9 --bins 2000000000
+expect_error "--simulations must be a whole number in [1, 100000000], got 4294967396" "${PRIV[@]}" --confidence 0.9 --simulations 4294967396
+expect_error "--ridge-draws must be a whole number in [100, 100000000], got 4294967396" "${PRIV[@]}" --ridge-draws 4294967396
+expect_error "--top-models must be a whole number in [0, 100000], got 4294967306" "${PRIV[@]}" --top-models 4294967306
+
+# --- a private release whose JSON holds a non-UTF-8 byte (B1): before, it was charged and then lost to
+# json type_error.316; now the byte becomes U+FFFD, the output is delivered and charged once ---
+printf 'gr\xf6\xdfe,read\n' >"$TMP/latin1.csv"
+for i in $(seq 1 60); do echo "$((i % 7)),$((40 + i % 13))"; done >>"$TMP/latin1.csv"
+"$DPMU" ledger init "$TMP/latin1.jsonl" --budget 10 >/dev/null 2>&1
+if "$DPMU" bma --data "$TMP/latin1.csv" --response read --predictors "$(printf 'gr\xf6\xdfe')" --bounds 0,100 --epsilon 1 \
+     --ledger "$TMP/latin1.jsonl" >"$TMP/out" 2>"$TMP/err" &&
+   "$PY" -c "import json,sys; d=json.load(open(sys.argv[1], encoding='utf-8')); sys.exit(0 if 'gr\ufffd\ufffde' in d['posterior_inclusion_probabilities'] else 1)" "$TMP/out" &&
+   [ "$("$DPMU" ledger "$TMP/latin1.jsonl" | "$PY" -c "import json,sys; print(json.load(sys.stdin)['spent']['releases'])")" = 1 ]; then
+  pass
+else
+  fail "Latin-1 column name in a private release: exit/output/ledger wrong: $(head -c 600 "$TMP/err")"
+fi
+
 echo "bma e2e: $passes passed, $failures failed"
 [ $failures -eq 0 ]

@@ -2,9 +2,10 @@
 # Ctrl-C stops a long model search in R and in Python (docs/reliability.md "Interrupts"): SIGINT
 # sent to an Rscript and to a python3 process in the middle of a private dpmu bma release with
 # 30 predictors (an MCMC search of minutes without the signal) stops the call within a few seconds
-# with R's interrupt condition / Python's KeyboardInterrupt, and the ledger is unchanged (an
-# interrupted release is not charged). Each process then makes one short release with the same
-# ledger, which is charged, so the test can tell a charge when there is one.
+# with R's interrupt condition / Python's KeyboardInterrupt. The release's noise was drawn before the
+# search, so it was charged then (docs/privacy.md "Charge first, then speak"): the ledger holds
+# exactly that one charge and stderr says "charged, not delivered". Each process then makes one
+# short release with the same ledger, which is charged too (2 releases in all).
 #
 # Usage: interrupt_test.sh DPMU_EXE SOURCE_DIR BUILD_DIR. Exit 77 (skipped) when neither R (with
 # Rcpp) nor the Python module can be used; a part whose front end is missing is skipped.
@@ -78,9 +79,11 @@ fit <- dpmu::bma(y ~ V1 + V2, d, epsilon = 0.5, bounds = c(-5, 5), ledger = ledg
 cat("CHARGED", fit$ledger$releases, "\n")
 EOF
     if run_interrupted "R" "$TMP/r.out" env R_LIBS="$TMP/rlib" Rscript --vanilla "$TMP/long.R" "$TMP/r.jsonl"; then
-      # The interrupted release left no entry; the short one after it made exactly one.
-      if grep -q "CHARGED 1" "$TMP/r.out" && [ "$(releases "$TMP/r.jsonl")" = 1 ]; then pass; else
-        fail "R: the ledger should hold only the short release: $(cat "$TMP/r.out" "$TMP/r.out.err"); $("$DPMU" ledger "$TMP/r.jsonl")"
+      # The interrupted release was charged once (when its noise was drawn) and said so; the short
+      # one after it made the second charge.
+      if grep -q "CHARGED 2" "$TMP/r.out" && [ "$(releases "$TMP/r.jsonl")" = 2 ] &&
+         grep -q "charged, not delivered" "$TMP/r.out.err"; then pass; else
+        fail "R: the ledger should hold the interrupted release and the short one: $(cat "$TMP/r.out" "$TMP/r.out.err"); $("$DPMU" ledger "$TMP/r.jsonl")"
       fi
     fi
   else
@@ -123,8 +126,9 @@ print("CHARGED", fit.ledger["releases"], flush=True)
 EOF
   if run_interrupted "Python" "$TMP/py.out" env PYTHONPATH="$TMP/py" PYTHONDONTWRITEBYTECODE=1 "$PY" "$TMP/long.py" \
       "$TMP/py.jsonl"; then
-    if grep -q "CHARGED 1" "$TMP/py.out" && [ "$(releases "$TMP/py.jsonl")" = 1 ]; then pass; else
-      fail "Python: the ledger should hold only the short release: $(cat "$TMP/py.out" "$TMP/py.out.err"); $("$DPMU" ledger "$TMP/py.jsonl")"
+    if grep -q "CHARGED 2" "$TMP/py.out" && [ "$(releases "$TMP/py.jsonl")" = 2 ] &&
+       grep -q "charged, not delivered" "$TMP/py.out.err"; then pass; else
+      fail "Python: the ledger should hold the interrupted release and the short one: $(cat "$TMP/py.out" "$TMP/py.out.err"); $("$DPMU" ledger "$TMP/py.jsonl")"
     fi
   fi
 else

@@ -107,6 +107,8 @@ expect_error "--delta: only the wishart mechanism" "${D[@]}" --coefficients 1,0 
 expect_error "--delta" plan-bma --n 2000 --epsilon 0.5 --mechanism wishart --coefficients 1,0 --delta 1
 expect_error "--uncertainty" "${D[@]}" --coefficients 1,0 --uncertainty exact
 expect_error "--p: give the number of predictors" "${D[@]}"
+# B3: 4294967316 = 2^32 + 20 was planned as 20 draws and reported as 4294967316.
+expect_error "--noise-aware-draws must be a whole number in [20, 100000], got 4294967316" "${D[@]}" --coefficients 1,0 --noise-aware-draws 4294967316
 
 # Nothing written: no ledger, no file in the working folder or HOME.
 left=$(find "$WORK" "$TMP/home" -mindepth 1 | head -5)

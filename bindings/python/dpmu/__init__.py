@@ -171,12 +171,12 @@ def _encode(data: pd.DataFrame, spec: _Column, what: str) -> list[np.ndarray]:
     code = pd.Index(spec.levels, dtype=object).get_indexer(values)
     outside = np.flatnonzero(code < 0)
     if outside.size:
-        first = outside[0]
+        # No value and no row of the data in the message: an error message is an output too.
         raise ValueError(
             f"{what}: column {spec.name!r} has {outside.size} value(s) outside its "
-            f"{'declared' if spec.declared else 'known'} levels {spec.levels!r} (the first at row position {first}: "
-            f"{values[first]!r}); the levels must list every possible value (a value outside them is outside "
-            "the data's domain; this message shows a confidential value: do not forward it)")
+            f"{'declared' if spec.declared else 'known'} levels {spec.levels!r}; the levels must list every "
+            "possible value (a value outside them is outside the data's domain). Find them with "
+            f"data.loc[~data[{spec.name!r}].isin({spec.levels!r})]")
     return [(code == k).astype(np.float64) for k in range(1, len(spec.levels))]
 
 
@@ -529,11 +529,16 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     non-private call without ``levels`` uses the levels that occur (sorted; a Categorical's order).
     bool columns are 0/1. A categorical response is refused. Missing or non-finite values raise
     ValueError (rows are never dropped: n is public); replace them by a public rule first.
+    Do not call ``pandas.get_dummies`` yourself before a private call: its columns are the levels
+    that occur in the data, so the predictor set (which is printed) would depend on the data and
+    break the guarantee; declare ``levels`` instead.
 
     ``ledger``: a privacy-budget ledger file (default: the ``DPMU_LEDGER`` environment variable,
     when set and non-empty, for releases); the release is checked against the ledger's budget before
-    any work, charged once it is computed and before it is returned, and refused (ValueError) when it
-    would exceed it (a release that fails before then spends nothing). ``budget``:
+    any work, charged as soon as its noise is drawn (before anything computed from the noise exists;
+    docs/privacy.md "Charge first, then speak"), and refused (ValueError) when it would exceed it (a
+    release that fails before its noise is drawn spends nothing; one interrupted after it stays
+    charged, and stderr says "charged, not delivered"). ``budget``:
     ``EPS``, ``"EPS,DELTA"`` or ``(EPS, DELTA)``, a limit for this ledger (docs/privacy.md).
     ``data_label``: the data's name in the ledger (default: "pandas.DataFrame (n rows; columns ...)").
     A seeded or non-private call with an explicit ledger is an error (it is not a release).
@@ -548,8 +553,8 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     ``mcmc_max_iterations``, ``mcmc_max_models``: bounds of the MCMC search (``--mcmc-max-iterations``,
     ``--mcmc-max-models`` of ``dpmu bma``; None: 10^5 p iterations, at most 4*10^6, and 2^20 stored
     models of at most 256 bytes each; docs/bma.md "Cost of the model search"). The search checks for
-    signals about every 0.1 s: Ctrl-C raises KeyboardInterrupt within a second, and an interrupted
-    release is not charged to the ledger.
+    signals about every 0.1 s: Ctrl-C raises KeyboardInterrupt within a second; the release was
+    charged when its noise was drawn, so an interrupted release stays charged (not delivered).
 
     The core's messages ("warning: ...", "note: ...") are raised as Python warnings (UserWarning),
     e.g. that the Wishart sampler is floating point and not hardened against floating-point attacks

@@ -16,7 +16,9 @@
 
 #include "dpmu/api/audit.hpp"
 #include "dpmu/api/bma.hpp"
+#include "dpmu/api/ledger.hpp"
 #include "dpmu/api/plan_test.hpp"
+#include "dpmu/api/release_report.hpp"
 #include "dpmu/api/select.hpp"
 #include "dpmu/api/test.hpp"
 #include "dpmu_bindings.hpp"
@@ -42,16 +44,28 @@ api::LedgerOptions ledger_options(const std::optional<std::string>& ledger, cons
 
 /// The progress callback of a long model search: Ctrl-C stops it. At most every 0.1 s it takes the GIL
 /// and runs Python's signal handlers (PyErr_CheckSignals); a KeyboardInterrupt (or any exception a
-/// handler raises) is thrown as py::error_already_set, which unwinds the C++ call — nothing is charged
-/// to a ledger: the release API charges after the analysis — and reaches Python as that exception.
+/// handler raises) is thrown as py::error_already_set, which unwinds the C++ call and reaches Python as
+/// that exception. The release API calls no callback between a release's noise draw and its charge
+/// (docs/privacy.md "Charge first, then speak"): an interrupt comes before the noise (nothing spent)
+/// or after the charge — then the release is charged and not delivered, and stderr says so.
 dpmu::core::ProgressCallback interrupt_check() {
   auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
-  return [last](const dpmu::core::Progress&) {
+  const std::uint64_t charges_before = api::charges_on_this_thread().count;
+  return [last, charges_before](const dpmu::core::Progress&) {
     const auto now = std::chrono::steady_clock::now();
     if (now - *last < std::chrono::milliseconds(100)) return;
     *last = now;
     py::gil_scoped_acquire gil;
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    if (PyErr_CheckSignals() != 0) {
+      const auto& charges = api::charges_on_this_thread();
+      if (charges.count != charges_before) {
+        PySys_WriteStderr(
+            "dpmu: interrupted after the release was charged to ledger %.3000s: charged, not delivered "
+            "(its noise was drawn, so the spend stands)\n",
+            charges.last_ledger.c_str());
+      }
+      throw py::error_already_set();
+    }
   };
 }
 
@@ -62,7 +76,7 @@ api::BmaFit bma(const MatrixRef& x, const VectorRef& y, const std::vector<std::s
                 bool rescale, int top_models, bool mcmc, const std::vector<std::string>& always_include,
                 double credible_level, std::uint64_t mcmc_max_iterations, std::uint64_t mcmc_max_models,
                 std::optional<std::string> ledger, std::optional<std::string> budget,
-                std::optional<std::string> data_label, const std::string& uncertainty, int noise_aware_draws) {
+                std::optional<std::string> data_label, const std::string& uncertainty, std::int64_t noise_aware_draws) {
   api::BmaSettings q;
   q.uncertainty = uncertainty;
   q.noise_aware_draws = noise_aware_draws;
@@ -203,8 +217,9 @@ std::string test(const MatrixRef& common, const MatrixRef& tested, const VectorR
   q.seed = seed;
   q.simulations = simulations;
   q.gaussian_calibration = gaussian_calibration;
+  q.progress = interrupt_check();
   py::gil_scoped_release unlocked;
-  return api::test(common, tested, y, common_names, tested_names, response, q).dump();
+  return api::json_text(api::test(common, tested, y, common_names, tested_names, response, q));
 }
 
 std::string select_models(const MatrixRef& x, const VectorRef& y, const std::vector<std::string>& predictors,
@@ -230,7 +245,7 @@ std::string select_models(const MatrixRef& x, const VectorRef& y, const std::vec
   q.ledger = ledger_options(ledger, budget, data_label);
   q.command = "Python dpmu.select";
   py::gil_scoped_release unlocked;
-  return api::select(x, y, predictors, response, q).dump();
+  return api::json_text(api::select(x, y, predictors, response, q));
 }
 
 std::string plan_test(std::size_t n, int p, int p0, const std::string& prior, std::optional<double> g, double a,
@@ -254,7 +269,7 @@ std::string plan_test(std::size_t n, int p, int p0, const std::string& prior, st
   q.seed = seed;
   q.gaussian_calibration = gaussian_calibration;
   py::gil_scoped_release unlocked;
-  return api::plan_test(q).dump();
+  return api::json_text(api::plan_test(q));
 }
 
 std::string plan_bma(std::int64_t n, std::optional<std::int64_t> p, std::optional<std::vector<double>> coefficients,
@@ -280,8 +295,9 @@ std::string plan_bma(std::int64_t n, std::optional<std::int64_t> p, std::optiona
   q.uncertainty = uncertainty;
   q.true_model_size = true_model_size;
   q.signal_z = signal_z;
+  q.progress = interrupt_check();
   py::gil_scoped_release unlocked;
-  return dpmu::bindings::plan_bma(q).dump();
+  return api::json_text(dpmu::bindings::plan_bma(q));
 }
 
 std::string audit_samples(const MatrixRef& first, const MatrixRef& second, double epsilon, double delta,
@@ -296,7 +312,7 @@ std::string audit_samples(const MatrixRef& first, const MatrixRef& second, doubl
   claim.delta = delta;
   claim.confidence = confidence;
   claim.score = score;
-  return api::audit_samples(rows(first), rows(second), claim).dump();
+  return api::json_text(api::audit_samples(rows(first), rows(second), claim));
 }
 
 }  // namespace
@@ -335,7 +351,7 @@ PYBIND11_MODULE(_dpmu, m) {
            [](const api::BmaFit& f) -> py::object {
              return f.release ? py::object(release_dict(*f.release)) : py::none();
            })
-      .def("privacy", [](const api::BmaFit& f) { return api::privacy_json(f).dump(); })
+      .def("privacy", [](const api::BmaFit& f) { return api::json_text(api::privacy_json(f)); })
       .def(
           "predict",
           [](const api::BmaFit& f, const MatrixRef& x, const std::string& estimator) {
@@ -376,6 +392,6 @@ PYBIND11_MODULE(_dpmu, m) {
   m.def("ledger_set_budget", &api::ledger_set_budget, py::arg("path"), py::arg("budget"), py::arg("reason"),
         "Record a new budget");
   m.def(
-      "ledger_summary", [](const std::string& path) { return api::ledger_summary(path).dump(); }, py::arg("path"),
-      "A ledger as JSON (dpmu ledger FILE)");
+      "ledger_summary", [](const std::string& path) { return api::json_text(api::ledger_summary(path)); },
+      py::arg("path"), "A ledger as JSON (dpmu ledger FILE)");
 }

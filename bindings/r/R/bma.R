@@ -51,7 +51,7 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                   budget = ledger$budget, data_label = ledger$data_label,
                   heredity_groups = if (force.heredity) dpmu_heredity_groups(d),
                   mcmc_max_iterations = mcmc_max_iterations, mcmc_max_models = mcmc_max_models,
-                  uncertainty = uncertainty, noise_aware_draws = as.integer(noise_aware_draws))
+                  uncertainty = uncertainty, noise_aware_draws = noise_aware_draws)
   out <- .Call(dpmu_bma_c, d$x, d$y, colnames(d$x), d$response, options)
   for (m in out$messages) message("dpmu::bma: ", m)
   new_dpmu_bma(out, d, dpmu_public_call(match.call(), quote(dpmu::bma)))

@@ -14,6 +14,7 @@
 
 #include "dpmu/api/audit.hpp"
 #include "dpmu/api/bma.hpp"
+#include "dpmu/api/ledger.hpp"
 #include "dpmu/api/plan_test.hpp"
 #include "dpmu/api/select.hpp"
 #include "dpmu/api/test.hpp"
@@ -108,17 +109,32 @@ std::optional<std::uint64_t> opt_seed(SEXP s) {
   return static_cast<std::uint64_t>(v);
 }
 
-/// The progress callback of a long model search: Ctrl-C stops it. Rcpp::checkUserInterrupt() at
-/// most every 0.1 s (the search reports every few milliseconds); on an interrupt it throws
-/// Rcpp::internal::InterruptedException, which unwinds the C++ call (nothing is charged to a ledger:
-/// the release API charges after the analysis) and END_RCPP turns into R's interrupt condition.
+/// The progress callback of a long computation: Ctrl-C (or setTimeLimit) stops it.
+/// Rcpp::checkUserInterrupt() at most every 0.1 s (the search reports every few milliseconds); on an
+/// interrupt it throws Rcpp::internal::InterruptedException, which unwinds the C++ call and END_RCPP
+/// turns into R's interrupt condition. The release API calls no callback between a release's noise
+/// draw and its charge (docs/privacy.md "Charge first, then speak"), so an interrupt comes either
+/// before the noise (nothing spent) or after the charge: then the release is charged and not
+/// delivered, and the console says so.
 dpmu::core::ProgressCallback interrupt_check() {
   auto last = std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
-  return [last](const dpmu::core::Progress&) {
+  const std::uint64_t charges_before = dpmu::api::charges_on_this_thread().count;
+  return [last, charges_before](const dpmu::core::Progress&) {
     const auto now = std::chrono::steady_clock::now();
     if (now - *last < std::chrono::milliseconds(100)) return;
     *last = now;
-    Rcpp::checkUserInterrupt();
+    try {
+      Rcpp::checkUserInterrupt();
+    } catch (...) {
+      const auto& charges = dpmu::api::charges_on_this_thread();
+      if (charges.count != charges_before) {
+        REprintf(
+            "dpmu: interrupted after the release was charged to ledger %s: charged, not delivered (its noise "
+            "was drawn, so the spend stands)\n",
+            charges.last_ledger.c_str());
+      }
+      throw;
+    }
   };
 }
 
@@ -271,7 +287,8 @@ extern "C" SEXP dpmu_bma_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP 
   q.ledger = ledger_options(o);
   q.command = "R dpmu::bma";
   if (!Rf_isNull(field(o, "uncertainty"))) q.uncertainty = Rcpp::as<std::string>(field(o, "uncertainty"));
-  if (!Rf_isNull(field(o, "noise_aware_draws"))) q.noise_aware_draws = Rcpp::as<int>(field(o, "noise_aware_draws"));
+  q.noise_aware_draws =
+      static_cast<std::int64_t>(opt_count(field(o, "noise_aware_draws"), "noise_aware_draws", 200, 20));
   q.mcmc_max_iterations = opt_count(field(o, "mcmc_max_iterations"), "mcmc_max_iterations", 0, 1.0);
   q.mcmc_max_models = opt_count(field(o, "mcmc_max_models"), "mcmc_max_models", dpmu::core::kDefaultMcmcMaxModels, 1.0);
   q.progress = interrupt_check();
@@ -437,6 +454,7 @@ extern "C" SEXP dpmu_test_c(SEXP common, SEXP tested, SEXP y, SEXP common_names,
   q.gaussian_calibration = Rcpp::as<std::string>(o["gaussian_calibration"]);
   q.ledger = ledger_options(o);
   q.command = "R dpmu::test";
+  q.progress = interrupt_check();
   const Json out = dpmu::api::test(matrix(common), matrix(tested), vector(y), strings(common_names),
                                    strings(tested_names), Rcpp::as<std::string>(response), q);
   return to_r(out);
@@ -591,6 +609,7 @@ extern "C" SEXP dpmu_plan_bma_c(SEXP options) {
   q.uncertainty = text(field(o, "uncertainty"), "uncertainty");
   q.true_model_size = whole(field(o, "true_model_size"), "true_model_size", 0);
   q.signal_z = number(field(o, "signal_z"), "signal_z");
+  q.progress = interrupt_check();
   return to_r(dpmu::bindings::plan_bma(q));
   END_RCPP
 }

@@ -202,12 +202,18 @@ BmaSummary analyse(const Eigen::MatrixXd& gram, double n, const AnalysisPlan& pl
   return s;
 }
 
-BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisPlan& plan, const Search& search,
-                                int draws, const std::vector<std::string>& names, const std::string& response,
-                                std::vector<std::string>& messages) {
-  if (draws < 20) {
-    throw std::invalid_argument("--noise-aware-draws must be at least 20, got " + std::to_string(draws));
+void check_noise_aware_draws(std::int64_t draws, const std::string& option) {
+  if (draws < 20 || draws > kMaxNoiseAwareDraws) {
+    throw std::invalid_argument(option + " must be a whole number in [20, " + std::to_string(kMaxNoiseAwareDraws) +
+                                "], got " + std::to_string(draws) +
+                                " (more draws only lower the Monte Carlo error; 200 is the default)");
   }
+}
+
+BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisPlan& plan, const Search& search,
+                                std::int64_t draws, const std::vector<std::string>& names, const std::string& response,
+                                std::vector<std::string>& messages) {
+  check_noise_aware_draws(draws, "--noise-aware-draws");
   if (search.mcmc) {
     throw std::invalid_argument(
         "--uncertainty noise-aware enumerates the models of every draw of G: it needs at most 24 predictors and "
@@ -223,7 +229,7 @@ BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisP
     widths(j) = (b.upper - b.lower) / rel.column_scale(j);
   }
   core::NoiseAwareOptions opt;
-  opt.draws = draws;
+  opt.draws = static_cast<int>(draws);  // <= kMaxNoiseAwareDraws: 100 x draws fits an int
   opt.bma = plan.options;
   core::RngStream rng(search.seed, core::fnv1a_64("bma/noise-aware"), 0, core::StreamPurpose::calibration);
   core::NoiseAwareResult r;
@@ -238,7 +244,7 @@ BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisP
   }
   BmaSummary s = summarise(r.posterior, rel.column_scale, names, std::nullopt);
   BmaSummary::NoiseAware na;
-  na.draws = draws;
+  na.draws = static_cast<int>(draws);
   na.accepted = r.accepted;
   na.proposals = r.proposals;
   na.fallback = r.fallback;

@@ -105,7 +105,8 @@ void note_ridge_fallback(const core::RegularizedGram& g, double requested, const
 }  // namespace
 
 BmaRelease release_gram(const Eigen::MatrixXd& raw, const core::SspRelease& release, const ReleaseOptions& options,
-                        std::uint64_t seed, runtime::SecureRng* secure_rng, std::vector<std::string>& messages) {
+                        std::uint64_t seed, runtime::SecureRng* secure_rng, ReleaseCharge& charge,
+                        std::string_view data_bytes, std::vector<std::string>& messages) {
   if (options.ridge) {
     // G's diagonal is at most n·w²/4 (w the widest column after --rescale); a ridge 10^12 times that
     // leaves no trace of the data in double precision, and beyond it G* + rI can overflow.
@@ -128,7 +129,7 @@ BmaRelease release_gram(const Eigen::MatrixXd& raw, const core::SspRelease& rele
   core::RngStream noise_rng(seed, core::fnv1a_64("bma/noise"), 0, core::StreamPurpose::noise);
   core::NoiseSource noise = secure_rng != nullptr ? core::NoiseSource::secure([secure_rng] { return (*secure_rng)(); })
                                                   : core::NoiseSource::simulation(noise_rng);
-  const core::SspOutput released = release.release(raw, noise);
+  const core::SspOutput released = charge.draw_and_commit([&] { return release.release(raw, noise); }, data_bytes);
   out.released_gram = released.released_gram;
   const double n = static_cast<double>(raw.rows());
   const auto d = raw.cols();
@@ -214,10 +215,7 @@ void check_uncertainty(const BmaSettings& settings, const Search& search) {
                                 "'");
   }
   if (settings.uncertainty != "noise-aware") return;
-  if (settings.noise_aware_draws < 20) {
-    throw std::invalid_argument("bma: noise_aware_draws must be at least 20, got " +
-                                std::to_string(settings.noise_aware_draws));
-  }
+  check_noise_aware_draws(settings.noise_aware_draws, "bma: noise_aware_draws");
   if (search.mcmc) {
     throw std::invalid_argument(
         "bma: uncertainty 'noise-aware' enumerates the models of every draw of G: it needs at most 24 predictors, "
@@ -349,7 +347,10 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   // The budget is checked now, before any work; the charge is made when the release is computed.
   ReleaseCharge charge(settings.ledger, settings.command, release.privacy(),
                        nlohmann::json::array({"released_gram", "and post-processing of it"}));
-  fit.release = release_gram(raw, release, ro, fit.seed, secure ? &secure_rng : nullptr, fit.messages);
+  const std::string data_bytes = settings.ledger.path.empty() ? std::string() : matrix_bytes(raw, all);
+  fit.release =
+      release_gram(raw, release, ro, fit.seed, secure ? &secure_rng : nullptr, charge, data_bytes, fit.messages);
+  fit.ledger = charge.charge();  // charged as soon as the noise was drawn
   const BmaRelease& rel = *fit.release;
   fit.posterior =
       settings.uncertainty == "noise-aware"
@@ -362,7 +363,6 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
                               response, true, std::nullopt);
     for (auto& m : excluded_model_messages(*fit.thresholded, true)) fit.messages.push_back(std::move(m));
   }
-  fit.ledger = charge.commit(matrix_bytes(raw, all));  // computed and ready: charged before it is returned
   return fit;
 }
 

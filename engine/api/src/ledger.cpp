@@ -1,7 +1,13 @@
 // Charging releases to a privacy-budget ledger: one implementation for every front end.
 #include "dpmu/api/ledger.hpp"
 
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -31,6 +37,66 @@ std::optional<runtime::Budget> checked_charge(const LedgerOptions& o, const core
   return budget;
 }
 }  // namespace
+
+// ---- Interrupts around charges (docs/privacy.md "Charge first, then speak") ----
+
+namespace {
+
+constexpr int kInterruptSignals[] = {SIGINT,    SIGTERM, SIGHUP,  SIGQUIT, SIGALRM,
+                                     SIGVTALRM, SIGPROF, SIGXCPU, SIGUSR1, SIGUSR2};
+
+std::atomic<bool> g_defer_interrupts{false};
+std::string& program_name() {
+  static std::string name = "dpmu";
+  return name;
+}
+// The message of the "charged, not delivered" exit, formatted before the handler is armed (a
+// handler may only call async-signal-safe functions: write and _exit).
+char g_charged_message[4096];
+std::size_t g_charged_length = 0;
+
+extern "C" void on_interrupt_after_charge(int sig) {
+  if (g_charged_length > 0) {
+    const ssize_t ignored = ::write(STDERR_FILENO, g_charged_message, g_charged_length);
+    (void)ignored;
+  }
+  ::_exit(128 + sig);
+}
+
+thread_local ThreadCharges t_charges;
+
+}  // namespace
+
+void defer_interrupts_around_charges(std::string name) {
+  program_name() = std::move(name);
+  g_defer_interrupts.store(true);
+}
+
+const ThreadCharges& charges_on_this_thread() { return t_charges; }
+
+ReleaseCharge::InterruptDeferral::InterruptDeferral() {
+  if (!g_defer_interrupts.load()) return;
+  sigset_t block;
+  sigemptyset(&block);
+  for (const int s : kInterruptSignals) sigaddset(&block, s);
+  if (::pthread_sigmask(SIG_BLOCK, &block, &saved_) == 0) active_ = true;
+}
+
+ReleaseCharge::InterruptDeferral::~InterruptDeferral() {
+  if (active_) ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr);  // a pending signal is delivered now
+}
+
+void ReleaseCharge::InterruptDeferral::charged(const std::string& path) const {
+  if (!active_ || path.empty()) return;  // no ledger: a pending signal acts as it would have
+  const std::string text = program_name() + ": interrupted after the release was charged to ledger " + path +
+                           ": charged, not delivered (its noise was drawn, so the spend stands)\n";
+  g_charged_length = std::min(text.size(), sizeof g_charged_message);
+  std::memcpy(g_charged_message, text.data(), g_charged_length);
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt_after_charge;
+  sigemptyset(&sa.sa_mask);
+  for (const int s : kInterruptSignals) sigaction(s, &sa, nullptr);
+}
 
 ReleaseCharge::ReleaseCharge(LedgerOptions options, std::string command, const core::PrivacyGuarantee& guarantee,
                              nlohmann::json released)
@@ -77,6 +143,8 @@ std::optional<LedgerCharge> ReleaseCharge::commit(std::string_view data_bytes) {
   c.delta = guarantee_.delta;
   c.budget = lock.ledger().budget();
   c.total = lock.ledger().total();
+  ++t_charges.count;
+  t_charges.last_ledger = c.path;
   return c;
 }
 

@@ -18,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "dpmu/api/bma_pipeline.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/experiments/simulation_ssp.hpp"
 #include "dpmu/experiments/ssp_calibration.hpp"
@@ -126,6 +127,7 @@ std::int64_t check_request(const PlanBmaRequest& o) {
   if (o.uncertainty != "both" && o.uncertainty != "plug-in" && o.uncertainty != "noise-aware") {
     throw std::invalid_argument("--uncertainty: '" + o.uncertainty + "' is not both, plug-in or noise-aware");
   }
+  if (o.uncertainty != "plug-in") check_noise_aware_draws(o.noise_aware_draws, "--noise-aware-draws");
   if (!(o.epsilon > 0.0) || !std::isfinite(o.epsilon)) {
     throw std::invalid_argument("--epsilon: value " + number(o.epsilon) +
                                 " is out of range; give a finite epsilon > 0");
@@ -263,6 +265,7 @@ nlohmann::ordered_json plan_bma(const PlanBmaRequest& o) {
   std::vector<std::vector<double>> rows;
   rows.reserve(o.replicates);
   for (std::uint64_t r = 0; r < o.replicates; ++r) {
+    core::report_progress(o.progress, r, o.replicates, "plan-replicates");  // outside the try: may stop it
     // One replicate as runtime::run_one_replicate runs it: the data from the data stream of the
     // data cell, the release and both analyses from the noise stream of the cell.
     std::vector<double> out(width, std::numeric_limits<double>::quiet_NaN());

@@ -191,7 +191,19 @@ Json select(const Eigen::Ref<const Eigen::MatrixXd>& x_in, const Eigen::Ref<cons
   core::RngStream rng(o.seed.value_or(0), key, 0, core::StreamPurpose::noise);
   core::NoiseSource noise =
       o.seed ? core::NoiseSource::simulation(rng) : core::NoiseSource::secure([&secure] { return secure(); });
-  const core::LcssfOutput out = release->release(x, y, noise);
+  // The bytes analysed, for the ledger's fingerprint; then the noise, charged as soon as it is drawn
+  // (docs/privacy.md "Charge first, then speak").
+  std::string own_bytes;
+  if (data_bytes.empty() && !o.ledger.path.empty()) {
+    Eigen::MatrixXd cols(x_in.rows(), x_in.cols() + 1);
+    cols << x_in, y_in;
+    std::vector<std::string> names = predictors;
+    names.push_back(response);
+    own_bytes = matrix_bytes(cols, names);
+    data_bytes = own_bytes;
+  }
+  const core::LcssfOutput out = charge.draw_and_commit([&] { return release->release(x, y, noise); }, data_bytes);
+  if (const auto& c = charge.charge()) report.setting("ledger", to_json(*c));
   const auto rec = core::reconstruction_labels(s, o.algorithm);
   labels.insert(labels.begin(), rec.begin(), rec.end());
 
@@ -248,17 +260,6 @@ Json select(const Eigen::Ref<const Eigen::MatrixXd>& x_in, const Eigen::Ref<cons
                                       {"y_entries", out.diagnostics->clamped_y_entries}});
     report.diagnostic("singular_submodels", out.diagnostics->singular_models);
   }
-  // Computed and ready: charge it (on the bytes analysed) before it is returned to be shown.
-  std::string own_bytes;
-  if (data_bytes.empty() && !o.ledger.path.empty()) {
-    Eigen::MatrixXd cols(x_in.rows(), x_in.cols() + 1);
-    cols << x_in, y_in;
-    std::vector<std::string> names = predictors;
-    names.push_back(response);
-    own_bytes = matrix_bytes(cols, names);
-    data_bytes = own_bytes;
-  }
-  if (const auto c = charge.commit(data_bytes)) report.setting("ledger", to_json(*c));
   return report.finish();
 }
 

@@ -265,7 +265,20 @@ Json test(const Eigen::Ref<const Eigen::MatrixXd>& common_in, const Eigen::Ref<c
   core::RngStream noise_rng(q.seed.value_or(0), key, 0, core::StreamPurpose::noise);
   core::NoiseSource noise = q.seed ? core::NoiseSource::simulation(noise_rng)
                                    : core::NoiseSource::secure([&secure_rng] { return secure_rng(); });
-  const core::SubsampleAggregateOutput rel = release.release(common, tested, y, noise);
+  // The bytes analysed, for the ledger's fingerprint (before the noise: nothing is computed between
+  // the draw and the charge).
+  std::string own_bytes;
+  if (data_bytes.empty() && !q.ledger.path.empty()) {
+    Eigen::MatrixXd cols(n_rows, common_in.cols() + tested.cols() + 1);
+    cols << common_in, tested, y;
+    own_bytes = matrix_bytes(cols, all);
+    data_bytes = own_bytes;
+  }
+  // Charged as soon as the noise is drawn, before anything computed from it exists (docs/privacy.md
+  // "Charge first, then speak"): the null simulation below can be interrupted only after the charge.
+  const core::SubsampleAggregateOutput rel =
+      charge.draw_and_commit([&] { return release.release(common, tested, y, noise); }, data_bytes);
+  if (const auto& c = charge.charge()) report.setting("ledger", to_json(*c));
   const std::uint64_t calibration_seed = q.seed ? *q.seed : secure_rng();
   if (rel.grid > 0.0) report.privacy_detail("grid", rel.grid);
   if (rel.diagnostics) {
@@ -291,8 +304,8 @@ Json test(const Eigen::Ref<const Eigen::MatrixXd>& common_in, const Eigen::Ref<c
   if (!core::is_bayesian(prior.kind)) {
     const auto sizes = core::subset_sizes(n, m);
     core::RngStream null_rng(calibration_seed, key, 0, core::StreamPurpose::calibration);
-    const auto null =
-        core::simulate_null_distribution(prior, sizes, rs.p, rs.p0, limits, mechanism, q.simulations, null_rng);
+    const auto null = core::simulate_null_distribution(prior, sizes, rs.p, rs.p0, limits, mechanism, q.simulations,
+                                                       null_rng, q.progress);
     Json cvs = Json::array();
     for (double a : q.alpha) {
       const auto cv = core::corrected_critical_value(null, a, limits);
@@ -311,15 +324,6 @@ Json test(const Eigen::Ref<const Eigen::MatrixXd>& common_in, const Eigen::Ref<c
     report.setting("null_simulations", q.simulations);
     report.released("null_probability_at_upper", null.probability_at_upper);
   }
-  // Computed and ready: charge it (on the bytes analysed) before it is returned to be shown.
-  std::string own_bytes;
-  if (data_bytes.empty() && !q.ledger.path.empty()) {
-    Eigen::MatrixXd cols(n_rows, common_in.cols() + tested.cols() + 1);
-    cols << common_in, tested, y;
-    own_bytes = matrix_bytes(cols, all);
-    data_bytes = own_bytes;
-  }
-  if (const auto c = charge.commit(data_bytes)) report.setting("ledger", to_json(*c));
   return report.finish();
 }
 

@@ -163,7 +163,8 @@ Interval mechanism_uncertainty_interval(double noisy_statistic, const CensoringL
 
 NullDistribution simulate_null_distribution(const Prior& prior, std::span<const std::size_t> sizes, int p, int p0,
                                             const CensoringLimits& limits, const ScalarMechanism& mechanism,
-                                            std::size_t num_simulations, RngStream& rng) {
+                                            std::size_t num_simulations, RngStream& rng,
+                                            const ProgressCallback& progress) {
   constexpr const char* fn = "simulate_null_distribution";
   if (num_simulations < 1) throw_domain(fn, "num_simulations", 0.0, ">= 1");
   if (sizes.empty()) throw_invalid(fn, "no subsets");
@@ -178,6 +179,7 @@ NullDistribution simulate_null_distribution(const Prior& prior, std::span<const 
   std::vector<double> t(sizes.size());
   std::size_t at_upper = 0;
   for (std::size_t r = 0; r < num_simulations; ++r) {
+    if (r % kProgressInterval == 0) report_progress(progress, r, num_simulations, "null-simulation");
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const double b = static_cast<double>(sizes[i]);
       const double x = standard_gamma(rng, 0.5 * p);

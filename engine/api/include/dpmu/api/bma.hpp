@@ -69,9 +69,9 @@ struct BmaSettings {
   /// (noise_aware_analysis: sampling and privacy noise; enumeration only, p ≤ 24). Post-processing:
   /// the same release, budget and privacy record either way. Ignored by a non-private fit.
   std::string uncertainty = "plug-in";
-  int noise_aware_draws = 200;  ///< M, accepted draws of G (noise-aware), >= 20
-  LedgerOptions ledger;         ///< where a real release is charged (empty path: nowhere)
-  std::string command = "bma";  ///< the front end's name, for the ledger
+  std::int64_t noise_aware_draws = 200;  ///< M, accepted draws of G (noise-aware), in [20, kMaxNoiseAwareDraws]
+  LedgerOptions ledger;                  ///< where a real release is charged (empty path: nowhere)
+  std::string command = "bma";           ///< the front end's name, for the ledger
 };
 
 /// One of the most probable models.

@@ -6,9 +6,11 @@
 #include <Eigen/Dense>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dpmu/api/bma.hpp"
+#include "dpmu/api/ledger.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/ssp.hpp"
@@ -73,6 +75,16 @@ BmaSummary analyse(const Eigen::MatrixXd& gram, double n, const AnalysisPlan& pl
                    const Search& search, const std::vector<std::string>& names, const std::string& response,
                    bool release, std::optional<double> response_mean);
 
+/// The largest number of draws of the noise-aware analysis (per release; the plan's and the study's
+/// too): its work and memory grow linearly in it, and 10^5 gives Monte Carlo errors far below the
+/// posterior's own spread.
+inline constexpr std::int64_t kMaxNoiseAwareDraws = 100000;
+
+/// The noise-aware draws option, checked in 64 bits before any work: an integer in
+/// [20, kMaxNoiseAwareDraws]. @param option the option's name in the caller's words
+/// ("--noise-aware-draws", "noise_aware_draws"). @throws std::invalid_argument naming it.
+void check_noise_aware_draws(std::int64_t draws, const std::string& option);
+
 /// The noise-aware analysis of a release (core::noise_aware_bma; docs/methods.md §5.11): draws of the
 /// confidential G from p(G | G*) ∝ p_E(G* − G)·1[G admissible under the public bounds] by rejection
 /// (the release's noise law, release.mechanism(); diagonal bounds n·w_j²/4 from the bound widths in
@@ -82,7 +94,7 @@ BmaSummary analyse(const Eigen::MatrixXd& gram, double n, const AnalysisPlan& pl
 /// `messages`). Only released statistics and public settings are used: post-processing.
 /// @throws std::invalid_argument for draws < 20 or MCMC search (p > 24); as analyse() otherwise.
 BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisPlan& plan, const Search& search,
-                                int draws, const std::vector<std::string>& names, const std::string& response,
+                                std::int64_t draws, const std::vector<std::string>& names, const std::string& response,
                                 std::vector<std::string>& messages);
 
 /// Messages naming the constant and collinear predictors (non-private analyses only: in a release
@@ -128,9 +140,12 @@ struct ReleaseOptions {
 /// Release G* of the raw data (n × (p+1), response last) with `release`, then regularise it (and the
 /// hard-thresholded copy): BmaRelease without summaries. Noise from `secure_rng` when it is given
 /// (a real release), else from the stream "bma/noise" of `seed`; the ridge calibration from
-/// "bma/ridge". Messages (ridge fallbacks,
-/// simulation-mode clamping) are appended to `messages`.
+/// "bma/ridge". The noise is drawn through charge.draw_and_commit(data_bytes): the release is charged
+/// before anything is computed from it (docs/privacy.md "Charge first, then speak"). Messages (ridge
+/// fallbacks, simulation-mode clamping) are appended to `messages`, for the caller to show after the
+/// charge.
 BmaRelease release_gram(const Eigen::MatrixXd& raw, const core::SspRelease& release, const ReleaseOptions& options,
-                        std::uint64_t seed, runtime::SecureRng* secure_rng, std::vector<std::string>& messages);
+                        std::uint64_t seed, runtime::SecureRng* secure_rng, ReleaseCharge& charge,
+                        std::string_view data_bytes, std::vector<std::string>& messages);
 
 }  // namespace dpmu::api

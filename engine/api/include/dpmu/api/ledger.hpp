@@ -7,11 +7,16 @@
 /// analysed; a release that would exceed the budget is refused (runtime::BudgetExceeded) and
 /// nothing is released.
 
+#include <signal.h>
+
 #include <Eigen/Dense>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "dpmu/core/release.hpp"
@@ -49,10 +54,13 @@ void check_ledger_options(const LedgerOptions& options, bool secure_release);
 ///
 /// Use: construct it after the settings are validated and before any work (it refuses a release
 /// that the ledger, as it stands, cannot afford: budget exceeded, no valid ε, a damaged ledger or
-/// a missing key); compute the release in memory; call commit() when the release is ready to be
-/// delivered and before any of it is shown or written. commit() takes the ledger's lock, checks the
-/// budget again (another release may have been charged meanwhile) and appends the entry; a release
-/// refused there is discarded unseen. A release that fails before commit() spends nothing.
+/// a missing key); draw the release's noise through draw_and_commit(), which charges it at once —
+/// before anything computed from the noisy statistics exists, so no message, progress line, file,
+/// return value, exit code or interrupt can reveal a function of them uncharged (docs/privacy.md
+/// "Charge first, then speak"). commit() takes the ledger's lock, checks the budget again (another
+/// release may have been charged meanwhile) and appends the entry; a release refused there is
+/// discarded unseen. A release that fails before the noise is drawn spends nothing; one whose noise
+/// was drawn is charged even if its analysis then fails or is interrupted ("charged, not delivered").
 class ReleaseCharge {
  public:
   /// @param command names the front end and the release ("dpmu bma", "R dpmu::test", ...).
@@ -66,6 +74,41 @@ class ReleaseCharge {
   /// std::logic_error on a second call.
   std::optional<LedgerCharge> commit(std::string_view data_bytes);
 
+  /// Draw the release's noise and charge it as one step: runs `draw()` — which must draw the noise
+  /// and do nothing observable — then commit(data_bytes). In a process that called
+  /// defer_interrupts_around_charges() (the `dpmu` command) the interrupt signals are blocked from
+  /// before the draw until the entry is in the ledger, so a signal in between is delivered after the
+  /// charge (the process then ends with "charged, not delivered"). @returns draw()'s result; the
+  /// charge is charge() afterwards. @throws as commit() (the drawn noise is then discarded unseen).
+  template <class Draw>
+  std::invoke_result_t<Draw&> draw_and_commit(Draw&& draw, std::string_view data_bytes) {
+    const InterruptDeferral deferral;
+    std::invoke_result_t<Draw&> result = draw();
+    charge_ = commit(data_bytes);
+    deferral.charged(charge_ ? charge_->path : std::string());
+    return result;
+  }
+
+  /// The charge made by draw_and_commit() (nullopt before it, and without a ledger).
+  const std::optional<LedgerCharge>& charge() const { return charge_; }
+
+  /// Blocks the interrupt signals for its lifetime when defer_interrupts_around_charges() was
+  /// called (else does nothing); charged() first arms the "charged, not delivered" exit.
+  class InterruptDeferral {
+   public:
+    InterruptDeferral();
+    ~InterruptDeferral();
+    InterruptDeferral(const InterruptDeferral&) = delete;
+    InterruptDeferral& operator=(const InterruptDeferral&) = delete;
+    /// The charge is in ledger `path` (empty: no ledger): from now on an interrupt signal ends the
+    /// process with a message saying so and exit status 128 + signal.
+    void charged(const std::string& path) const;
+
+   private:
+    bool active_ = false;
+    sigset_t saved_{};  ///< the signal mask before
+  };
+
  private:
   LedgerOptions options_;
   std::string command_;
@@ -73,7 +116,26 @@ class ReleaseCharge {
   nlohmann::json released_;
   std::optional<runtime::Budget> budget_;
   bool committed_ = false;
+  std::optional<LedgerCharge> charge_;
 };
+
+/// Interrupts around charges (docs/privacy.md "Charge first, then speak"). A process that can be
+/// stopped by a signal at any point — the `dpmu` command — calls this once with its name. From then
+/// on ReleaseCharge::draw_and_commit blocks SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGALRM, SIGVTALRM,
+/// SIGPROF, SIGXCPU, SIGUSR1 and SIGUSR2 from before the noise is drawn until the charge is in the
+/// ledger; after a charge any of them ends the process with "<name>: interrupted after the release was
+/// charged to ledger <path>: charged, not delivered" on stderr and exit status 128 + signal. The R and
+/// Python packages do not call it: their interrupts are cooperative (checked in progress callbacks,
+/// and the release API calls none between the noise draw and the charge).
+void defer_interrupts_around_charges(std::string program_name);
+
+/// Charges committed on this thread so far, and the ledger of the last: a front end that meets an
+/// error or an interrupt after a charge says the release was charged and not delivered.
+struct ThreadCharges {
+  std::uint64_t count = 0;
+  std::string last_ledger;
+};
+const ThreadCharges& charges_on_this_thread();
 /// The bytes that identify data held in memory (R and Python): a version tag, the shape, the
 /// column names and the doubles of the n×k matrix in column-major order.
 std::string matrix_bytes(const Eigen::Ref<const Eigen::MatrixXd>& columns, const std::vector<std::string>& names);

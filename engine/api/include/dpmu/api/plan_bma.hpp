@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "dpmu/core/progress.hpp"
+
 namespace dpmu::api {
 
 /// Settings of plan_bma(). Spellings as `dpmu plan-bma --help`; errors name the option as
@@ -35,6 +37,9 @@ struct PlanBmaRequest {
   std::uint64_t replicates = 200;                 ///< simulated releases, 10 to 100000
   std::uint64_t seed = 1;                         ///< of the simulation
   std::string uncertainty = "both";               ///< reported analyses: both | plug-in | noise-aware
+  /// Called before each simulated release ({r, replicates, "plan-replicates"}): the R and Python
+  /// packages check for an interrupt there (it may throw to stop the plan; nothing is spent).
+  core::ProgressCallback progress;
 };
 
 /// The plan as the JSON `dpmu plan-bma` prints: "private": false, the simulation (experiment,

@@ -87,4 +87,12 @@ class ReleaseReport {
   std::vector<std::string> reasons_;
 };
 
+/// JSON as text for output (stdout, files, the bindings): invalid UTF-8 in a string — a Latin-1
+/// column or file name — becomes U+FFFD instead of an exception, so an output whose release was
+/// charged is never lost to its encoding (docs/reliability.md). `indent` as nlohmann's dump().
+template <class Json>
+std::string json_text(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 }  // namespace dpmu::api

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dpmu/api/ledger.hpp"
+#include "dpmu/core/progress.hpp"
 #include "dpmu/core/subsample_and_aggregate.hpp"
 
 namespace dpmu::api {
@@ -38,6 +39,9 @@ struct TestRequest {
   std::string gaussian_calibration = "exact";
   LedgerOptions ledger;               ///< where a real release is charged (empty path: nowhere)
   std::string command = "dpmu test";  ///< the front end's name, for the ledger
+  /// Reports of the null simulation (phase "null-simulation"), after the charge: the R and Python
+  /// packages check for an interrupt there (it may throw; the release is then charged, not delivered).
+  core::ProgressCallback progress;
 };
 
 /// A prior of the tests (PB Eqs. 3–4): its spelling, a fixed g (unset: the default) and a, checked.

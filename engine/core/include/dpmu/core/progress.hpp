@@ -5,7 +5,8 @@
 /// do with it — print a progress line (the `dpmu` command), check for an interrupt (R, Python) — and
 /// may stop the computation by throwing from the callback: the exception propagates out of the core
 /// function, which holds no resources beyond RAII ones, so nothing is left half-done (a release
-/// interrupted this way is not charged: docs/reliability.md "Interrupts").
+/// interrupted this way after its noise was drawn is charged, not delivered: docs/privacy.md
+/// "Charge first, then speak").
 
 #include <cstdint>
 #include <functional>

@@ -18,6 +18,7 @@
 #include "dpmu/core/censoring.hpp"
 #include "dpmu/core/g_priors.hpp"
 #include "dpmu/core/mechanisms.hpp"
+#include "dpmu/core/progress.hpp"
 #include "dpmu/core/random.hpp"
 
 namespace dpmu::core {
@@ -126,11 +127,13 @@ struct NullDistribution {
 };
 
 /// Draw `num_simulations` null releases from rng (R² drawn as X/(X+Y) with gamma X, Y so that
-/// log(1 − R²) = log Y − log(X + Y) is exact). Deterministic given rng.
+/// log(1 − R²) = log Y − log(X + Y) is exact). Deterministic given rng. `progress` (phase
+/// "null-simulation") is called every kProgressInterval simulations and may throw to stop it.
 /// @throws std::domain_error for num_simulations < 1 or sizes with b_i ≤ p + p0.
 NullDistribution simulate_null_distribution(const Prior& prior, std::span<const std::size_t> sizes, int p, int p0,
                                             const CensoringLimits& limits, const ScalarMechanism& mechanism,
-                                            std::size_t num_simulations, RngStream& rng);
+                                            std::size_t num_simulations, RngStream& rng,
+                                            const ProgressCallback& progress = {});
 
 /// A critical value at level α with its Monte Carlo standard error.
 struct CriticalValue {
