@@ -47,7 +47,7 @@ namespace {
                " (under a memory limit, ulimit -v, this can be a failed allocation)");
   std::abort();
 }
-/// What an error after a charge adds to its message (docs/reliability.md: charged but undelivered):
+/// What an error after a charge adds to its message (docs/reliability.md: charged, not delivered):
 /// the release's noise was drawn and charged, so the spend stands though nothing was delivered.
 std::string charged_not_delivered() {
   const auto& charges = dpmu::api::charges_on_this_thread();

@@ -168,7 +168,7 @@ F="$TMP/full.jsonl"
 "$DPMU" ledger init "$F" --budget 5 >/dev/null
 "$DPMU" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --ledger "$F" >/dev/full 2>"$TMP/err"
 rc=$?
-[ $rc -eq 2 ] && grep -q "cannot write the output" "$TMP/err" && grep -q "charged to ledger $F (charged but undelivered" "$TMP/err" &&
+[ $rc -eq 2 ] && grep -q "cannot write the output" "$TMP/err" && grep -q "charged to ledger $F (charged, not delivered" "$TMP/err" &&
   [ "$(wc -l <"$F")" -eq 2 ] && pass || fail "release to /dev/full: rc=$rc, $(cat "$TMP/err")"
 
 # --- validation before any budget is spent: a release that fails (or is refused) before it is
@@ -177,7 +177,7 @@ V="$TMP/validate.jsonl"
 "$DPMU" ledger init "$V" --budget 5 >/dev/null
 cp "$V" "$TMP/v.before"
 expect_exit2 "--ridge 1e+308 is above" "${BMA[@]}" --ledger "$V" --ridge 1e308
-expect_exit2 "--simulations 2000000000 (the Sec. 5.1 confidence set) needs about" "${BMA[@]}" --ledger "$V" --confidence 0.9 --simulations 2000000000
+expect_exit2 "--simulations must be a whole number in [1, 100000000], got 2000000000" "${BMA[@]}" --ledger "$V" --confidence 0.9 --simulations 2000000000
 expect_exit2 "--bounds: widths u - l down to 2e-170" bma --data "$HSB" --response read --predictors write,math --bounds=-1e-170,1e-170 --epsilon 0.5 --ledger "$V"
 expect_exit2 "--censor -1e+308,1e+308: the width U - L = inf" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --censor=-1e308,1e308 --ledger "$V"
 expect_exit2 "privacy budget exceeded" "${BMA[@]/0.75/6}" --ledger "$V"
