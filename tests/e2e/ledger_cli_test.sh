@@ -216,10 +216,10 @@ Z="$TMP/rho.jsonl"
 "$DPMU" "${GT[@]}" --ledger "$Z" >/dev/null 2>"$TMP/err" && pass || fail "rho ledger: Gaussian release refused: $(cat "$TMP/err")"
 json_check "d['accountant'] == 'zcdp' and d['budget'] == {'rho': 0.05} and abs(d['totals']['zcdp']['rho'] - 0.0077012) < 1e-6" ledger "$Z"
 expect_exit2 "cannot be accounted in zCDP" select --data "$PROS" --response lpsa --predictors lcavol,lweight --epsilon 0.25 --radius 2 --penalty 1 --data-bound 3 --algorithm 2 --delta 1e-6 --ledger "$Z"
-expect_exit2 "goes with the zcdp accountant" ledger init "$TMP/bad.jsonl" --budget 1 --accountant zcdp
-[ ! -e "$TMP/bad.jsonl" ] && pass || fail "a refused init wrote $TMP/bad.jsonl"
+expect_exit2 "goes with the zcdp accountant" ledger init "$TMP/badacc.jsonl" --budget 1 --accountant zcdp
+[ ! -e "$TMP/badacc.jsonl" ] && pass || fail "a refused init wrote $TMP/badacc.jsonl"
 # an old ledger (no accountant in the header, no mechanism in its entries) keeps working: basic
-O="$TMP/old.jsonl"
+O="$TMP/oldacc.jsonl"
 "$DPMU" ledger init "$O" --budget 1 >/dev/null
 "$DPMU" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --ledger "$O" >/dev/null 2>&1
 "$PY" -c "
