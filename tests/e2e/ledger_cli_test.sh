@@ -4,7 +4,8 @@
 # may only be lower; `set-budget` is a recorded act), keyed fingerprints of exactly the bytes
 # analysed (a data file swapped while a release waits for the ledger's lock is not what is charged,
 # and cannot escape the budget), `dpmu ledger FILE` (JSON and table), and damaged or foreign
-# ledgers ending in a clear message and exit code 2 with the file left as it was.
+# ledgers ending in a clear message and exit code 2 with the file left as it was; the accountants
+# (basic, tight, zcdp) and their totals.
 # Usage: ledger_cli_test.sh /path/to/dpmu /path/to/source-tree
 set -u
 DPMU="$1"
@@ -188,5 +189,46 @@ for cmd in "describe normal_mean" "ledger $L" "plan-test --n 100 --epsilon 1 --s
   rc=$?
   [ $rc -eq 2 ] && pass || fail "dpmu $cmd >/dev/full: exit $rc"
 done
+
+# --- accountants (docs/privacy.md "Accountants"): 10 analytic-Gaussian test releases at (0.5, 1e-6)
+# under a budget of (2, 1e-5): a tight ledger takes all ten (tight total 1.52 at delta 1e-5), a basic
+# one refuses the fifth (basic 2.5 > 2); every entry records its mechanism.
+GT=(test --data "$HSB" --response math --tested female --epsilon 0.5 --delta 1e-6 --groups 10)
+T="$TMP/tight.jsonl"
+"$DPMU" ledger init "$T" --budget 2,1e-5 --accountant tight >"$TMP/out" 2>"$TMP/err" && grep -q "tight accountant" "$TMP/out" &&
+  head -n 1 "$T" | grep -q '"accountant":"tight"' && pass || fail "ledger init --accountant tight: $(cat "$TMP/out" "$TMP/err")"
+ok=0
+for i in 1 2 3 4 5 6 7 8 9 10; do "$DPMU" "${GT[@]}" --ledger "$T" >"$TMP/g$i" 2>"$TMP/err" && ok=$((ok + 1)); done
+[ $ok -eq 10 ] && pass || fail "tight ledger: only $ok of 10 Gaussian releases went through: $(cat "$TMP/err")"
+"$PY" -c "import json,sys; l=json.load(open('$TMP/g10'))['settings']['ledger']; sys.exit(0 if l['accountant']=='tight' and abs(l['accounted_total']['epsilon']-1.5225)<1e-3 and l['total_epsilon']==5 else 1)" \
+  && pass || fail "the 10th release's charge: $(head -c 800 "$TMP/g10")"
+json_check "d['accountant'] == 'tight' and d['totals']['basic']['epsilon'] == 5 and abs(d['totals']['basic']['delta'] - 1e-5) < 1e-18 and abs(d['totals']['tight']['epsilon'] - 1.5225) < 1e-3 and d['totals']['tight']['delta'] == 1e-5 and 'tight' in d['totals']['tight']['accountant'] and d['totals']['tight']['gaussian']['releases'] == 10 and abs(d['remaining']['epsilon'] - (2 - d['totals']['tight']['epsilon'])) < 1e-12 and all(r['mechanism'] == 'gaussian' for s in d['data_sets'].values() for r in s['release_list'])" ledger "$T"
+"$DPMU" ledger "$T" --format table >"$TMP/table" 2>"$TMP/err" && grep -qE "tight total: epsilon=1\.522[0-9]* at delta=1e-05 \(Gaussian releases 10" "$TMP/table" &&
+  grep -q "checked with the tight accountant" "$TMP/table" && pass || fail "tight table: $(cat "$TMP/table" "$TMP/err")"
+B="$TMP/basic.jsonl"
+"$DPMU" ledger init "$B" --budget 2,1e-5 >/dev/null
+for i in 1 2 3 4; do "$DPMU" "${GT[@]}" --ledger "$B" >/dev/null 2>"$TMP/err" || fail "basic ledger: release $i refused: $(cat "$TMP/err")"; done
+expect_exit2 "privacy budget exceeded" "${GT[@]}" --ledger "$B"
+json_check "d['accountant'] == 'basic' and d['spent']['releases'] == 4 and d['totals']['basic']['epsilon'] == 2 and d['totals']['tight']['epsilon'] < 1.2" ledger "$B"
+# a zCDP budget; an accountant that does not suit the budget is refused before anything is written
+Z="$TMP/rho.jsonl"
+"$DPMU" ledger init "$Z" --budget rho=0.05 >/dev/null 2>"$TMP/err" && pass || fail "ledger init rho: $(cat "$TMP/err")"
+"$DPMU" "${GT[@]}" --ledger "$Z" >/dev/null 2>"$TMP/err" && pass || fail "rho ledger: Gaussian release refused: $(cat "$TMP/err")"
+json_check "d['accountant'] == 'zcdp' and d['budget'] == {'rho': 0.05} and abs(d['totals']['zcdp']['rho'] - 0.0077012) < 1e-6" ledger "$Z"
+expect_exit2 "cannot be accounted in zCDP" select --data "$PROS" --response lpsa --predictors lcavol,lweight --epsilon 0.25 --radius 2 --penalty 1 --data-bound 3 --algorithm 2 --delta 1e-6 --ledger "$Z"
+expect_exit2 "goes with the zcdp accountant" ledger init "$TMP/badacc.jsonl" --budget 1 --accountant zcdp
+[ ! -e "$TMP/badacc.jsonl" ] && pass || fail "a refused init wrote $TMP/badacc.jsonl"
+# an old ledger (no accountant in the header, no mechanism in its entries) keeps working: basic
+O="$TMP/oldacc.jsonl"
+"$DPMU" ledger init "$O" --budget 1 >/dev/null
+"$DPMU" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --ledger "$O" >/dev/null 2>&1
+"$PY" -c "
+import json,sys
+lines=[json.loads(x) for x in open(sys.argv[1])]
+lines[0].pop('accountant'); lines[1].pop('mechanism')
+open(sys.argv[1],'w').write(''.join(json.dumps(x, separators=(',', ':'))+'\n' for x in lines))" "$O"
+json_check "d['accountant'] == 'basic' and d['spent']['epsilon'] == 0.5 and d['totals']['tight']['basic_composition']['releases'] == 1" ledger "$O"
+"$DPMU" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --ledger "$O" >/dev/null 2>"$TMP/err" && pass || fail "old ledger: release refused: $(cat "$TMP/err")"
+expect_exit2 "privacy budget exceeded" test --data "$HSB" --response math --tested female --epsilon 0.5 --groups 10 --ledger "$O"
 
 finish ledger_cli_test

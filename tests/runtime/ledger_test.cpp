@@ -5,11 +5,13 @@
 
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 
+#include "dpmu/core/mechanisms.hpp"
 #include "temp_dir.hpp"
 
 using Catch::Matchers::Contains;
@@ -441,4 +443,175 @@ TEST_CASE("ledger: concurrent processes cannot overspend a budget together, nor 
   const rt::Ledger l = rt::read_ledger(path);
   CHECK(l.entries.size() == 10);
   CHECK(l.total().epsilon == 10.0);
+}
+
+// --- accountants (docs/privacy.md "Accountants") -------------------------------------------------
+
+namespace {
+
+/// A release of an analytic-Gaussian mechanism at (epsilon, delta) with its record (as
+/// api::mechanism_record makes it from core::PrivacyGuarantee).
+rt::LedgerEntry gaussian_entry(double epsilon, double delta) {
+  rt::LedgerEntry e = entry(kFpA, epsilon, delta);
+  rt::MechanismRecord m;
+  m.kind = "gaussian";
+  m.sensitivity_name = "l2_sensitivity";
+  m.sensitivity = 0.25;
+  m.noise_scale = dpmu::core::analytic_gaussian_sigma(epsilon, delta, 0.25);
+  m.neighbouring = "replace one row";
+  m.description = "analytic Gaussian noise";
+  e.mechanism = m;
+  return e;
+}
+
+rt::LedgerEntry laplace_entry(double epsilon) {
+  rt::LedgerEntry e = entry(kFpA, epsilon, 0.0);
+  e.mechanism = rt::MechanismRecord{"laplace", "l1_sensitivity", 0.5, 0.5 / epsilon, "replace one row", "Laplace"};
+  return e;
+}
+
+/// Charge `e` to the ledger at `path` as a release does (check, then append, under one lock).
+void charge(const std::string& path, const rt::LedgerEntry& e) {
+  rt::LedgerLock lock(path);
+  lock.check(e.epsilon, e.delta, std::nullopt, e.mechanism);
+  lock.append(e);
+}
+
+}  // namespace
+
+TEST_CASE(
+    "ledger accountants: a budget of 2 lets 10 Gaussian releases at (0.5, 1e-6) through under tight, "
+    "and refuses the 5th under basic",
+    "[ledger]") {
+  TempDir dir;
+  const rt::Budget budget{2.0, 1e-5};
+  const std::string tight = dir / "tight.ledger";
+  rt::init_ledger(tight, budget, rt::Accountant::tight);
+  for (int i = 0; i < 10; ++i) charge(tight, gaussian_entry(0.5, 1e-6));
+  const rt::Ledger l = rt::read_ledger(tight);
+  CHECK(l.accountant() == rt::Accountant::tight);
+  CHECK(l.total().epsilon == Approx(5.0));
+  const auto t = rt::tight_total(l.entries, 1e-5);
+  CHECK(t.epsilon == Approx(1.5225256).epsilon(1e-6));
+  const auto json = rt::accountant_total_json(rt::Accountant::tight, l.entries, 1e-5);
+  CHECK(json["epsilon"].get<double>() == Approx(1.5225256).epsilon(1e-6));
+  CHECK(json["delta"].get<double>() == 1e-5);
+  CHECK(json["gaussian"]["releases"] == 10);
+  // ... and an 11th still fits, the (k+1)-th that takes it past 2 does not.
+  int more = 0;
+  for (; more < 100; ++more) {
+    try {
+      charge(tight, gaussian_entry(0.5, 1e-6));
+    } catch (const rt::BudgetExceeded& e) {
+      CHECK_THAT(e.what(), Contains("accountant tight") && Contains("nothing was released"));
+      break;
+    }
+  }
+  CHECK(more > 0);
+  CHECK(rt::tight_total(rt::read_ledger(tight).entries, 1e-5).epsilon <= 2.0);
+
+  const std::string basic = dir / "basic.ledger";
+  rt::init_ledger(basic, budget);  // basic by default
+  CHECK(rt::read_ledger(basic).accountant() == rt::Accountant::basic);
+  for (int i = 0; i < 4; ++i) charge(basic, gaussian_entry(0.5, 1e-6));
+  CHECK_THROWS_AS(charge(basic, gaussian_entry(0.5, 1e-6)), rt::BudgetExceeded);
+  CHECK(rt::read_ledger(basic).entries.size() == 4);
+}
+
+TEST_CASE("ledger accountants: the header records the accountant; old ledgers and entries keep working", "[ledger]") {
+  TempDir dir;
+  const std::string path = dir / "l";
+  rt::init_ledger(path, rt::Budget{3.0, 1e-5}, rt::Accountant::tight);
+  CHECK_THAT(header_of(path), Contains("\"accountant\":\"tight\""));
+  // An entry of an earlier dpmu (no "mechanism") is read and accounted by basic composition inside
+  // the tight total, and charging goes on.
+  std::ofstream(path, std::ios::app) << line_with("epsilon", "0.7");
+  charge(path, gaussian_entry(0.5, 1e-6));
+  charge(path, laplace_entry(0.3));
+  const rt::Ledger l = rt::read_ledger(path);
+  REQUIRE(l.entries.size() == 3);
+  CHECK_FALSE(l.entries[0].mechanism.has_value());
+  CHECK(rt::entry_family(l.entries[0]) == rt::EntryFamily::approximate);
+  CHECK(rt::entry_family(l.entries[1]) == rt::EntryFamily::gaussian);
+  CHECK(rt::entry_family(l.entries[2]) == rt::EntryFamily::pure);
+  REQUIRE(l.entries[1].mechanism.has_value());
+  CHECK(l.entries[1].mechanism->kind == "gaussian");
+  CHECK(l.entries[1].mechanism->noise_scale == Approx(dpmu::core::analytic_gaussian_sigma(0.5, 1e-6, 0.25)));
+  const auto t = rt::tight_total(l.entries, 1e-5);
+  CHECK(t.approximate_epsilon == 0.7);
+  CHECK(t.epsilon <= 0.7 + 0.5 + 0.3);
+  CHECK(t.epsilon >= 0.7 + 0.5 * 0.9);
+
+  // A version-2 header without "accountant" (dpmu before the accountants) is a basic ledger.
+  const std::string old = dir / "old";
+  rt::init_ledger(old, rt::Budget{1.0, 0.0});
+  std::string text = header_of(old);
+  const auto at = text.find(",\"accountant\":\"basic\"");
+  REQUIRE(at != std::string::npos);
+  text.erase(at, std::string(",\"accountant\":\"basic\"").size());
+  write_file(old, text);
+  CHECK(rt::read_ledger(old).accountant() == rt::Accountant::basic);
+  charge(old, laplace_entry(0.6));
+  CHECK_THROWS_AS(charge(old, laplace_entry(0.6)), rt::BudgetExceeded);
+}
+
+TEST_CASE("ledger accountants: a rho budget is checked by zCDP; releases without a zCDP bound are refused",
+          "[ledger]") {
+  CHECK(rt::parse_budget("rho=0.5").rho == 0.5);
+  CHECK(rt::parse_budget("rho=0.5").is_zcdp());
+  CHECK_FALSE(rt::parse_budget("2,1e-6").is_zcdp());
+  CHECK(rt::budget_text(rt::parse_budget("rho=0.5")) == "rho=0.5");
+  CHECK_THROWS_WITH(rt::parse_budget("rho=-1"), Contains("rho") && Contains("> 0"));
+  CHECK_THROWS_WITH(rt::parse_budget("rho=x"), Contains("rho=RHO"));
+  CHECK(rt::parse_accountant("tight") == rt::Accountant::tight);
+  CHECK_THROWS_WITH(rt::parse_accountant("pld"), Contains("--accountant 'pld'"));
+
+  TempDir dir;
+  const std::string path = dir / "z";
+  CHECK_THROWS_WITH(rt::init_ledger(path, rt::parse_budget("rho=0.1"), rt::Accountant::tight),
+                    Contains("goes with the zcdp accountant"));
+  CHECK_THROWS_WITH(rt::init_ledger(path, rt::Budget{1.0, 0.0}, rt::Accountant::zcdp), Contains("rho=RHO"));
+  rt::init_ledger(path, rt::parse_budget("rho=0.1"));
+  CHECK(rt::read_ledger(path).accountant() == rt::Accountant::zcdp);
+  CHECK_THAT(header_of(path), Contains("\"budget\":{\"rho\":0.1}"));
+  // One Gaussian release at (0.5, 1e-6): ρ = μ²/2 with μ = 0.1241 -> 0.0077; thirteen fit in 0.1.
+  const double mu = dpmu::core::analytic_gaussian_mu(0.5, 1e-6);
+  const int fit = static_cast<int>(std::floor(0.1 / (mu * mu / 2)));
+  for (int i = 0; i < fit; ++i) charge(path, gaussian_entry(0.5, 1e-6));
+  CHECK_THROWS_AS(charge(path, gaussian_entry(0.5, 1e-6)), rt::BudgetExceeded);
+  CHECK(*rt::zcdp_total(rt::read_ledger(path).entries) == Approx(fit * mu * mu / 2));
+  // A Wishart release is (ε, δ)-DP only: no zCDP bound, refused before anything is charged.
+  rt::LedgerEntry w = entry(kFpA, 0.01, 1e-9);
+  w.mechanism = rt::MechanismRecord{"wishart", "wishart_row_norm_squared", 2.0, 0.0, "replace one row", "Wishart"};
+  CHECK_THROWS_WITH(charge(path, w), Contains("cannot be accounted in zCDP") && Contains("wishart"));
+  // A per-call budget keeps the ledger's form; set-budget too.
+  {
+    rt::LedgerLock lock(path);
+    CHECK_THROWS_WITH(lock.check(0.01, 0.0, rt::Budget{1.0, 0.0}), Contains("not of the form"));
+    CHECK_THROWS_WITH(lock.change_budget(rt::Budget{1.0, 0.0}, "r"), Contains("keeps its form"));
+    lock.change_budget(rt::parse_budget("rho=0.2"), "more");
+  }
+  charge(path, gaussian_entry(0.5, 1e-6));
+  CHECK(rt::read_ledger(path).budget().rho == 0.2);
+}
+
+TEST_CASE("ledger accountants: a Gaussian record that claims less than its (epsilon, delta) is refused", "[ledger]") {
+  TempDir dir;
+  const std::string path = dir / "l";
+  rt::init_ledger(path, rt::Budget{10.0, 1e-3}, rt::Accountant::tight);
+  rt::LedgerEntry e = gaussian_entry(0.5, 1e-6);
+  e.mechanism->noise_scale *= 0.9;  // less noise than (0.5, 1e-6) needs
+  {
+    rt::LedgerLock lock(path);
+    CHECK_THROWS_WITH(lock.check(e.epsilon, e.delta, std::nullopt, e.mechanism), Contains("is not (0.5, 1e-06)-DP"));
+    CHECK_THROWS_AS(lock.append(e), std::invalid_argument);
+  }
+  // ... and such a line in the file is damage.
+  nlohmann::json j = nlohmann::json::parse(line_with("delta", "1e-6"));
+  j["epsilon"] = 0.5;
+  j["mechanism"] = {{"kind", "gaussian"},  {"sensitivity_name", "l2_sensitivity"},
+                    {"sensitivity", 1.0},  {"noise_scale", 1.0},
+                    {"neighbouring", "x"}, {"description", "y"}};
+  std::ofstream(path, std::ios::app) << j.dump() << "\n";
+  CHECK_THROWS_WITH(rt::read_ledger(path), Contains("line 2") && Contains("gaussian mechanism record"));
 }

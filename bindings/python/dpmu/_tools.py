@@ -221,24 +221,30 @@ def audit(release: Callable[[pd.DataFrame], Union[float, Sequence[float]]], data
     return out
 
 
-def ledger_init(path: Union[str, os.PathLike], budget) -> None:
-    """Create a privacy-budget ledger with its ``budget`` (EPS, (EPS, DELTA) or "EPS,DELTA"), fixed
-    from then on, and its key file PATH.key (mode 0600). Every release that names the ledger
-    (``ledger=PATH`` or ``DPMU_LEDGER``) is checked against the budget and charged before any noise
-    is drawn; one that would exceed it is refused. Keep the key file secret: it keys the data
-    fingerprints recorded in the ledger. Raises ValueError for a bad budget or when the ledger
-    already exists (it is never reset). docs/privacy.md, "Privacy-budget ledger"."""
+def ledger_init(path: Union[str, os.PathLike], budget, accountant: Optional[str] = None) -> None:
+    """Create a privacy-budget ledger with its ``budget`` (EPS, (EPS, DELTA), "EPS,DELTA" or a zCDP
+    budget "rho=RHO"), fixed from then on, and its key file PATH.key (mode 0600). ``accountant``
+    says how releases add up against the budget, recorded in the ledger: "basic" (sums of epsilon
+    and delta; the default, conservative), "tight" (exact Gaussian-DP composition of Gaussian
+    releases and optimal composition of pure ones, at the budget's delta) or "zcdp" (the default
+    and only choice for a "rho=RHO" budget). Every release that names the ledger (``ledger=PATH``
+    or ``DPMU_LEDGER``) is checked against the budget and charged before any noise is drawn; one
+    that would exceed it is refused. Keep the key file secret: it keys the data fingerprints
+    recorded in the ledger. Raises ValueError for a bad budget or accountant, or when the ledger
+    already exists (it is never reset). docs/privacy.md, "Privacy-budget ledger" and "Accountants"."""
     text = _budget_text(budget)
     if text is None:
         raise ValueError("dpmu.ledger_init: give the budget")
-    _dpmu.ledger_init(os.fspath(path), text)
+    if accountant is not None and accountant not in ("basic", "tight", "zcdp"):
+        raise ValueError(f"dpmu.ledger_init: accountant must be 'basic', 'tight' or 'zcdp', not {accountant!r}")
+    _dpmu.ledger_init(os.fspath(path), text, accountant or "")
 
 
 def ledger_set_budget(path: Union[str, os.PathLike], budget, reason: str) -> None:
     """Record a new budget for the ledger at ``path`` (EPS, (EPS, DELTA) or "EPS,DELTA"), with the
-    ``reason``: an explicit act, recorded in the ledger (time, new budget, reason). The guarantee of
-    all releases charged to a ledger together is the total spent (basic composition), so a higher
-    budget allows a weaker joint guarantee. Raises ValueError
+    ``reason``: an explicit act, recorded in the ledger (time, new budget, reason; a "rho=RHO"
+    budget stays a rho budget). The guarantee of all releases charged to a ledger together is the
+    total spent under the ledger's accountant, so a higher budget allows a weaker joint guarantee. Raises ValueError
     without a reason, for a bad budget, or when the ledger does not exist or is damaged."""
     if not reason:
         raise ValueError("dpmu.ledger_set_budget: give the reason (it is recorded)")
@@ -246,7 +252,8 @@ def ledger_set_budget(path: Union[str, os.PathLike], budget, reason: str) -> Non
 
 
 def ledger_summary(path: Optional[Union[str, os.PathLike]] = None) -> dict:
-    """A ledger as ``dpmu ledger FILE`` prints it, as a dict: budget, budget changes, spent,
+    """A ledger as ``dpmu ledger FILE`` prints it, as a dict: budget, accountant, budget changes,
+    spent (basic sums), totals ("basic", "tight" at the budget's delta, "zcdp" where it applies),
     remaining, and the releases grouped by keyed data fingerprint. ``path`` defaults to
     DPMU_LEDGER. Raises ValueError when no path is given or the ledger does not exist or is damaged.
     The summary describes what was released (budget accounting), not the data."""

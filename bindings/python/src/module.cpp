@@ -388,7 +388,8 @@ PYBIND11_MODULE(_dpmu, m) {
         "Plan a private test (JSON of dpmu plan-test)");
   m.def("audit_samples", &audit_samples, py::arg("first"), py::arg("second"), py::arg("epsilon"), py::arg("delta"),
         py::arg("confidence"), py::arg("score"), "Audit verdict from releases on D and D' (rows)");
-  m.def("ledger_init", &api::ledger_init, py::arg("path"), py::arg("budget"), "Create a ledger with its budget");
+  m.def("ledger_init", &api::ledger_init, py::arg("path"), py::arg("budget"), py::arg("accountant") = "",
+        "Create a ledger with its budget and accountant (basic, tight or zcdp; empty: the default)");
   m.def("ledger_set_budget", &api::ledger_set_budget, py::arg("path"), py::arg("budget"), py::arg("reason"),
         "Record a new budget");
   m.def(

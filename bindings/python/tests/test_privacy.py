@@ -4,6 +4,7 @@ private result holds nothing computed from the data without noise, releases are 
 ledger, and an empirical audit of a real (unseeded) release through the package."""
 import json
 import math
+import os
 import time
 
 import numpy as np
@@ -350,6 +351,30 @@ def test_a_release_is_charged_to_the_ledger_and_the_budget_is_enforced(hsb2, tmp
     with pytest.raises(ValueError, match="budget needs a ledger"):
         dpmu.bma(hsb2, "read", PREDICTORS, epsilon=0.5, bounds=[0, 100], budget=1)
     assert open(path).read() == before
+
+
+def test_ledger_accountants_tight_and_rho(hsb2, tmp_path):
+    # tight: Gaussian releases are recorded with their mechanism and accounted by Gaussian DP
+    path = str(tmp_path / "tight.ledger")
+    dpmu.ledger_init(path, (2, 1e-5), accountant="tight")
+    for _ in range(5):  # basic composition would refuse the 5th (5 x 0.5 > 2)
+        r = dpmu.test(hsb2, "math", [], ["female"], prior="zellner-siow", epsilon=0.5, delta=1e-6, groups=5,
+                      ledger=path)
+    assert r.ledger["accountant"] == "tight" and r.ledger["total_epsilon"] == 2.5
+    assert 0.9 < r.ledger["accounted_total"]["epsilon"] < 2
+    s = dpmu.ledger_summary(path)
+    assert s["accountant"] == "tight" and s["totals"]["basic"]["epsilon"] == 2.5
+    assert s["totals"]["tight"]["gaussian"]["releases"] == 5
+    assert all(e["mechanism"]["kind"] == "gaussian" for e in _releases(path))
+    # a zCDP budget goes with the zcdp accountant; a bad accountant is refused before anything
+    rho = str(tmp_path / "rho.ledger")
+    dpmu.ledger_init(rho, "rho=0.5")
+    assert dpmu.ledger_summary(rho)["accountant"] == "zcdp" and dpmu.ledger_summary(rho)["budget"] == {"rho": 0.5}
+    with pytest.raises(ValueError, match="accountant"):
+        dpmu.ledger_init(str(tmp_path / "x"), 1, accountant="pld")
+    with pytest.raises(ValueError, match="zcdp"):
+        dpmu.ledger_init(str(tmp_path / "y"), 1, accountant="zcdp")
+    assert not os.path.exists(str(tmp_path / "x")) and not os.path.exists(str(tmp_path / "y"))
 
 
 def test_the_dpmu_ledger_environment_variable_is_the_default(hsb2, tmp_path, monkeypatch):

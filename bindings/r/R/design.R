@@ -453,10 +453,16 @@ dpmu_ledger_line <- function(x) {
     for (v in list(...)) if (is.numeric(v) && length(v) >= 1) return(format(v[1], digits = 4))
     "?"
   }
-  total <- num(l$total_epsilon, l$totals$epsilon, l$total$epsilon)
+  accountant <- l$accountant %||% "basic"
+  if (identical(accountant, "zcdp")) {
+    return(paste0("Charged to ledger ", l$path %||% "?", " (epsilon ", num(l$epsilon), "; total rho ",
+                  num(l$accounted_total$rho), " of budget rho ", num(l$budget_rho), ", zCDP accountant)\n"))
+  }
+  tight <- identical(accountant, "tight")
+  total <- if (tight) num(l$accounted_total$epsilon) else num(l$total_epsilon, l$totals$epsilon, l$total$epsilon)
   budget <- num(l$budget_epsilon, l$budget$epsilon, l$budget)
   paste0("Charged to ledger ", l$path %||% "?", " (epsilon ", num(l$epsilon), "; total epsilon ", total,
-         " of budget ", budget, ")\n")
+         " of budget ", budget, if (tight) " at its delta, tight accountant" else "", ")\n")
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a

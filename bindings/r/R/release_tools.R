@@ -183,9 +183,14 @@ print.dpmu_audit <- function(x, digits = max(3L, getOption("digits") - 3L), ...)
 #'
 #' See man/ledger.Rd.
 #' @export
-ledger_init <- function(path, budget) {
+ledger_init <- function(path, budget, accountant = NULL) {
   if (is.null(budget)) stop("dpmu::ledger_init: give the budget (epsilon, or c(epsilon, delta))", call. = FALSE)
-  .Call(dpmu_ledger_init_c, path.expand(path), dpmu_budget_text(budget))
+  if (!is.null(accountant) && !(is.character(accountant) && length(accountant) == 1 &&
+                                accountant %in% c("basic", "tight", "zcdp"))) {
+    stop("dpmu::ledger_init: accountant must be \"basic\", \"tight\" or \"zcdp\"", call. = FALSE)
+  }
+  .Call(dpmu_ledger_init_c, path.expand(path), dpmu_budget_text(budget),
+        if (is.null(accountant)) "" else accountant)
   invisible(path)
 }
 

@@ -536,9 +536,9 @@ extern "C" SEXP dpmu_audit_c(SEXP first, SEXP second, SEXP options) {
   END_RCPP
 }
 
-extern "C" SEXP dpmu_ledger_init_c(SEXP path, SEXP budget) {
+extern "C" SEXP dpmu_ledger_init_c(SEXP path, SEXP budget, SEXP accountant) {
   BEGIN_RCPP
-  dpmu::api::ledger_init(Rcpp::as<std::string>(path), Rcpp::as<std::string>(budget));
+  dpmu::api::ledger_init(Rcpp::as<std::string>(path), Rcpp::as<std::string>(budget), Rcpp::as<std::string>(accountant));
   return R_NilValue;
   END_RCPP
 }
@@ -626,7 +626,7 @@ static const R_CallMethodDef kCallMethods[] = {
     {"dpmu_plan_test_c", reinterpret_cast<DL_FUNC>(&dpmu_plan_test_c), 1},
     {"dpmu_plan_bma_c", reinterpret_cast<DL_FUNC>(&dpmu_plan_bma_c), 1},
     {"dpmu_audit_c", reinterpret_cast<DL_FUNC>(&dpmu_audit_c), 3},
-    {"dpmu_ledger_init_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_init_c), 2},
+    {"dpmu_ledger_init_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_init_c), 3},
     {"dpmu_ledger_set_budget_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_set_budget_c), 3},
     {"dpmu_ledger_summary_c", reinterpret_cast<DL_FUNC>(&dpmu_ledger_summary_c), 1},
     {nullptr, nullptr, 0}};

@@ -27,6 +27,18 @@ void check_ledger_options(const LedgerOptions& o, bool secure_release) {
   if (!o.budget.empty()) runtime::parse_budget(o.budget);
 }
 
+std::optional<runtime::MechanismRecord> mechanism_record(const core::PrivacyGuarantee& g) {
+  if (g.noise_kind.empty()) return std::nullopt;
+  runtime::MechanismRecord m;
+  m.kind = g.noise_kind;
+  m.sensitivity_name = g.sensitivity_name;
+  m.sensitivity = g.sensitivity;
+  m.noise_scale = g.noise_scale;
+  m.neighbouring = g.neighbouring;
+  m.description = g.mechanism;
+  return m;
+}
+
 namespace {
 std::optional<runtime::Budget> checked_charge(const LedgerOptions& o, const core::PrivacyGuarantee& g) {
   if (!std::isfinite(g.epsilon)) {
@@ -110,12 +122,16 @@ ReleaseCharge::ReleaseCharge(LedgerOptions options, std::string command, const c
   // or empty ledger is created by commit() (with --budget); until then only the budget is checked.
   std::error_code ec;
   const auto size = std::filesystem::file_size(options_.path, ec);
+  const auto mechanism = mechanism_record(guarantee_);
   if (!ec && size > 0) {
     const runtime::LedgerLock lock(options_.path);
-    lock.check(guarantee_.epsilon, guarantee_.delta, budget_);
+    lock.check(guarantee_.epsilon, guarantee_.delta, budget_, mechanism);
   } else if (budget_) {
-    runtime::check_release_fits(*budget_, runtime::LedgerTotal{}, guarantee_.epsilon, guarantee_.delta, options_.path,
-                                false);
+    runtime::LedgerEntry release;
+    release.epsilon = guarantee_.epsilon;
+    release.delta = guarantee_.delta;
+    release.mechanism = mechanism;
+    runtime::check_release_fits(runtime::default_accountant(*budget_), *budget_, {}, release, options_.path, false);
   } else {
     const runtime::LedgerLock lock(options_.path);  // throws: how to create the ledger
   }
@@ -128,7 +144,8 @@ std::optional<LedgerCharge> ReleaseCharge::commit(std::string_view data_bytes) {
   runtime::LedgerLock lock(options_.path, budget_);  // creates a missing ledger with the budget
   LedgerCharge c;
   c.created = lock.created();
-  lock.check(guarantee_.epsilon, guarantee_.delta, c.created ? std::nullopt : budget_);
+  const auto mechanism = mechanism_record(guarantee_);
+  lock.check(guarantee_.epsilon, guarantee_.delta, c.created ? std::nullopt : budget_, mechanism);
   runtime::LedgerEntry e;
   e.command = command_;
   e.data_file = options_.data_label;
@@ -136,6 +153,7 @@ std::optional<LedgerCharge> ReleaseCharge::commit(std::string_view data_bytes) {
   e.epsilon = guarantee_.epsilon;
   e.delta = guarantee_.delta;
   e.released = released_;
+  e.mechanism = mechanism;
   lock.append(e);
   c.path = options_.path;
   c.data_fingerprint = e.data_fingerprint;
@@ -143,6 +161,8 @@ std::optional<LedgerCharge> ReleaseCharge::commit(std::string_view data_bytes) {
   c.delta = guarantee_.delta;
   c.budget = lock.ledger().budget();
   c.total = lock.ledger().total();
+  c.accountant = lock.ledger().accountant();
+  c.accounted = runtime::accountant_total_json(c.accountant, lock.ledger().entries, c.budget.delta);
   ++t_charges.count;
   t_charges.last_ledger = c.path;
   return c;
@@ -166,6 +186,18 @@ std::string matrix_bytes(const Eigen::Ref<const Eigen::MatrixXd>& x, const std::
 nlohmann::ordered_json to_json(const LedgerCharge& c) {
   // Not the data's fingerprint: a fixed function of the data, it would let anyone holding two
   // outputs tell whether they came from the same data. It stays in the ledger file only.
+  if (c.budget.is_zcdp()) {
+    return {{"path", c.path},
+            {"epsilon", c.epsilon},
+            {"delta", c.delta},
+            {"total_epsilon", c.total.epsilon},
+            {"total_delta", c.total.delta},
+            {"releases", c.total.releases},
+            {"budget_rho", c.budget.rho},
+            {"created", c.created},
+            {"accountant", runtime::accountant_name(c.accountant)},
+            {"accounted_total", c.accounted}};
+  }
   return {{"path", c.path},
           {"epsilon", c.epsilon},
           {"delta", c.delta},
@@ -174,11 +206,14 @@ nlohmann::ordered_json to_json(const LedgerCharge& c) {
           {"releases", c.total.releases},
           {"budget_epsilon", c.budget.epsilon},
           {"budget_delta", c.budget.delta},
-          {"created", c.created}};
+          {"created", c.created},
+          {"accountant", runtime::accountant_name(c.accountant)},
+          {"accounted_total", c.accounted}};
 }
 
-void ledger_init(const std::string& path, const std::string& budget) {
-  runtime::init_ledger(path, runtime::parse_budget(budget));
+void ledger_init(const std::string& path, const std::string& budget, const std::string& accountant) {
+  runtime::init_ledger(path, runtime::parse_budget(budget),
+                       accountant.empty() ? std::nullopt : std::optional(runtime::parse_accountant(accountant)));
 }
 
 void ledger_set_budget(const std::string& path, const std::string& budget, const std::string& reason) {
@@ -198,7 +233,10 @@ nlohmann::ordered_json ledger_summary(const std::string& path) {
     Json releases = Json::array();
     for (const auto& e : entries) {
       if (e.data_fingerprint != fingerprint) continue;
-      releases.push_back({{"time", e.time}, {"command", e.command}, {"epsilon", e.epsilon}, {"delta", e.delta}});
+      Json r{{"time", e.time}, {"command", e.command}, {"epsilon", e.epsilon}, {"delta", e.delta}};
+      r["mechanism"] = e.mechanism ? Json(e.mechanism->kind) : Json(nullptr);
+      if (runtime::entry_family(e) == runtime::EntryFamily::gaussian) r["mu"] = runtime::entry_mu(e);
+      releases.push_back(r);
     }
     data_sets[fingerprint] = {{"data_files", t.data_files},
                               {"releases", t.releases},
@@ -208,18 +246,52 @@ nlohmann::ordered_json ledger_summary(const std::string& path) {
   }
   Json changes = Json::array();
   for (const auto& c : ledger.budget_changes) {
-    changes.push_back(
-        {{"time", c.time}, {"epsilon", c.budget.epsilon}, {"delta", c.budget.delta}, {"reason", c.reason}});
+    Json change{{"time", c.time}};
+    if (c.budget.is_zcdp()) {
+      change["rho"] = c.budget.rho;
+    } else {
+      change["epsilon"] = c.budget.epsilon;
+      change["delta"] = c.budget.delta;
+    }
+    change["reason"] = c.reason;
+    changes.push_back(change);
   }
-  return {{"ledger", path},
-          {"created", ledger.header.created},
-          {"composition", "basic (sequential): epsilon and delta are the sums over every release in the ledger"},
-          {"budget", {{"epsilon", budget.epsilon}, {"delta", budget.delta}}},
-          {"budget_changes", changes},
-          {"spent", {{"epsilon", total.epsilon}, {"delta", total.delta}, {"releases", total.releases}}},
-          {"remaining", {{"epsilon", budget.epsilon - total.epsilon}, {"delta", budget.delta - total.delta}}},
-          {"entries", entries.size()},
-          {"data_sets", data_sets}};
+  const runtime::Accountant accountant = ledger.accountant();
+  // Every total: basic always; tight at the budget's δ for an (ε, δ) budget; zcdp when every
+  // release has a zCDP bound (always shown for a ρ budget).
+  Json totals = Json::object();
+  totals["basic"] = runtime::accountant_total_json(runtime::Accountant::basic, entries, 0.0);
+  if (!budget.is_zcdp()) {
+    totals["tight"] = runtime::accountant_total_json(runtime::Accountant::tight, entries, budget.delta);
+  }
+  const Json zcdp = runtime::accountant_total_json(runtime::Accountant::zcdp, entries, 0.0);
+  if (budget.is_zcdp() || !zcdp["rho"].is_null()) totals["zcdp"] = zcdp;
+  const Json& charged = totals[runtime::accountant_name(accountant)];
+  Json remaining;
+  if (budget.is_zcdp()) {
+    remaining = {{"rho", charged["rho"].is_null() ? Json(nullptr) : Json(budget.rho - charged["rho"].get<double>())}};
+  } else if (accountant == runtime::Accountant::tight) {
+    remaining = {{"epsilon", charged["epsilon"].is_null() ? Json(nullptr)
+                                                          : Json(budget.epsilon - charged["epsilon"].get<double>())},
+                 {"delta", nullptr}};
+  } else {
+    remaining = {{"epsilon", budget.epsilon - total.epsilon}, {"delta", budget.delta - total.delta}};
+  }
+  Json budget_json =
+      budget.is_zcdp() ? Json{{"rho", budget.rho}} : Json{{"epsilon", budget.epsilon}, {"delta", budget.delta}};
+  return {
+      {"ledger", path},
+      {"created", ledger.header.created},
+      {"accountant", runtime::accountant_name(accountant)},
+      {"composition", "the budget is checked with the ledger's accountant (" + runtime::accountant_name(accountant) +
+                          "): " + runtime::accountant_description(accountant)},
+      {"budget", budget_json},
+      {"budget_changes", changes},
+      {"spent", {{"epsilon", total.epsilon}, {"delta", total.delta}, {"releases", total.releases}}},
+      {"totals", totals},
+      {"remaining", remaining},
+      {"entries", entries.size()},
+      {"data_sets", data_sets}};
 }
 
 }  // namespace dpmu::api

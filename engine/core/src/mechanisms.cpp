@@ -1,5 +1,6 @@
 #include "dpmu/core/mechanisms.hpp"
 
+#include <algorithm>
 #include <boost/math/special_functions/erf.hpp>
 #include <boost/math/tools/roots.hpp>
 #include <cmath>
@@ -43,9 +44,16 @@ double analytic_gaussian_delta(double sigma, double epsilon, double l2_sensitivi
   check_positive_finite(fn, "sigma", sigma);
   check_positive_finite(fn, "epsilon", epsilon);
   check_positive_finite(fn, "l2_sensitivity", l2_sensitivity);
-  const double a = l2_sensitivity / (2.0 * sigma);
-  const double b = epsilon * sigma / l2_sensitivity;
-  return phi_difference(a - b, epsilon, -a - b);
+  return gaussian_dp_delta(l2_sensitivity / sigma, epsilon);
+}
+
+double gaussian_dp_delta(double mu, double epsilon) {
+  constexpr const char* fn = "gaussian_dp_delta";
+  check_positive_finite(fn, "mu", mu);
+  if (!(std::isfinite(epsilon) && epsilon >= 0.0)) throw_domain(fn, "epsilon", epsilon, "finite and >= 0");
+  const double a = mu / 2.0;
+  const double b = epsilon / mu;
+  return std::max(0.0, phi_difference(a - b, epsilon, -a - b));
 }
 
 double analytic_gaussian_sigma(double epsilon, double delta, double l2_sensitivity) {

@@ -61,6 +61,10 @@ PrivacyGuarantee SubsampleAggregateRelease::privacy() const {
   g.sensitivity = mechanism_.sensitivity();
   g.sampler = laplace ? "exact discrete Laplace on a grid from the kernel CSPRNG (Canonne, Kamath & Steinke 2020)"
                       : "exact discrete Gaussian on a grid from the kernel CSPRNG (Canonne, Kamath & Steinke 2020)";
+  g.noise_kind = laplace ? "laplace" : "gaussian";
+  // Gaussian: the exact σ for (ε, δ) even when a larger σ is used (paper-literal), since the secure
+  // sampler's grid rounding may raise the sensitivity a little above g.sensitivity relative to it.
+  g.noise_scale = laplace ? mechanism_.scale() : analytic_gaussian_sigma(g.epsilon, g.delta, g.sensitivity);
   return g;
 }
 
@@ -191,7 +195,9 @@ PrivacyGuarantee SspRelease::privacy() const {
     g.sensitivity_name = Unit::sensitivity_name;
     g.sensitivity = Unit::sensitivity(mechanism_);
     g.sampler = Unit::secure_sampler;
+    g.noise_kind = Unit::name;
   });
+  if (settings_.mechanism == SspMechanismKind::laplace) g.noise_scale = ssp_laplace_scale(mechanism_);
   return g;
 }
 
@@ -313,6 +319,7 @@ PrivacyGuarantee LcssfRelease::privacy() const {
                       "(Algorithm-2-like placeholder, docs/lcssf.md)";
   g.sensitivity_name = "l1_sensitivity";
   g.sensitivity = rss_l1_sensitivity();
+  g.noise_kind = settings_.algorithm == 1 ? "report-noisy-min" : "laplace+exponential";
   g.sampler = settings_.algorithm == 1
                   ? "floating-point Laplace from the kernel CSPRNG; only the argmin is released"
                   : "variance: exact discrete Laplace on a grid; selection: floating-point sampling from the kernel "

@@ -18,6 +18,7 @@
 #include <system_error>
 #include <utility>
 
+#include "dpmu/core/mechanisms.hpp"
 #include "dpmu/runtime/secure_random.hpp"
 #include "dpmu/runtime/sha256.hpp"
 
@@ -121,7 +122,33 @@ std::string entry_problem(const LedgerEntry& e) {
   if (!(std::isfinite(e.delta) && e.delta >= 0.0)) {
     return format("delta is {}, but must be finite and >= 0", e.delta);
   }
+  if (e.mechanism) {
+    const MechanismRecord& m = *e.mechanism;
+    if (m.kind.empty()) return "mechanism.kind is empty";
+    if (!(std::isfinite(m.sensitivity) && m.sensitivity >= 0.0)) {
+      return format("mechanism.sensitivity is {}, but must be finite and >= 0", m.sensitivity);
+    }
+    if (!(std::isfinite(m.noise_scale) && m.noise_scale >= 0.0)) {
+      return format("mechanism.noise_scale is {}, but must be finite and >= 0", m.noise_scale);
+    }
+    if (m.kind == "gaussian") {
+      if (!(m.sensitivity > 0.0 && m.noise_scale > 0.0 && e.epsilon > 0.0 && e.delta > 0.0 && e.delta < 1.0)) {
+        return "a gaussian mechanism record needs sensitivity > 0, noise_scale > 0, epsilon > 0 and delta in (0, 1)";
+      }
+      // The record must not claim less privacy loss than (ε, δ): δ_μ(ε) ≤ δ (rounding allowed).
+      const double implied = core::gaussian_dp_delta(m.sensitivity / m.noise_scale, e.epsilon);
+      if (implied > e.delta * (1.0 + 1e-9)) {
+        return format("the gaussian mechanism record (mu = {}) is not ({}, {})-DP (its delta at that epsilon is {})",
+                      m.sensitivity / m.noise_scale, e.epsilon, e.delta, implied);
+      }
+    }
+  }
   return {};
+}
+
+nlohmann::ordered_json budget_json(const Budget& b) {
+  if (b.is_zcdp()) return {{"rho", b.rho}};
+  return {{"epsilon", b.epsilon}, {"delta", b.delta}};
 }
 
 /// Accessors of one JSON line's fields. @throws std::invalid_argument naming the field.
@@ -146,6 +173,14 @@ struct Fields {
     const auto& v = field(name);
     if (!v.is_object()) throw std::invalid_argument(std::string("field '") + name + "' is not an object");
     const Fields f{v};
+    if (v.contains("rho")) {
+      Budget b;
+      b.rho = f.number("rho");
+      if (!(std::isfinite(b.rho) && b.rho > 0.0)) {
+        throw std::invalid_argument(format("{} is rho={}; a zCDP budget needs a finite rho > 0", name, b.rho));
+      }
+      return b;
+    }
     Budget b{f.number("epsilon"), f.number("delta")};
     if (!(std::isfinite(b.epsilon) && b.epsilon > 0.0) || !(b.delta >= 0.0 && b.delta < 1.0)) {
       throw std::invalid_argument(
@@ -156,6 +191,19 @@ struct Fields {
     return b;
   }
 };
+
+MechanismRecord parse_mechanism(const nlohmann::json& j) {
+  if (!j.is_object()) throw std::invalid_argument("field 'mechanism' is not an object");
+  const Fields f{j};
+  MechanismRecord m;
+  m.kind = f.string("kind");
+  m.sensitivity_name = f.string("sensitivity_name");
+  m.sensitivity = f.number("sensitivity");
+  m.noise_scale = f.number("noise_scale");
+  m.neighbouring = f.string("neighbouring");
+  m.description = f.string("description");
+  return m;
+}
 
 nlohmann::json parse_object(std::string_view line) {
   if (line.empty()) throw std::invalid_argument("empty line");
@@ -179,6 +227,11 @@ LedgerHeader parse_header(const nlohmann::json& j) {
   h.created = f.string("created");
   h.budget = f.budget("budget");
   h.key_id = f.string("key_id");
+  h.accountant = j.contains("accountant") ? parse_accountant(f.string("accountant")) : Accountant::basic;
+  if ((h.accountant == Accountant::zcdp) != h.budget.is_zcdp()) {
+    throw std::invalid_argument("the accountant " + accountant_name(h.accountant) + " does not go with the budget " +
+                                budget_text(h.budget) + " (a rho budget goes with the zcdp accountant only)");
+  }
   return h;
 }
 
@@ -206,7 +259,12 @@ Ledger parse_ledger(const std::string& contents, const std::string& path) {
         }
         ledger.header = parse_header(j);
       } else if (j.contains("budget_change")) {
-        ledger.budget_changes.push_back({f.string("time"), f.budget("budget_change"), f.string("reason")});
+        BudgetChange c{f.string("time"), f.budget("budget_change"), f.string("reason")};
+        if (c.budget.is_zcdp() != ledger.header.budget.is_zcdp()) {
+          throw std::invalid_argument("a budget change from " + budget_text(ledger.header.budget) + " to " +
+                                      budget_text(c.budget) + " changes the budget's form (rho or epsilon, delta)");
+        }
+        ledger.budget_changes.push_back(std::move(c));
       } else {
         LedgerEntry e;
         e.time = f.string("time");
@@ -216,6 +274,7 @@ Ledger parse_ledger(const std::string& contents, const std::string& path) {
         e.epsilon = f.number("epsilon");
         e.delta = f.number("delta");
         e.released = f.field("released");
+        if (j.contains("mechanism")) e.mechanism = parse_mechanism(j["mechanism"]);
         if (const std::string problem = entry_problem(e); !problem.empty()) throw std::invalid_argument(problem);
         // Every total is finite (a budget is finite and check() keeps the total within it); a total
         // that overflows a double was never written by dpmu and would print as null.
@@ -259,8 +318,17 @@ Budget parse_budget(std::string_view text) {
   const auto bad = [&](const std::string& why) {
     return std::invalid_argument("--budget '" + std::string(text) + "': " + why +
                                  "; expected EPS or EPS,DELTA (e.g. 2 or 2,1e-6) with EPS finite and > 0 and "
-                                 "DELTA in [0, 1)");
+                                 "DELTA in [0, 1), or rho=RHO (a zCDP budget, e.g. rho=0.5) with RHO finite and > 0");
   };
+  if (text.starts_with("rho=")) {
+    const std::string_view rho_text = text.substr(4);
+    const auto rho = parse_double(rho_text);
+    if (!rho) throw bad("rho '" + std::string(rho_text) + "' is not a number");
+    if (!(std::isfinite(*rho) && *rho > 0.0)) throw bad(format("rho is {}, but must be finite and > 0", *rho));
+    Budget b;
+    b.rho = *rho;
+    return b;
+  }
   const std::size_t comma = text.find(',');
   const std::string_view eps_text = text.substr(0, comma);
   const auto eps = parse_double(eps_text);
@@ -290,6 +358,159 @@ void add_release(LedgerTotal& t, const LedgerEntry& e) {
 }
 
 }  // namespace
+
+std::string budget_text(const Budget& b) {
+  if (b.is_zcdp()) return "rho=" + num(b.rho);
+  return num(b.epsilon) + "," + num(b.delta);
+}
+
+std::string accountant_name(Accountant a) {
+  switch (a) {
+    case Accountant::basic:
+      return "basic";
+    case Accountant::tight:
+      return "tight";
+    case Accountant::zcdp:
+      return "zcdp";
+  }
+  return "basic";
+}
+
+std::string accountant_description(Accountant a) {
+  switch (a) {
+    case Accountant::basic:
+      return "basic composition: epsilon and delta are the sums over every release (valid for any mechanisms)";
+    case Accountant::tight:
+      return "tight: epsilon at the stated delta; Gaussian releases by exact Gaussian-DP composition (Dong, Roth & "
+             "Su 2022), pure epsilon-DP releases by optimal composition (Kairouz, Oh & Viswanath 2017), the delta "
+             "split between the two optimally, every other release (and every release without a mechanism record) "
+             "by basic composition (docs/privacy.md, Accountants)";
+    case Accountant::zcdp:
+      return "zCDP: rho is the sum over the releases of mu^2/2 (Gaussian, mu = sensitivity/sigma) and "
+             "epsilon^2/2 (pure epsilon-DP) (Bun & Steinke 2016)";
+  }
+  return "";
+}
+
+Accountant parse_accountant(std::string_view text) {
+  if (text == "basic") return Accountant::basic;
+  if (text == "tight") return Accountant::tight;
+  if (text == "zcdp") return Accountant::zcdp;
+  throw std::invalid_argument("--accountant '" + std::string(text) +
+                              "': expected basic (sums of epsilon and delta; the default), tight (Gaussian-DP and "
+                              "optimal pure-DP composition at the budget's delta) or zcdp (for a budget rho=RHO)");
+}
+
+Accountant default_accountant(const Budget& budget) { return budget.is_zcdp() ? Accountant::zcdp : Accountant::basic; }
+
+EntryFamily entry_family(const LedgerEntry& e) {
+  if (e.epsilon == 0.0 && e.delta == 0.0) return EntryFamily::none;
+  if (!e.mechanism) return EntryFamily::approximate;
+  if (e.mechanism->kind == "gaussian" && e.mechanism->sensitivity > 0.0 && e.mechanism->noise_scale > 0.0) {
+    return EntryFamily::gaussian;
+  }
+  if (e.delta == 0.0) return EntryFamily::pure;
+  return EntryFamily::approximate;
+}
+
+double entry_mu(const LedgerEntry& e) {
+  if (entry_family(e) != EntryFamily::gaussian) {
+    throw std::invalid_argument("entry_mu: the entry has no gaussian mechanism record");
+  }
+  return e.mechanism->sensitivity / e.mechanism->noise_scale;
+}
+
+core::CompositionTotal tight_total(const std::vector<LedgerEntry>& entries, double delta) {
+  core::CompositionInput in;
+  for (const auto& e : entries) {
+    switch (entry_family(e)) {
+      case EntryFamily::gaussian:
+        in.gaussian_mu.push_back(entry_mu(e));
+        in.gaussian_epsilon_delta.emplace_back(e.epsilon, e.delta);
+        break;
+      case EntryFamily::pure:
+        in.pure_epsilon.push_back(e.epsilon);
+        break;
+      case EntryFamily::approximate:
+        in.approximate.emplace_back(e.epsilon, e.delta);
+        break;
+      case EntryFamily::none:
+        break;
+    }
+  }
+  return core::tight_composition(in, delta);
+}
+
+std::optional<double> zcdp_total(const std::vector<LedgerEntry>& entries, std::string* why) {
+  std::vector<double> mu, pure;
+  for (const auto& e : entries) {
+    switch (entry_family(e)) {
+      case EntryFamily::gaussian:
+        mu.push_back(entry_mu(e));
+        break;
+      case EntryFamily::pure:
+        pure.push_back(e.epsilon);
+        break;
+      case EntryFamily::approximate:
+        if (e.delta == 0.0) {  // an ε-DP release without a record is still ε-DP
+          pure.push_back(e.epsilon);
+          break;
+        }
+        if (why) {
+          *why = format("the release of {} ({}) is (epsilon={}, delta={})-DP{}: zCDP has no bound for it", e.time,
+                        e.command, e.epsilon, e.delta,
+                        e.mechanism ? " by the " + e.mechanism->kind + " mechanism, not Gaussian"
+                                    : " without a mechanism record");
+        }
+        return std::nullopt;
+      case EntryFamily::none:
+        break;
+    }
+  }
+  return core::zcdp_rho(mu, pure);
+}
+
+nlohmann::ordered_json accountant_total_json(Accountant accountant, const std::vector<LedgerEntry>& entries,
+                                             double delta) {
+  using Json = nlohmann::ordered_json;
+  const auto number_or_null = [](double x) { return std::isfinite(x) ? Json(x) : Json(nullptr); };
+  switch (accountant) {
+    case Accountant::basic: {
+      LedgerTotal t;
+      for (const auto& e : entries) add_release(t, e);
+      return {{"accountant", accountant_description(accountant)}, {"epsilon", t.epsilon}, {"delta", t.delta}};
+    }
+    case Accountant::tight: {
+      const core::CompositionTotal t = tight_total(entries, delta);
+      std::size_t counts[4] = {0, 0, 0, 0};
+      for (const auto& e : entries) ++counts[static_cast<int>(entry_family(e))];
+      Json out{
+          {"accountant", accountant_description(accountant)}, {"epsilon", number_or_null(t.epsilon)}, {"delta", delta}};
+      if (!std::isfinite(t.epsilon)) {
+        out["why"] =
+            "no split of this delta covers the releases (Gaussian releases need delta > 0, and the other "
+            "releases' deltas must fit)";
+      }
+      out["gaussian"] = {{"releases", counts[0]},
+                         {"mu", t.gaussian_mu},
+                         {"epsilon", number_or_null(t.gaussian_epsilon)},
+                         {"delta", t.gaussian_delta}};
+      out["pure"] = {{"releases", counts[1]}, {"epsilon", t.pure_epsilon}, {"delta", t.pure_delta}};
+      out["basic_composition"] = {
+          {"releases", counts[2]}, {"epsilon", t.approximate_epsilon}, {"delta", t.approximate_delta}};
+      out["basic_was_smaller"] = t.basic_was_smaller;
+      return out;
+    }
+    case Accountant::zcdp: {
+      std::string why;
+      const auto rho = zcdp_total(entries, &why);
+      Json out{{"accountant", accountant_description(accountant)}, {"rho", rho ? Json(*rho) : Json(nullptr)}};
+      if (!rho) out["why"] = why;
+      return out;
+    }
+  }
+  return {};
+}
 
 std::map<std::string, LedgerTotal> ledger_totals(const std::vector<LedgerEntry>& entries) {
   std::map<std::string, LedgerTotal> totals;
@@ -350,13 +571,20 @@ std::string header_line(const LedgerHeader& h) {
   nlohmann::ordered_json j;
   j["dpmu_ledger"] = h.version;
   j["created"] = h.created;
-  j["budget"] = {{"epsilon", h.budget.epsilon}, {"delta", h.budget.delta}};
+  j["budget"] = budget_json(h.budget);
+  j["accountant"] = accountant_name(h.accountant);
   j["key_id"] = h.key_id;
   j["note"] = "privacy-budget ledger of one data set (dpmu docs/privacy.md); append-only, never edit";
   return j.dump() + "\n";
 }
 
 void check_budget(const Budget& b, const char* what) {
+  if (b.rho != 0.0) {
+    if (!(std::isfinite(b.rho) && b.rho > 0.0)) {
+      throw std::invalid_argument(format("{} rho is {}, but must be finite and > 0", what, b.rho));
+    }
+    return;
+  }
   if (!(std::isfinite(b.epsilon) && b.epsilon > 0.0)) {
     throw std::invalid_argument(format("{} epsilon is {}, but must be finite and > 0", what, b.epsilon));
   }
@@ -389,6 +617,15 @@ void append_line(int fd, const std::string& path, const std::string& line) {
   }
 }
 
+void check_accountant_fits(Accountant accountant, const Budget& budget) {
+  if ((accountant == Accountant::zcdp) != budget.is_zcdp()) {
+    throw std::invalid_argument("--accountant " + accountant_name(accountant) + " with --budget " +
+                                budget_text(budget) +
+                                ": a budget rho=RHO goes with the zcdp accountant, and an (EPS[,DELTA]) budget with "
+                                "basic or tight");
+  }
+}
+
 std::string missing_ledger_message(const std::string& path) {
   return "ledger " + path + " does not exist (or is empty): create it with its budget, `dpmu ledger init " + path +
          " --budget EPS[,DELTA]` (R: dpmu::ledger_init, Python: dpmu.ledger_init), or give a budget with this "
@@ -407,15 +644,16 @@ LedgerTotal Ledger::total() const {
   return t;
 }
 
-void init_ledger(const std::string& path, const Budget& budget) {
+void init_ledger(const std::string& path, const Budget& budget, std::optional<Accountant> accountant) {
   check_budget(budget, "--budget");
+  check_accountant_fits(accountant.value_or(default_accountant(budget)), budget);
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && std::filesystem::file_size(path, ec) > 0) {
     throw std::invalid_argument("ledger " + path +
                                 " already exists and is not empty; a ledger is never reset (change its budget with "
                                 "`dpmu ledger set-budget`, or start a new ledger under another name)");
   }
-  LedgerLock lock(path, budget);
+  LedgerLock lock(path, budget, accountant);
   if (!lock.created()) {
     throw std::invalid_argument("ledger " + path + " was created by another process meanwhile; it is not reset");
   }
@@ -447,8 +685,60 @@ void check_release_fits(const Budget& budget, const LedgerTotal& spent, double e
       over_epsilon ? spent.epsilon + epsilon : spent.delta + delta));
 }
 
-LedgerLock::LedgerLock(const std::string& path, const std::optional<Budget>& create_budget) : path_(path) {
-  if (create_budget) check_budget(*create_budget, "--budget");
+void check_release_fits(Accountant accountant, const Budget& budget, const std::vector<LedgerEntry>& spent,
+                        const LedgerEntry& release, const std::string& path, bool per_call_budget) {
+  check_accountant_fits(accountant, budget);
+  const std::string whose = per_call_budget ? " (this call's --budget)" : "";
+  switch (accountant) {
+    case Accountant::basic: {
+      LedgerTotal t;
+      for (const auto& e : spent) add_release(t, e);
+      check_release_fits(budget, t, release.epsilon, release.delta, path, per_call_budget);
+      return;
+    }
+    case Accountant::tight: {
+      std::vector<LedgerEntry> all = spent;
+      all.push_back(release);
+      const core::CompositionTotal after = tight_total(all, budget.delta);
+      if (!exceeds(after.epsilon, budget.epsilon)) return;
+      const core::CompositionTotal before = tight_total(spent, budget.delta);
+      throw BudgetExceeded(format(
+          "privacy budget exceeded: ledger {} (accountant tight) has spent epsilon={} at delta={} in {} release(s); "
+          "this release requests epsilon={}, delta={} ({}); the total would be epsilon={} at delta={}; the budget is "
+          "epsilon={}, delta={}{}; nothing was released",
+          path, before.epsilon, budget.delta, spent.size(), release.epsilon, release.delta,
+          release.mechanism ? release.mechanism->kind + " mechanism" : std::string("no mechanism record"),
+          after.epsilon, budget.delta, budget.epsilon, budget.delta, whose));
+    }
+    case Accountant::zcdp: {
+      std::string why;
+      const auto before = zcdp_total(spent, &why);
+      std::vector<LedgerEntry> all = spent;
+      all.push_back(release);
+      const auto after = zcdp_total(all, &why);
+      if (!after) {
+        throw std::invalid_argument("ledger " + path + " has a zCDP budget (rho=" + num(budget.rho) +
+                                    "), but this release cannot be accounted in zCDP: " + why +
+                                    "; charge it to a ledger with an (epsilon, delta) budget");
+      }
+      if (!exceeds(*after, budget.rho)) return;
+      throw BudgetExceeded(
+          format("privacy budget exceeded: ledger {} (accountant zcdp) has spent rho={} in {} "
+                 "release(s); this release requests rho={}; the total would be rho={}; the budget is "
+                 "rho={}{}; nothing was released",
+                 path, before.value_or(0.0), spent.size(), *after - before.value_or(0.0), *after, budget.rho, whose));
+    }
+  }
+}
+
+LedgerLock::LedgerLock(const std::string& path, const std::optional<Budget>& create_budget,
+                       std::optional<Accountant> create_accountant)
+    : path_(path) {
+  if (create_budget) {
+    check_budget(*create_budget, "--budget");
+    if (!create_accountant) create_accountant = default_accountant(*create_budget);
+    check_accountant_fits(*create_accountant, *create_budget);
+  }
   const int flags = O_RDWR | O_APPEND | O_CLOEXEC | (create_budget ? O_CREAT : 0);
   Fd fd(::open(path.c_str(), flags, 0644));
   if (fd.fd < 0) {
@@ -471,6 +761,7 @@ LedgerLock::LedgerLock(const std::string& path, const std::optional<Budget>& cre
     ledger_.header.created = utc_now();
     ledger_.header.budget = *create_budget;
     ledger_.header.key_id = key_id(key_);
+    ledger_.header.accountant = *create_accountant;
     append_line(fd.fd, path, header_line(ledger_.header));
     created_ = true;
   } else {
@@ -489,7 +780,8 @@ LedgerLock::~LedgerLock() {
 
 std::string LedgerLock::fingerprint(std::string_view bytes) const { return hmac_sha256_hex(key_, bytes); }
 
-void LedgerLock::check(double epsilon, double delta, const std::optional<Budget>& per_call) const {
+void LedgerLock::check(double epsilon, double delta, const std::optional<Budget>& per_call,
+                       const std::optional<MechanismRecord>& mechanism) const {
   if (!(std::isfinite(epsilon) && epsilon >= 0.0)) {
     throw std::invalid_argument(format("ledger check: epsilon is {}, but must be finite and >= 0", epsilon));
   }
@@ -500,7 +792,19 @@ void LedgerLock::check(double epsilon, double delta, const std::optional<Budget>
   Budget budget = in_force;
   if (per_call) {
     check_budget(*per_call, "--budget");
-    if (exceeds(per_call->epsilon, in_force.epsilon) || exceeds(per_call->delta, in_force.delta)) {
+    if (per_call->is_zcdp() != in_force.is_zcdp()) {
+      throw std::invalid_argument(
+          "--budget " + budget_text(*per_call) + " is not of the form of the budget of ledger " + path_ + " (" +
+          budget_text(in_force) + "): give a per-call budget as rho=RHO for a rho budget, else as EPS[,DELTA]");
+    }
+    if (in_force.is_zcdp() && exceeds(per_call->rho, in_force.rho)) {
+      throw std::invalid_argument(format(
+          "--budget rho={} is above the budget of ledger {} (rho={}): a per-call budget may only be lower; to change "
+          "the ledger's budget, record it with `dpmu ledger set-budget {} --budget rho=RHO --reason TEXT`",
+          per_call->rho, path_, in_force.rho, path_));
+    }
+    if (!in_force.is_zcdp() &&
+        (exceeds(per_call->epsilon, in_force.epsilon) || exceeds(per_call->delta, in_force.delta))) {
       throw std::invalid_argument(format(
           "--budget epsilon={}, delta={} is above the budget of ledger {} (epsilon={}, delta={}): a per-call budget "
           "may only be lower; to change the ledger's budget, record it with `dpmu ledger set-budget {} --budget "
@@ -509,7 +813,15 @@ void LedgerLock::check(double epsilon, double delta, const std::optional<Budget>
     }
     budget = *per_call;
   }
-  check_release_fits(budget, ledger_.total(), epsilon, delta, path_, per_call.has_value());
+  LedgerEntry release;
+  release.data_fingerprint = std::string(64, '0');
+  release.epsilon = epsilon;
+  release.delta = delta;
+  release.mechanism = mechanism;
+  if (const std::string problem = entry_problem(release); !problem.empty()) {
+    throw std::invalid_argument("ledger check: " + problem);
+  }
+  check_release_fits(ledger_.accountant(), budget, ledger_.entries, release, path_, per_call.has_value());
 }
 
 void LedgerLock::append(LedgerEntry entry) {
@@ -525,6 +837,15 @@ void LedgerLock::append(LedgerEntry entry) {
   j["epsilon"] = entry.epsilon;
   j["delta"] = entry.delta;
   j["released"] = entry.released;
+  if (entry.mechanism) {
+    const MechanismRecord& m = *entry.mechanism;
+    j["mechanism"] = {{"kind", m.kind},
+                      {"sensitivity_name", m.sensitivity_name},
+                      {"sensitivity", m.sensitivity},
+                      {"noise_scale", m.noise_scale},
+                      {"neighbouring", m.neighbouring},
+                      {"description", m.description}};
+  }
   // Invalid UTF-8 (e.g. in a file name) is replaced rather than refused.
   write_line(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
   ledger_.entries.push_back(std::move(entry));
@@ -533,10 +854,16 @@ void LedgerLock::append(LedgerEntry entry) {
 void LedgerLock::change_budget(const Budget& budget, const std::string& reason) {
   check_budget(budget, "--budget");
   if (reason.empty()) throw std::invalid_argument("a budget change needs a reason (--reason TEXT)");
+  if (budget.is_zcdp() != ledger_.budget().is_zcdp()) {
+    throw std::invalid_argument("--budget " + budget_text(budget) + ": ledger " + path_ + " has the budget " +
+                                budget_text(ledger_.budget()) + " (accountant " +
+                                accountant_name(ledger_.accountant()) +
+                                "); a new budget keeps its form (rho=RHO, or EPS[,DELTA])");
+  }
   BudgetChange c{utc_now(), budget, reason};
   nlohmann::ordered_json j;
   j["time"] = c.time;
-  j["budget_change"] = {{"epsilon", budget.epsilon}, {"delta", budget.delta}};
+  j["budget_change"] = budget_json(budget);
   j["reason"] = reason;
   write_line(j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n");
   ledger_.budget_changes.push_back(std::move(c));

@@ -40,9 +40,17 @@ struct LedgerCharge {
   double epsilon = 0.0;
   double delta = 0.0;
   runtime::Budget budget;      ///< the ledger's budget in force
-  runtime::LedgerTotal total;  ///< the ledger's total after this release
+  runtime::LedgerTotal total;  ///< the ledger's basic-composition total after this release
   bool created = false;        ///< the ledger was created by this release
+  runtime::Accountant accountant = runtime::Accountant::basic;  ///< the ledger's accountant
+  /// The total after this release under the ledger's accountant (runtime::accountant_total_json).
+  nlohmann::ordered_json accounted;
 };
+
+/// The ledger's record of a release's mechanism (kind, sensitivity, noise scale, neighbouring
+/// relation) from its guarantee; nullopt when the guarantee has no noise_kind (the release is then
+/// accounted by basic composition).
+std::optional<runtime::MechanismRecord> mechanism_record(const core::PrivacyGuarantee& guarantee);
 
 /// Option checks that need no data (call them first): a budget needs a ledger and parses; a
 /// seeded or non-private run is not a release and cannot be charged.
@@ -141,19 +149,27 @@ const ThreadCharges& charges_on_this_thread();
 std::string matrix_bytes(const Eigen::Ref<const Eigen::MatrixXd>& columns, const std::vector<std::string>& names);
 
 /// A charge as JSON, as every front end prints it: {"path", "epsilon", "delta", "total_epsilon",
-/// "total_delta", "releases", "budget_epsilon", "budget_delta", "created"} — not the data's
-/// fingerprint (it would link outputs computed from the same data; it stays in the ledger file).
+/// "total_delta", "releases", "budget_epsilon", "budget_delta" (a rho budget: "budget_rho"),
+/// "created", "accountant", "accounted_total"} (total_* are basic composition; accounted_total is the ledger's
+/// accountant's total, as in ledger_summary's "totals") — not the data's fingerprint (it would link outputs computed
+/// from the same data; it stays in the ledger file).
 nlohmann::ordered_json to_json(const LedgerCharge& charge);
 
-/// Create a ledger with its budget "EPS[,DELTA]" (runtime::init_ledger). @throws as there.
-void ledger_init(const std::string& path, const std::string& budget);
+/// Create a ledger with its budget "EPS[,DELTA]" or "rho=RHO" and its accountant "basic", "tight"
+/// or "zcdp" (empty: basic, or zcdp for a rho budget) (runtime::init_ledger). @throws as there.
+void ledger_init(const std::string& path, const std::string& budget, const std::string& accountant = "");
 
 /// Record a new budget "EPS[,DELTA]" with a reason (an explicit, recorded act).
 void ledger_set_budget(const std::string& path, const std::string& budget, const std::string& reason);
 
-/// A ledger as JSON (what `dpmu ledger FILE` prints): {"ledger", "created", "composition",
-/// "budget", "budget_changes", "spent", "remaining", "entries", "data_sets": {fingerprint:
-/// {"data_files", "releases", "epsilon", "delta", "release_list"}}}. @throws as runtime::read_ledger.
+/// A ledger as JSON (what `dpmu ledger FILE` prints): {"ledger", "created", "accountant",
+/// "composition", "budget" ({"epsilon", "delta"} or {"rho"}), "budget_changes", "spent" (basic
+/// sums and the number of releases), "totals": {"basic": {"accountant", "epsilon", "delta"},
+/// "tight": {"accountant", "epsilon", "delta", "gaussian", "pure", "basic_composition"} (at the
+/// budget's δ; not for a ρ budget), "zcdp": {"accountant", "rho"} (when every release has a zCDP
+/// bound, or the budget is ρ)}, "remaining" (under the ledger's accountant), "entries",
+/// "data_sets": {fingerprint: {"data_files", "releases", "epsilon", "delta", "release_list"}}}.
+/// @throws as runtime::read_ledger.
 nlohmann::ordered_json ledger_summary(const std::string& path);
 
 }  // namespace dpmu::api

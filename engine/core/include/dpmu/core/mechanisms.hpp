@@ -30,6 +30,14 @@ double analytic_gaussian_sigma(double epsilon, double delta, double l2_sensitivi
 /// @throws std::domain_error for non-positive or non-finite arguments.
 double analytic_gaussian_delta(double sigma, double epsilon, double l2_sensitivity);
 
+/// The privacy profile of μ-Gaussian differential privacy (Dong, Roth & Su 2022, JRSS B, Corollary
+/// 2.13): δ_μ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), the smallest δ for which a μ-GDP mechanism is
+/// (ε, δ)-DP. A Gaussian mechanism N(0, σ²) of L2 sensitivity Δ2 is exactly μ-GDP with μ = Δ2/σ,
+/// so analytic_gaussian_delta(σ, ε, Δ2) = gaussian_dp_delta(Δ2/σ, ε). Evaluated in log space.
+/// @param mu > 0 finite. @param epsilon ≥ 0 finite. @return δ in [0, 1).
+/// @throws std::domain_error for arguments outside those ranges.
+double gaussian_dp_delta(double mu, double epsilon);
+
 /// log Φ(x) for the standard normal CDF, accurate for x down to -1e150 (asymptotic series
 /// below -30) and returning log1p(-Φ(-x)) on the right.
 double log_normal_cdf(double x);

@@ -71,6 +71,16 @@ struct PrivacyGuarantee {
   std::string sensitivity_name;  ///< "l1_sensitivity", "l2_sensitivity" or "wishart_row_norm_squared"
   double sensitivity = 0.0;
   std::string sampler;  ///< how the noise is drawn in a real release (and whether it is hardened)
+  /// The noise family, for the ledger's accountants (docs/privacy.md, "Accountants"): "laplace"
+  /// (ε-DP), "gaussian" (analytic Gaussian: accounted as μ-GDP with μ = sensitivity/noise_scale),
+  /// "wishart", "report-noisy-min" (ε-DP), "laplace+exponential"; empty: not recorded (the ledger
+  /// then uses basic composition for the release).
+  std::string noise_kind;
+  /// Laplace: the scale b = Δ1/ε. Gaussian: the analytic-Gaussian σ for (ε, δ) and `sensitivity`
+  /// (Balle & Wang 2018), so sensitivity/noise_scale is the μ of an exactly calibrated Gaussian;
+  /// the noise a release adds is never smaller relative to its sensitivity (a larger printed σ, or
+  /// the secure sampler's grid: σ√s·g ≥ σ(Δ_int·g)). 0: no single scale (Wishart, selection).
+  double noise_scale = 0.0;
 };
 
 // ------------------------------------------------------------------------------------------------
