@@ -73,7 +73,7 @@ TEST_CASE("api accountants: ten Gaussian test releases fit (2, 1e-5) under tight
   CHECK(runtime::read_ledger(basic).entries.size() == 4);
 }
 
-TEST_CASE("api accountants: Laplace, Wishart and selection records; a rho ledger refuses what zCDP cannot bound",
+TEST_CASE("api accountants: Laplace, Wishart and selection records, a rho ledger refuses what zCDP cannot bound",
           "[api][ledger]") {
   core::SspReleaseSettings s;
   s.bounds = {{0.0, 1.0}};

@@ -229,7 +229,7 @@ TEST_CASE("composition: a mixture's split bound is sound against the exact profi
   }
 }
 
-TEST_CASE("composition: one release equals basic; monotone; never below the largest single epsilon", "[composition]") {
+TEST_CASE("composition: one release equals basic, monotone, never below the largest single epsilon", "[composition]") {
   const double mu = core::analytic_gaussian_mu(0.8, 1e-6);
   {
     core::CompositionInput g;

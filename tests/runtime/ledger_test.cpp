@@ -518,7 +518,7 @@ TEST_CASE(
   CHECK(rt::read_ledger(basic).entries.size() == 4);
 }
 
-TEST_CASE("ledger accountants: the header records the accountant; old ledgers and entries keep working", "[ledger]") {
+TEST_CASE("ledger accountants: the header records the accountant, old ledgers and entries keep working", "[ledger]") {
   TempDir dir;
   const std::string path = dir / "l";
   rt::init_ledger(path, rt::Budget{3.0, 1e-5}, rt::Accountant::tight);
@@ -555,7 +555,7 @@ TEST_CASE("ledger accountants: the header records the accountant; old ledgers an
   CHECK_THROWS_AS(charge(old, laplace_entry(0.6)), rt::BudgetExceeded);
 }
 
-TEST_CASE("ledger accountants: a rho budget is checked by zCDP; releases without a zCDP bound are refused",
+TEST_CASE("ledger accountants: a rho budget is checked by zCDP, releases without a zCDP bound are refused",
           "[ledger]") {
   CHECK(rt::parse_budget("rho=0.5").rho == 0.5);
   CHECK(rt::parse_budget("rho=0.5").is_zcdp());
