@@ -316,7 +316,7 @@ def report_problems(loaded, label=""):
     """Name every unreadable file and every empty run on stderr; returns the number of unreadable files."""
     for _, msg in loaded.problems:
         print(f"report: error: {label}{msg}", file=sys.stderr)
-    for stem, st in sorted(loaded.empty.items()):
+    for _, st in sorted(loaded.empty.items()):
         print(f"report: note: {label}{st.path}: no replicate done (a run stopped before its first replicate; "
               f"continue it with `{st.command()} --resume`)", file=sys.stderr)
     for _, msg in loaded.foreign:
