@@ -86,7 +86,7 @@ report --compare "$TMP/good" "$TMP/mixed" --out "$TMP/cmp.html"
   || fail "--compare with a damaged file: exit $rc: $(cat "$TMP/rerr")"
 
 # --- a run stopped before its first replicate: "no replicate done", no crash, exit 0
-"$DPMU" run configs/smoke/fig1_hsb_posterior.yaml --out "$TMP/empty/fig1_hsb_posterior.h5" --replicates 1000000 \
+"$DPMU" run configs/smoke/fig1_hsb_posterior.yaml --out "$TMP/empty/fig1_hsb_posterior.h5" --replicates 100000 \
   --max-time 1e-6 --quiet >/dev/null 2>"$TMP/err"
 if "$PY" -c "
 import sys, h5py, numpy as np
