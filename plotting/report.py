@@ -13,7 +13,15 @@ claims.md), the reconstructed constants and data substitutions, and what differs
 ``--compare OLD_DIR NEW_DIR`` evaluates the claims and the stated numbers on both result sets and
 shows, per claim and per figure, what changed (verdict, fraction of supported settings, the
 numbers; both versions of every figure whose pixels differ) — the view after changing a method.
-Exit codes: 0 written; 2 a folder is missing or holds no results file.
+Every ``*.h5`` under the folder is read once, before anything is drawn. A file that cannot be read
+(damaged: its SHA-256 or its contents fail; unreadable: not HDF5, no permission, a newer schema) is
+named on stderr and in a box at the top of the page, and nothing on the page comes from it; a run
+stopped before its first replicate is listed as "no replicate done" (its claims are "not run").
+The outputs (``--out``, ``claims.json`` and ``claims.md`` in RESULTS_DIR, ``--figures``) are checked
+for writability before any work.
+Exit codes: 0 written; 1 written, but some results files could not be read (each named on stderr and
+on the page); 2 bad input, before any work: a folder is missing or holds no results file, an output
+cannot be written.
 """
 import argparse
 import base64
@@ -29,7 +37,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import claims as claims_mod  # noqa: E402
-from dpmu_h5 import figure_note  # noqa: E402
+from dpmu_h5 import DamagedFile, figure_note  # noqa: E402
 
 # ----------------------------------------------------------------------------------------------
 # The papers' figures: caption (paper's words), the configs whose results draw it, the figure
@@ -234,6 +242,152 @@ DIFFERENCES = [
 
 
 # ----------------------------------------------------------------------------------------------
+# Results files: read once; the damaged, unreadable and empty ones named
+# ----------------------------------------------------------------------------------------------
+
+class Loaded:
+    """The results files of one folder, read once (load_results).
+
+    Attributes
+    ----------
+    ctx : dict
+        config stem -> claims.Study: the files the page is computed from (claims.find_studies's
+        choice among the readable ones), runs without any replicate done left out.
+    problems : list of (path, message)
+        Every ``*.h5`` that cannot be read: damaged (its SHA-256 or contents fail) or unreadable (not
+        HDF5, no permission, a schema this reader does not read). Nothing on the page comes from them.
+    empty : dict
+        config stem -> claims.Study of a run stopped before its first replicate (shown as "no
+        replicate done"; its claims are "not run").
+    foreign : list of (path, message)
+        HDF5 files that are not dpmu results files (named, not an error).
+    """
+
+    def __init__(self, ctx, problems, empty, foreign):
+        self.ctx, self.problems, self.empty, self.foreign = ctx, problems, empty, foreign
+
+
+def results_paths(results_dir):
+    """Every ``*.h5`` under results_dir, sub-folders included (the files claims.find_studies
+    considers); a folder reached twice through symbolic links is read once."""
+    paths, seen = [], set()
+    for root, dirs, files in os.walk(results_dir, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        paths += [os.path.join(root, f) for f in sorted(files) if f.endswith(".h5") and not f.startswith(".")]
+    return paths
+
+
+def _no_replicate_done(st):
+    return not st.res.complete and int(np.asarray(st.res.n_done).sum()) == 0
+
+
+def load_results(results_dir):
+    """Read every results file under results_dir once (see ``Loaded``): the readable ones through
+    claims.find_studies; each ``*.h5`` it did not take is read again here to learn why (a damaged
+    or unreadable file, or a copy with fewer replicates of a config whose other file is used)."""
+    found = claims_mod.find_studies(results_dir)
+    used = {os.path.realpath(st.path) for st in found.values()}
+    problems, foreign = [], []
+    for path in results_paths(results_dir):
+        if os.path.realpath(path) in used:
+            continue
+        try:
+            claims_mod.Study(path)  # readable: a copy of a config whose other file is used
+        except DamagedFile as exc:
+            problems.append((path, str(exc)))
+        except ValueError as exc:
+            if str(exc).endswith("not a dpmu results file"):
+                foreign.append((path, str(exc)))
+            else:  # a schema this reader does not read
+                problems.append((path, str(exc)))
+        except Exception as exc:  # noqa: BLE001 - not HDF5, no permission, ...: named, never fatal
+            problems.append((path, f"{path}: not a readable results file ({type(exc).__name__}: {exc})"))
+    ctx = {stem: st for stem, st in found.items() if not _no_replicate_done(st)}
+    empty = {stem: st for stem, st in found.items() if _no_replicate_done(st)}
+    return Loaded(ctx, problems, empty, foreign)
+
+
+def report_problems(loaded, label=""):
+    """Name every unreadable file and every empty run on stderr; returns the number of unreadable files."""
+    for _, msg in loaded.problems:
+        print(f"report: error: {label}{msg}", file=sys.stderr)
+    for _, st in sorted(loaded.empty.items()):
+        print(f"report: note: {label}{st.path}: no replicate done (a run stopped before its first replicate; "
+              f"continue it with `{st.command()} --resume`)", file=sys.stderr)
+    for _, msg in loaded.foreign:
+        print(f"report: note: {label}{msg} (ignored)", file=sys.stderr)
+    return len(loaded.problems)
+
+
+def problems_html(loaded, label=""):
+    """The box at the top of the page that names every file the page could not use."""
+    parts = []
+    if loaded.problems:
+        n = len(loaded.problems)
+        them = "them" if n != 1 else "it"
+        parts.append(f"<div class='unreadable' id='unreadable'><p><b>{n} results file{'s' if n != 1 else ''} "
+                     f"{html.escape(label)}could not be read</b>; nothing on this page comes from {them}: the figures, "
+                     f"numbers and claims that need {them} are missing or 'not run'. Restore {them} or run {them} "
+                     "again (<code>scripts/reproduce.sh</code> runs a damaged file again).</p><ul>"
+                     + "".join(f"<li><code>{html.escape(path)}</code>: "
+                               f"{html.escape(msg[len(path) + 2:] if msg.startswith(path + ': ') else msg)}</li>"
+                               for path, msg in loaded.problems) + "</ul></div>")
+    if loaded.empty:
+        parts.append("<div class='not-run'><p><b>No replicate done</b> (runs stopped before their first replicate; "
+                     "their claims are 'not run'):</p><ul>"
+                     + "".join(f"<li><code>{html.escape(st.path)}</code> from <code>{html.escape(st.config_source)}"
+                               f"</code>: no replicate done; continue it with <code>{html.escape(st.command())} "
+                               "--resume</code></li>" for _, st in sorted(loaded.empty.items())) + "</ul></div>")
+    if loaded.foreign:
+        parts.append("<p class='small'>Ignored (not dpmu results files): "
+                     + ", ".join(f"<code>{html.escape(path)}</code>" for path, _ in loaded.foreign) + "</p>")
+    return "\n".join(parts)
+
+
+def note_empty_runs(entries, loaded):
+    """A claim whose results are only a run without any replicate done says so (not 'not found')."""
+    files = {cl.id: cl.files for cl in claims_mod.CLAIMS}
+    for e in entries:
+        if e["verdict"] != "not run" or e.get("files"):
+            continue
+        empty = [loaded.empty[s] for s in files.get(e["id"], []) if s in loaded.empty]
+        if empty:
+            e["reason"] = e["command"] = "; ".join(
+                f"{st.path} ({st.config_source}): no replicate done (a run stopped before its first replicate; "
+                f"continue it with `{st.command()} --resume`)" for st in empty)
+    return entries
+
+
+def _unwritable_file(path, what):
+    """Why path cannot be written as a file ('' if it can): checked before any work."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"{what} {path}: is a folder (give a file name)"
+    if not os.path.isdir(folder):
+        return f"{what} {path}: the folder {folder} does not exist (create it first)"
+    if not os.access(folder, os.W_OK | os.X_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        return f"{what} {path}: cannot write there (permission denied or a read-only file system)"
+    return ""
+
+
+def _unwritable_folder(path, what):
+    """Why path cannot be used as an output folder, created if missing ('' if it can)."""
+    top = os.path.abspath(path)
+    while not os.path.exists(top):
+        top = os.path.dirname(top)
+    if not os.path.isdir(top):
+        return f"{what} {path}: {top} is not a folder"
+    if not os.access(top, os.W_OK | os.X_OK):
+        return f"{what} {path}: cannot write in {top} (permission denied or a read-only file system)"
+    return ""
+
+
+# ----------------------------------------------------------------------------------------------
 # Figures
 # ----------------------------------------------------------------------------------------------
 
@@ -290,6 +444,7 @@ img{max-width:100%;border:1px solid #ddd;margin:.3em 0} .holds{background:#dfd} 
 table.claims{table-layout:fixed;width:100%} table.claims td{font-size:.95em}
 table.claims col.c-claim{width:34%} table.claims col.c-test{width:18%} table.claims col.c-verdict{width:14%}
 table.claims col.c-settings{width:34%}
+.unreadable{background:#fdd;border-left:4px solid #c00;padding:.2em .8em;margin:.5em 0}
 .evidence{margin:.6em 0 1.2em 0;padding:.3em .8em;border-left:4px solid #ccd}
 .evidence table{table-layout:fixed;width:100%} ul.settings{margin:.2em 0;padding-left:1.2em}
 """
@@ -519,10 +674,12 @@ def page(title, body):
             f"<style>{CSS}</style></head><body>{body}</body></html>\n")
 
 
-def build_report(results_dir, figures_dir=None):
-    """The report's HTML for results_dir (also writes claims.json and claims.md there)."""
-    ctx = claims_mod.find_studies(results_dir)
-    entries = claims_mod.evaluate(results_dir, ctx)
+def build_report(results_dir, figures_dir=None, loaded=None):
+    """The report's HTML for results_dir (also writes claims.json and claims.md there); ``loaded``:
+    its files as load_results read them (read here if None)."""
+    loaded = load_results(results_dir) if loaded is None else loaded
+    ctx = loaded.ctx
+    entries = note_empty_runs(claims_mod.evaluate(results_dir, ctx), loaded)
     with open(os.path.join(results_dir, "claims.json"), "w") as f:
         json.dump({"results_dir": results_dir, "z": claims_mod.Z95, "alpha": claims_mod.vr.ALPHA,
                    "rule": "plotting/verdict_rules.py", "bootstrap_draws": claims_mod.BOOTSTRAP_DRAWS,
@@ -546,6 +703,7 @@ def build_report(results_dir, figures_dir=None):
             "(tests per setting with Monte Carlo SEs, Holm's family-wise control at α = 0.05).</p>",
             "<p>Results files: " + ", ".join(f"<code>{html.escape(st.path)}</code> ({st.res.replicates})"
                                             for st in ctx.values()) + "</p>",
+            problems_html(loaded),
             "<p>Verdicts: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + "</p>",
             "<ul><li><a href='#figures'>Figures</a></li><li><a href='#claims'>Claims</a></li>"
             "<li><a href='#constants'>Reconstructed constants and data substitutions</a></li>"
@@ -577,10 +735,14 @@ def build_report(results_dir, figures_dir=None):
     return out
 
 
-def build_compare(old_dir, new_dir):
-    """HTML comparing the claims, stated numbers and figures of two result sets."""
-    old_ctx, new_ctx = claims_mod.find_studies(old_dir), claims_mod.find_studies(new_dir)
-    old_e, new_e = claims_mod.evaluate(old_dir, old_ctx), claims_mod.evaluate(new_dir, new_ctx)
+def build_compare(old_dir, new_dir, old_loaded=None, new_loaded=None):
+    """HTML comparing the claims, stated numbers and figures of two result sets (``*_loaded``: their
+    files as load_results read them; read here if None)."""
+    old_loaded = load_results(old_dir) if old_loaded is None else old_loaded
+    new_loaded = load_results(new_dir) if new_loaded is None else new_loaded
+    old_ctx, new_ctx = old_loaded.ctx, new_loaded.ctx
+    old_e = note_empty_runs(claims_mod.evaluate(old_dir, old_ctx), old_loaded)
+    new_e = note_empty_runs(claims_mod.evaluate(new_dir, new_ctx), new_loaded)
     key = lambda e: (e["id"], e["variant"])  # noqa: E731
     old_map = {key(e): e for e in old_e}
     rows, n_changed = [], 0
@@ -600,6 +762,7 @@ def build_compare(old_dir, new_dir):
         rows.append(f"<tr class='changed'><td><code>{html.escape(o['id'])}</code></td><td>{html.escape(o['variant'])}"
                     f"</td><td>{html.escape(claims_mod.summary_line(o))}</td><td>absent</td><td></td></tr>")
     body = [f"<h1>dpmu report: {html.escape(old_dir)} → {html.escape(new_dir)}</h1>",
+            problems_html(old_loaded, f"of {old_dir} "), problems_html(new_loaded, f"of {new_dir} "),
             f"<p>{n_changed} claim entries changed (highlighted).</p>",
             "<h2>Claims</h2><table><tr><th>id</th><th>variant</th><th>old</th><th>new</th><th>fraction</th></tr>",
             "\n".join(rows), "</table>", "<h2>Figures and stated numbers</h2>"]
@@ -645,18 +808,38 @@ def main(argv=None):
         if not os.path.isdir(d):
             print(f"error: {d}: no such folder (give the folder of the results files)", file=sys.stderr)
             return 2
-        if not claims_mod.find_studies(d):
+    # every output is checked before any work (reading and drawing take seconds to minutes)
+    out = args.out or ("report_compare.html" if args.compare else os.path.join(args.results_dir, "report.html"))
+    why = [_unwritable_file(out, "--out")]
+    if not args.compare:
+        why += [_unwritable_file(os.path.join(args.results_dir, name), "RESULTS_DIR:")
+                for name in ("claims.json", "claims.md")]
+        if args.figures:
+            why.append(_unwritable_folder(args.figures, "--figures"))
+    why = [w for w in why if w]
+    if why:
+        for w in why:
+            print(f"error: {w}", file=sys.stderr)
+        return 2
+    loaded = []
+    for d in dirs:
+        lo = load_results(d)
+        if not (lo.ctx or lo.problems or lo.empty):
             print(f"error: {d}: no dpmu results files (*.h5) found", file=sys.stderr)
             return 2
+        loaded.append(lo)
+    n_bad = sum(report_problems(lo, f"{d}: " if args.compare else "") for d, lo in zip(dirs, loaded))
     if args.compare:
-        text = build_compare(*args.compare)
-        out = args.out or "report_compare.html"
+        text = build_compare(*args.compare, *loaded)
     else:
-        text = build_report(args.results_dir, args.figures)
-        out = args.out or os.path.join(args.results_dir, "report.html")
+        text = build_report(args.results_dir, args.figures, loaded[0])
     with open(out, "w") as f:
         f.write(text)
     print(out)
+    if n_bad:
+        print(f"report: {out} written without {n_bad} results file{'s' if n_bad != 1 else ''} that could not be "
+              "read (named above and at the top of the page)", file=sys.stderr)
+        return 1
     return 0
 
 

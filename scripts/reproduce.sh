@@ -8,9 +8,11 @@
 #                                             # claims.json and the report say so); not a reproduction
 #   bash scripts/reproduce.sh --only fig1_hsb_posterior,fig6_hsb_censoring   # some of the studies
 #
-# Resumable: a study whose results file is finished at the config's size is skipped; one that was
-# interrupted (its FILE.journal exists) is continued with `dpmu run --resume`; one finished at
-# another size (e.g. a reduced run) is run again. Interrupt at any time and run the command again.
+# Resumable: a study whose results file is finished at the config's size, and reads back with its
+# SHA-256 intact, is skipped; one that was interrupted (its FILE.journal exists) is continued with
+# `dpmu run --resume`; one finished at another size (e.g. a reduced run) is run again; a damaged one
+# (its checksum fails, or it cannot be read) is moved aside to FILE.damaged and run again, saying
+# why. Interrupt at any time and run the command again. Options are checked before any work.
 # Progress: the study in hand, its projected time, the projected time left, and dpmu's own progress
 # line (with its ETA) on stderr. DPMU=/path/to/dpmu uses that binary instead of building.
 #
@@ -25,16 +27,30 @@ OUT=results
 REPLICATES=""
 PLAN=0
 ONLY=""
+usage_error() { echo "reproduce: $*" >&2; exit 2; }
+# value OPTION WHAT ARGS...: the option's value, refused if missing, empty or another option
+value() {
+  local opt="$1" what="$2"; shift 2
+  if [ $# -lt 2 ] || [ -z "$2" ] || [[ "$2" == --* ]]; then usage_error "$opt needs a value ($what; see --help)"; fi
+  printf '%s' "$2"
+}
 while [ $# -gt 0 ]; do
   case "$1" in
-    --out) OUT="$2"; shift 2 ;;
-    --replicates) REPLICATES="$2"; shift 2 ;;
+    --out) OUT=$(value --out "a folder for the results" "$@") || exit 2; shift 2 ;;
+    --replicates) REPLICATES=$(value --replicates "replicates per cell, 1 to 1000000000" "$@") || exit 2; shift 2 ;;
     --plan) PLAN=1; shift ;;
-    --only) ONLY=",$2,"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "reproduce: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    --only) ONLY=",$(value --only "study names separated by commas" "$@"),"  || exit 2; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) usage_error "unknown argument '$1' (see --help)" ;;
   esac
 done
+# The limits of `dpmu run --replicates` (1 to 10^9), checked here before anything is built or run.
+if [ -n "$REPLICATES" ]; then
+  if ! [[ "$REPLICATES" =~ ^[1-9][0-9]{0,9}$ ]] || [ "$REPLICATES" -gt 1000000000 ]; then
+    usage_error "--replicates must be a whole number from 1 to 1000000000 (replicates per cell), not '$REPLICATES'"
+  fi
+fi
+if [ -e "$OUT" ] && [ ! -d "$OUT" ]; then usage_error "--out $OUT: exists and is not a folder (give a folder for the results)"; fi
 
 # config stem, projected seconds at full size on 2 cores, what it is behind
 STUDIES=(
@@ -53,9 +69,13 @@ STUDIES=(
   "fig3_4_zellner_siow         941 PB Figures 3, 4, 8, 9; PB-5.2.1-*, PB-5.2-zs-bic, PB-C-*, PB-5.3-*"
 )
 if [ -n "$ONLY" ]; then
-  kept=()
-  for row in "${STUDIES[@]}"; do read -r stem _ <<<"$row"; [[ "$ONLY" == *",$stem,"* ]] && kept+=("$row"); done
-  [ ${#kept[@]} -gt 0 ] || { echo "reproduce: --only names no study of the list" >&2; exit 2; }
+  kept=(); known=","
+  for row in "${STUDIES[@]}"; do read -r stem _ <<<"$row"; known+="$stem,"; [[ "$ONLY" == *",$stem,"* ]] && kept+=("$row"); done
+  IFS=, read -r -a asked <<<"${ONLY#,}"
+  for name in "${asked[@]}"; do
+    [ -z "$name" ] || [[ "$known" == *",$name,"* ]] || usage_error "--only: '$name' is not a study of the list (see --plan)"
+  done
+  [ ${#kept[@]} -gt 0 ] || usage_error "--only names no study of the list (see --plan)"
   STUDIES=("${kept[@]}")
 fi
 # Not run: configs/fig8_9_bic.yaml (its cells equal the BIC cells of fig3_4_zellner_siow bit for bit,
@@ -64,21 +84,30 @@ fi
 # ZS models below 1e-17 of the posterior skipped: docs/performance.md), configs/lei_real_data.yaml (no figure or claim: LCSSF gives no
 # numbers for its data examples), configs/linear_design_example.yaml, configs/normal_mean.yaml.
 
-status() {  # status STEM FILE -> run | resume | done (finished at the wanted size) | redo (another size)
+# status STEM FILE -> run | resume | done (finished at the wanted size, checksum verified) |
+# redo (finished at another size, or unfinished without its journal) | damaged<TAB>why
+# A finished file is read with plotting/dpmu_h5.py, the reader of the report: it checks the SHA-256
+# that dpmu stores in the file's first 512 bytes (docs/results-schema.md, "Checksums") before HDF5
+# parses anything, then reads the attributes, cells and summaries. So a file is skipped only if the
+# report can read it.
+status() {
   local stem="$1" file="$2"
-  if [ -f "$file.journal" ]; then echo resume; return; fi
-  if [ ! -f "$file" ]; then echo run; return; fi
+  if [ -f "$file.journal" ]; then echo resume; return; fi   # dpmu run --resume rebuilds FILE from the journal
+  if [ ! -e "$file" ]; then echo run; return; fi
   /usr/bin/python3 - "$file" "configs/$stem.yaml" "$REPLICATES" <<'PYEOF'
 import re, sys
-import h5py
+sys.path.insert(0, "plotting")
+from dpmu_h5 import DamagedFile, Results
 path, config, override = sys.argv[1:]
 want = int(override) if override else int(re.search(r"^replicates:\s*(\d+)", open(config).read(), re.M).group(1))
 try:
-    with h5py.File(path, "r") as f:
-        done = bool(f.attrs["complete"]) and int(f.attrs["replicates"]) == want
-except Exception:
-    done = False
-print("done" if done else "redo")
+    res = Results(path)
+except DamagedFile as exc:
+    print(f"damaged\t{exc}")
+except Exception as exc:  # not HDF5, unreadable, not a dpmu results file, a newer schema
+    print(f"damaged\t{path}: not a readable dpmu results file ({type(exc).__name__}: {exc})".replace("\n", " "))
+else:
+    print("done" if res.complete and res.replicates == want else "redo")
 PYEOF
 }
 
@@ -86,10 +115,12 @@ fmt() { local s=$1; if [ "$s" -ge 3600 ]; then printf '%dh%02dm' $((s / 3600)) $
         elif [ "$s" -ge 60 ]; then printf '%dm%02ds' $((s / 60)) $((s % 60)); else printf '%ds' "$s"; fi; }
 
 total=0; todo=0; n=${#STUDIES[@]}
-declare -A STATE
+declare -A STATE WHY
 for row in "${STUDIES[@]}"; do
   read -r stem secs _ <<<"$row"
-  STATE[$stem]=$(status "$stem" "$OUT/$stem.h5")
+  st=$(status "$stem" "$OUT/$stem.h5")
+  STATE[$stem]=${st%%$'\t'*}
+  if [ "${STATE[$stem]}" = damaged ]; then WHY[$stem]=${st#*$'\t'}; fi
   total=$((total + secs))
   [ "${STATE[$stem]}" = done ] || todo=$((todo + secs))
 done
@@ -101,21 +132,24 @@ for row in "${STUDIES[@]}"; do
   read -r stem secs what <<<"$row"
   k=$((k + 1))
   printf '  [%2d/%d] %-28s %-7s projected %6s  %s\n' "$k" "$n" "$stem" "${STATE[$stem]}" "$(fmt "$secs")" "$what"
+  if [ "${STATE[$stem]}" = damaged ]; then
+    echo "          ${WHY[$stem]}: it will be moved to $OUT/$stem.h5.damaged and run again"
+  fi
 done
 if [ "$PLAN" = 1 ]; then exit 0; fi
 
+mkdir -p "$OUT" 2>/dev/null && [ -w "$OUT" ] || usage_error "--out $OUT: cannot create or write in this folder"
 if [ -z "${DPMU:-}" ]; then
   bash scripts/build.sh dpmu   # only the command (the tests are built by scripts/test.sh)
   DPMU=./build/engine/dpmu
 fi
-mkdir -p "$OUT"
 left=$todo; start=$(date +%s); k=0
 for row in "${STUDIES[@]}"; do
   read -r stem secs _ <<<"$row"
   k=$((k + 1))
   file="$OUT/$stem.h5"
   state=${STATE[$stem]}
-  if [ "$state" = done ]; then echo "reproduce: [$k/$n] $stem: finished earlier, skipped"; continue; fi
+  if [ "$state" = done ]; then echo "reproduce: [$k/$n] $stem: finished earlier, skipped (read back intact: checksum and contents)"; continue; fi
   echo "reproduce: [$k/$n] $stem ($state): projected $(fmt "$secs"), about $(fmt "$left") left in all," \
        "$(fmt $(( $(date +%s) - start ))) elapsed"
   args=(run "configs/$stem.yaml" --out "$file")
@@ -123,10 +157,15 @@ for row in "${STUDIES[@]}"; do
   case "$state" in
     resume) args+=(--resume) ;;
     redo) rm -f "$file" ;;
+    damaged) mv -f "$file" "$file.damaged"
+             echo "reproduce: [$k/$n] $stem: ${WHY[$stem]}; moved to $file.damaged, running it again" ;;
   esac
   "$DPMU" "${args[@]}"
   left=$((left - secs)); [ "$left" -lt 0 ] && left=0
 done
 echo "reproduce: studies done in $(fmt $(( $(date +%s) - start ))); figures, claims and report"
-/usr/bin/python3 plotting/report.py "$OUT" --out "$OUT/report.html" --figures "$OUT/figures"
+if ! /usr/bin/python3 plotting/report.py "$OUT" --out "$OUT/report.html" --figures "$OUT/figures"; then
+  echo "reproduce: the report could not use every results file in $OUT/ (named above and in $OUT/report.html)" >&2
+  exit 1
+fi
 echo "reproduce: figures in $OUT/figures/, claims in $OUT/claims.json and $OUT/claims.md, report in $OUT/report.html"
