@@ -312,7 +312,7 @@ TEST_CASE("noise_aware_sampler reports non-convergence with a reason, never sile
   CHECK_FALSE(r.converged);
   CHECK(r.iterations == 80);
   CHECK(r.reason.find("bulk ESS") != std::string::npos);
-  CHECK(r.monitored.size() == static_cast<std::size_t>(4 * p + 1 + p + 1));
+  CHECK(r.monitored.size() == static_cast<std::size_t>(3 * p + 1 + p + 1));  // β, σ², PIP, mean, log G_jj
   CHECK(r.posterior.posterior_inclusion_probability.size() == p);
 }
 
