@@ -9,8 +9,8 @@ between chunks, L + 1 a multiple of 10) tested for uniformity with a chi-square 
 bins of the L + 1 rank values and a Kolmogorov-Smirnov test on (rank + U)/(L + 1), U uniform (a
 continuous uniform under calibration); Holm's correction over every test of every setting; the coverage of the 50/80/95 % intervals averaged over coefficients (binomial MC
 SE); the PIP reliability table (10 equal bins; a bin with >= 50 predictions passes when its
-observed frequency of gamma_j = 1 is within 2 binomial SE, sqrt(pbar(1 - pbar)/count), of its
-mean predicted probability); of the predictors given PIP >= 0.9, the share that is null (passes when
+observed frequency of gamma_j = 1 is within 2 SE of its mean predicted probability, the SE the
+larger of the binomial sqrt(pbar(1 - pbar)/count) and the replicate-clustered one); of the predictors given PIP >= 0.9, the share that is null (passes when
 <= 0.10 + 2 SE). Talts et al. (2018), arXiv:1804.06788; Modrak et al. (2023), Bayesian Analysis.
 """
 import sys
@@ -33,10 +33,10 @@ def holm(pvalues):
 
 
 def rank_tests(ranks, L, rng):
-    ranks = np.asarray(ranks)
-    L = np.asarray(L)
-    keep = ranks >= 0
-    ranks, L = ranks[keep], L[keep]
+    ranks = np.asarray(ranks, dtype=float)
+    L = np.asarray(L, dtype=float)
+    keep = np.isfinite(ranks) & (ranks >= 0)
+    ranks, L = ranks[keep].astype(int), L[keep].astype(int)
     bins = 10
     counts = np.bincount((ranks * bins) // (L + 1), minlength=bins)
     chi2 = stats.chisquare(counts).pvalue
@@ -74,6 +74,7 @@ def main(paths):
             row[f"cover{level}_se"] = np.sqrt(cov.mean() * (1 - cov.mean()) / len(cov))
         pip = np.concatenate([df[f"pip{j}"].to_numpy() for j in range(p)])
         gam = np.concatenate([df[f"gamma{j}"].to_numpy() for j in range(p)])
+        rep = np.concatenate([np.arange(len(df)) for _ in range(p)])
         row["brier"] = np.mean((pip - gam) ** 2)
         rel = []
         ok = True
@@ -86,7 +87,17 @@ def main(paths):
             pbar = pip[sel].mean()
             f = gam[sel].mean()
             se = np.sqrt(max(pbar * (1 - pbar), 1e-12) / c)
-            passed = abs(f - pbar) <= 2 * se if c >= 50 else None
+            # The p predictions of one replicate are correlated (the beta-binomial model prior makes
+            # the gamma_j dependent): replicate-clustered SE, sqrt(R/(R-1) sum_r (e_r - pbar c_r)^2)/sum c_r
+            # (docs/bma.md "Calibration metrics"); the larger of the two is used.
+            reps = rep[sel]
+            e_r = np.bincount(reps, weights=gam[sel], minlength=len(df))
+            p_r = np.bincount(reps, weights=pip[sel], minlength=len(df))
+            used = np.bincount(reps, minlength=len(df)) > 0
+            R = used.sum()
+            if R > 1:
+                se = max(se, np.sqrt(R / (R - 1) * np.sum((e_r[used] - p_r[used]) ** 2)) / c)
+            passed = bool(abs(f - pbar) <= 2 * se) if c >= 50 else None
             if passed is not None and not passed:
                 ok = False
             rel.append((b, c, pbar, f, se, passed))
@@ -141,7 +152,7 @@ def main(paths):
     for s in settings:
         print(f"{s['method']}, {s['mechanism']} eps {s['epsilon']:g}, p {s['p']}, n {s['n']}: "
               + "; ".join(f"[{b/10:.1f},{(b+1)/10:.1f}) n={c} pred {pb:.3f} obs {f:.3f}"
-                          f"{'' if ok is None else (' ok' if ok else ' OFF')}"
+                          f" (SE {se:.3f}){'' if ok is None else (' ok' if ok else ' OFF')}"
                           for b, c, pb, f, se, ok in s["reliability"]))
         print()
 
