@@ -19,6 +19,7 @@
 /// no threads; all randomness from the RngStream passed in.
 
 #include <Eigen/Dense>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
