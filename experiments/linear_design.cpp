@@ -23,6 +23,7 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <boost/math/special_functions/beta.hpp>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -176,6 +177,19 @@ std::vector<PredictorDistribution> parse_predictor_spec(std::string_view text) {
     }
   }
   return out;
+}
+
+double median_abs_student_t(double df) {
+  if (!(df > 0.0)) throw std::domain_error("median_abs_student_t: df must be > 0");
+  if (std::isinf(df)) return 0.6744897501960817;  // the standard normal's median |Z|
+  double x = 0.0;
+  try {
+    x = boost::math::ibeta_inv(0.5 * df, 0.5, 0.5);  // the median of Beta(df/2, 1/2) = 1 - B
+  } catch (const std::exception&) {
+    x = 0.0;  // underflow or no convergence at a vanishing df: the law has no finite typical size
+  }
+  if (!(x > 0.0)) return std::numeric_limits<double>::infinity();
+  return std::sqrt(df * (1.0 - x) / x);
 }
 
 ErrorDistribution parse_error_spec(std::string_view text, int p) {
@@ -333,7 +347,21 @@ double typical_magnitude(const PredictorDistribution& d) {
 /// sums of squares of the Gram matrix, n·(typical |x_j|)² and n·(typical |y|)², must be finite
 /// (|y| typically |intercept| + Σ|β_j|·|x_j| + the error's scale). @throws naming the key.
 void check_no_certain_overflow(const LinearDesign& d, double n) {
-  double response = std::abs(d.intercept) + d.error.sigma;
+  // The error's typical size: its scale, or for a t law with df < 1 the scale times median |T_df|
+  // (which exceeds 1 there, without bound as df -> 0: t(1e-300, 1) draws are infinite).
+  const double error = d.error.kind == ErrorDistribution::Kind::student_t && d.error.df < 1.0
+                           ? d.error.sigma * median_abs_student_t(d.error.df)
+                           : d.error.sigma;
+  if (!std::isfinite(n * error * error)) {
+    throw std::invalid_argument("error: '" + d.error.text + "' has errors of typical size " + shortest(error) +
+                                (d.error.kind == ErrorDistribution::Kind::student_t
+                                     ? " (the scale times the median of |t| with df = " + shortest(d.error.df) + ")"
+                                     : std::string()) +
+                                ", so the response's sum of squares over n = " + shortest(n) +
+                                " rows overflows a double in most replicates; use a larger df or a smaller scale "
+                                "(the analyses are scale-equivariant)");
+  }
+  double response = std::abs(d.intercept) + error;
   Eigen::Index j = 0;
   for (const auto& item : d.predictors) {
     const double x = typical_magnitude(item);

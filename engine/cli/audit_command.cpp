@@ -14,6 +14,7 @@
 #include "dpmu/api/release_report.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/random.hpp"
+#include "dpmu/runtime/memory.hpp"
 
 namespace dpmu::cli {
 
@@ -128,8 +129,32 @@ void run_audit(const AuditTarget& t, const AuditCliOptions& o) {
   constexpr const char* fn = "dpmu audit";
   if (o.samples < 40) core::throw_domain(fn, "--audit-samples", static_cast<double>(o.samples), ">= 40");
   if (o.pilot < 2) core::throw_domain(fn, "--audit-pilot", static_cast<double>(o.pilot), ">= 2");
+  // Every release drawn is kept (two sets of --audit-samples, one pilot set per candidate):
+  // counts beyond kMaxAuditSamples are refused here, naming the option, instead of ending in
+  // "out of memory" (or running for years); the memory of what is below is checked before drawing.
+  for (const auto& [name, count] : {std::pair<const char*, std::size_t>{"--audit-samples", o.samples},
+                                    std::pair<const char*, std::size_t>{"--audit-pilot", o.pilot}}) {
+    if (count > kMaxAuditSamples) {
+      throw std::invalid_argument(std::string(name) + ": " + std::to_string(count) +
+                                  " is beyond the limit of 100000000 (10^8) releases per data set (the default "
+                                  "of --audit-samples is 2000)");
+    }
+  }
   if (o.events < 1) core::throw_domain(fn, "--audit-events", o.events, ">= 1");
   core::check_open_interval(fn, "--audit-confidence", o.confidence, 0.0, 1.0);
+
+  // The memory of the releases kept, before any is drawn: one release gives their length; a
+  // release is a vector (a heap block and its header). The pilot keeps up to 4 sets of
+  // --audit-pilot at once, the audit 2 sets of --audit-samples.
+  const auto one = draw(t, t.data, o.seed, core::fnv1a_64("audit/size"), 1);
+  const double release_bytes = 8.0 * static_cast<double>(one.front().size()) + 48.0;
+  const std::string length = " (releases of " + std::to_string(one.front().size()) + " numbers)";
+  runtime::check_fits_in_memory(4.0 * static_cast<double>(o.pilot) * release_bytes,
+                                "--audit-pilot " + std::to_string(o.pilot) + length,
+                                "use a smaller --audit-pilot (the default is 40)", 1.5);
+  runtime::check_fits_in_memory(2.0 * static_cast<double>(o.samples) * release_bytes,
+                                "--audit-samples " + std::to_string(o.samples) + length,
+                                "use fewer --audit-samples (the default is 2000)", 1.5);
 
   // 1. The neighbour: the candidate whose releases move most under common random numbers
   //    (the same noise stream on both data sets, so the difference is the data's effect).

@@ -32,6 +32,9 @@ struct AuditTarget {
   std::function<Eigen::VectorXd(const Eigen::MatrixXd& rows, core::NoiseSource& noise)> release;
 };
 
+/// Largest --audit-samples and --audit-pilot: 10^8 releases per data set.
+inline constexpr std::size_t kMaxAuditSamples = 100000000;
+
 /// Options of the auditor itself (the release options are the command's own).
 struct AuditCliOptions {
   std::size_t samples = 2000;  ///< releases per data set

@@ -856,7 +856,7 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
       ->capture_default_str();
   cmd->add_option("--mcmc-max-iterations", o.mcmc_max_iterations,
                   "MCMC iteration bound (default 10^5 p, at most 4*10^6; docs/bma.md \"Cost of the model search\")")
-      ->check(unsigned_integer());
+      ->check(positive_integer());
   cmd->add_option("--mcmc-max-models", o.mcmc_max_models,
                   "Distinct models the MCMC search stores (memory <= 256 bytes each; beyond it, models are "
                   "re-evaluated, not stored)")

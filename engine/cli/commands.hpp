@@ -38,6 +38,9 @@ int count_option(const std::string& option, std::int64_t value, std::int64_t low
 /// CLI11 validator for an unsigned integer option (seeds, counts): only decimal digits, at most
 /// 2^64 − 1. CLI11 would otherwise wrap "-1" and saturate "2^64" silently.
 const CLI::Validator& unsigned_integer();
+/// unsigned_integer() without 0: a count whose default is not 0 and for which 0 means nothing
+/// (`--mcmc-max-iterations`: R and Python refuse 0 too).
+const CLI::Validator& positive_integer();
 
 /// Refuse an output file that would overwrite one of `inputs` (same file, by path equivalence) or,
 /// unless `force`, any existing file; and one whose folder does not exist. Called before any work.

@@ -42,6 +42,20 @@ const CLI::Validator& unsigned_integer() {
   return v;
 }
 
+const CLI::Validator& positive_integer() {
+  static const CLI::Validator v(
+      [](std::string& s) -> std::string {
+        const std::string why = unsigned_integer()(s);
+        if (!why.empty()) return why;
+        if (s.find_first_not_of('0') == std::string::npos) {
+          return "'" + s + "' is not a whole number >= 1 (leave the option out for its default)";
+        }
+        return std::string();
+      },
+      "UINT>=1");
+  return v;
+}
+
 void check_new_output_file(const std::string& option, const std::string& path, const std::vector<std::string>& inputs,
                            bool force) {
   namespace fs = std::filesystem;

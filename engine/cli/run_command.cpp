@@ -75,9 +75,9 @@ void dry_run(const runtime::StudySpec& s, const runtime::Shard& shard) {
   for (std::size_t c = 0; c < s.cells.size(); ++c) {
     std::cout << fmt::format("  {:>5}  {:016x}  {}\n", c, s.cells[c].cell_id(), s.cells[c].key());
   }
-  const runtime::ShardPlan plan(s, shard);
-  const auto tasks = static_cast<std::int64_t>(plan.tasks_all_shards());
-  const auto shard_tasks = static_cast<std::int64_t>(plan.tasks().size());
+  // Counted, never listed (load_study bounds them; a dry run builds nothing in proportion to them).
+  const auto tasks = static_cast<std::uint64_t>(s.data_groups.size()) * static_cast<std::uint64_t>(blocks);
+  const std::uint64_t shard_tasks = runtime::ShardPlan::tasks_in_shard(tasks, shard);
   const double mb = static_cast<double>(width_total) * static_cast<double>(s.replicates) * 8.0 / 1e6;
   std::cout << fmt::format(
       "work: {} replicates in {} tasks; this shard ({}/{}): {} tasks; {} metric values per replicate on average; "
@@ -98,10 +98,11 @@ int run(const RunArgs& a) {
         "share the same cores (results do not depend on the thread count)\n",
         a.threads, cores);
   }
-  if (a.max_time && !(*a.max_time > 0)) throw std::invalid_argument("--max-time must be > 0 seconds");
+  if (a.max_time) runtime::check_max_time(*a.max_time);
   set_activity("reading and checking the config " + a.config + " and its data files");
   const runtime::StudySpec study = load(a.config, overrides);
   if (a.dry_run) {
+    runtime::check_results_fit_in_memory(study);  // what the run itself refuses, the dry run refuses
     dry_run(study, shard);
     return 0;
   }
@@ -249,7 +250,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--resume", args->resume, "continue an interrupted or stopped run from its checkpoint");
   cmd->add_flag("--dry-run", args->dry_run, "validate, print the expanded cells and the amount of work, and exit");
   cmd->add_flag("--quiet", args->quiet, "no progress on stderr");
-  cmd->add_option("--max-time", args->max_time, "stop cleanly after SECONDS (write finished blocks; exit code 3)");
+  cmd->add_option("--max-time", args->max_time,
+                  "stop cleanly after SECONDS, at most 1e9 (write finished blocks; exit code 3)");
   cmd->callback([args] {
     const int code = run(*args);
     if (code != 0) throw CLI::RuntimeError(code);

@@ -2,6 +2,7 @@
 // (tests/reference/bma_bas_reference.json), predictions against their definition, and releases
 // reproducible by seed and free of unreleased values (no means).
 #include <catch2/catch.hpp>
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -218,4 +219,47 @@ TEST_CASE("api::predict_with_se: one g-prior model gives the closed-form t poste
   }
   CHECK(r.models == 1);
   CHECK_THROWS_AS(api::predict_with_se(fit, nx, api::Estimator::bma, 1.0, true), std::domain_error);
+}
+
+TEST_CASE("api::non_private_gram: a column shifted by 1e12 gives the R² of the unshifted column (several blocks)",
+          "[api][bma]") {
+  // Integer data: x + 1e12 is exact, so the shifted and unshifted data have the same R². n = 10^5
+  // rows span 25 blocks of the Gram accumulator, whose merge of block means lost the digits of
+  // x + 1e12 before the columns were centred first (R² off by about 1e-9).
+  const Eigen::Index n = 100000;
+  Eigen::MatrixXd raw(n, 3);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    raw(i, 0) = static_cast<double>((i * 7919) % 101);
+    raw(i, 1) = static_cast<double>((i * 104729) % 97);
+    raw(i, 2) = 3.0 * raw(i, 0) + 2.0 * raw(i, 1) + static_cast<double>((i * 31337) % 53);
+  }
+  // Reference: the centred cross-products in exact integer arithmetic, n S_jk = n sum x_j x_k -
+  // sum x_j sum x_k (below 2^53), then R² = s_xy' S_xx^-1 s_xy / s_yy.
+  Eigen::Matrix3d s;
+  for (int j = 0; j < 3; ++j) {
+    for (int k = 0; k < 3; ++k) {
+      std::int64_t sjk = 0, sj = 0, sk = 0;
+      for (Eigen::Index i = 0; i < n; ++i) {
+        const auto a = static_cast<std::int64_t>(raw(i, j)), b = static_cast<std::int64_t>(raw(i, k));
+        sjk += a * b;
+        sj += a;
+        sk += b;
+      }
+      s(j, k) = static_cast<double>(n * sjk - sj * sk);
+    }
+  }
+  const auto r_squared = [](const Eigen::Matrix3d& g) {
+    const Eigen::Vector2d b = g.topLeftCorner<2, 2>().ldlt().solve(g.col(2).head<2>());
+    return g.col(2).head<2>().dot(b) / g(2, 2);
+  };
+  const double reference = r_squared(s);
+  const std::vector<std::string> names{"x", "z", "y"};
+  for (const double shift : {0.0, 1e12, -3e13}) {
+    INFO("x + " << shift);
+    Eigen::MatrixXd shifted = raw;
+    shifted.col(0).array() += shift;
+    const api::NonPrivateGram g = api::non_private_gram(shifted, names);
+    CHECK(r_squared(g.gram) == Approx(reference).epsilon(1e-13));
+    CHECK(g.means(0) == Approx(raw.col(0).mean() + shift).epsilon(1e-15));
+  }
 }

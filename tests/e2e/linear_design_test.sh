@@ -69,6 +69,10 @@ sed 's/coefficients: \[1, 0, 0.5, 0\]/coefficients: [1e200, 0, 0.5, 0]/' "$confi
 expect_error "overflows a double in every replicate" run "$TMP/overflow.yaml" --dry-run
 sed 's/uniform(-2, 2)/normal(0, 1e160)/' "$config" > "$TMP/overflow_x.yaml"
 expect_error "predictors: item '" run "$TMP/overflow_x.yaml" --dry-run
+# an error law whose draws are infinite (t with df = 1e-300) is refused naming the key (before: it
+# passed --dry-run, then every replicate failed)
+sed 's/error: "t(5, 1)"/error: "t(1e-300, 1)"/' "$config" > "$TMP/tiny_df.yaml"
+expect_error "error: 't(1e-300, 1)' has errors of typical size inf" run "$TMP/tiny_df.yaml" --dry-run
 sed 's/  - n: \[1000, 10000, 100000\]/  - n: [1000000000000000]/' "$config" > "$TMP/huge_n.yaml"
 expect_error "one simulated data set per thread) needs about" run "$TMP/huge_n.yaml" --dry-run
 # csv(column) predictors: the file is checked by --dry-run (missing file, missing column), then runs

@@ -257,4 +257,101 @@ rc=$?
 [ $rc -eq 0 ] && grep -q "(incomplete)" "$TMP/out" && grep -q "INCOMPLETE RUN" "$TMP/err" && pass \
   || fail "plot_all.py on an incomplete file: exit $rc; $(cat "$TMP/out" "$TMP/err")"
 
+# --- round 4 (issue 38): counts and times bounded up front, naming the option and the limit
+# B4: --max-time beyond 1e9 s is refused before any work (before: 1e10 s overflowed the deadline in
+# nanoseconds, and the run stopped at once: "0 of 8 tasks done", exit 3); 1e9 s runs to the end
+expect_exit 2 "--max-time: 1e+10 s is beyond the limit of 1e9 s" run "$SMOKE" --out "$TMP/mt_big.h5" --max-time 1e10
+[ ! -e "$TMP/mt_big.h5" ] && [ ! -e "$TMP/mt_big.h5.journal" ] && pass || fail "a refused --max-time left files"
+expect_exit 2 "--max-time: inf s is beyond the limit" run "$SMOKE" --out "$TMP/mt_inf.h5" --max-time inf
+expect_exit 0 "" run "$SMOKE" --out "$TMP/mt_1e9.h5" --max-time 1e9 --quiet
+# B5: replicates (and block_size) are read in 64 bits and bounded (10^9) by --dry-run and run, and a
+# dry run counts its tasks without listing them (before: replicates: 40000000000 built a plan of
+# 1.6*10^8 tasks in memory, about 2.6 GB, then printed it as valid)
+huge_dry_run() {  # huge_dry_run "message" CONFIG: exit 2 with the message within 30 s and 1 GB
+  (ulimit -v 1000000; exec timeout 30 "$DPMU" run "$2" --dry-run) >"$TMP/out" 2>"$TMP/err"
+  local rc=$?
+  if [ $rc -eq 2 ] && grep -qF -- "$1" "$TMP/err"; then pass
+  else fail "dry run of $(basename "$2"): exit $rc, expected 2 with '$1'; $(head -c 600 "$TMP/err")"; fi
+}
+sed 's/^replicates: .*/replicates: 40000000000/' "$SMOKE" > "$TMP/huge_reps.yaml"
+huge_dry_run "huge_reps.yaml:5: replicates: 40000000000 is beyond the limit of 1000000000 (10^9) replicates per cell" "$TMP/huge_reps.yaml"
+sed 's/^replicates: .*/replicates: 1e20/' "$SMOKE" > "$TMP/huge_reps2.yaml"
+huge_dry_run "replicates: 1e20 is beyond the limit of 1000000000" "$TMP/huge_reps2.yaml"
+sed 's/^block_size: .*/block_size: 99999999999999999999/' "$SMOKE" > "$TMP/huge_block.yaml"
+huge_dry_run "block_size: 99999999999999999999 is beyond the limit" "$TMP/huge_block.yaml"
+sed -e 's/^replicates: .*/replicates: 1000000000/' -e 's/^block_size: .*/block_size: 1/' "$SMOKE" > "$TMP/many_tasks.yaml"
+huge_dry_run "block_size: the study has 6000000000 tasks (6 data groups x 1000000000 blocks of block_size 1 replicates); a study has at most 10000000 (10^7) tasks: raise block_size to at least 601" "$TMP/many_tasks.yaml"
+sed -e 's/^replicates: .*/replicates: 1000000000/' -e 's/^block_size: .*/block_size: 1000000/' "$SMOKE" > "$TMP/big_results.yaml"
+huge_dry_run "storing the results (6 cells x 1000000000 replicates, 3e+10 values) needs about 240.0 GB" "$TMP/big_results.yaml"
+expect_exit 2 "--replicates: Value 40000000000 not in range" run "$SMOKE" --replicates 40000000000 --dry-run
+# at the task limit a dry run is quick and small: 10^7 replicates of one cell in 10^7 tasks, counted
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 1e7\nblock_size: 1\nparameters:\n  sigma: 1\n  n: 5\n  mu: 0\n' > "$TMP/limit.yaml"
+(ulimit -v 1000000; exec timeout 30 "$DPMU" run "$TMP/limit.yaml" --dry-run --shard 1/3) >"$TMP/out" 2>"$TMP/err" \
+  && grep -qF "work: 10000000 replicates in 10000000 tasks; this shard (1/3): 3333333 tasks" "$TMP/out" && pass \
+  || fail "dry run at the limits: $(cat "$TMP/err" "$TMP/out" | head -c 800)"
+
+# B7: the CSV header check is linear in the number of columns (before: a pairwise comparison; a
+# 140 000-column header took over a minute, 10 000 columns 0.5 s, 30 000 columns 3.5 s); its
+# 1 MB header no longer makes the 280 KB second line "longer than 1 MiB"
+"$PY" - "$TMP/wide140k.csv" <<'PYEOF'
+import sys, random
+random.seed(1)
+k = 140000
+with open(sys.argv[1], "w") as f:
+    f.write(",".join(f"c{j}" for j in range(1, k + 1)) + "\n")
+    for i in range(12):
+        row = [str(random.randint(0, 99)), str(random.randint(0, 99))] + ["0"] * (k - 2)
+        f.write(",".join(row) + "\n")
+PYEOF
+start=$(date +%s.%N)
+timeout 30 "$DPMU" test --non-private --data "$TMP/wide140k.csv" --response c1 --tested c2 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+secs=$(echo "$(date +%s.%N) - $start" | bc)
+[ $rc -eq 0 ] && "$PY" -c "import json; json.load(open('$TMP/out'))" && pass \
+  || fail "a 140 000-column header: exit $rc after ${secs} s (limit 30 s); $(head -c 300 "$TMP/err")"
+echo "reliability_test: a 140 000-column CSV header read in ${secs} s"
+# a name repeated far apart is still found (the last column repeats the first)
+sed '1s/c140000$/c1/' "$TMP/wide140k.csv" > "$TMP/wide_dup.csv"
+timeout 30 "$DPMU" test --non-private --data "$TMP/wide_dup.csv" --response c2 --tested c3 >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 2 ] && grep -qF "line 1: column 'c1' appears twice in the header" "$TMP/err" && pass \
+  || fail "a repeated name in a wide header: exit $rc; $(head -c 300 "$TMP/err")"
+
+# WEAK messages of round 4: each option named, with its limit, before any work
+HSB="$SRC/experiments/data/hsb2.csv"
+# --audit-samples / --audit-pilot beyond 10^8 (before: "out of memory", the option unnamed)
+expect_exit 2 "--audit-samples: 100000000000 is beyond the limit of 100000000 (10^8) releases per data set" \
+  audit test --data "$HSB" --response math --tested female --epsilon 1 --groups 10 --audit-samples 100000000000
+expect_exit 2 "--audit-pilot: 100000000000 is beyond the limit" \
+  audit test --data "$HSB" --response math --tested female --epsilon 1 --groups 10 --audit-pilot 100000000000
+# dpmu test --simulations beyond 10^8, as R and Python (before: "out of memory"); nothing charged
+"$DPMU" ledger init "$TMP/sim.ledger" --budget 5 >/dev/null 2>&1
+cp "$TMP/sim.ledger" "$TMP/sim.ledger.before"
+expect_exit 2 "--simulations: 100000000000 is out of range; give a whole number from 100 to 100000000 (10^8)" \
+  test --data "$HSB" --response math --tested female --epsilon 1 --groups 10 --prior lr --simulations 100000000000 \
+  --ledger "$TMP/sim.ledger"
+cmp -s "$TMP/sim.ledger" "$TMP/sim.ledger.before" && pass || fail "a refused --simulations changed the ledger"
+# --mcmc-max-iterations 0 is refused as in R and Python (before: accepted as the default)
+expect_exit 2 "--mcmc-max-iterations: '0' is not a whole number >= 1" \
+  bma --non-private --data "$HSB" --response math --predictors science,read --mcmc --mcmc-max-iterations 0
+# plan-bma: designs that overflow, and bounds whose sensitivity overflows or underflows, name the
+# options (before: "replicate 0 failed: noisy_gram_matrix: gram(2, 2) is inf", "--check-ssp-mechanism: ...",
+# "--gram-diagonal-bounds: ...")
+PLAN=(plan-bma --n 1000 --epsilon 1 --replicates 10)
+plan_error() {  # plan_error "message" options...: exit 2 with the message, no internal name
+  local want="$1"; shift
+  expect_exit 2 "$want" "${PLAN[@]}" "$@"
+  if grep -q -- "--check-ssp-mechanism\|--gram-diagonal-bounds\|replicate 0 failed" "$TMP/err"; then
+    fail "plan-bma $*: an internal name in the message: $(cat "$TMP/err")"
+  else pass; fi
+}
+plan_error "--coefficients, --sigma: the simulated response has a standard deviation of about" --coefficients 1e200,1 --sigma 1
+plan_error "--sigma: the simulated response" --p 3 --sigma 1e200
+plan_error "--signal-z: the simulated response" --p 3 --true-model-size 1 --signal-z 1e-300
+plan_error "--bounds: predictor 1 ranges over a width of 2e+200" --coefficients 1,1 --bounds=-1e200,1e200
+plan_error "--bounds: predictor 1 ranges over a width of inf" --coefficients 1,1 --bounds=-1e308,1e308
+plan_error "--bounds: noise_l1_sensitivity is 0" --coefficients 1,1 --bounds=-1e-170,1e-170
+# a large but finite design still runs
+expect_exit 0 "" "${PLAN[@]}" --coefficients 1e100,1 --sigma 1e100 --seed 1
+
 finish reliability_test

@@ -3,6 +3,7 @@
 // the experiment's parameter validation, and small end-to-end checks of the methods.
 #include "dpmu/experiments/linear_design.hpp"
 
+#include <boost/math/distributions/students_t.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <numeric>
@@ -401,6 +402,35 @@ TEST_CASE(
     // a non-finite-data error instead of analysing infinite data.
     CHECK_THROWS_WITH(dpmu_test::run_replicate(e, cell, 42, 0), Catch::Contains("non-finite"));
   }
+}
+
+TEST_CASE("linear_design: median |t| against the t distribution's quantile, and t errors that overflow are refused",
+          "[linear_design]") {
+  // median |T_df| = the 0.75 quantile of T_df (boost's students_t quantile: an independent route to
+  // the same number), and two closed forms below
+  for (const double df : {0.05, 0.3, 1.0, 2.0, 5.0, 30.0}) {
+    INFO("df = " << df);
+    const double reference = boost::math::quantile(boost::math::students_t(df), 0.75);
+    CHECK(ex::median_abs_student_t(df) == Approx(reference).epsilon(1e-9));
+  }
+  CHECK(ex::median_abs_student_t(1.0) == Approx(1.0).epsilon(1e-12));  // Cauchy: median |T| = 1
+  // t(2): P(|T| <= t) = t / sqrt(2 + t^2) = 1/2 at t = sqrt(2/3)
+  CHECK(ex::median_abs_student_t(2.0) == Approx(std::sqrt(2.0 / 3.0)).epsilon(1e-12));
+  // df -> 0: the typical size grows like exp(0.69/df) and is infinite for df = 1e-300
+  CHECK(std::isinf(ex::median_abs_student_t(1e-300)));
+  CHECK(ex::median_abs_student_t(0.01) > 1e20);
+  CHECK_THROWS_AS(ex::median_abs_student_t(0.0), std::domain_error);
+
+  // error: "t(1e-300, 1)" draws infinite errors in every replicate: --dry-run (validate) refuses it,
+  // naming the key (before: accepted, then every replicate failed)
+  const rt::Cell tiny_df = bma_cell({{"error", std::string("t(1e-300, 1)")}});
+  CHECK_THAT(validation_error(tiny_df), Catch::StartsWith("error: 't(1e-300, 1)'") &&
+                                            Catch::Contains("overflows a double in most replicates") &&
+                                            Catch::Contains("larger df"));
+  CHECK_THROWS_WITH(dpmu_test::run_replicate(experiment(), tiny_df, 42, 0), Catch::Contains("non-finite"));
+  // heavy but finite tails stay allowed: t(0.5, 1) (median |T| 1.55) and t(3, 1)
+  CHECK(validation_error(bma_cell({{"error", std::string("t(0.5, 1)")}})).empty());
+  CHECK(validation_error(bma_cell({{"error", std::string("t(3, 1)")}})).empty());
 }
 
 TEST_CASE("linear_design: calibration metrics of a bma replicate equal the default analysis' intervals at each level",

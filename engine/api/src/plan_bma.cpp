@@ -41,15 +41,44 @@ std::string option_of(std::string name) {
   return "--" + name;
 }
 
-/// The experiment's own message "name: ..." with the parameter named as its option.
-[[noreturn]] void rethrow_named(const std::exception& e) {
-  std::string what = e.what();
+/// The option behind a message of a core function that plan-bma reaches through the experiment
+/// (its first word is the function, not a parameter): "" when there is none to name.
+std::string option_of_core_message(const std::string& function, const std::string& rest) {
+  const auto argument = [&](const char* name) { return rest.rfind(std::string(" ") + name + " ", 0) == 0; };
+  if (function == "gram_diagonal_bounds") return "--bounds";  // n (u - l)^2 / 4 of each column
+  if (function == "check_ssp_mechanism" || function == "ssp_l1_sensitivity" || function == "SspRelease") {
+    if (argument("epsilon")) return "--epsilon";
+    if (argument("delta")) return "--delta";
+    return "--bounds";  // lower, upper, or the sensitivities computed from the bounds
+  }
+  return "";
+}
+
+/// The experiment's own message "name: ..." with the parameter named as its option; a core
+/// function's message ("check_ssp_mechanism: noise_l1_sensitivity is inf, ...") names the option
+/// it comes from, never the function as if it were an option (before: --check-ssp-mechanism).
+[[noreturn]] void rethrow_named(const runtime::Experiment& e, const std::exception& x) {
+  std::string what = x.what();
   const auto colon = what.find(':');
   if (colon != std::string::npos && what.find(' ') > colon) {
     std::string name = what.substr(0, colon);
+    const std::string rest = what.substr(colon + 1);
     // the experiment reports both priors under "prior"; the model prior's parser names itself
     if (name == "prior" && what.find("parse_model_prior") != std::string::npos) name = "model_prior";
-    what = option_of(name) + what.substr(colon);
+    const auto& specs = e.parameters();
+    const bool parameter =
+        std::any_of(specs.begin(), specs.end(), [&](const runtime::ParameterSpec& s) { return s.name == name; });
+    if (parameter) {
+      what = option_of(name) + rest;
+    } else if (const std::string option = option_of_core_message(name, rest); !option.empty()) {
+      what = option + ":" + rest +
+             (option == "--bounds"
+                  ? " (computed from the bounds: their squares, times n or the sensitivity's factors, must be "
+                    "finite and > 0 in double precision; rescale the data and the bounds)"
+                  : "");
+    } else {
+      what = "the planned release cannot be simulated: " + what;
+    }
   }
   throw std::invalid_argument(what);
 }
@@ -83,7 +112,7 @@ void check_cell(const runtime::Experiment& e, const runtime::Cell& cell) {
   try {
     e.validate(cell);
   } catch (const std::invalid_argument& x) {
-    rethrow_named(x);
+    rethrow_named(e, x);
   }
 }
 
@@ -114,6 +143,65 @@ Json summary_json(const std::vector<std::vector<double>>& rows, std::size_t offs
 }
 
 std::string number(double x) { return runtime::format_parameter_value(x); }
+
+/// A design whose simulated data overflow a double in every replicate is refused up front, naming
+/// the options that set it (before: "replicate 0 failed: noisy_gram_matrix: gram(2, 2) is inf").
+/// Predictor j ~ U(l_j, u_j) (width w_j; the built-in design: (-2, 2)) and the error N(0, sigma^2)
+/// make the centred sums of squares about n w_j^2 / 12 and n (sum_j beta_j^2 w_j^2 / 12 + sigma^2);
+/// the Gram matrix is refused when these exceed a quarter of the largest double (the sampler's
+/// partial sums and the noise need the rest). Magnitudes are compared on the log scale.
+void check_design_overflow(const PlanBmaRequest& o, const runtime::Cell& cell, std::int64_t p) {
+  const experiments::SimulationDesign builtin = experiments::simulation_design(
+      static_cast<int>(p), static_cast<int>(cell.get_int("true_model_size")), cell.get_double("signal_z"));
+  const double sigma = o.sigma.value_or(builtin.sigma);
+  const double log_limit = std::log(std::numeric_limits<double>::max() / 4.0);
+  const double log_n = std::log(static_cast<double>(o.n));
+  // log of the response's standard deviation, as log(m) + log(sqrt(sum (a_k / m)^2)) with m the
+  // largest term, so that terms beyond the double range still compare
+  std::vector<double> terms{sigma};
+  for (std::int64_t j = 0; j < p; ++j) {
+    const double beta = o.coefficients ? (*o.coefficients)[static_cast<std::size_t>(j)]
+                                       : (j < builtin.true_model_size ? builtin.coefficient : 0.0);
+    double width = builtin.upper - builtin.lower;
+    if (o.bounds) {
+      const std::size_t at = o.bounds->size() == 2 ? 0 : 2 * static_cast<std::size_t>(j);
+      width = (*o.bounds)[at + 1] - (*o.bounds)[at];
+    }
+    if (!std::isfinite(width) || log_n + 2.0 * std::log(width) - std::log(12.0) > log_limit) {
+      throw std::invalid_argument(
+          "--bounds: predictor " + std::to_string(j + 1) + " ranges over a width of " + number(width) +
+          ", so its sum of squares over n = " + std::to_string(o.n) +
+          " rows overflows a double in every replicate; rescale the data and the bounds (model averaging is "
+          "scale-equivariant)");
+    }
+    terms.push_back(std::abs(beta) * width / std::sqrt(12.0));
+    if (!std::isfinite(terms.back())) terms.back() = std::numeric_limits<double>::infinity();
+  }
+  const double largest = *std::max_element(terms.begin(), terms.end());
+  double log_sd = std::log(largest);
+  if (std::isfinite(largest) && largest > 0.0) {
+    double sum = 0.0;
+    for (const double t : terms) sum += (t / largest) * (t / largest);
+    log_sd += 0.5 * std::log(sum);
+  }
+  if (!(log_n + 2.0 * log_sd <= log_limit)) {
+    std::string given;
+    for (const auto& [option, set] : {std::pair<const char*, bool>{"--coefficients", o.coefficients.has_value()},
+                                      std::pair<const char*, bool>{"--sigma", o.sigma.has_value()},
+                                      std::pair<const char*, bool>{"--signal-z", o.signal_z.has_value()},
+                                      std::pair<const char*, bool>{"--bounds", o.bounds.has_value()}}) {
+      if (set) given += std::string(given.empty() ? "" : ", ") + option;
+    }
+    const std::string size =
+        std::isfinite(log_sd) && log_sd < 700.0 ? number(std::exp(log_sd)) : "e^" + number(std::round(log_sd));
+    throw std::invalid_argument(
+        (given.empty() ? std::string("--signal-z") : given) + ": the simulated response has a standard deviation of " +
+        "about " + size +
+        " (sqrt(sum beta_j^2 w_j^2 / 12 + sigma^2)), so its sum of squares over n = " + std::to_string(o.n) +
+        " rows overflows a double in every replicate; rescale the coefficients and sigma (model averaging is "
+        "scale-equivariant)");
+  }
+}
 
 /// The checks of the request that the experiment's declaration does not make, each naming the
 /// option and what to do; returns p.
@@ -247,6 +335,7 @@ nlohmann::ordered_json plan_bma(const PlanBmaRequest& o) {
   }
   const runtime::Cell cell(std::move(values), data_factors, runtime::unkeyed_defaults(e.parameters()));
   check_cell(e, cell);
+  check_design_overflow(o, cell, p);
 
   auto calibration = runtime::calibration_stream(o.seed, cell);
   runtime::SharedCalibration shared;
@@ -254,9 +343,9 @@ nlohmann::ordered_json plan_bma(const PlanBmaRequest& o) {
   try {
     prepared = e.prepare_erased(cell, calibration, shared);
   } catch (const std::invalid_argument& x) {
-    rethrow_named(x);
+    rethrow_named(e, x);
   } catch (const std::domain_error& x) {
-    rethrow_named(x);
+    rethrow_named(e, x);
   }
   const std::vector<runtime::MetricSpec> metrics = e.metrics(cell);
   std::size_t width = 0;
@@ -278,7 +367,9 @@ nlohmann::ordered_json plan_bma(const PlanBmaRequest& o) {
     } catch (const std::bad_alloc&) {
       throw;
     } catch (const std::exception& x) {
-      throw std::runtime_error("replicate " + std::to_string(r) + " failed: " + x.what());
+      throw std::runtime_error("the simulation of this design failed in replicate " + std::to_string(r) + " of " +
+                               std::to_string(o.replicates) + ": " + x.what() +
+                               " (check --coefficients, --sigma, --bounds and --epsilon)");
     }
     rows.push_back(std::move(out));
   }

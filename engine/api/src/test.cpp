@@ -225,7 +225,12 @@ Json test(const Eigen::Ref<const Eigen::MatrixXd>& common_in, const Eigen::Ref<c
   }
 
   // A private test (paper §4). Every check runs before the ledger is charged and before any noise.
-  if (q.simulations < 100) throw std::invalid_argument("--simulations must be at least 100");
+  // The null simulation keeps one statistic per draw: the same range as R's and Python's
+  // `simulations` (before, 10^11 ended in "out of memory" without naming the option).
+  if (q.simulations < 100 || q.simulations > kMaxNullSimulations) {
+    throw std::invalid_argument("--simulations: " + std::to_string(q.simulations) +
+                                " is out of range; give a whole number from 100 to 100000000 (10^8)");
+  }
   for (double a : q.alpha) core::check_open_interval("dpmu test", "--alpha", a, 0.0, 1.0);
   std::string limits_source;
   const core::SubsampleAggregateSettings rs =

@@ -639,6 +639,26 @@ std::optional<std::string> required_scalar(const YAML::Node& root, const char* k
   return n.Scalar();
 }
 
+/// A count of the run settings (replicates, block_size) from its text: a whole number from 1 to
+/// kMaxReplicates, read in 64 bits (a decimal integer, or a real with an exact integer value such
+/// as 1e6). Anything else is reported naming `key`, with the limit for a number that is too large
+/// (40000000000 or 1e20, which used to be accepted or called "not an integer").
+std::optional<std::int64_t> read_count(const YAML::Node& node, const std::string& text, const char* key,
+                                       const char* unit, Diagnostics& diag) {
+  const auto v = parse_exact_int(text);
+  const auto r = parse_real(text);
+  if (v ? (*v < 1) : !(r && std::isfinite(*r) && *r >= 1 && *r == std::trunc(*r))) {
+    diag.add(node, key, fmt::format("'{}' is not an integer >= 1", text));
+    return std::nullopt;
+  }
+  if (!v || *v > kMaxReplicates) {
+    diag.add(node, key,
+             fmt::format("{} is beyond the limit of {} (10^9) {}; use a smaller number", text, kMaxReplicates, unit));
+    return std::nullopt;
+  }
+  return v;
+}
+
 /// Step 2: master_seed, replicates (and --replicates), block_size, max_failure_fraction, description.
 void read_run_settings(const YAML::Node& root, const StudyOverrides& overrides, StudySpec& study, Diagnostics& diag) {
   if (auto s = required_scalar(root, "master_seed", diag)) {
@@ -648,24 +668,25 @@ void read_run_settings(const YAML::Node& root, const StudyOverrides& overrides, 
       diag.add(root["master_seed"], "master_seed", fmt::format("'{}' is not an integer in [0, 2^64)", *s));
   }
   if (auto s = required_scalar(root, "replicates", diag)) {
-    auto v = parse_exact_int(*s);
-    if (!v || *v < 1)
-      diag.add(root["replicates"], "replicates", fmt::format("'{}' is not an integer >= 1", *s));
-    else
-      study.replicates = *v;
+    if (auto v = read_count(root["replicates"], *s, "replicates", "replicates per cell", diag)) study.replicates = *v;
   }
   if (overrides.replicates) {
-    if (*overrides.replicates < 1) diag.add(0, "--replicates", "must be >= 1");
-    study.replicates = *overrides.replicates;
+    if (*overrides.replicates < 1 || *overrides.replicates > kMaxReplicates) {
+      diag.add(0, "--replicates",
+               fmt::format("{} is out of range; give a whole number from 1 to {} (10^9)", *overrides.replicates,
+                           kMaxReplicates));
+    } else {
+      study.replicates = *overrides.replicates;
+    }
   }
   study.block_size = kDefaultBlockSize;
   if (root["block_size"].IsDefined()) {
     const YAML::Node n = root["block_size"];
-    auto v = n.IsScalar() ? parse_exact_int(n.Scalar()) : std::nullopt;
-    if (!v || *v < 1)
+    if (!n.IsScalar()) {
       diag.add(n, "block_size", "expected an integer >= 1");
-    else
+    } else if (auto v = read_count(n, n.Scalar(), "block_size", "replicates per block", diag)) {
       study.block_size = *v;
+    }
   }
   if (study.replicates > 0) study.block_size = std::min(study.block_size, study.replicates);
   study.max_failure_fraction = kDefaultMaxFailureFraction;
@@ -1092,6 +1113,20 @@ StudySpec parse_study_impl(const std::string& yaml_text, const std::string& sour
   declare_metrics(study, diag);
   if (!diag.empty()) diag.raise();
   study.data_groups = group_cells_by_data_key(study);
+  // The number of tasks, in 64 bits (at most 10^5 groups × 10^9 blocks: no overflow).
+  const std::int64_t tasks = static_cast<std::int64_t>(study.data_groups.size()) * study.blocks_per_cell();
+  if (tasks > kMaxTasks) {
+    // blocks per group may be at most kMaxTasks / groups (>= 100: at most 10^5 groups)
+    const std::int64_t blocks_allowed = kMaxTasks / static_cast<std::int64_t>(study.data_groups.size());
+    const std::int64_t min_block_size = (study.replicates + blocks_allowed - 1) / blocks_allowed;
+    const YAML::Node at = root["block_size"].IsDefined() ? root["block_size"] : root["replicates"];
+    diag.add(at, "block_size",
+             fmt::format("the study has {} tasks ({} data groups x {} blocks of block_size {} replicates); a study "
+                         "has at most {} (10^7) tasks: raise block_size to at least {}",
+                         tasks, study.data_groups.size(), study.blocks_per_cell(), study.block_size, kMaxTasks,
+                         min_block_size));
+    diag.raise();
+  }
   return study;
 }
 

@@ -340,16 +340,21 @@ struct CellState {
   std::string prepare_error;
 };
 
-/// Results are kept in memory until written: refuse what cannot fit rather than crash later.
+}  // namespace
+
 void check_results_fit_in_memory(const StudySpec& study) {
   double values = 0;
   for (const auto& m : study.cell_metrics)
     for (const auto& spec : *m) values += static_cast<double>(spec.size) * static_cast<double>(study.replicates);
-  check_fits_in_memory(8.0 * values, "the results",
+  check_fits_in_memory(8.0 * values,
+                       fmt::format("storing the results ({} cells x {} replicates, {:.3g} values)", study.cells.size(),
+                                   study.replicates, values),
                        "use fewer replicates or cells per file (3x while writing and "
                        "verifying the file)",
                        3.0);
 }
+
+namespace {
 
 /// The output folder must exist and be writable: say so before any work, with the reason.
 void check_output_folder(const std::filesystem::path& out) {
@@ -757,6 +762,22 @@ ShardPlan::ShardPlan(const StudySpec& study, Shard shard)
       if (owns(g, b)) tasks_.push_back({g, b});
 }
 
+std::uint64_t ShardPlan::tasks_in_shard(std::uint64_t total, Shard shard) {
+  const auto index = static_cast<std::uint64_t>(shard.index);
+  const auto count = static_cast<std::uint64_t>(shard.count);
+  return total > index ? (total - index - 1) / count + 1 : 0;
+}
+
+void check_max_time(double seconds) {
+  if (!(seconds > 0.0)) throw std::invalid_argument(fmt::format("--max-time must be > 0 seconds (got {:g})", seconds));
+  if (!(seconds <= kMaxTimeLimitSeconds)) {
+    throw std::invalid_argument(
+        fmt::format("--max-time: {:g} s is beyond the limit of 1e9 s (about 31 years); give at most 1e9 seconds, or "
+                    "leave --max-time out for no time limit",
+                    seconds));
+  }
+}
+
 std::vector<std::size_t> ShardPlan::cells(const StudySpec& study) const {
   std::set<std::size_t> touched;
   for (const auto& t : tasks_) touched.insert(study.data_groups[t.group].begin(), study.data_groups[t.group].end());
@@ -974,6 +995,7 @@ RunReport run_study(const StudySpec& study, const RunOptions& opt) {
   namespace fs = std::filesystem;
   using Clock = std::chrono::steady_clock;
   const auto t_start = Clock::now();
+  if (opt.max_time_seconds) check_max_time(*opt.max_time_seconds);
   check_results_fit_in_memory(study);
   StudyResults r = empty_results(study);
   r.info.shard_index = opt.shard.index;

@@ -56,6 +56,13 @@ struct ErrorDistribution {
   std::string text;
 };
 
+/// The median of |T| for T ~ Student t with `df` > 0 degrees of freedom (the typical size of a
+/// t(df, 1) error): T² = df·B/(1 − B) with B ~ Beta(1/2, df/2), so median T² = df·(1 − x)/x with
+/// x the median of Beta(df/2, 1/2) (boost::math::ibeta_inv). 1 at df = 1 (Cauchy), 0.674 as
+/// df → ∞; it grows like exp(0.69/df) as df → 0 and is +inf where x underflows (df below about
+/// 0.002: such a law's draws are not finite doubles). @throws std::domain_error for df <= 0 or NaN.
+double median_abs_student_t(double df);
+
 /// Parse a predictor specification (see the file comment).
 /// @throws std::invalid_argument "item k 'text': what is wrong and what to write" (k 1-based).
 std::vector<PredictorDistribution> parse_predictor_spec(std::string_view text);

@@ -23,12 +23,14 @@ std::vector<std::string> model_names(core::ModelMask m, const std::vector<std::s
 /// The centred Gram matrix of the confidential data (non-private analyses) and the column scales.
 /// Scale invariance: PIPs, Bayes factors and R² do not depend on the scale of any column, so each
 /// column is divided by the power of two 2^e with max |x_j| in [2^(e−1), 2^e) before the Gram matrix
-/// (exact: no rounding), and the slopes are multiplied back (summarise). Columns of magnitude 1e-300
-/// or 1e300 then give the answers of unit-scale ones instead of overflowing or underflowing in G. A
+/// (exact: no rounding), then centred (twice: the second pass removes the rounding of the first
+/// mean) and scaled again by a power of two, and the slopes are multiplied back (summarise). Columns
+/// of magnitude 1e-300 or 1e300 then give the answers of unit-scale ones instead of overflowing or
+/// underflowing in G, and a column such as x + 1e12 the answers of x (to about 1e-14 of R²). A
 /// constant column is centred to exactly 0. @throws std::invalid_argument for a constant response.
 struct NonPrivateGram {
-  Eigen::MatrixXd gram;   ///< of the scaled columns
-  Eigen::VectorXd scale;  ///< column j of the data = scale(j) × column j of the scaled data
+  Eigen::MatrixXd gram;   ///< of the centred, scaled columns
+  Eigen::VectorXd scale;  ///< column j of the data minus its mean = scale(j) × column j of the scaled data
   Eigen::VectorXd means;  ///< column means of the data (response last)
 };
 NonPrivateGram non_private_gram(const Eigen::MatrixXd& raw, const std::vector<std::string>& columns);

@@ -22,6 +22,10 @@
 
 namespace dpmu::api {
 
+/// Largest `simulations` of a private test (the null simulation of the corrected critical values):
+/// 10^8, as in R and Python.
+inline constexpr std::size_t kMaxNullSimulations = 100000000;
+
 /// Settings of test(). Spellings as `dpmu test --help`.
 struct TestRequest {
   std::string prior = "g-prior";           ///< g-prior | zellner-siow | hyper-g | hyper-g-n | robust | bic | aic | lr
@@ -35,7 +39,7 @@ struct TestRequest {
   std::vector<double> censor_probability;  ///< or as posterior probabilities of H1
   std::vector<double> alpha{0.05, 0.01};   ///< levels of the intervals and critical values
   std::optional<std::uint64_t> seed;       ///< seeded simulation noise ("private": false)
-  std::size_t simulations = 10000;         ///< null simulations for critical values (lr, bic, aic)
+  std::size_t simulations = 10000;         ///< null simulations for critical values (lr, bic, aic), 100 to 10^8
   std::string gaussian_calibration = "exact";
   LedgerOptions ledger;               ///< where a real release is charged (empty path: nowhere)
   std::string command = "dpmu test";  ///< the front end's name, for the ledger

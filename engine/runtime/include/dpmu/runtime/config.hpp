@@ -62,6 +62,16 @@ struct StudySpec {
   std::uint64_t fingerprint() const;
 };
 
+/// Largest `replicates` of a study (per cell; also `dpmu run --replicates`) and largest
+/// `block_size`: 10^9. Counts are read in 64 bits and checked against these limits before
+/// anything is built, naming the key and the limit.
+inline constexpr std::int64_t kMaxReplicates = 1000000000;
+/// Largest number of tasks of a study, (data groups) × ceil(replicates / block_size): 10^7. The
+/// runner keeps a list of its tasks (16 bytes each, twice while running), so a study of 10^5 cells
+/// with block_size 1 (10^14 tasks) is refused up front, naming block_size, instead of filling the
+/// memory; the shipped configs have at most a few 10^5 tasks.
+inline constexpr std::int64_t kMaxTasks = 10000000;
+
 /// Options that override the config file.
 struct StudyOverrides {
   std::optional<std::int64_t> replicates;  ///< `dpmu run --replicates R`
@@ -71,8 +81,9 @@ struct StudyOverrides {
 /// Looks the experiment up in the registry.
 /// @throws ConfigError listing every problem (YAML syntax, unknown or missing keys, wrong types,
 ///   out-of-range values, unknown parameters, bad ranges, repeated values, grids of more than
-///   10^5 cells, experiment validate(), missing or unreadable data files, Experiment::check_data()).
-///   Relative data paths are resolved against the folder of `source`.
+///   10^5 cells, replicates or block_size above kMaxReplicates, more than kMaxTasks tasks, experiment validate(),
+///   missing or unreadable data files, Experiment::check_data()). Relative data paths are resolved against the folder
+///   of `source`.
 StudySpec parse_study(const std::string& yaml_text, const std::string& source, const StudyOverrides& overrides = {});
 
 /// Read the file and call parse_study. @throws ConfigError (also if the file cannot be read).

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace dpmu::runtime {
@@ -44,7 +45,8 @@ class DataTable {
   const std::vector<std::string>& names() const { return names_; }
   const std::string& source() const { return source_; }
 
-  /// True if the table has a column with this exact name.
+  /// True if the table has a column with this exact name. Constant time (a hash of the names), so
+  /// looking up every column of a wide table is linear in its width.
   bool has_column(const std::string& name) const;
 
   /// The column called `name`.
@@ -65,6 +67,7 @@ class DataTable {
 
  private:
   std::vector<std::string> names_;
+  std::unordered_map<std::string, std::size_t> index_;  ///< position of each name (the first if repeated)
   std::vector<std::vector<double>> columns_;
   std::string source_;
   std::size_t rows_ = 0;

@@ -39,6 +39,9 @@ class ShardPlan {
   ShardPlan(const StudySpec& study, Shard shard);
   /// Tasks of every shard together.
   std::size_t tasks_all_shards() const { return groups_ * blocks_; }
+  /// The number of tasks of `shard` among `total` tasks (those t < total with t mod N == i),
+  /// counted without building the list (`dpmu run --dry-run`).
+  static std::uint64_t tasks_in_shard(std::uint64_t total, Shard shard);
   /// True if this shard runs task (group, block).
   bool owns(std::size_t group, std::size_t block) const {
     return static_cast<std::int64_t>((group * blocks_ + block) % static_cast<std::size_t>(shard_.count)) ==
@@ -119,6 +122,21 @@ class OutputLock {
   int fd_ = -1;
 };
 
+/// Largest `--max-time` (RunOptions::max_time_seconds): 10^9 s, about 31.7 years. The deadline is a
+/// steady_clock time point in nanoseconds (a signed 64-bit count, at most about 9.2·10^18 ns = 292
+/// years), so a limit far beyond any run keeps the conversion exact; before it was checked, 10^10 s
+/// overflowed into a deadline in the past and the run stopped at once.
+inline constexpr double kMaxTimeLimitSeconds = 1e9;
+
+/// Refuse a `--max-time` that is not a number of seconds in (0, kMaxTimeLimitSeconds].
+/// @throws std::invalid_argument "--max-time: ..." naming the value and the limit.
+void check_max_time(double seconds);
+
+/// Results are kept in memory until written: refuse a study whose results (8 bytes per metric value
+/// and replicate, 3x while writing and verifying the file) exceed this machine's memory, before any
+/// work (run_study and `dpmu run --dry-run`). @throws std::invalid_argument naming the size.
+void check_results_fit_in_memory(const StudySpec& study);
+
 /// Options of `dpmu run`.
 struct RunOptions {
   std::filesystem::path out;  ///< results file (.h5); the checkpoint journal is out + ".journal"
@@ -126,7 +144,7 @@ struct RunOptions {
   Shard shard;
   bool resume = false;                           ///< continue from the journal (or accept an already complete file)
   bool quiet = false;                            ///< no progress on stderr
-  std::optional<double> max_time_seconds;        ///< stop cleanly after this wall time
+  std::optional<double> max_time_seconds;        ///< stop cleanly after this wall time (check_max_time)
   const std::atomic<bool>* stop_flag = nullptr;  ///< set (e.g. by a SIGTERM handler) to stop cleanly
   std::string dpmu_version = "unknown";
   std::string git_sha = "unknown";
