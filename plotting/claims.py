@@ -25,7 +25,6 @@ from (the ``config_source`` attribute; smoke configs have the same names), so a 
 the results of ``configs/fig7_hsb_lr_censoring.yaml`` wherever they were written.
 """
 import argparse
-import glob
 import json
 import math
 import os
@@ -101,13 +100,36 @@ def _text(value):
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
+def h5_files(results_dir):
+    """Sorted paths of the *.h5 files under results_dir, following symlinked folders but entering
+    each real folder once (a symlink loop, e.g. a link to its own parent, is not followed again)."""
+    seen, out = set(), []
+    for root, dirs, files in os.walk(results_dir, followlinks=True):
+        st = os.stat(root)
+        if (st.st_dev, st.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        keep = []
+        for d in sorted(dirs):
+            try:
+                sd = os.stat(os.path.join(root, d))
+            except OSError:
+                continue
+            if (sd.st_dev, sd.st_ino) not in seen:
+                keep.append(d)
+        dirs[:] = keep
+        out += [os.path.join(root, f) for f in files if f.endswith(".h5")]
+    return sorted(out)
+
+
 def find_studies(results_dir):
     """Map config stem -> Study for every readable dpmu results file under results_dir.
     When two files come from the same config, the one with more replicates wins; at equal
     replicates the file named after the config (STEM.h5, the name scripts/reproduce.sh writes)
     wins over another copy (e.g. a backup STEM.before-cov.h5 kept beside it)."""
     studies = {}
-    for path in sorted(glob.glob(os.path.join(results_dir, "**", "*.h5"), recursive=True)):
+    for path in h5_files(results_dir):
         try:
             st = Study(path)
         except (DamagedFile, OSError, ValueError, KeyError) as exc:
@@ -247,6 +269,17 @@ def approx_outcome(est, se, target, margin):
     return {"test": f"≈ {target:g} ± {margin:g}", "p_support": ps, "p_contradict": pc}
 
 
+def binomial_outcome(k, n, direction, bound):
+    """The test of a binomial proportion θ (k of n: a coverage, a rejection rate) against a bound by
+    exact binomial tails (verdict_rules.binomial_greater / binomial_less): direction +1 claims
+    θ > bound (e.g. coverage ≥ 1 − α − margin), −1 claims θ < bound (a type-I rate ≤ 3α/2)."""
+    if direction > 0:
+        ps, pc = vr.binomial_greater(k, n, bound)
+        return {"test": f"≥ {_fmt(bound)} (exact binomial, one-sided)", "p_support": ps, "p_contradict": pc}
+    ps, pc = vr.binomial_less(k, n, bound)
+    return {"test": f"≤ {_fmt(bound)} (exact binomial, one-sided)", "p_support": ps, "p_contradict": pc}
+
+
 def verdict(settings, quantifier="all"):
     """(verdict, fraction supported) of a list of settings (dicts with the p-values of their
     test); writes each setting's outcome (verdict_rules.judge)."""
@@ -261,6 +294,8 @@ class Group:
     settings: list = field(default_factory=list)
     note: str = ""
     quantifier: str = ""  # overrides the claim's quantifier for this group
+    setting: str = ""     # overrides the setting found from the label (SETTING_RULES) or the claim's
+    reading: str = ""
 
     def add(self, setting, est, se, test, **extra):
         """A setting: its estimate ± MC SE and the test of the claim there (sign_outcome,
@@ -307,9 +342,78 @@ class Claim:
     quantifier: str = "all"
     margin: str = ""   # the margins of "≈", "close", "similar", "best" and how they were derived
     not_run: str = ""  # why no result in the repository's configs computes it, and what would
+    setting: str = "paper"  # paper | variant | reconstruction | own (a group label may refine it: SETTING_RULES)
+    reading: str = ""  # the reading used where the paper is ambiguous, and why
+    kind: str = "claim"  # "claim" (judged) or "comparison" (a figure comparison: numbers, no verdict)
 
 
 CLAIMS = []
+# claim id -> function(Group) -> Group re-testing stored settings where a claim's test changed after the
+# claims.json it reads was written (plotting/claims.py --evidence); filled beside the claims it serves
+RETESTS = {}
+
+
+
+SETTINGS = ("paper", "variant", "reconstruction", "own")
+# The setting of a group of settings, from its label (first match wins; otherwise the claim's own):
+# 'paper' = the paper's setting (where the paper is ambiguous, the documented reading, named here);
+# 'reconstruction' = another reading of what the paper leaves unsaid; 'variant' = a deliberate
+# change of ours beside the paper's setting (a sensitivity analysis); 'own' = our own claims.
+# docs/decisions.md ("The paper's setting apart from our variants") has the reasons.
+SETTING_RULES = (
+    (r"randomized", "variant",
+     "our test randomized at the atom T* = U (exact level); not the paper's procedure"),
+    (r"paper_literal", "variant",
+     "PB's printed Gaussian variance, M times the (ε, δ)-calibrated one (docs/methods.md A2); Figure 2's "
+     "wording weakly suggests PB ran it"),
+    (r"gaussian_calibration=exact|calibration:? exact", "paper",
+     "the Gaussian mechanism calibrated to the (ε, δ) PB state (the printed variance is the variant "
+     "paper_literal)"),
+    (r"lcssf_delta = rpR_2", "paper",
+     "sensitivity (r + R)² with |X_ij| ≤ 1 and |Y| ≤ r: the reading of LCSSF's lost lemma most consistent "
+     "with their design (docs/lcssf.md); LCSSF's formulas did not survive, so every LCSSF row is a reconstruction"),
+    (r"lcssf_delta = r2_1pR2", "reconstruction",
+     "sensitivity r²(1+R)² (reading (a), docs/methods.md §6.3): a valid DP bound, far more noise than LCSSF's "
+     "results allow"),
+    (r"lcssf_delta = 1pR_2", "variant",
+     "sensitivity (1+R)² with κ = 1: the noise level compatible with LCSSF's statements, not DP for r > 1"),
+    (r"^fig5_cps_public_bounds", "variant",
+     "public bounds (age 15–85, …) instead of the data's range: privacy-correct, not PB's procedure"),
+    (r"^fig5_cps_centred_age", "paper",
+     "age² from centred age: PB do not say whether age² is of raw or centred age; the reading whose β1 scale "
+     "matches Figure 5 (docs/decisions.md, 'Figure 5 (CPS)')"),
+    (r"^fig5_cps(?![_\w])", "reconstruction",
+     "age² from raw age: the other reading of PB's 'age squared' (β1 intervals 5–35× wider than Figure 5)"),
+)
+
+
+def setting_of(cl, group):
+    """(setting, reading) of a group of settings of claim cl: the group's own, else the first rule of
+    SETTING_RULES matching its label, else the claim's. Own claims stay own."""
+    import re
+    if cl.setting == "own":
+        return "own", cl.reading
+    if group.setting:
+        return group.setting, group.reading or cl.reading
+    for pattern, setting, reading in SETTING_RULES:
+        if re.search(pattern, group.label):
+            return setting, reading
+    return cl.setting, cl.reading
+
+
+def split_calibrations(group):
+    """A group pooling settings of both Gaussian calibrations (HSB studies of Figures 2 and 7 grouped
+    by study) split into one group per calibration, so that the paper's setting and the variant are
+    judged apart; other groups are returned unchanged."""
+    import re
+    cals = {}
+    for row in group.settings:
+        m = re.search(r"gaussian_calibration=(\w+)", str(row["setting"]))
+        cals.setdefault(m.group(1) if m else "", []).append(row)
+    if len(cals) < 2:
+        return [group]
+    return [Group(f"{group.label} — calibration {cal}" if cal else group.label, rows, group.note, group.quantifier,
+                  group.setting, group.reading) for cal, rows in cals.items()]
 
 
 def claim(**kw):
@@ -627,10 +731,27 @@ def _fig2c(ctx):
     return out
 
 
+def _in_stated(setting, ms_special, deltas_special):
+    """Whether a setting label 'M=5, δ=0.25' lies in the stated region (M, δ)."""
+    parts = dict(p.split("=") for p in str(setting).split(", "))
+    return int(parts["M"]) in ms_special and float(parts["δ"]) in deltas_special
+
+
+def _scoped_most(label, rows, ms_special, deltas_special):
+    """"Rejects most of the time …, especially when X", scoped (issue 40): (1) in X every setting
+    rejects more than half of the time; (2) over every (M, δ) a majority of the settings do (the
+    sentence's general 'most of the time', not a universal)."""
+    region = Group(label + " — rejects most of the time where stated (M > 2, δ ≥ 0.25)",
+                   [dict(r) for r in rows if _in_stated(r["setting"], ms_special, deltas_special)])
+    every = Group(label + " — rejects most of the time in most (M, δ)", [dict(r) for r in rows], quantifier="most")
+    return [region, every]
+
+
 def _power_especially(st, metric, base, ms_special, deltas_special, label):
-    """Power > 0.5 everywhere, and "especially" in the stated settings: the mean power there
-    exceeds the mean power over the other settings (a comparison of two groups, not a universal)."""
-    g_most = Group(label + " — rejects most of the time")
+    """Power > 0.5 in the stated settings and in most settings, and "especially" in the stated
+    settings: the mean power there exceeds the mean power over the other settings (a comparison of
+    two groups, not a universal)."""
+    g_most = Group(label)
     g_esp = Group(label + " — especially for the stated settings (mean power there vs elsewhere)")
     ms, deltas = values(st, "num_subsets"), values(st, "delta")
     special, reference = [], []
@@ -646,15 +767,16 @@ def _power_especially(st, metric, base, ms_special, deltas_special, label):
         g_esp.especially(f"M ∈ {sorted(ms_special)}, δ ∈ {sorted(deltas_special)} vs the other (M, δ)", special,
                          reference, +1, mean_special=float(np.mean([a for a, _ in special])),
                          mean_reference=float(np.mean([a for a, _ in reference])))
-    return g_most, g_esp
+    return _scoped_most(label, g_most.settings, ms_special, deltas_special) + [g_esp]
 
 
 @claim(id="PB-4.4-fig2-H12-rejects", paper="PB", section="§4.4", figure="Figure 2 (d)",
        words="In the case of 2 log Λ*10,2, corrected tests would reject the null most of the time, in agreement "
              "with the confidential answer, especially when M > 2 and δ ≥ 0.25.",
        quantity="rejection rate of H02 at 0.05 with corrected critical values, binomial MC SE",
-       test="(1) every (M, δ): rate − 0.5 > 0 (\"most of the time\" = more than half of the releases); (2) "
-            "\"especially\": the mean rate over M > 2, δ ≥ 0.25 exceeds the mean rate over the other (M, δ). "
+       test="(1) at every (M, δ) with M > 2, δ ≥ 0.25 (the stated settings): rate − 0.5 > 0 (\"most of the time\" = "
+            "more than half of the releases); (2) in most (M, δ) of the grid (a majority, Clopper–Pearson): rate > 0.5; "
+            "(3) \"especially\": the mean rate over M > 2, δ ≥ 0.25 exceeds the mean rate over the other (M, δ). "
             "Paper's test (reject iff T* > c) and, separately, ours (randomized at the atom T* = U)",
        files=["fig2_hsb_likelihood_ratio"])
 def _fig2d(ctx):
@@ -665,6 +787,28 @@ def _fig2d(ctx):
             out += _power_especially(st, metric, dict(test="H2", gaussian_calibration=cal), (5, 10),
                                      (0.25, 0.5, 0.75), f"{name}, calibration {cal}")
     return out
+
+
+def _retest_h12(g, stored_all=None):
+    if g.label.endswith(" — rejects most of the time"):
+        return _scoped_most(g.label[:-len(" — rejects most of the time")], g.settings, (5, 10), (0.25, 0.5, 0.75))
+    return g
+
+
+RETESTS["PB-4.4-fig2-H12-rejects"] = _retest_h12
+
+
+def _retest_tradeoff(g, stored_all=None):
+    """Stored rows of PB-4.4-sensitivity-tradeoff: the bias and power groups are existential ('can')."""
+    if g.label.startswith("bias: narrowest U vs widest U"):
+        return Group("can introduce bias: narrowest U vs widest U (some setting)", g.settings, g.note, "can")
+    if g.label.startswith("power at the narrowest U below 0.5"):
+        return Group("can lead to tests that are not powerful: power at the narrowest U below 0.5 (some setting)",
+                     g.settings, g.note, "can")
+    return g
+
+
+RETESTS["PB-4.4-sensitivity-tradeoff"] = _retest_tradeoff
 
 
 @claim(id="PB-4.4-fig2-nonprivate", paper="PB", section="§4.4, App. B", figure="Figures 2, 7",
@@ -848,16 +992,18 @@ def _split_bias(ctx):
              "that are not powerful.",
        quantity="Figure 7 (L = 0, U ∈ {1, 2, 7, 10}): sd of T~ (bootstrap SE); |E(T~) − 𝒯| (MC SE); power of the "
                 "paper's test at 0.05 (binomial MC SE)",
-       test="every (M, δ, calibration): (1) sd(T~) grows with U (consecutive U); (2) 'can introduce bias': |bias| "
-            "at the narrowest U exceeds that at the widest; (3) 'not powerful': power at the narrowest U < 0.5",
+       test="(1) every (M, δ, calibration): sd(T~) grows with U (consecutive U); (2) 'can introduce bias' "
+            "(existential: some (M, δ), Holm across them): |bias| at the narrowest U exceeds that at the widest; "
+            "(3) 'can lead to tests that are not powerful' (existential): power at the narrowest U < 0.5 at some (M, δ)",
        files=["fig7_hsb_lr_censoring"])
 def _sensitivity_tradeoff(ctx):
     st = ctx["fig7_hsb_lr_censoring"]
     others = ("num_subsets", "delta", "gaussian_calibration")
     var = Group("variance decreases with U − L")
     monotone(var, st, "noisy_statistic", "sd", "censor_upper", grid(st, *others), +1, "sd")
-    bias = Group("bias: narrowest U vs widest U")
-    power = Group("power at the narrowest U below 0.5")
+    bias = Group("can introduce bias: narrowest U vs widest U (some setting)", quantifier="can")
+    power = Group("can lead to tests that are not powerful: power at the narrowest U below 0.5 (some setting)",
+                  quantifier="can")
     us = values(st, "censor_upper")
     for fixed in grid(st, *others):
         c_n, c_w = cell(st, **fixed, censor_upper=min(us)), cell(st, **fixed, censor_upper=max(us))
@@ -980,43 +1126,87 @@ def _fig7_rand(ctx):
 
 
 # Bradley's (1978, Br. J. Math. Stat. Psychol. 31:144–152) liberal criterion of robustness of a test's
-# level: a type-I error rate is adequate when it lies within [α/2, 3α/2]
-BRADLEY = 0.5
+# level: a type-I error rate is adequate when it lies within [α/2, 3α/2]; the claim guards the level,
+# so its upper edge 3α/2 is the test (a conservative rate is a loss of power, reported on its own)
+BRADLEY_UPPER = 1.5
+
+
+def type1_level_test(k, n, alpha, structural):
+    """"Adequate type I error rates" as the upper half of Bradley's (1978) liberal criterion: the rate
+    is at most 3α/2 (one-sided, exact binomial tails on k rejections of n). A structural zero — the
+    corrected critical value equals the upper censoring limit U, so T* ≤ U can never exceed it — is
+    an exact value, judged without Monte Carlo error (0 ≤ 3α/2), not as a binomial count."""
+    if structural:
+        return {"test": f"≤ {_fmt(BRADLEY_UPPER * alpha)} (exact: rejection impossible, c_α = U)",
+                "p_support": 0.0, "p_contradict": 1.0}
+    return binomial_outcome(k, n, -1, BRADLEY_UPPER * alpha)
+
+
+def type1_cells(st):
+    """Per (cell, level) of the type-I study: (label, α, n, rejections of the plain test, of the
+    randomized test, structural: c_α ≥ U so the plain test can never reject, c_α, U, c_uncorrected)."""
+    keys = st.res.cells["key"] if "key" in st.res.cells else st.res.cells["cell_key"]
+    out = []
+    for c in range(st.res.n_cells):
+        u = float(st.res.cells["censor_upper"][c])
+        for k, alpha in enumerate(LEVELS):
+            n = int(st.res.summary["reject_corrected"]["n_ok"][c, k])
+            r = float(st.res.summary["reject_corrected"]["mean"][c, k])
+            rr = float(st.res.summary["reject_corrected_randomized"]["mean"][c, k])
+            cc = float(st.res.calibration["critical_value_corrected"][c, k])
+            cu = float(st.res.calibration["critical_value_uncorrected"][c, k])
+            out.append((f"{keys[c]}; α={alpha:g}", alpha, n, round(r * n), round(rr * n), cc >= u, cc, u, cu, c, k))
+    return out
 
 
 @claim(id="PB-4.3-type1", paper="PB", section="§4.3", figure="type-I calibration (ours)",
        words="Differentially private likelihood ratios Λ*10 are not distributed as their non-private "
              "counterparts. Therefore, the critical values for rejecting H0 with Λ*10 must be bias-corrected to "
              "guarantee adequate type I error rates.",
-       quantity="type-I error of the corrected test (data simulated under H0), MC SE sqrt(α(1 − α)/n) at the "
-                "nominal rate",
-       test="every cell and α ∈ {0.05, 0.01}: the rate is within α ± α/2 (two-sided, TOST; a rate of 0 is not "
-            "adequate), the plain test (the paper's) and ours randomized at the atom; the uncorrected χ² critical "
-            "values give a rate > α where the corrected value is larger",
+       quantity="type-I error of the corrected test (data simulated under H0): k rejections of n releases, exact "
+                "binomial; exact 0 where the corrected critical value equals U (the plain test cannot reject)",
+       test="every cell and α ∈ {0.05, 0.01}: the rate is at most 3α/2 (one-sided: 'adequate' guards against "
+            "inflation; a rate of 0 where rejection is impossible is exact and adequate, and is reported as its "
+            "own finding, OWN-4.3-type1-degenerate), for the plain test (the paper's) and ours randomized at the "
+            "atom; the uncorrected χ² critical values give a rate > α where the corrected value is larger",
        files=["type1_calibration"],
-       margin="'adequate type I error rates' = Bradley's (1978) liberal criterion, rate in [α/2, 3α/2]: [0.025, "
-              "0.075] at α = 0.05, [0.005, 0.015] at α = 0.01 (α is exact, so no reading margin)")
+       margin="'adequate type I error rates' = the upper half of Bradley's (1978) liberal criterion, rate ≤ 3α/2: "
+              "0.075 at α = 0.05, 0.015 at α = 0.01 (α is exact, so no reading margin); a conservative rate is "
+              "adequate for the level and is reported as a loss of power (OWN-4.3-type1-degenerate)")
 def _type1(ctx):
     st = ctx["type1_calibration"]
-    plain, rand, unc = Group("plain corrected test (the paper's): rate within α ± α/2"), \
-        Group("randomized at the atom (ours): rate within α ± α/2"), \
+    plain, rand, unc = Group("plain corrected test (the paper's): rate ≤ 3α/2"), \
+        Group("randomized at the atom (ours): rate ≤ 3α/2"), \
         Group("uncorrected χ² critical values: inflated where the corrected value is larger")
-    keys = st.res.cells["key"] if "key" in st.res.cells else st.res.cells["cell_key"]
-    for c in range(st.res.n_cells):
-        for k, alpha in enumerate(LEVELS):
-            n = int(st.res.summary["reject_corrected"]["n_ok"][c, k])
+    for lab, alpha, n, kr, krr, structural, cc, u, cu, c, k in type1_cells(st):
+        r, rr = kr / n, krr / n
+        plain.add(lab, r, 0.0 if structural else binomial_se(r, n), type1_level_test(kr, n, alpha, structural),
+                  rate=r, runs=n, structural_zero=int(structural), corrected=cc, U=u)
+        rand.add(lab, rr, binomial_se(rr, n), type1_level_test(krr, n, alpha, False), rate=rr, runs=n)
+        if cc > cu + 3 * st.res.calibration["critical_value_corrected_mcse"][c, k]:
+            ru = float(st.res.summary["reject_uncorrected"]["mean"][c, k])
             se0 = binomial_se(alpha, n)
-            r = float(st.res.summary["reject_corrected"]["mean"][c, k])
-            plain.add(f"{keys[c]}; α={alpha:g}", r, se0, approx_outcome(r, se0, alpha, BRADLEY * alpha), rate=r)
-            rr = float(st.res.summary["reject_corrected_randomized"]["mean"][c, k])
-            rand.add(f"{keys[c]}; α={alpha:g}", rr, se0, approx_outcome(rr, se0, alpha, BRADLEY * alpha), rate=rr)
-            cc = st.res.calibration["critical_value_corrected"][c, k]
-            cu = st.res.calibration["critical_value_uncorrected"][c, k]
-            if cc > cu + 3 * st.res.calibration["critical_value_corrected_mcse"][c, k]:
-                ru = float(st.res.summary["reject_uncorrected"]["mean"][c, k])
-                unc.add(f"{keys[c]}; α={alpha:g}", ru - alpha, se0, sign_outcome(ru - alpha, se0, +1), rate=ru,
-                        corrected=cc, uncorrected=cu)
+            unc.add(lab, ru - alpha, se0, sign_outcome(ru - alpha, se0, +1), rate=ru, corrected=cc, uncorrected=cu)
     return [plain, rand, unc]
+
+
+@claim(id="OWN-4.3-type1-degenerate", paper="dpmu (own finding on PB)", section="PB §4.3", setting="own",
+       figure="type-I calibration (ours)",
+       words="PB's plain corrected test (reject iff T* > c_α) is degenerate in some cells: the corrected critical "
+             "value is the upper censoring limit U, the atom of T* at U, so the test can never reject — its type-I "
+             "rate and its power are exactly 0 there.",
+       quantity="per (cell, α) of the type-I study: 1 when the corrected critical value c_α equals U (exact, from "
+                "the simulated null distribution), else 0",
+       test="the claim is existential ('in some cells'): holds when at least one cell is degenerate; the label "
+            "counts the degenerate cells (supported) among all (cell, α)",
+       files=["type1_calibration"], quantifier="some")
+def _type1_degenerate(ctx):
+    st = ctx["type1_calibration"]
+    g = Group("plain corrected test: c_α = U (rejection impossible)")
+    for lab, alpha, n, kr, krr, structural, cc, u, cu, c, k in type1_cells(st):
+        x = 1.0 if structural else 0.0
+        g.add(lab, x, 0.0, sign_outcome(x - 0.5, 0.0, +1), corrected=cc, U=u, rate=kr / n)
+    return [g]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1320,17 +1510,18 @@ def _sparsity(ctx):
        words="The results with Zellner-Siow and BIC are almost identical.",
        quantity="P(true model) under BIC − under ZS, and the ratio of mean PMSEs, paired on the same data sets "
                 "and noise, MC SE (delta method for the ratio)",
-       test="every (p, |T|, n, method, ε): the difference is within ±0.05 and the PMSE ratio within [0.8, 1.25] "
-            "(TOST)",
+       test="every (p, |T|, n, method, ε): the difference is within ±0.05 and the PMSE ratio within 10^±0.4 "
+            "(0.4 decade of the 8-decade log axis; TOST)",
        files=["fig3_4_zellner_siow"],
-       margin="'almost identical' compares two figures by eye: ±0.05 on the probability axis (a fifth of its 0.25 "
-              "ticks), a factor 1.25 on the log-PMSE axis; ours")
+       margin="'almost identical' compares two figures by eye: within a twentieth of the span of the axis shown — "
+              "±0.05 on the probability axis [0, 1], ±0.4 decade (a factor 2.5) on the 8-decade log-PMSE axis; ours. "
+              "The earlier [0.8, 1.25] (0.1 decade) was finer than the eye can compare on that axis")
 def _zs_bic(ctx):
     if "fig3_4_zellner_siow" not in ctx:
         return []
     acc = SspVariants(ctx["fig3_4_zellner_siow"])
     g = Group("P(true model), BIC − ZS within ±0.05")
-    h = Group("mean PMSE, BIC / ZS within [0.8, 1.25]")
+    h = Group(f"mean PMSE, BIC / ZS within ± {PMSE_IDENTICAL_DECADES:g} decade of the log axis")
     if not (acc.has_prior("zellner_siow") and acc.has_prior("bic")):
         return [g, h]
     for p, t, n in acc.design_cells():
@@ -1341,8 +1532,34 @@ def _zs_bic(ctx):
             g.add(f"p={p}, |T|={t}, n={n}, {lab}", d, se, interval_outcome(d, se, -0.05, 0.05))
             r, rse = paired_ratio(acc.values("predictive_mse", p, t, n, "bic", mech, eps, thr),
                                   acc.values("predictive_mse", p, t, n, "zellner_siow", mech, eps, thr))
-            h.add(f"p={p}, |T|={t}, n={n}, {lab}", r, rse, interval_outcome(r, rse, 0.8, 1.25))
+            h.add(f"p={p}, |T|={t}, n={n}, {lab}", r, rse, pmse_identical_test(r, rse))
     return [g, h]
+
+
+# "almost identical" compares two figures by eye: within a twentieth of the span of the axis the figure
+# shows. The PMSE axes of Figures 3 and 8 are logarithmic over about 8 decades: 0.4 decade, a factor
+# 10^0.4 = 2.5 either way; the probability axes of Figures 4 and 9 span [0, 1]: ± 0.05 (ours; the word class
+# 'almost identical' of docs/claims.md)
+IDENTICAL_SHARE = 1 / 20
+PMSE_AXIS_DECADES = 8
+PMSE_IDENTICAL_DECADES = IDENTICAL_SHARE * PMSE_AXIS_DECADES
+
+
+def pmse_identical_test(r, rse):
+    """PMSE ratio BIC/ZS 'almost identical' on a log axis: within ± PMSE_IDENTICAL_DECADES decades."""
+    return interval_outcome(r, rse, 10 ** -PMSE_IDENTICAL_DECADES, 10 ** PMSE_IDENTICAL_DECADES)
+
+
+def _retest_zs_bic(g, stored_all=None):
+    if g.label.startswith("mean PMSE"):
+        g.label = f"mean PMSE, BIC / ZS within ± {PMSE_IDENTICAL_DECADES:g} decade of the log axis"
+        for row in g.settings:
+            t = pmse_identical_test(row["estimate"], row["se"] or 0.0)
+            row.update(test=t["test"], p_support=_p(t["p_support"]), p_contradict=_p(t["p_contradict"]))
+    return g
+
+
+RETESTS["PB-5.2-zs-bic"] = _retest_zs_bic
 
 
 @claim(id="PB-C-threshold-ptrue", paper="PB", section="App. C / §5.3", figure="Figures 4, 9",
@@ -1397,32 +1614,67 @@ def _width(st, c, i):
     return reps(st, "confidence_set_upper", c, i) - reps(st, "confidence_set_lower", c, i)
 
 
+# "close" on Figure 5: relative to the spread the figure shows, i.e. within a tenth of the range the averaged
+# histogram occupies (its central 98%); ours (the word class 'close' of docs/claims.md)
+CLOSE_SHARE = 0.1
+
+
+def close_test(d, se, width):
+    """|DP posterior mean − non-private| ≤ CLOSE_SHARE × the central 98% range of the averaged
+    histogram of the same panel (TOST)."""
+    return approx_outcome(d, se, 0.0, CLOSE_SHARE * width)
+
+
 @claim(id="PB-5.2.2-close", paper="PB", section="§5.2.2", figure="Figure 5",
        words="In all cases, the differentially private methods are close to the non-private answers.",
        quantity="average DP posterior mean E*(β_j|D) − non-private E(β_j|D), MC SE over runs",
-       test="every (mechanism, j ∈ {1, 3, 4}, thresholded or not): the difference is within the reading margin "
-            "of Figure 5's axis for β_j (β1 ±0.05, β3 ±0.0005, β4 ±0.0005; TOST)",
+       test="every (mechanism, j ∈ {1, 3, 4}, thresholded or not): the difference is within a tenth of the range "
+            "the panel's averaged histogram occupies (its central 98%; TOST)",
        files=list(CPS_STEMS),
-       margin="'close' on Figure 5 = the dashed/dotted line is where the solid line is, to the precision the figure "
-              "can be read: half of a tenth of the tick spacing (β1 ticks 1 apart: ±0.05; β3 and β4 ticks 0.01 "
-              "apart: ±0.0005); the earlier ±5% of the axis width (β1 ±0.2) exceeded β1 itself")
+       margin="'close' relative to the spread Figure 5 shows: a tenth of the central 98% range of the averaged "
+              "histogram of the same panel (ours). The earlier margin, a reading precision (tick spacing / 20), "
+              "measured how well a number can be read, not what 'close' means on the figure")
 def _cps_close(ctx):
     out = []
-    for stem, st in _cps(ctx):
-        g = Group(stem)
-        for mech in values(st, "mechanism"):
-            c = cell(st, mechanism=mech)
+    for g, panels in _cps_panels(ctx):
+        n_coef = len(panels) // len({p[1] for p in panels})
+        st = panels[0][0] if panels else None
+        for st, mech, c, i, j in panels:
+            if j not in PAPER_FIG5:
+                continue
             npm = st.res.calibration["non_private_posterior_mean"][c]
-            for j in PAPER_FIG5:
-                tol = vr.reading_margin(tick_spacing=PAPER_FIG5_TICKS[j])
-                for metric, lab in (("posterior_mean_non_thresholded", "non-thresholded"),
-                                    ("posterior_mean_thresholded", "thresholded")):
-                    m, se = mean_se(reps(st, metric, c, j - 1))
-                    d = m - npm[j - 1]
-                    g.add(f"{mech}, β{j}, {lab}", d, se, approx_outcome(d, se, 0.0, tol), dp=m,
-                          non_private=npm[j - 1], tolerance=tol)
+            dens, edges = _panel_density(st, c, i, n_coef)
+            width = float(central_range(dens.mean(0), edges)) if len(dens) else math.nan
+            for metric, lab in (("posterior_mean_non_thresholded", "non-thresholded"),
+                                ("posterior_mean_thresholded", "thresholded")):
+                m, se = mean_se(reps(st, metric, c, j - 1))
+                d = m - npm[j - 1]
+                g.add(f"{mech}, β{j}, {lab}", d, se, close_test(d, se, width), dp=m, non_private=npm[j - 1],
+                      tolerance=CLOSE_SHARE * width, histogram_width=width)
         out.append(g)
     return out
+
+
+def _retest_close(g, stored_all=None):
+    """Stored rows of PB-5.2.2-close: the margin from the stored central 98% width of the same panel
+    (PB-5.2.2-axes, 'width')."""
+    widths = {}
+    for e in (stored_all or {}).get("PB-5.2.2-axes", []):
+        if e["variant"].startswith(g.label + ": central 98%"):
+            for row in e["settings"]:
+                widths[row["setting"]] = row.get("width")
+    for row in g.settings:
+        key = row["setting"].rsplit(", ", 1)[0]
+        w = widths.get(key)
+        if w is None:
+            return None
+        t = close_test(row["estimate"], row["se"] or 0.0, w)
+        row.update(test=t["test"], p_support=_p(t["p_support"]), p_contradict=_p(t["p_contradict"]),
+                   tolerance=CLOSE_SHARE * w, histogram_width=w)
+    return g
+
+
+RETESTS["PB-5.2.2-close"] = _retest_close
 
 
 @claim(id="PB-5.2.2-spread", paper="PB", section="§5.2.2", figure="Figure 5",
@@ -1514,7 +1766,7 @@ def _panel_density(st, c, i, n_coef):
     return d[np.all(np.isfinite(d), axis=1)], edges
 
 
-@claim(id="PB-5.2.2-axes", paper="PB", section="§5.2.2", figure="Figure 5",
+@claim(id="PB-5.2.2-axes", paper="PB", section="§5.2.2", figure="Figure 5", kind="comparison",
        words="(Figure 5's axes) β1 on [−2, 2] with densities up to ≈ 4; β3 on [−0.010, 0.010] up to ≈ 2 000; β4 on "
              "[0, 0.04] up to ≈ 80.",
        quantity="the width of the central 98% of the averaged histogram (the paper's figure averages the runs' "
@@ -1593,13 +1845,24 @@ def _cps_pip_one(ctx):
     return out
 
 
+SUPPORT_COVERAGE_BOUND = 0.945  # 0.95 less half a unit of its last printed digit
+
+
+def coverage_test(k, n, bound):
+    """"A 1 − α confidence interval": coverage ≥ bound, one-sided (an interval may over-cover, so the
+    natural upper edge 1 is no edge of the claim), by exact binomial tails. The earlier test, an
+    interval [bound, 1], could never support a coverage of 1.000 (TOST needs the estimate
+    significantly below 1): the bug issue 40 found."""
+    return binomial_outcome(k, n, +1, bound)
+
+
 @claim(id="PB-5.1-support-coverage", paper="PB", section="§5.1", figure="Figure 5",
        words="While Hist(T, Ĉ1−α) displays the distribution of the estimator of T(G) constrained to T(Ĉ1−α), its "
              "support, denoted by [t0, tK], corresponds to an 1 − α confidence interval.",
        quantity="coverage over runs of the non-private E(β_j|D) by the run's [t0, tK] (1 − α = 0.95, "
-                "non-thresholded G*_r), binomial MC SE",
+                "non-thresholded G*_r): k of n runs, exact binomial test",
        test="every (mechanism, j ∈ {1, 3, 4}): coverage ≥ 0.945 (one-sided; 0.95 less half a unit of its last "
-            "printed digit)",
+            "printed digit; a confidence interval may over-cover)",
        files=list(CPS_STEMS),
        margin="'95%' printed: half a unit of the last digit, 0.005 below 0.95; a confidence interval may "
               "over-cover")
@@ -1613,10 +1876,25 @@ def _cps_coverage(ctx):
             ok = np.isfinite(lo) & np.isfinite(hi)
             cov = ((lo[ok] <= npm) & (npm <= hi[ok])).astype(float)
             m, _ = mean_se(cov)
-            se = binomial_se(0.95, int(ok.sum()))
-            g.add(f"{mech}, β{j}", m, se, interval_outcome(m, se, 0.945, 1.0), runs=int(ok.sum()))
+            n = int(ok.sum())
+            g.add(f"{mech}, β{j}", m, binomial_se(m, n), coverage_test(round(m * n), n, SUPPORT_COVERAGE_BOUND),
+                  runs=n)
         out.append(g)
     return out
+
+
+def _retest_coverage(bound_of):
+    """Re-test stored coverage settings (estimate = k/n, 'runs' = n) with ``coverage_test``."""
+    def retest(g, stored_all=None):
+        for row in g.settings:
+            n = int(row["runs"])
+            t = coverage_test(round(row["estimate"] * n), n, bound_of(row))
+            row.update(test=t["test"], p_support=_p(t["p_support"]), p_contradict=_p(t["p_contradict"]))
+        return g
+    return retest
+
+
+RETESTS["PB-5.1-support-coverage"] = _retest_coverage(lambda row: SUPPORT_COVERAGE_BOUND)
 
 
 COVERAGE_MARGIN = 0.005  # '1 − α' printed as 0.95 / 0.99: half a unit of the last digit (as PB-5.1-support-coverage)
@@ -1637,11 +1915,13 @@ def _level_of(label):
                 "censored_average) by C~α = T~ ± η1−α/2 before any censoring of its end points (metric "
                 "noise_interval_covers, α = 0.05 and 0.01), binomial MC SE at 1 − α",
        test="every HSB setting (study × cell × α; Laplace noise in Figures 1 and 6, Gaussian with the exact and the "
-            "paper-literal σ in Figures 2 and 7): coverage ≥ 1 − α − 0.005 (one-sided)",
+            "paper-literal σ in Figures 2 and 7): coverage ≥ 1 − α − 0.005 (one-sided, exact binomial; the natural "
+            "upper edge 1 is no edge of the claim)",
        files=list(HSB_STUDIES),
        margin="'1 − α' = 0.95 or 0.99 printed to two digits: half a unit of the last digit, 0.005 below 1 − α (as "
               "PB-5.1-support-coverage); a confidence interval may over-cover")
 def _noise_interval_coverage(ctx):
+    """Coverage of Σ T_i^c/M by T~ ± η1−α/2 per HSB cell and level (see the claim)."""
     out = []
     for stem in HSB_STUDIES:
         if stem not in ctx:
@@ -1664,21 +1944,29 @@ def _noise_interval_coverage(ctx):
                 x = covers[c, :, k]
                 ok = np.isfinite(x)
                 m = float(x[ok].mean()) if ok.any() else math.nan
-                se = binomial_se(1.0 - alpha, int(ok.sum()))
-                g.add(f"{desc}; 1 − α = {1.0 - alpha:g}", m, se,
-                      interval_outcome(m, se, 1.0 - alpha - COVERAGE_MARGIN, 1.0), runs=int(ok.sum()))
+                n = int(ok.sum())
+                g.add(f"{desc}; 1 − α = {1.0 - alpha:g}", m, binomial_se(m, n),
+                      coverage_test(round(m * n), n, 1.0 - alpha - COVERAGE_MARGIN), runs=n)
         out.append(g)
     return out
+
+
+def _nominal_of(setting):
+    """1 − α of a stored coverage setting label '…; 1 − α = 0.95'."""
+    return float(str(setting).rsplit("1 − α =", 1)[1])
+
+
+RETESTS["PB-4.2-interval-coverage"] = _retest_coverage(lambda row: _nominal_of(row["setting"]) - COVERAGE_MARGIN)
 
 
 # The H11 runs of Figures 6 and 7 (configs/*_h11.yaml): the App. B claims recomputed on them
 H11_STEMS = {"fig6_hsb_censoring": "fig6_hsb_censoring_h11", "fig7_hsb_lr_censoring": "fig7_hsb_lr_censoring_h11"}
 APP_B_CLAIMS = ("PB-B-fig6-variance-M", "PB-B-fig6-shrinkage", "PB-B-fig6-variance-limits", "PB-B-fig7-power")
-VERDICT_CLASS = {"holds": "holds", "holds within MC error": "holds", "partly": "partly",
+VERDICT_CLASS = {"holds": "holds", "holds within MC error": "holds", "undecided": "undecided", "partly": "partly",
                  "does not hold": "does not hold"}
 
 
-@claim(id="PB-B-H11-similar", paper="PB", section="App. B", figure="Figures 6, 7",
+@claim(id="PB-B-H11-similar", paper="PB", section="App. B", figure="Figures 6, 7", kind="comparison",
        words="For concreteness, we restrict our attention to the test of H02 against H12 … The results for the test "
              "of H01 against H11 are similar.",
        quantity="the verdict of every App. B claim (PB-B-fig6-*, PB-B-fig7-power; every variant) on the H11 runs "
@@ -1776,26 +2064,59 @@ LEI_MARGIN = vr.reading_margin(tick_spacing=0.2)
 WIDE_RANGE = 0.2  # "a wide range of φ", "an entire interval": a fifth of the grid [0, n/2] (ours)
 
 
-@claim(id="LCSSF-5-R1-poor", paper="LCSSF", section="§5", figure="LCSSF Figures 1, 2",
+def _lei_counts(st, c):
+    """Per φ of one LCSSF cell: (k correct selections, n data sets), from the summary's proportion and
+    its count of finished replicates."""
+    mean = np.asarray(st.res.summary["prob_true_model"]["mean"][c], dtype=float)
+    n_ok = np.broadcast_to(np.asarray(st.res.summary["prob_true_model"]["n_ok"][c], dtype=float), mean.shape)
+    return np.round(mean * n_ok), n_ok
+
+
+def lei_grid_test(cells, bound, share=None):
+    """"The proportion correct reaches ``bound``" over a penalty grid with the selection paid for
+    (verdict_rules.at_least over every φ of every cell in ``cells``, each φ by exact binomial
+    tails): share None = the best φ (m = 1: "best over the grid ≥ bound"); share w = at least a
+    fraction w of the φ grid (m = ⌈w K⌉: "a wide range of φ")."""
+    ps, pc = [], []
+    for st, c in cells:
+        k, n = _lei_counts(st, c)
+        for ki, ni in zip(k, n):
+            a, b = vr.binomial_greater(ki, ni, bound)
+            ps.append(a)
+            pc.append(b)
+    m = 1 if share is None else max(1, math.ceil(share * len(ps) - 1e-9))
+    p_s, p_c = vr.at_least(ps, pc, m)
+    what = "best φ" if share is None else f"at least {m} of {len(ps)} φ"
+    return {"test": f"{what} ≥ {_fmt(bound)} (exact binomial per φ, Bonferroni over the grid)",
+            "p_support": p_s, "p_contradict": p_c}
+
+
+def _model1(fixed):
+    return fixed.get("beta_model", "model1") == "model1"
+
+
+@claim(id="LCSSF-5-R1-poor", paper="LCSSF", section="§5", figure="LCSSF Figure 1",
        words="Except for with the smallest value of R the procedure is very successful … The poor results for R = 1 "
              "are explained by the fact that since R is much smaller than the true ℓ1 norm of β0, the parameter can "
              "not be estimated properly.",
-       quantity="best proportion correct over the φ grid, MC SE at the best φ",
-       test="every (model, n, ε): best(R = 2.5) − best(R = 1) > 0",
+       quantity="best proportion correct over the φ grid, MC SE at the best φ (model 1: the paragraph is about "
+                "Figure 1; model 2 is LCSSF-5-model2-harder's 'very similar')",
+       test="every (n, ε) of model 1: best(R = 2.5) − best(R = 1) > 0",
        files=["lei_simulation"])
 def _lei_r1(ctx):
     return _lei_groups(ctx, lambda st, base, g: _lei_pairs(
-        st, base, g, ("beta_model", "n", "epsilon"), dict(radius=2.5), dict(radius=1),
+        st, dict(base, beta_model="model1"), g, ("n", "epsilon"), dict(radius=2.5), dict(radius=1),
         lambda d, se: sign_outcome(d, se, +1)))
 
 
 @claim(id="LCSSF-5-very-successful", paper="LCSSF", section="§5", figure="LCSSF Figure 1",
        words="Except for with the smallest value of R the procedure is very successful at choosing the correct "
              "model over a wide range of φ values.",
-       quantity="model 1: best proportion correct over the φ grid (MC SE at the best φ), and w90 (fraction of the "
-                "φ grid with proportion ≥ 0.9, bootstrap SE)",
-       test="every (n, ε ≥ 1, R ≠ 1) of model 1 (ε = 0.1 is the 'stricter privacy' of LCSSF-5-eps): (1) best "
-            "proportion ≥ 0.9 ('very successful'); (2) w90 ≥ 0.2 ('a wide range of φ'); one-sided",
+       quantity="model 1: the proportion correct at each φ of the grid (k of 500 data sets), with the selection "
+                "over the grid paid for (Bonferroni over the 51 φ)",
+       test="every (n, ε ≥ 1, R ≠ 1) of model 1 (ε = 0.1 is the 'stricter privacy' of LCSSF-5-eps): (1) the best φ "
+            "reaches 0.9 ('very successful'); (2) at least a fifth of the φ grid reaches 0.9 ('a wide range of φ'); "
+            "exact binomial per φ",
        files=["lei_simulation"],
        margin="'very successful' = at least 0.9 correct, 'wide range' = a fifth of the φ grid (ours)")
 def _lei_very_successful(ctx):
@@ -1806,7 +2127,7 @@ def _lei_very_successful(ctx):
     for delta_kind in values(st, "lcssf_delta"):
         base = dict(lcssf_delta=delta_kind)
         g = Group(f"calibration lcssf_delta = {delta_kind}: best proportion ≥ 0.9")
-        h = Group(f"calibration lcssf_delta = {delta_kind}: w90 ≥ 0.2")
+        h = Group(f"calibration lcssf_delta = {delta_kind}: at least a fifth of the φ grid ≥ 0.9")
         for fixed in grid(st, "n", "epsilon", "radius"):
             if fixed["radius"] == 1 or fixed["epsilon"] < 1:
                 continue
@@ -1815,9 +2136,9 @@ def _lei_very_successful(ctx):
                 continue
             lab = f"n={fixed['n']}, ε={fixed['epsilon']:g}, R={fixed['radius']:g}"
             best = _lei_best(st, c)
-            g.add(lab, best[0], best[1], sign_outcome(best[0], best[1], +1, 0.9))
+            g.add(lab, best[0], best[1], lei_grid_test([(st, c)], 0.9))
             w, se = _w90_boot(st, c)
-            h.add(lab, w, se, sign_outcome(w, se, +1, WIDE_RANGE))
+            h.add(lab, w, se, lei_grid_test([(st, c)], 0.9, WIDE_RANGE))
         out += [g, h]
     return out
 
@@ -1860,45 +2181,62 @@ def _lei_structure(ctx):
     return out
 
 
+OFF_THE_FLOOR = 0.5  # "utility" is measurable where the best proportion correct at R = 2.5 is at least this
+
+
 @claim(id="LCSSF-5-R-large", paper="LCSSF", section="§5", figure="LCSSF Figure 1",
        words="When R is too large, the estimation of β0 is unchanged, but a larger amount of noise is needed to "
              "satisfy differential privacy, which explains the small drop in utility.",
        quantity="best proportion correct at R = 2.5 minus at R = 10 (model 1), MC SE",
-       test="every (n, ε): the drop lies in [−0.01, 0.1] ('a small drop'; a tie at the ceiling, 1.0 vs 1.0, is "
-            "not a contradiction; TOST)",
+       test="every (n, ε) where utility is off the floor (best proportion at R = 2.5 at least 0.5; where nothing is "
+            "selected correctly a drop cannot show): the drop lies in [−0.01, 0.1] ('a small drop'; a tie at the "
+            "ceiling, 1.0 vs 1.0, is not a contradiction; TOST)",
        files=["lei_simulation"],
        margin="'small' ≤ 0.1 (ours); below 0 by at most the reading margin of the proportion axis, 0.01")
 def _lei_rlarge(ctx):
-    return _lei_groups(ctx, lambda st, base, g: _lei_pairs(
-        st, base, g, ("n", "epsilon"), dict(beta_model="model1", radius=2.5), dict(beta_model="model1", radius=10),
-        lambda d, se: interval_outcome(d, se, -LEI_MARGIN, 0.1)))
+    def body(st, base, g):
+        for fixed in grid(st, "n", "epsilon"):
+            a = _lei_best(st, cell(st, **base, **fixed, beta_model="model1", radius=2.5))
+            b = _lei_best(st, cell(st, **base, **fixed, beta_model="model1", radius=10))
+            if a[0] < OFF_THE_FLOOR:
+                continue
+            d, se = diff(a[:2], b[:2])
+            g.add(f"n={fixed['n']}, epsilon={fixed['epsilon']:g}", d, se, interval_outcome(d, se, -LEI_MARGIN, 0.1),
+                  best_a=a[0], best_b=b[0])
+        if not g.settings:
+            g.note = f"no (n, ε) where the best proportion at R = 2.5 reaches {OFF_THE_FLOOR:g} under this calibration"
+    return _lei_groups(ctx, body)
 
 
-@claim(id="LCSSF-5-eps", paper="LCSSF", section="§5", figure="LCSSF Figures 1, 2",
+def _lei_eps_body(model):
+    def body(st, base, g):
+        for n in values(st, "n"):
+            for radius in values(st, "radius"):
+                for a, b in pairs(values(st, "epsilon")):
+                    ra = _lei_best(st, cell(st, **base, beta_model=model, n=n, radius=radius, epsilon=a))
+                    rb = _lei_best(st, cell(st, **base, beta_model=model, n=n, radius=radius, epsilon=b))
+                    d, se = diff(rb[:2], ra[:2])
+                    g.add(f"{model}, n={n}, R={radius:g}; ε {a:g}→{b:g}", d, se, sign_outcome(d, se, +1))
+    return body
+
+
+@claim(id="LCSSF-5-eps", paper="LCSSF", section="§5", figure="LCSSF Figure 1",
        words="As expected, decreasing ε needed to provide stricter privacy also leads to decreased utility.",
-       quantity="best proportion correct over φ, MC SE",
-       test="every (model, n, R), consecutive ε: best(larger ε) − best(smaller ε) > 0",
+       quantity="best proportion correct over φ, MC SE (model 1; model 2 in LCSSF-5-model2-harder)",
+       test="every (n, R) of model 1, consecutive ε: best(larger ε) − best(smaller ε) > 0",
        files=["lei_simulation"])
 def _lei_eps(ctx):
-    def body(st, base, g):
-        for model in values(st, "beta_model"):
-            for n in values(st, "n"):
-                for radius in values(st, "radius"):
-                    for a, b in pairs(values(st, "epsilon")):
-                        ra = _lei_best(st, cell(st, **base, beta_model=model, n=n, radius=radius, epsilon=a))
-                        rb = _lei_best(st, cell(st, **base, beta_model=model, n=n, radius=radius, epsilon=b))
-                        d, se = diff(rb[:2], ra[:2])
-                        g.add(f"{model}, n={n}, R={radius:g}; ε {a:g}→{b:g}", d, se, sign_outcome(d, se, +1))
-    return _lei_groups(ctx, body)
+    return _lei_groups(ctx, _lei_eps_body("model1"))
 
 
 @claim(id="LCSSF-5-n1000-eps1", paper="LCSSF", section="§5", figure="LCSSF Figure 1",
        words="Note however that for n = 1000 the method is very accurate for a wide range of φ even for ε as small "
              "as 1.",
-       quantity="fraction of the φ grid where the proportion correct is ≥ 0.9 (w90), model 1, n = 1000, ε = 1; "
-                "bootstrap SE over replicates",
-       test="every R ≠ 1: w90 ≥ 0.2 (a 'wide range': a fifth of [0, n/2]; one-sided)",
-       files=["lei_simulation"], margin="'wide range' = a fifth of the φ grid (ours)")
+       quantity="model 1, n = 1000, ε = 1: the proportion correct at each φ (k of 500), per R ≠ 1",
+       test="for some R ≠ 1 (R is tuned: existential, Holm across R): at least a fifth of the φ grid reaches 0.9 "
+            "(exact binomial per φ, Bonferroni over the grid)",
+       files=["lei_simulation"], quantifier="some",
+       margin="'very accurate' = at least 0.9 correct; 'wide range' = a fifth of the φ grid (ours)")
 def _lei_n1000(ctx):
     def body(st, base, g):
         for radius in values(st, "radius"):
@@ -1906,16 +2244,18 @@ def _lei_n1000(ctx):
                 continue
             c = cell(st, **base, beta_model="model1", n=1000, epsilon=1, radius=radius)
             w, se = _w90_boot(st, c)
-            g.add(f"R={radius:g}", w, se, sign_outcome(w, se, +1, WIDE_RANGE), best=_lei_best(st, c)[0])
+            g.add(f"R={radius:g}", w, se, lei_grid_test([(st, c)], 0.9, WIDE_RANGE), best=_lei_best(st, c)[0])
     return _lei_groups(ctx, body)
 
 
-@claim(id="LCSSF-5-phi-n", paper="LCSSF", section="§5", figure="LCSSF Figures 1, 2",
+@claim(id="LCSSF-5-phi-n", paper="LCSSF", section="§5", figure="LCSSF Figure 1",
        words="The results also confirm our claim that the choice of φ is less crucial for larger sample size, as "
              "the procedure works well on an entire interval.",
-       quantity="w90 (fraction of the φ grid with proportion correct ≥ 0.9), bootstrap SE over replicates",
-       test="every (model, R ≠ 1, ε ≥ 1): (1) w90 at n = 1000 − w90 at n = 100 > 0; (2) at n = 1000, w90 ≥ 0.2 "
-            "('works well on an entire interval'). A calibration under which no panel reaches 0.9 fails (2)",
+       quantity="model 1: w90 (fraction of the φ grid with proportion correct ≥ 0.9, bootstrap SE over replicates); "
+                "and the proportion correct at each φ (k of 500)",
+       test="every (R ≠ 1, ε ≥ 1) of model 1: (1) w90 at n = 1000 − w90 at n = 100 > 0; (2) at n = 1000, at least a "
+            "fifth of the φ grid reaches 0.9 ('works well on an entire interval'; exact binomial per φ, Bonferroni "
+            "over the grid)",
        files=["lei_simulation"], margin="'an entire interval' = a fifth of the φ grid (ours, as 'wide range')")
 def _lei_phi_n(ctx):
     if "lei_simulation" not in ctx:
@@ -1923,20 +2263,19 @@ def _lei_phi_n(ctx):
     st = ctx["lei_simulation"]
     out = []
     for delta_kind in values(st, "lcssf_delta"):
-        base = dict(lcssf_delta=delta_kind)
+        base = dict(lcssf_delta=delta_kind, beta_model="model1")
         g = Group(f"calibration lcssf_delta = {delta_kind}: w90 grows with n")
         h = Group(f"calibration lcssf_delta = {delta_kind}: works well on an interval at n = 1000")
-        for model in values(st, "beta_model"):
-            for radius in values(st, "radius"):
-                for eps in values(st, "epsilon"):
-                    if radius == 1 or eps < 1:
-                        continue
-                    a = _w90_boot(st, cell(st, **base, beta_model=model, n=100, radius=radius, epsilon=eps))
-                    b = _w90_boot(st, cell(st, **base, beta_model=model, n=1000, radius=radius, epsilon=eps))
-                    d, se = diff(b, a)
-                    g.add(f"{model}, R={radius:g}, ε={eps:g}", d, se, sign_outcome(d, se, +1), w90_100=a[0],
-                          w90_1000=b[0])
-                    h.add(f"{model}, R={radius:g}, ε={eps:g}", b[0], b[1], sign_outcome(b[0], b[1], +1, WIDE_RANGE))
+        for radius in values(st, "radius"):
+            for eps in values(st, "epsilon"):
+                if radius == 1 or eps < 1:
+                    continue
+                a = _w90_boot(st, cell(st, **base, n=100, radius=radius, epsilon=eps))
+                c1000 = cell(st, **base, n=1000, radius=radius, epsilon=eps)
+                b = _w90_boot(st, c1000)
+                d, se = diff(b, a)
+                g.add(f"model1, R={radius:g}, ε={eps:g}", d, se, sign_outcome(d, se, +1), w90_100=a[0], w90_1000=b[0])
+                h.add(f"model1, R={radius:g}, ε={eps:g}", b[0], b[1], lei_grid_test([(st, c1000)], 0.9, WIDE_RANGE))
         out += [g, h]
     return out
 
@@ -1971,29 +2310,46 @@ def _lei_linear(ctx):
 @claim(id="LCSSF-5-model2-harder", paper="LCSSF", section="§5", figure="LCSSF Figure 2",
        words="The effect of n, R, φ and ε are very similar in this case, but the choice of R and φ are more "
              "important to achieve good utility.",
-       quantity="best proportion correct, model 1 minus model 2, MC SE",
-       test="every (n, R, ε): difference > 0",
+       quantity="best proportion correct, model 1 minus model 2; and on model 2 the effects stated for model 1 "
+                "(R = 1 poor, utility decreasing with ε); MC SE",
+       test="(1) every (n, R, ε): model 1 − model 2 > 0; (2) 'very similar': on model 2, every (n, ε): best(R = 2.5) − "
+            "best(R = 1) > 0, and every (n, R), consecutive ε: best(larger ε) − best(smaller ε) > 0",
        files=["lei_simulation"])
 def _lei_m2(ctx):
-    return _lei_groups(ctx, lambda st, base, g: _lei_pairs(
-        st, base, g, ("n", "radius", "epsilon"), dict(beta_model="model1"), dict(beta_model="model2"),
-        lambda d, se: sign_outcome(d, se, +1)))
+    if "lei_simulation" not in ctx:
+        return []
+    st = ctx["lei_simulation"]
+    out = []
+    for delta_kind in values(st, "lcssf_delta"):
+        base = dict(lcssf_delta=delta_kind)
+        g = Group(f"calibration lcssf_delta = {delta_kind}: model 1 − model 2")
+        _lei_pairs(st, base, g, ("n", "radius", "epsilon"), dict(beta_model="model1"), dict(beta_model="model2"),
+                   lambda d, se: sign_outcome(d, se, +1))
+        r1 = Group(f"calibration lcssf_delta = {delta_kind}: model 2, R = 1 poor")
+        _lei_pairs(st, dict(base, beta_model="model2"), r1, ("n", "epsilon"), dict(radius=2.5), dict(radius=1),
+                   lambda d, se: sign_outcome(d, se, +1))
+        e = Group(f"calibration lcssf_delta = {delta_kind}: model 2, utility decreases with ε")
+        _lei_eps_body("model2")(st, base, e)
+        out += [g, r1, e]
+    return out
 
 
 @claim(id="LCSSF-5-model2-n1000", paper="LCSSF", section="§5", figure="LCSSF Figure 2",
        words="Note however that for n = 1000 a proper choice for the parameters leads to completely accurate model "
              "selection with ε = 5, and even very accurate for ε = 1 with R = 2.5.",
-       quantity="best proportion correct (model 2, n = 1000), MC SE",
-       test="ε = 5, best over R and φ: 'completely accurate' = the 95% interval above 0.98; ε = 1, R = 2.5: "
-            "'very accurate' = the 95% interval above 0.9",
+       quantity="model 2, n = 1000: the proportion correct at each (R, φ) (k of 500), with the choice of the "
+                "parameters paid for (Bonferroni over the grid)",
+       test="ε = 5, the best (R, φ): 'completely accurate' ≥ 0.98; ε = 1, R = 2.5, the best φ: 'very accurate' ≥ 0.9; "
+            "exact binomial per grid point",
        files=["lei_simulation"])
 def _lei_m2n(ctx):
     def body(st, base, g):
-        best = max((_lei_best(st, cell(st, **base, beta_model="model2", n=1000, radius=r, epsilon=5)) + (r,)
-                    for r in values(st, "radius")), key=lambda v: v[0])
-        g.add(f"ε=5 (best R = {best[4]:g})", best[0], best[1], interval_outcome(best[0], best[1], 0.98, math.inf))
-        r = _lei_best(st, cell(st, **base, beta_model="model2", n=1000, radius=2.5, epsilon=1))
-        g.add("ε=1, R=2.5", r[0], r[1], interval_outcome(r[0], r[1], 0.9, math.inf))
+        cells5 = [(st, cell(st, **base, beta_model="model2", n=1000, radius=r, epsilon=5)) for r in values(st, "radius")]
+        best = max((_lei_best(st, c) + (r,) for (_, c), r in zip(cells5, values(st, "radius"))), key=lambda v: v[0])
+        g.add(f"ε=5 (best R = {best[4]:g})", best[0], best[1], lei_grid_test(cells5, 0.98))
+        c1 = cell(st, **base, beta_model="model2", n=1000, radius=2.5, epsilon=1)
+        r = _lei_best(st, c1)
+        g.add("ε=1, R=2.5", r[0], r[1], lei_grid_test([(st, c1)], 0.9))
     return _lei_groups(ctx, body)
 
 
@@ -2026,7 +2382,7 @@ def _calibration_settings(ctx, method, classify):
     return [g]
 
 
-@claim(id="OWN-calibration-plug-in", paper="dpmu (own claim)", section="docs/methods.md §5.11",
+@claim(id="OWN-calibration-plug-in", paper="dpmu (own claim)", section="docs/methods.md §5.11", setting="own",
        figure="fig_calibration (coverage95)",
        words="The plug-in credible intervals of private model averaging (G* + rI analysed as the data's Gram "
              "matrix) fall short of their nominal 95 % coverage.",
@@ -2039,7 +2395,7 @@ def _own_plug_in(ctx):
     return _calibration_settings(ctx, "plug_in", lambda est, se: sign_outcome(est - 0.95, se, -1))
 
 
-@claim(id="OWN-calibration-noise-aware", paper="dpmu (own claim)", section="docs/methods.md §5.11",
+@claim(id="OWN-calibration-noise-aware", paper="dpmu (own claim)", section="docs/methods.md §5.11", setting="own",
        figure="fig_calibration (coverage95)",
        words="The noise-aware credible intervals (docs/methods.md §5.11) cover the true coefficients at least at "
              "the nominal 95 % rate up to Monte Carlo error, in every cell.",
@@ -2060,27 +2416,89 @@ def _config_of(stem):
     return f"configs/{stem}.yaml"
 
 
-def evaluate(results_dir, ctx=None):
+def _judged(cl, g, quantifier):
+    """(verdict dict, label) of one group under the rule; a figure comparison gets no verdict."""
+    res = vr.judge(g.settings, quantifier)
+    if cl.kind == "comparison" and res["verdict"] != "not run":
+        res["verdict"] = "figure comparison"
+        res["label"] = (f"figure comparison, no verdict ({res['counts']['supported']} of {len(g.settings)} agree, "
+                        f"{res['counts']['contradicted']} disagree)")
+    return res
+
+
+def _entry(cl, base, g, files, replicates, reduced, command, source=None):
+    quantifier = g.quantifier or cl.quantifier
+    res = _judged(cl, g, quantifier)
+    setting, reading = setting_of(cl, g)
+    extra = {}
+    if "fraction_bounds" in res:
+        extra["fraction_bounds"] = [round(v, 4) for v in res["fraction_bounds"]]
+    if res["verdict"] == "not run":
+        extra["reason"] = g.note or "no setting of these results files is one the sentence speaks of"
+    if source:
+        extra["evidence_from"] = source
+    return dict(base, variant=g.label, setting=setting, reading=reading, quantifier=quantifier,
+                verdict=res["verdict"], label=res.get("label", res["verdict"]),
+                fraction=None if res["fraction"] is None else round(res["fraction"], 4),
+                n_settings=len(g.settings), counts=res["counts"], note=g.note, settings=g.settings, files=files,
+                replicates=replicates, reduced=reduced, command=command, **extra)
+
+
+def _stored_groups(cl, stored, stored_all):
+    """The groups of a claim rebuilt from the entries of an earlier claims.json (the per-setting
+    estimates, MC SEs and p-values it stored), re-tested by the claim's ``retest`` where its test
+    changed since (the same function its check uses), and re-judged under the current rule."""
+    out = []
+    for e in stored:
+        rows = [{k: v for k, v in s.items() if k not in ("outcome", "p_contradict_holm")} for s in e["settings"]]
+        g = Group(e["variant"], rows, e.get("note", ""))
+        retest = RETESTS.get(cl.id)
+        gs = retest(g, stored_all) if retest else g
+        out += [x for x in (gs if isinstance(gs, list) else [gs]) if x is not None]
+    return out
+
+
+def evaluate(results_dir, ctx=None, evidence=None):
     """Evaluate every claim on the results under results_dir (or on ``ctx``, the studies already
     found there by find_studies); returns the list of entries written to claims.json (one per claim
     and group of settings). Each entry records the replicates per cell of every results file it
-    used (``replicates``: config → replicates) and whether a run was reduced."""
+    used (``replicates``: config → replicates), whether a run was reduced, its ``setting`` (paper |
+    variant | reconstruction | own, with the ``reading`` where the paper is ambiguous) and its
+    ``label`` (the verdict with its counts). ``evidence``: a claims.json (dict) whose stored
+    per-setting evidence is re-judged for the claims whose results files are not under
+    results_dir (marked ``evidence_from``)."""
     ctx = find_studies(results_dir) if ctx is None else ctx
+    stored = {}
+    for e in (evidence or {}).get("claims", []):
+        if e.get("settings"):
+            stored.setdefault(e["id"], []).append(e)
     entries = []
     for cl in CLAIMS:
         present = [s for s in cl.files if s in ctx]
         base = {"id": cl.id, "paper": cl.paper, "section": cl.section, "figure": cl.figure, "claim": cl.words,
                 "quantity": cl.quantity, "test": cl.test, "quantifier": cl.quantifier, "margin": cl.margin,
-                "alpha": vr.ALPHA}
-        empty = dict(variant="", verdict="not run", fraction=None, n_settings=0, counts={}, settings=[], files=[],
-                     replicates={})
+                "kind": cl.kind, "alpha": vr.ALPHA}
+        empty = dict(variant="", setting=cl.setting, reading=cl.reading, verdict="not run", label="not run",
+                     fraction=None, n_settings=0, counts={}, settings=[], files=[], replicates={})
         if cl.not_run:
             entries.append(dict(base, **empty, reason=cl.not_run, command=cl.not_run))
             continue
+        if not present and cl.id in stored:
+            src = (f"{evidence.get('source', 'an earlier claims.json')}: the results of "
+                   f"{', '.join(_config_of(s) for s in cl.files)} are not under {results_dir}; their stored "
+                   "per-setting estimates are re-judged under the current rule")
+            first = stored[cl.id][0]
+            files, replicates = first.get("files", []), first.get("replicates", {})
+            command = first.get("command", "")
+            for g0 in _stored_groups(cl, stored[cl.id], stored):
+                for g in split_calibrations(g0):
+                    entries.append(_entry(cl, base, g, files, replicates, first.get("reduced", []), command, src))
+            continue
         if not present:
             missing = ", ".join(_config_of(s) for s in cl.files)
-            reason = f"results of {missing} not found under {results_dir}"
-            entries.append(dict(base, **empty, reason=reason, command=reason))
+            reason = (f"results of {missing} not found under {results_dir}; "
+                      f"`bash scripts/reproduce.sh` runs every study behind a claim")
+            entries.append(dict(base, **empty, reason=reason, command="bash scripts/reproduce.sh"))
             continue
         try:
             groups = cl.check(ctx)
@@ -2100,20 +2518,25 @@ def evaluate(results_dir, ctx=None):
             entries.append(dict(base, **dict(empty, files=files, replicates=replicates), reason=reason,
                                 command=command, error=err, reduced=reduced))
             continue
-        for g in groups:
-            quantifier = g.quantifier or cl.quantifier
-            res = vr.judge(g.settings, quantifier)
-            extra = {}
-            if "fraction_bounds" in res:
-                extra["fraction_bounds"] = [round(v, 4) for v in res["fraction_bounds"]]
-            if res["verdict"] == "not run":
-                extra["reason"] = g.note or "no setting of these results files is one the sentence speaks of"
-            entries.append(dict(base, variant=g.label, quantifier=quantifier, verdict=res["verdict"],
-                                fraction=None if res["fraction"] is None else round(res["fraction"], 4),
-                                n_settings=len(g.settings), counts=res["counts"], note=g.note,
-                                settings=g.settings, files=files, replicates=replicates, reduced=reduced,
-                                command=command, **extra))
+        for g0 in groups:
+            for g in split_calibrations(g0):
+                entries.append(_entry(cl, base, g, files, replicates, reduced, command))
     return entries
+
+
+def headline(entries, setting="paper"):
+    """Counts of verdict classes over the entries of one setting (the headline counts of the report,
+    docs and README use setting 'paper'), and per claim id the table-level view across its rows of
+    that setting (verdict_rules.claim_level: Holm across all the rows' settings)."""
+    sel = [e for e in entries if e.get("setting", "paper") == setting]
+    counts = {v: 0 for v in vr.VERDICTS}
+    for e in sel:
+        counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
+    per_claim = {}
+    for e in sel:
+        per_claim.setdefault(e["id"], []).append([s.get("p_contradict", 1.0) for s in e.get("settings", [])])
+    return {"setting": setting, "rows": len(sel), "claims": len(per_claim), "counts": counts,
+            "claim_level": {cid: vr.claim_level(f) for cid, f in per_claim.items()}}
 
 
 def runs_summary(entries):
@@ -2131,11 +2554,13 @@ def runs_summary(entries):
 
 
 def summary_line(e):
+    """The verdict as printed: its label with the counts that justify it; a claim not run names the
+    command that runs it."""
     if e["verdict"] == "not run":
-        return "not run"
-    c = e["counts"]
-    return (f"{e['verdict']} ({c['supported']}/{e['n_settings']} supported, {c['contradicted']} contradicted, "
-            f"{c['unresolved']} unresolved)")
+        return f"not run (run: {e.get('command') or 'bash scripts/reproduce.sh'})"
+    if e["verdict"] == "figure comparison":
+        return e.get("label") or "figure comparison, no verdict"
+    return vr.label(e["verdict"], e["counts"], e["n_settings"])
 
 
 def evidence_text(e, k=3):
@@ -2226,28 +2651,63 @@ def markdown(entries, results_dir=None):
     return "\n".join(lines) + "\n"
 
 
+def writable_target(path, option):
+    """None if ``path`` can be written (a file, new or existing, in an existing writable folder),
+    else the error message naming the option: checked before any work, so that a long evaluation
+    never ends on an unwritable output."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        return f"{option} {path}: a folder, not a file (give a file name)"
+    if not os.path.isdir(folder):
+        return f"{option} {path}: the folder {folder} does not exist (create it or give another path)"
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        return f"{option} {path}: not writable (check its permissions or give another path)"
+    if not os.path.exists(path) and not os.access(folder, os.W_OK | os.X_OK):
+        return f"{option} {path}: the folder {folder} is not writable (give another path)"
+    return None
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Evaluate the papers' claims on dpmu results files.")
     parser.add_argument("results_dir")
     parser.add_argument("--json", default=None, help="output file (default RESULTS_DIR/claims.json)")
     parser.add_argument("--markdown", default=None, help="output table (default RESULTS_DIR/claims.md)")
     parser.add_argument("--compact", action="store_true", help="write claims.json without indentation")
+    parser.add_argument("--evidence", default=None,
+                        help="an earlier claims.json (e.g. docs/claims.json): the claims whose results files are not "
+                             "under RESULTS_DIR are re-judged from its stored per-setting estimates under the current "
+                             "rule (marked evidence_from)")
     args = parser.parse_args(argv)
     if not os.path.isdir(args.results_dir):
         print(f"error: {args.results_dir}: no such folder (give the folder of the results files)", file=sys.stderr)
         return 2
-    entries = evaluate(args.results_dir)
     jpath = args.json or os.path.join(args.results_dir, "claims.json")
     mpath = args.markdown or os.path.join(args.results_dir, "claims.md")
+    for path, option in ((jpath, "--json"), (mpath, "--markdown")):
+        err = writable_target(path, option)
+        if err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+    evidence = None
+    if args.evidence:
+        try:
+            with open(args.evidence) as f:
+                evidence = json.load(f)
+            evidence["source"] = args.evidence
+        except (OSError, ValueError) as exc:
+            print(f"error: --evidence {args.evidence}: not a readable claims.json ({exc})", file=sys.stderr)
+            return 2
+    entries = evaluate(args.results_dir, evidence=evidence)
     with open(jpath, "w") as f:
         json.dump({"results_dir": args.results_dir, "z": Z95, "alpha": vr.ALPHA, "rule": "plotting/verdict_rules.py",
                    "bootstrap_draws": BOOTSTRAP_DRAWS, **runs_summary(entries),
+                   "headline": {s: headline(entries, s) for s in SETTINGS},
                    "claims": entries}, f, indent=None if args.compact else 1, ensure_ascii=False,
                   separators=(",", ":") if args.compact else None)
     with open(mpath, "w") as f:
         f.write(markdown(entries, args.results_dir))
     for e in entries:
-        print(f"{e['id']:38s} {e['variant'][:50]:50s} {summary_line(e)}")
+        print(f"{e['id']:38s} {e['setting'][:5]:5s} {e['variant'][:46]:46s} {summary_line(e)}")
     print(jpath)
     print(mpath)
     return 0

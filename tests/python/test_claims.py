@@ -65,10 +65,14 @@ def test_declarations():
                  "PB-4.2-interval-coverage", "PB-5.1-support-coverage", "PB-4.4-sensitivity-tradeoff",
                  "PB-5.3-threshold-sparsity", "LCSSF-5-very-successful", "LCSSF-5-structure"):
         assert need in ids, need
-    # the type-I claim quotes §4.3, not §1.1 ("adequately calibrated"), and is two-sided
+    # the type-I claim quotes §4.3, not §1.1 ("adequately calibrated"), is one-sided (≤ 3α/2) and its
+    # degeneracy is a claim of its own (issue 40)
     t1 = BY_ID["PB-4.3-type1"]
     assert t1.section == "§4.3" and "adequate type I error rates" in t1.words
-    assert "adequately calibrated" not in t1.words and "α ± α/2" in t1.test
+    assert "adequately calibrated" not in t1.words and "at most 3α/2" in t1.test
+    assert "OWN-4.3-type1-degenerate" in ids and BY_ID["OWN-4.3-type1-degenerate"].setting == "own"
+    # every claim has a setting of the four
+    assert all(cl.setting in c.SETTINGS for cl in c.CLAIMS)
     # "≈" claims carry their reading margins
     for i in ("PB-4.4-fig1-M10-H11", "PB-4.4-fig1-M10-H12", "PB-5.2.2-close", "PB-B-fig7-power", "LCSSF-5-R-large"):
         assert BY_ID[i].margin, i
@@ -77,16 +81,24 @@ def test_declarations():
     assert BY_ID["PB-5.2.1-threshold-null"].quantifier == "tend to"
 
 
-def test_a_rate_of_zero_is_not_adequately_calibrated():
-    """The plain type-I test at α = 0.05 with 4000 replicates: a rate of 0 is contradicted (it was
-    'supported' under the old one-sided rule), a rate of 0.051 is supported."""
-    se0 = c.binomial_se(0.05, 4000)
-    zero = c.approx_outcome(0.0, se0, 0.05, c.BRADLEY * 0.05)
-    good = c.approx_outcome(0.051, se0, 0.05, c.BRADLEY * 0.05)
-    settings = [dict(zero), dict(good)] + [dict(good) for _ in range(270)]
+def test_type1_level_is_one_sided_and_structural_zeros_are_exact():
+    """Issue 40: the plain corrected test's rate is exactly 0 where c_α = U (rejection impossible);
+    the two-sided band [α/2, 3α/2] with a binomial SE contradicted it at α = 0.05 and left it
+    unresolved at α = 0.01 for the same structural zero. Now: one-sided ≤ 3α/2; the structural zero
+    is exact and supported; an inflated rate (0.09 at α = 0.05, 4000 releases) is contradicted."""
+    zero = c.type1_level_test(0, 4000, 0.05, True)
+    assert (zero["p_support"], zero["p_contradict"]) == (0.0, 1.0)
+    zero01 = c.type1_level_test(0, 4000, 0.01, True)
+    good = c.type1_level_test(204, 4000, 0.05, False)
+    bad = c.type1_level_test(360, 4000, 0.05, False)
+    settings = [dict(zero), dict(zero01), dict(good), dict(bad)]
     res = vr.judge(settings)
-    assert settings[0]["outcome"] == "contradicted" and settings[1]["outcome"] == "supported"
+    assert [s["outcome"] for s in settings] == ["supported", "supported", "supported", "contradicted"]
     assert res["verdict"] == "partly"
+    # the old two-sided encoding contradicted the structural zero (the bug)
+    se0 = c.binomial_se(0.05, 4000)
+    old = c.approx_outcome(0.0, se0, 0.05, 0.5 * 0.05)
+    assert vr.judge([dict(old)])["verdict"] == "does not hold"
 
 
 def test_u10_best_has_a_margin_and_a_tie_is_no_contradiction():
@@ -200,8 +212,9 @@ def test_interval_coverage_claim_on_known_rates():
                          "num_subsets=5; 1 − α = 0.95", "num_subsets=5; 1 − α = 0.99"}
     first = rows["num_subsets=2; 1 − α = 0.95"]
     assert first["estimate"] == pytest.approx(0.95) and first["se"] == pytest.approx(math.sqrt(0.95 * 0.05 / r))
-    assert first["test"] == "in [0.945, 1]"
-    assert rows["num_subsets=2; 1 − α = 0.99"]["test"] == "in [0.985, 1]"
+    # one-sided (issue 40: the interval [0.945, 1] could never support a coverage of 1)
+    assert first["test"] == "≥ 0.945 (exact binomial, one-sided)"
+    assert rows["num_subsets=2; 1 − α = 0.99"]["test"] == "≥ 0.985 (exact binomial, one-sided)"
     assert rows["num_subsets=5; 1 − α = 0.99"]["runs"] == r - 1
     assert rows["num_subsets=5; 1 − α = 0.99"]["estimate"] == pytest.approx((0.99 * r - 1) / (r - 1))
     verdict = vr.judge(groups[0].settings)["verdict"]
@@ -209,6 +222,9 @@ def test_interval_coverage_claim_on_known_rates():
     assert outcome == {"num_subsets=2; 1 − α = 0.95": "supported", "num_subsets=2; 1 − α = 0.99": "supported",
                        "num_subsets=5; 1 − α = 0.95": "contradicted", "num_subsets=5; 1 − α = 0.99": "supported"}
     assert verdict == "partly"
+    # full coverage (every release covered) is supported; under the interval test it was unresolved
+    assert vr.judge([dict(c.coverage_test(250, 250, 0.945))])["verdict"] == "holds"
+    assert vr.judge([dict(c.interval_outcome(1.0, c.binomial_se(0.95, 250), 0.945, 1.0))])["verdict"] == "undecided"
     # a results file written before the metric: no settings, and the note names the config to re-run
     res.summary = {}
     old = BY_ID["PB-4.2-interval-coverage"].check({"fig1_hsb_posterior": _FakeStudy(res)})
