@@ -2600,16 +2600,36 @@ def rule_markdown():
              "'typically', 'tend to' = more than half of the settings, decided by one-sided Clopper–Pearson "
              "bounds of the fraction of settings where the claim is true (lower bound from the supported count, "
              "upper from the not-contradicted count) against 1/2; 'especially when X' = one comparison of the "
-             "mean over the settings in X with the mean over the others (not a universal).",
-             "* **Verdicts**: *holds* (every setting supported; majority: lower bound > 1/2); *holds within MC "
-             "error* (none contradicted, some unresolved); *partly* (some contradicted after Holm, some "
-             "supported); *does not hold* (some contradicted, none supported; majority: upper bound < 1/2); "
-             "*not run* (no result; the reason and the config that would produce it are given).",
+             "mean over the settings in X with the mean over the others (not a universal); 'can', 'some', "
+             "'a proper choice … leads to' = existential: one setting supported after Holm's correction of the "
+             "support p-values suffices, every setting contradicted refutes. A best value over a grid (the best "
+             "φ) or a share of a grid reaching a bound is tested per grid point with the selection paid for "
+             "(Bonferroni over the grid); a structural exact value (an atom, a rejection that is impossible) is "
+             "judged as exact.",
+             "* **Verdicts** (frozen in `verdict_rules.LABELS`, printed with their counts):"] + \
+            [f"  * *{v}*: {doc}." for v, doc in vr.LABELS.items()] + [
+             "* **Settings**: every row says whether it is on the paper's `setting` (where the paper is ambiguous, "
+             "the documented reading, named in the row), a `variant` of ours, a `reconstruction` (another "
+             "reading of what the paper leaves unsaid) or our `own` claim; headline counts use the paper's "
+             "setting only, variants and reconstructions have their own table.",
              "* **Margins** for '≈', 'close', 'similar', 'best' are derived from how precisely the paper's "
-             "number can be read: a number read off a figure is read to a tenth of the tick spacing and its "
-             "margin is half of that (tick spacing / 20; the probability axes have ticks 0.25 apart: ± 0.0125); a "
-             "number printed in the text has half a unit of its last printed digit. Where the paper gives no "
-             "number to read (power, 'small', 'wide range') the margin is ours and says so.",
+             "number can be read or what the word means on the figure, one margin per word class:",
+             "",
+             "  | word class | margin | why |",
+             "  |---|---|---|",
+             "  | ≈ a number read off a figure | tick spacing / 20 (probability axes, ticks 0.25 apart: ± 0.0125) | "
+             "the precision a figure can be read to: a tenth of a tick, half of it either way |",
+             "  | ≈ a number printed in the text | half a unit of the last printed digit | the number's own "
+             "precision |",
+             f"  | close (Figure 5) | {CLOSE_SHARE:g} × the central 98% range of the panel's averaged histogram | "
+             "relative to the spread the figure shows, not to its ticks |",
+             f"  | almost identical (two figures) | {IDENTICAL_SHARE:g} of the span of the axis shown: ± 0.05 on a "
+             f"probability axis, ± {PMSE_IDENTICAL_DECADES:g} decade on the 8-decade PMSE axis | what the eye can tell "
+             "apart between two figures |",
+             f"  | small (a drop in a proportion) | 0.1, below 0 by at most {LEI_MARGIN:g} | ours |",
+             "  | same scale (Figure 5's axes) | a factor 2 | a figure comparison, shown without a verdict |",
+             "",
+             "  Where the paper gives no number to read (power, 'wide range') the margin is ours and says so.",
              f"* **Measured family-wise false-alarm rate** of the whole rule: {vr.MEASURED_FALSE_ALARM_TEXT} "
              "(tests/python/test_verdict_rules.py).", "",
              "### Margins and quantifiers per claim", "",
@@ -2623,8 +2643,65 @@ def rule_markdown():
     return "\n".join(lines) + "\n"
 
 
+SETTING_TITLES = {
+    "paper": "Claims on the paper's setting",
+    "variant": "Variants and reconstructions (sensitivity analyses: our changes, and other readings of what the "
+               "paper leaves unsaid)",
+    "own": "Our own claims",
+}
+REPRODUCE = "bash scripts/reproduce.sh"
+
+
+def _table_of(setting):
+    return "variant" if setting in ("variant", "reconstruction") else setting
+
+
+def summary_lines(entries):
+    """The top paragraph of the report and of claims.md, generated from the entries: what the run
+    covers, how many claims are judged on the paper's setting and with which verdicts, what is red on
+    the paper's setting and why (one line each), and the command that fills the rest. Plain text with
+    `code` in backticks."""
+    files = {}
+    for e in entries:
+        for f in e.get("files", []):
+            files[f["config"]] = f
+    ids = list(dict.fromkeys(e["id"] for e in entries))
+    judged = [e for e in entries if e["verdict"] != "not run"]
+    judged_ids = list(dict.fromkeys(e["id"] for e in judged))
+    missing = [i for i in ids if i not in judged_ids]
+    paper = [e for e in judged if e.get("setting") == "paper"]
+    counts = {}
+    for e in paper:
+        counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
+    order = [v for v in vr.VERDICTS if v in counts]
+    lines = [f"This run covers {len(files)} results file{'s' if len(files) != 1 else ''} "
+             f"({', '.join(f'`{c}`' for c in sorted(files)) or 'none'}) and judges {len(judged_ids)} of the "
+             f"{len(ids)} claims ({len(judged)} rows)."]
+    if paper:
+        lines.append(f"On the paper's setting (or its documented reading where the paper is ambiguous): "
+                     f"{len(paper)} rows of {len(dict.fromkeys(e['id'] for e in paper))} claims — "
+                     + ", ".join(f"{v}: {counts[v]}" for v in order) + ". "
+                     f"Variants and reconstructions: {sum(_table_of(e.get('setting')) == 'variant' for e in judged)} rows "
+                     f"(their own table); our own claims: {sum(e.get('setting') == 'own' for e in judged)} rows.")
+    red = [e for e in paper if e["verdict"] == "does not hold"]
+    for e in red:
+        worst = next((x for x in e["settings"] if x.get("outcome") == "contradicted"), None)
+        ev = ""
+        if worst is not None and worst.get("estimate") is not None:
+            ev = f"; e.g. {worst['setting']}: {worst['estimate']:.4g} against {worst.get('test', '')}"
+        lines.append(f"Red: `{e['id']}`" + (f" ({e['variant']})" if e["variant"] else "") +
+                     f" — {summary_line(e)}{ev}.")
+    if missing:
+        lines.append(f"Not judged by this run: {len(missing)} claim{'s' if len(missing) != 1 else ''} whose studies it "
+                     "did not run; "
+                     f"`{REPRODUCE}` runs every study behind a claim (about 22 min on 2 free cores once `dpmu` is "
+                     f"built; docs/performance.md) and fills them: " + ", ".join(f"`{i}`" for i in missing) + ".")
+    return lines
+
+
 def markdown(entries, results_dir=None):
-    """The claims table in Markdown, preceded by the results files it was computed from."""
+    """The claims tables in Markdown (the paper's setting; variants and reconstructions; our own
+    claims), preceded by the generated summary and the results files they were computed from."""
     files = {}
     for e in entries:
         for f in e["files"]:
@@ -2635,19 +2712,29 @@ def markdown(entries, results_dir=None):
              "reading margins, Holm's family-wise control at α = 0.05): plotting/verdict_rules.py and the head of "
              "docs/claims.md; docs/decisions.md (\"One verdict rule\"). All settings with their numbers and "
              "p-values are in claims.json.", "",
+             "## Summary", ""] + [f"* {x}" for x in summary_lines(entries)] + [
              "", rule_markdown(), "## Results files", "",
              "Replicates per cell; the config's number where a run was reduced:", ""]
     for f in files.values():
         red = "" if f["replicates"] == f["config_replicates"] else f" (reduced; config: {f['config_replicates']})"
         lines.append(f"* `{f['file']}` from `{f['config']}`: {f['replicates']}{red}")
-    lines += ["", "## Claims", "",
-              "| claim | figure | variant | verdict | fraction | evidence (first settings: estimate ± MC SE) |",
-              "|---|---|---|---|---|---|"]
-    for e in entries:
-        frac = "" if e["fraction"] is None else f"{e['fraction']:.2f}"
-        words = e["claim"].replace("|", "\\|")
-        lines.append(f"| **{e['id']}** {words} | {e['figure']} | {e['variant'].replace('|', '/')} | "
-                     f"{summary_line(e)} | {frac} | {(evidence_text(e) or e.get('reason', '')).replace('|', '/')} |")
+    stored = sorted({e["evidence_from"] for e in entries if e.get("evidence_from")})
+    if stored:
+        lines += ["", "Re-judged from stored evidence (results files not in this folder):", ""] + \
+            [f"* {x}" for x in stored]
+    for table in ("paper", "variant", "own"):
+        rows = [e for e in entries if _table_of(e.get("setting", "paper")) == table]
+        if not rows:
+            continue
+        lines += ["", f"## {SETTING_TITLES[table]}", "",
+                  "| claim | figure | variant | setting (reading) | verdict | evidence (first settings: estimate ± MC SE) |",
+                  "|---|---|---|---|---|---|"]
+        for e in rows:
+            words = e["claim"].replace("|", "\\|")
+            setting = e.get("setting", "paper") + (f": {e['reading']}" if e.get("reading") else "")
+            lines.append(f"| **{e['id']}** {words} | {e['figure']} | {e['variant'].replace('|', '/')} | "
+                         f"{setting.replace('|', '/')} | {summary_line(e)} | "
+                         f"{(evidence_text(e) or e.get('reason', '')).replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
 
