@@ -249,3 +249,79 @@ def test_find_studies_prefers_the_file_named_after_its_config(tmp_path, monkeypa
     assert os.path.basename(found["fig1_hsb_posterior"].path) == "fig1_hsb_posterior.h5"
     assert os.path.basename(found["fig2_hsb_likelihood_ratio"].path) == "fig2_hsb_likelihood_ratio.h5"
     assert os.path.basename(found["fig6_hsb_censoring"].path) == "fig6_hsb_censoring.more.h5"
+
+
+def test_unwritable_output_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    """Issue 38 (WEAK): claims.py computed for seconds and then failed on an unwritable --json. The
+    outputs are checked first: evaluate is never called, exit 2, the message names the option."""
+    called = []
+    monkeypatch.setattr(c, "evaluate", lambda *a, **k: called.append(1) or [])
+    (tmp_path / "res").mkdir()
+    assert c.main([str(tmp_path / "res"), "--json", str(tmp_path / "no-such-dir" / "c.json")]) == 2
+    assert "--json" in capsys.readouterr().err and not called
+    assert c.main([str(tmp_path / "res"), "--markdown", str(tmp_path)]) == 2  # a folder, not a file
+    assert "--markdown" in capsys.readouterr().err and not called
+    if os.geteuid() != 0:  # root writes anywhere
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        assert c.main([str(tmp_path / "res"), "--json", str(ro / "c.json")]) == 2 and not called
+    assert c.main([str(tmp_path / "res"), "--evidence", str(tmp_path / "missing.json")]) == 2 and not called
+
+
+def test_symlink_loops_are_not_followed(tmp_path):
+    """Issue 38 (WEAK): a results folder holding a link to itself was walked 40 levels deep. Each real
+    folder is entered once; a symlinked folder elsewhere is still followed."""
+    res = tmp_path / "res"
+    (res / "a").mkdir(parents=True)
+    (res / "a" / "x.h5").write_bytes(b"")
+    os.symlink(res, res / "a" / "loop")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "y.h5").write_bytes(b"")
+    os.symlink(other, res / "linked")
+    found = c.h5_files(str(res))
+    assert sorted(os.path.basename(f) for f in found) == ["x.h5", "y.h5"]
+    assert all("/loop/" not in os.path.relpath(f, str(res)) and not os.path.relpath(f, str(res)).startswith("a/loop") for f in found)
+
+
+def test_settings_of_the_rows():
+    """Issue 40: the setting of a group from its label; own claims stay own."""
+    cl = BY_ID["PB-4.4-fig2-corrected-above"]
+    assert c.setting_of(cl, c.Group("Gaussian calibration: exact"))[0] == "paper"
+    assert c.setting_of(cl, c.Group("Gaussian calibration: paper_literal"))[0] == "variant"
+    lei = BY_ID["LCSSF-5-eps"]
+    assert c.setting_of(lei, c.Group("calibration lcssf_delta = rpR_2"))[0] == "paper"
+    assert c.setting_of(lei, c.Group("calibration lcssf_delta = r2_1pR2"))[0] == "reconstruction"
+    assert c.setting_of(lei, c.Group("calibration lcssf_delta = 1pR_2"))[0] == "variant"
+    cps = BY_ID["PB-5.2.2-close"]
+    assert c.setting_of(cps, c.Group("fig5_cps"))[0] == "reconstruction"
+    assert c.setting_of(cps, c.Group("fig5_cps_centred_age"))[0] == "paper"
+    assert c.setting_of(cps, c.Group("fig5_cps_public_bounds: x"))[0] == "variant"
+    assert c.setting_of(BY_ID["OWN-calibration-plug-in"], c.Group("plug-in"))[0] == "own"
+    # a group pooling both calibrations is split
+    g = c.Group("fig7_hsb_lr_censoring")
+    for cal in ("exact", "paper_literal"):
+        g.add(f"num_subsets=2, gaussian_calibration={cal}; M 2→5", 1.0, 0.1, c.sign_outcome(1.0, 0.1, +1))
+    parts = c.split_calibrations(g)
+    assert [p.label for p in parts] == ["fig7_hsb_lr_censoring — calibration exact",
+                                        "fig7_hsb_lr_censoring — calibration paper_literal"]
+
+
+def test_grid_best_pays_for_the_selection():
+    """LCSSF 'the best φ reaches 0.9': 51 φ each at 450 of 500 correct (0.9 exactly) is not support
+    (the plug-in best, a max of noisy proportions, would be); 495 of 500 at one φ is."""
+    class St:
+        def __init__(self, means):
+            self.res = type("R", (), {"summary": {"prob_true_model": {"mean": [np.asarray(means)],
+                                                                      "n_ok": [np.full(len(means), 500.0)]}}})()
+    flat = St(np.full(51, 0.9))
+    t = c.lei_grid_test([(flat, 0)], 0.9)
+    assert t["p_support"] > 0.05
+    peak = St(np.r_[np.full(50, 0.5), 0.99])
+    assert c.lei_grid_test([(peak, 0)], 0.9)["p_support"] < 0.05
+    # "a fifth of the grid": 11 of 51 φ needed; 10 clearly above is not enough, 11 is
+    ten = St(np.r_[np.full(41, 0.3), np.full(10, 1.0)])
+    eleven = St(np.r_[np.full(40, 0.3), np.full(11, 1.0)])
+    assert c.lei_grid_test([(ten, 0)], 0.9, 0.2)["p_support"] > 0.05
+    assert c.lei_grid_test([(eleven, 0)], 0.9, 0.2)["p_support"] < 0.05
