@@ -2,6 +2,14 @@
 computed checks on dpmu results files.
 
 Usage: /usr/bin/python3 plotting/claims.py RESULTS_DIR [--json claims.json] [--markdown claims.md]
+                                          [--evidence docs/claims.json]
+
+The declarations live beside the paper's sentences, one module per paper section:
+claims_pb_hsb.py (PB §4 and App. B), claims_pb_ssp.py (PB §5.2.1, §5.3, App. C), claims_pb_cps.py
+(PB §5.1, §5.2.2), claims_lcssf.py (LCSSF §5), claims_own.py (ours); their vocabulary (statistics
+with Monte Carlo error, the per-setting tests, Group, Claim, the registry, the settings, the
+accessors) is claims_core.py, the rule is verdict_rules.py, the rendering claims_render.py. This
+file finds the results files, evaluates every declaration and writes claims.json and claims.md.
 
 Every entry of CLAIMS holds the paper's words, the figure, the quantity, the test over the whole
 grid of settings the sentence speaks of (one sentence a referee can check: ``test``), the margins
@@ -15,10 +23,15 @@ p-values of the claim and of its negation at that setting.
 The verdict is computed by plotting/verdict_rules.py, one rule for every claim (its docstring has
 the statistics and their sources; docs/claims.md the margins and the measured false-alarm rate):
 one-sided tests for inequalities, TOST equivalence tests for intervals, Holm's family-wise control
-of contradicted settings at α = 0.05, Clopper–Pearson bounds for majority quantifiers. Verdicts:
-``holds``, ``holds within MC error`` (some settings unresolved, none contradicted), ``partly``
-(some settings contradicted after multiplicity control, some supported), ``does not hold``,
-``not run`` (with the reason and the config that would produce the result).
+of contradicted settings at α = 0.05, Clopper–Pearson bounds for majority quantifiers, Holm on
+support for existential ones. The verdict labels and their meanings are frozen in
+``verdict_rules.LABELS`` (holds, holds within MC error, undecided, partly, does not hold, figure
+comparison, not run) and printed with their counts. Every row carries its ``setting`` (paper |
+variant | reconstruction | own, with the ``reading`` where the paper is ambiguous).
+
+``--evidence docs/claims.json`` re-judges, under the current rule, the stored per-setting estimates
+of the claims whose results files are not under RESULTS_DIR (re-tested by the claim's entry in
+RETESTS where its test changed since); such rows say so in ``evidence_from``.
 
 Results files are found anywhere under RESULTS_DIR and identified by the config they were run
 from (the ``config_source`` attribute; smoke configs have the same names), so a claim reads e.g.
@@ -26,10 +39,8 @@ the results of ``configs/fig7_hsb_lr_censoring.yaml`` wherever they were written
 """
 import argparse
 import json
-import math
 import os
 import sys
-from dataclasses import dataclass, field
 
 import h5py
 import numpy as np
