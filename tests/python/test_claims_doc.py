@@ -163,3 +163,13 @@ def test_findings_block_is_the_declared_list():
     r = subprocess.run([sys.executable, os.path.join(ROOT, "plotting", "findings.py"), "--check", DOC],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_readme_headline_matches_the_stored_claims_json():
+    """The README's headline counts (paper's setting only) are generated from docs/claims.json."""
+    with open(CLAIMS) as f:
+        doc = json.load(f)
+    with open(os.path.join(ROOT, "README.md")) as f:
+        text = f.read()
+    assert "<!-- claims-headline -->" in text
+    assert cd.fill(text, doc, "docs/claims.json") == text
