@@ -103,10 +103,11 @@ FINDINGS = [
         "confirmation": "the corrected critical values agree with the independent values of docs/methods.md §7 "
                         "(exact, M = 10, δ = 0.25: 2.40 / 2.95 both; printed variance, M = 5, δ = 0.25: 5.12 / 6.86 "
                         "there, 5.10 / 6.80 here), so the disagreement is not in the critical values",
-        "conclusion": "App. B's statement about U ∈ {1, 2} fits the printed variance and its statement about "
-                      "U = 10 fits the exact calibration; either the figures were run with different noise "
-                      "levels or the statements are looser than the figures. Both calibrations are reported; the "
-                      "exact one is the paper's setting here (docs/decisions.md).",
+        "conclusion": "App. B's statement about U ∈ {1, 2} is closer to the printed variance and its statement "
+                      "about U = 10 to the exact calibration, and neither calibration supports both; either the "
+                      "figures were run with different noise levels or the statements are looser than the figures. "
+                      "Both calibrations are reported; the exact one is the paper's setting here "
+                      "(docs/decisions.md).",
     },
     {
         "title": "LCSSF §5: the reported accuracy needs less noise than any DP-valid reading of the sensitivity, "
