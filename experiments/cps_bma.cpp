@@ -466,6 +466,8 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
         {"confidence_set_upper", m, true, "t_K = max T(C): upper end of the 1 - alpha interval", coefficients},
         {"confidence_set_outside_bins", m, true, "fraction of T(C) outside the cell's bin range", coefficients},
         {"confidence_set_size", 1, false, "|T(C)|: accepted candidates that are PD"},
+        {"confidence_set_covers_gram", 1, false,
+         "1 if ||G* - G|| <= q: the §5.1 set {G* - E : ||E|| <= q} holds the confidential G (its coverage)"},
         {"ridge_fallback_non_thresholded", 1, false, "1 if the ridge had to be raised (G*_r)"},
         {"ridge_fallback_thresholded", 1, false, "1 if the ridge had to be raised (G**_r)"},
     };
@@ -607,6 +609,9 @@ class CpsBma final : public runtime::TypedExperiment<CpsSetup> {
       out.set("confidence_set_outside_bins", c, static_cast<double>(out_count) / static_cast<double>(values.size()));
     }
     out.set("confidence_set_size", static_cast<double>(set.summaries.size()));
+    // PB §5.1: does the confidence set cover G itself? G* − G is the noise drawn, G is PD, so G is a
+    // candidate of the set exactly when its norm is within the simulated quantile (no random numbers).
+    out.set("confidence_set_covers_gram", core::matrix_norm(noisy - s.gram, s.norm) <= set.norm_quantile ? 1.0 : 0.0);
     out.set("ridge_fallback_non_thresholded", g_r.fallback ? 1.0 : 0.0);
     out.set("ridge_fallback_thresholded", gt_r.fallback ? 1.0 : 0.0);
     // Calibration metrics (no random numbers): intervals of G*_r and G**_r against the non-private

@@ -15,6 +15,9 @@ text to write, with fields in braces:
 
   {supported} {contradicted} {unresolved} {n}   counts of settings (summed over variants for "*")
   {verdict}                                      the entry's verdict ("*": every variant's, joined)
+  {label}                                        the verdict printed with its counts, e.g. "partly (3 of
+                                                 24 contradicted, 21 supported)"
+  {setting}                                      paper | variant | reconstruction | own
   {replicates}                                   replicates per cell of the results used (joined)
   {config_replicates}                            the config's replicates per cell
   {estimate@SETTING} {se@SETTING}                one setting's estimate and MC SE (4 significant
@@ -24,7 +27,8 @@ text to write, with fields in braces:
 
 A block marker writes a whole paragraph: ``<!-- claims-source -->…<!-- /claims-source -->`` says
 which claims.json the passages come from, under which rule, and which results were reduced (their
-numbers await a full-size re-run).
+numbers await a full-size re-run); ``<!-- claims-headline -->…<!-- /claims-headline -->`` writes
+the headline counts, on the rows of the paper's setting only.
 
 ``--check`` writes nothing and exits 1 if a passage differs from what the claims.json gives (the
 test tests/python/test_claims_doc.py runs it on docs/reproduction.md with docs/claims.json);
@@ -36,9 +40,11 @@ import json
 import re
 import sys
 
+HEADLINE = re.compile(r"<!-- claims-headline -->(?P<text>.*?)<!-- /claims-headline -->", re.S)
 INLINE = re.compile(r"<!-- claims (?P<spec>[^>]*?) -->(?P<text>.*?)<!-- /claims -->", re.S)
 SOURCE = re.compile(r"<!-- claims-source -->(?P<text>.*?)<!-- /claims-source -->", re.S)
-ANY = re.compile(r"<!-- claims .*?<!-- /claims -->|<!-- claims-source -->.*?<!-- /claims-source -->", re.S)
+ANY = re.compile(r"<!-- claims .*?<!-- /claims -->|<!-- claims-source -->.*?<!-- /claims-source -->|"
+                 r"<!-- claims-headline -->.*?<!-- /claims-headline -->", re.S)
 FIELD = re.compile(r"\{(?P<name>[A-Za-z_0-9]+)(?:@(?P<setting>[^}]*?))?(?::(?P<fmt>[.0-9]*[fge]))?\}")
 
 
@@ -94,6 +100,10 @@ def render(spec, claims):
             return str(sum(e.get("n_settings", 0) for e in es))
         if name == "verdict":
             return _join(e["verdict"] for e in es)
+        if name == "label":
+            return _join(e.get("label") or e["verdict"] for e in es)
+        if name == "setting":
+            return _join(e.get("setting", "paper") for e in es)
         if name == "replicates":
             return _join(f["replicates"] for e in es for f in e.get("files", []))
         if name == "config_replicates":
@@ -120,6 +130,12 @@ def source_text(doc, path):
     if full:
         txt += " Full-size results behind it: " + ", ".join(
             f"`{c}` ({files[c]['replicates']})" for c in full) + "."
+    stored = sorted({e["evidence_from"].split(":")[0] for e in doc["claims"] if e.get("evidence_from")})
+    rejudged = sorted({f["config"] for e in doc["claims"] if e.get("evidence_from") for f in e.get("files", [])})
+    if rejudged:
+        txt += (" Re-judged under the current rule from the per-setting estimates stored in " +
+                ", ".join(f"`{x}`" for x in stored) + " (their results files were not re-run): " +
+                ", ".join(f"`{c}`" for c in rejudged) + ".")
     if reduced:
         txt += (" **Reduced runs, whose counts await a full-size re-run** (`bash scripts/reproduce.sh`): " +
                 ", ".join(f"`{c}` ({files[c]['replicates']} of {files[c]['config_replicates']} replicates)"
@@ -127,11 +143,31 @@ def source_text(doc, path):
     return txt
 
 
+VERDICT_ORDER = ("holds", "holds within MC error", "undecided", "partly", "does not hold", "figure comparison",
+                 "not run")
+
+
+def headline_text(doc):
+    """The headline counts: verdicts of the rows on the paper's setting only (variants,
+    reconstructions and our own claims counted apart)."""
+    rows = [e for e in doc["claims"] if e.get("setting", "paper") == "paper"]
+    counts = {}
+    for e in rows:
+        counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
+    ids = {e["id"] for e in rows}
+    other = {k: sum(e.get("setting") == k for e in doc["claims"]) for k in ("variant", "reconstruction", "own")}
+    return (f"On the paper's setting (the documented reading where the paper is ambiguous): {len(rows)} rows of "
+            f"{len(ids)} claims — " + ", ".join(f"{v} {counts[v]}" for v in VERDICT_ORDER if v in counts) +
+            f"; apart from these, {other['variant']} variant, {other['reconstruction']} reconstruction and "
+            f"{other['own']} own-claim rows.")
+
+
 def fill(text, doc, path):
     """The document with every marker filled; raises MarkerError on a marker claims.json cannot fill."""
     claims = doc["claims"]
     text = INLINE.sub(lambda m: f"<!-- claims {m.group('spec')} -->{render(m.group('spec'), claims)}<!-- /claims -->",
                       text)
+    text = HEADLINE.sub(lambda m: f"<!-- claims-headline -->{headline_text(doc)}<!-- /claims-headline -->", text)
     return SOURCE.sub(lambda m: f"<!-- claims-source -->{source_text(doc, path)}<!-- /claims-source -->", text)
 
 

@@ -37,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import claims as claims_mod  # noqa: E402
+import findings as findings_mod  # noqa: E402
 from dpmu_h5 import DamagedFile, figure_note  # noqa: E402
 
 # ----------------------------------------------------------------------------------------------
@@ -438,8 +439,12 @@ h1{font-size:1.5em;overflow-wrap:anywhere} h2{border-bottom:1px solid #ccc;margi
 table{border-collapse:collapse;font-size:.85em;margin:.5em 0;max-width:100%}
 td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top;overflow-wrap:anywhere}
 th{background:#f3f3f3} .caption{background:#f8f8f0;border-left:4px solid #cc9;padding:.4em .8em;font-size:.9em}
-img{max-width:100%;border:1px solid #ddd;margin:.3em 0} .holds{background:#dfd} .partly{background:#ffd}
-.does-not-hold{background:#fdd} .not-run{background:#eee} .holds-within-MC-error{background:#efe} .changed{background:#fec}
+img{max-width:100%;border:1px solid #ddd;margin:.3em 0} .holds{background:#cfc} .partly{background:#ffd}
+.does-not-hold{background:#fcc} .not-run{background:#eee} .holds-within-MC-error{background:#dde9f7}
+.undecided{background:#ece6d6} .figure-comparison{background:#eee;font-style:italic} .changed{background:#fec}
+.setting{display:inline-block;font-size:.75em;padding:0 .4em;border-radius:.6em;border:1px solid #999;margin-left:.3em}
+.setting-variant,.setting-reconstruction{background:#f3e6ff;border-color:#a7c} .setting-own{background:#e6f3ff}
+.summary{background:#f6f6f6;border-left:4px solid #888;padding:.4em .8em}
 .small{font-size:.8em;color:#555} code{font-size:.9em;overflow-wrap:anywhere} p,li{overflow-wrap:anywhere}
 table.claims{table-layout:fixed;width:100%} table.claims td{font-size:.95em}
 table.claims col.c-claim{width:34%} table.claims col.c-test{width:18%} table.claims col.c-verdict{width:14%}
@@ -526,7 +531,31 @@ ORDER = {"contradicted": 0, "unresolved": 1, "supported": 2}
 EVIDENCE_ROWS = 40  # settings listed per claim entry on the page (all of them are in claims.json)
 
 
-def claims_table(entries, results_dir, present_anchors=()):
+def claims_tables(entries, results_dir, present_anchors=()):
+    """The claims this run judged, in three tables (the paper's setting; variants and reconstructions;
+    our own claims), each followed by its evidence blocks; the claims it could not judge are named in
+    the summary paragraph with the command that runs them (scripts/reproduce.sh), not listed as rows."""
+    out = []
+    judged = [e for e in entries if e["verdict"] != "not run" or e.get("files")]
+    for table in ("paper", "variant", "own"):
+        rows = [e for e in judged if claims_mod._table_of(e.get("setting", "paper")) == table]
+        if rows:
+            out.append(f"<h3 id='claims-{table}'>{html.escape(claims_mod.SETTING_TITLES[table])}</h3>")
+            out.append(claims_table(rows, results_dir, present_anchors, prefix=f"{table}-"))
+    return "\n".join(out)
+
+
+def summary_html(entries):
+    """The generated top paragraph (plotting/claims.py summary_lines) as HTML."""
+    items = []
+    for line in claims_mod.summary_lines(entries):
+        esc = html.escape(line)
+        esc = re.sub(r"`([^`]+)`", r"<code>\1</code>", esc)
+        items.append(f"<li>{esc}</li>")
+    return "<div class='summary'><ul>" + "".join(items) + "</ul></div>"
+
+
+def claims_table(entries, results_dir, present_anchors=(), prefix=""):
     """The claims table (fits a 1 400 px window: fixed layout, wrapping cells, settings as short
     lists) and, below it, one evidence block per entry that its verdict links to."""
     rows = ["<table class='claims'><colgroup><col class='c-claim'><col class='c-test'><col class='c-verdict'>"
@@ -535,16 +564,20 @@ def claims_table(entries, results_dir, present_anchors=()):
             "verdict's link)</th></tr>"]
     blocks = []
     for k, e in enumerate(entries):
-        anchor = f"ev-{k}"
+        anchor = f"ev-{prefix}{k}"
         common, labels = short_settings(e)
         where = f"{e['paper']} {e['section']}, {e['figure']}"
         variant = f"<br><span class='small'>{html.escape(e['variant'])}</span>" if e["variant"] else ""
+        setting = e.get("setting", "paper")
+        if setting != "paper" or e.get("reading"):
+            variant += (f"<br><span class='setting setting-{setting}' title='{html.escape(e.get('reading', ''))}'>"
+                        f"{html.escape(setting)}</span> <span class='small'>{html.escape(e.get('reading', ''))}</span>")
         order = sorted(range(len(e["settings"])), key=lambda i: ORDER.get(e["settings"][i].get("outcome"), 1))
         first = "".join(f"<li>{html.escape(labels[i])}: {html.escape(_fmt_est(e['settings'][i]))} "
                         f"<i>{html.escape(e['settings'][i].get('outcome', ''))}</i></li>" for i in order[:3])
         settings = (f"<span class='small'>{html.escape('; '.join(common))}</span>" if common else "") + \
             (f"<ul class='settings'>{first}</ul>" if first else html.escape(e.get("reason", "")))
-        rows.append(f"<tr id='claim-{k}'><td><code>{html.escape(e['id'])}</code> <span class='small'>"
+        rows.append(f"<tr id='claim-{prefix}{k}'><td><code>{html.escape(e['id'])}</code> <span class='small'>"
                     f"{html.escape(where)}</span><br>{html.escape(e['claim'])}{variant}</td>"
                     f"<td class='small'>{html.escape(e['test'])}</td>"
                     f"<td class='{_cls(e['verdict'])}'><a href='#{anchor}'>{html.escape(claims_mod.summary_line(e))}"
@@ -557,7 +590,7 @@ def claims_table(entries, results_dir, present_anchors=()):
         head = [f"<div class='evidence' id='{anchor}'><h4>Evidence: <code>{html.escape(e['id'])}</code>"
                 + (f" — {html.escape(e['variant'])}" if e["variant"] else "") + "</h4>",
                 f"<p class='{_cls(e['verdict'])}'>{html.escape(claims_mod.summary_line(e))} "
-                f"<a href='#claim-{k}'>(back to the table)</a></p>"]
+                f"<a href='#claim-{prefix}{k}'>(back to the table)</a></p>"]
         if figs:
             head.append("<p>Figure: " + ", ".join(f"<a href='#{a}'>{a}</a>" for a in figs) + "</p>")
         if reps:
@@ -589,7 +622,7 @@ def claims_table(entries, results_dir, present_anchors=()):
         head.append("</div>")
         blocks.append("\n".join(head))
     rows.append("</table>")
-    return "\n".join(rows) + "\n<h3 id='evidence'>Evidence per claim entry</h3>\n" + "\n".join(blocks)
+    return "\n".join(rows) + f"\n<h4 id='evidence-{prefix}'>Evidence per claim entry</h4>\n" + "\n".join(blocks)
 
 
 def _table(header, rows):
@@ -683,7 +716,9 @@ def build_report(results_dir, figures_dir=None, loaded=None):
     with open(os.path.join(results_dir, "claims.json"), "w") as f:
         json.dump({"results_dir": results_dir, "z": claims_mod.Z95, "alpha": claims_mod.vr.ALPHA,
                    "rule": "plotting/verdict_rules.py", "bootstrap_draws": claims_mod.BOOTSTRAP_DRAWS,
-                   **claims_mod.runs_summary(entries), "claims": entries}, f, indent=1, ensure_ascii=False)
+                   **claims_mod.runs_summary(entries),
+                   "headline": {st: claims_mod.headline(entries, st) for st in claims_mod.SETTINGS},
+                   "claims": entries}, f, indent=1, ensure_ascii=False)
     with open(os.path.join(results_dir, "claims.md"), "w") as f:
         f.write(claims_mod.markdown(entries, results_dir))
     tmp = None
@@ -691,10 +726,8 @@ def build_report(results_dir, figures_dir=None, loaded=None):
         tmp = tempfile.TemporaryDirectory()
         figures_dir = tmp.name
     pngs = draw_figures(ctx, figures_dir)
-    counts = {}
-    for e in entries:
-        counts[e["verdict"]] = counts.get(e["verdict"], 0) + 1
     body = [f"<h1>dpmu reproduction report: {html.escape(os.path.abspath(results_dir))}</h1>",
+            summary_html(entries),
             "<p>Peña &amp; Barrientos (2024), <i>Differentially private methods for managing model uncertainty in "
             "linear regression</i>, JMLR 25 (PB), and Lei, Charest, Slavković, Smith &amp; Fienberg (2018), "
             "<i>Differentially private model selection with penalized and constrained likelihood</i>, JRSS A "
@@ -704,8 +737,9 @@ def build_report(results_dir, figures_dir=None, loaded=None):
             "<p>Results files: " + ", ".join(f"<code>{html.escape(st.path)}</code> ({st.res.replicates})"
                                             for st in ctx.values()) + "</p>",
             problems_html(loaded),
-            "<p>Verdicts: " + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + "</p>",
-            "<ul><li><a href='#figures'>Figures</a></li><li><a href='#claims'>Claims</a></li>"
+            "<ul><li><a href='#figures'>Figures</a></li><li><a href='#claims'>Claims</a> (<a href='#claims-paper'>the "
+            "paper's setting</a>, <a href='#claims-variant'>variants and reconstructions</a>, <a href='#claims-own'>our "
+            "own</a>)</li><li><a href='#findings'>Findings against the papers</a></li>"
             "<li><a href='#constants'>Reconstructed constants and data substitutions</a></li>"
             "<li><a href='#differences'>What differs from the paper</a></li></ul>",
             "<h2 id='figures'>Figures, the papers' captions and stated numbers beside ours</h2>",
@@ -715,12 +749,18 @@ def build_report(results_dir, figures_dir=None, loaded=None):
             "equivalence test (≈, close, similar, best: the paper's number ± its reading margin) rejects 'the claim "
             "is false here' at α = 0.05; <i>contradicted</i> = 'the claim is true here' is rejected after Holm's "
             "step-down correction over the claim's settings (family-wise error ≤ 0.05); <i>unresolved</i> = "
-            "neither. holds = every setting supported; holds within MC error = none contradicted, some "
-            "unresolved; partly = some contradicted, some supported; does not hold = some contradicted, none "
-            "supported. 'most' and 'tend to': Clopper–Pearson bounds of the fraction of true settings against 1/2. "
-            "The rule and its measured false-alarm rate: docs/claims.md. All settings with their numbers and "
-            "p-values: <code>claims.json</code>.</p>",
-            claims_table(entries, results_dir, present_figures(ctx)),
+            "neither. " + " ".join(f"<span class='{_cls(v)}'>{html.escape(v)}</span> = {html.escape(d)}."
+                                   for v, d in claims_mod.vr.LABELS.items()) +
+            " The rule and its measured false-alarm rate: docs/claims.md. All settings with their numbers and "
+            "p-values: <code>claims.json</code>. Rows not on the paper's setting are marked "
+            "<span class='setting setting-variant'>variant</span> or "
+            "<span class='setting setting-reconstruction'>reconstruction</span> with the reading used.</p>",
+            claims_tables(entries, results_dir, present_figures(ctx)),
+            "<h2 id='findings'>Findings against the papers</h2>",
+            "<p class='small'>Where a correct implementation does not give what the paper says: the paper's number, "
+            "ours (from this run's claims), the independent computation that confirms ours, and what a reader should "
+            "conclude (plotting/findings.py; docs/reproduction.md has the same list for the full-size runs).</p>",
+            findings_mod.findings_html(entries),
             "<h2 id='constants'>Reconstructed constants and data substitutions</h2>",
             _table(["constant (not given by the paper)", "our value", "where documented"], CONSTANTS),
             "<p>The constants as computed for these runs (from <code>/calibration</code>; range over the cells):</p>",

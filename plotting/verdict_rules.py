@@ -50,22 +50,39 @@ Across the settings of one claim (one group of settings: the grid the sentence s
   settings in X and those outside it into one setting (difference of the groups' mean estimates,
   with the SE of a difference of independent means), tested one-sided.
 
-Verdicts (``VERDICTS``):
+Verdicts (``VERDICTS``; each label's meaning is frozen in ``LABELS`` and printed with its counts by
+``label``): with s supported, c contradicted and u unresolved settings out of n,
 
-* ``holds``: every setting supported, none contradicted (majority: the lower bound > 1/2);
-* ``holds within MC error``: none contradicted, some settings unresolved (neither supported nor
-  contradicted at this Monte Carlo precision); for a majority: neither bound decides and none
-  contradicted;
-* ``partly``: some settings contradicted after Holm's correction, some supported;
-* ``does not hold``: some settings contradicted and none supported (majority: the upper bound of
-  the fraction is below 1/2);
-* ``not run``: no result to compute it from (the caller says why and which config produces it).
+* ``holds``: every setting supported (majority: the Clopper–Pearson lower bound > 1/2; existential:
+  at least one setting supported after Holm's correction of the support p-values);
+* ``holds within MC error``: none contradicted and a majority supported (s > n/2), the rest
+  unresolved; never with zero support, and shown apart from ``holds`` (not in its colour);
+* ``undecided``: no setting contradicted (or, for a majority claim, neither bound decides) but support
+  is absent or a minority (s ≤ n/2): the Monte Carlo precision does not decide the claim;
+* ``partly``: some settings contradicted after Holm's correction, and no more contradicted than
+  supported (c ≤ s); always printed as "partly (c of n contradicted)";
+* ``does not hold``: contradicted settings outnumber supported ones (c > s, c ≥ 1; majority: the upper
+  bound of the fraction is below 1/2; existential: every setting contradicted);
+* ``figure comparison``: the entry compares our figure with the paper's (an axis, "similar") and
+  gives no verdict (its numbers are shown);
+* ``not run``: no result to compute it from (the caller says why and which command produces it).
+
+Existential quantifiers ("can", "some", "a proper choice of … leads to"; ``EXISTENTIAL``): the claim
+is "true at some setting". Support needs one setting whose support p-value survives Holm's
+correction across the settings (the selection of the best setting is paid for); a contradiction of
+the claim needs every setting contradicted (intersection–union, each at level α).
+
+A maximum over a grid (the best proportion over 51 penalties) or a count of grid points above a
+bound (the width of the region where a proportion is ≥ 0.9) is selected from noisy estimates;
+``at_least`` tests "at least m of the K grid values exceed b" with Bonferroni-adjusted per-point
+p-values, so the arg-max is paid for (m = 1: the best value).
 
 The simulated family-wise false-alarm rate of the whole rule (a claim true at every setting
 labelled ``partly`` or ``does not hold``) is measured in tests/python/test_verdict_rules.py and
 stated in docs/claims.md.
 """
 import math
+from types import MappingProxyType
 
 import numpy as np
 from scipy import stats
@@ -79,9 +96,32 @@ MEASURED_FALSE_ALARM_TEXT = ("0.0395 ± 0.0044 (MC SE) at level 0.05: 2000 synth
                              "the claims with correlated settings (ρ = 0.5), half one-sided and half ≈ with a "
                              "margin; seed 28. The previous rule (each setting at ± 1.96 SE, no multiplicity "
                              "control) raised a false alarm on 0.74 of the same one-sided claims")
-VERDICTS = ("holds", "holds within MC error", "partly", "does not hold", "not run")
+# The labels and what each may say, frozen (a read-only mapping; tests/python/test_verdict_rules.py
+# checks the rule against these sentences on synthetic claims).
+LABELS = MappingProxyType({
+    "holds": "every setting of the claim is supported at level α (intersection–union); for 'most', the "
+             "Clopper–Pearson lower bound of the fraction of true settings exceeds 1/2; for 'can'/'some', at "
+             "least one setting is supported after Holm's correction",
+    "holds within MC error": "no setting contradicted and more than half of the settings supported; the rest "
+                             "are unresolved at this Monte Carlo precision (never granted with zero support)",
+    "undecided": "support is absent or a minority (at most half of the settings supported) and contradictions "
+                 "do not outnumber it; for 'most', neither Clopper–Pearson bound decides; the Monte Carlo "
+                 "precision does not decide the claim",
+    "partly": "some settings contradicted after Holm's correction, no more contradicted than supported; "
+              "printed with its counts, 'partly (c of n contradicted)'",
+    "does not hold": "contradicted settings outnumber supported ones; for 'most', the upper bound of the fraction "
+                     "of true settings is below 1/2; for 'can'/'some', every setting is contradicted",
+    "figure comparison": "a comparison of our figure with the paper's (axes, 'similar'), shown with its numbers "
+                         "and without a verdict",
+    "not run": "no result to compute it from; the reason and the command that produces it are given",
+})
+VERDICTS = tuple(LABELS)
+# The verdicts that say the claim is borne out; "holds within MC error" is one of them but is shown
+# apart from "holds" (its own colour) because part of its evidence is unresolved.
+SUPPORTIVE = ("holds", "holds within MC error")
 MAJORITY = ("most", "tend to")
-QUANTIFIERS = ("all",) + MAJORITY
+EXISTENTIAL = ("some", "can")
+QUANTIFIERS = ("all",) + MAJORITY + EXISTENTIAL
 
 
 # ----------------------------------------------------------------------------------------------
@@ -187,6 +227,41 @@ def compare_groups(est_special, se_special, est_reference, se_reference):
     return d, se
 
 
+def binomial_greater(k, n, bound):
+    """The claim θ > bound for a binomial proportion θ estimated by k successes in n trials (a
+    coverage, a rejection rate, a proportion correct), by exact binomial tails instead of a normal
+    approximation (exact at the ceiling 1 and the floor 0, where a normal SE is 0 or misleading):
+    p_support = P(X ≥ k | θ = b), p_contradict = P(X ≤ k | θ = b), X ~ Bin(n, b)."""
+    k, n, bound = int(round(k)), int(n), float(bound)
+    if n <= 0:
+        return 1.0, 1.0
+    return float(stats.binom.sf(k - 1, n, bound)), float(stats.binom.cdf(k, n, bound))
+
+
+def binomial_less(k, n, bound):
+    """The claim θ < bound for a binomial proportion: ``binomial_greater`` with the sides exchanged,
+    p_support = P(X ≤ k | θ = b), p_contradict = P(X ≥ k | θ = b)."""
+    k, n, bound = int(round(k)), int(n), float(bound)
+    if n <= 0:
+        return 1.0, 1.0
+    return float(stats.binom.cdf(k, n, bound)), float(stats.binom.sf(k - 1, n, bound))
+
+
+def at_least(p_support, p_contradict, m):
+    """"At least m of the K grid values satisfy the claim" from the K per-value p-values (of one
+    claim, e.g. θ_k ≥ 0.9 at each penalty k), with the selection of the values paid for: support
+    needs m values each supported at the Bonferroni-adjusted level (p_support = the m-th smallest of
+    min(1, K p_k)); contradiction needs K − m + 1 values each contradicted at the adjusted level
+    (p_contradict = the (K − m + 1)-th smallest of min(1, K q_k)). m = 1 is "the best value over the
+    grid satisfies the claim" (the arg-max paid for); m = K is the universal."""
+    ps = np.sort(np.minimum(1.0, np.asarray(p_support, float).ravel() * np.size(p_support)))
+    pc = np.sort(np.minimum(1.0, np.asarray(p_contradict, float).ravel() * np.size(p_contradict)))
+    k = ps.size
+    if not 1 <= m <= k:
+        raise ValueError(f"at_least: m = {m} outside 1..{k}")
+    return float(ps[m - 1]), float(pc[k - m])
+
+
 # ----------------------------------------------------------------------------------------------
 # A family of settings
 # ----------------------------------------------------------------------------------------------
@@ -226,39 +301,105 @@ def outcomes(p_support, p_contradict, alpha=ALPHA):
     return [str(o) for o in out], adj
 
 
+def outcomes_existential(p_support, p_contradict, alpha=ALPHA):
+    """Per-setting outcomes of an existential claim ("can", "some"): 'supported' when the
+    Holm-adjusted support p-value is ≤ α (the setting that shows the claim is chosen from the data,
+    so its selection is paid for), 'contradicted' when the unadjusted contradiction p-value is ≤ α
+    (intersection–union: "false everywhere" needs every setting), else 'unresolved'. Returns the
+    outcomes and the Holm-adjusted support p-values."""
+    ps = np.atleast_1d(np.asarray(p_support, float))
+    pc = np.atleast_1d(np.asarray(p_contradict, float))
+    rej, adj = holm(ps, alpha)
+    out = np.where(rej, "supported", np.where(pc <= alpha, "contradicted", "unresolved"))
+    return [str(o) for o in out], adj
+
+
+def classify(s, c, n, quantifier="all", bounds=None):
+    """The verdict class from the counts: s supported, c contradicted of n settings (the rest
+    unresolved), under a quantifier; ``bounds`` = the Clopper–Pearson (lower, upper) bounds of the
+    fraction of true settings for a majority quantifier. The labels' meanings: ``LABELS``."""
+    if n == 0:
+        return "not run"
+    if quantifier in EXISTENTIAL:
+        if s > 0:
+            return "holds"
+        return "does not hold" if c == n else "undecided"
+    if quantifier in MAJORITY:
+        lo, hi = bounds
+        if lo > 0.5:
+            return "holds"
+        if hi < 0.5:
+            return "does not hold"
+        if c > s:
+            return "undecided"  # leaning against, but the bounds do not decide a majority
+    elif s == n:
+        return "holds"
+    if c == 0:
+        return "holds within MC error" if 2 * s > n else "undecided"
+    return "does not hold" if c > s else "partly"
+
+
+def label(verdict_class, counts, n):
+    """The printed label: the verdict with the counts that justify it, e.g. "partly (3 of 24
+    contradicted)", "undecided (6 of 6 unresolved)", "holds within MC error (29 of 30 supported,
+    none contradicted)"."""
+    s, c, u = counts.get("supported", 0), counts.get("contradicted", 0), counts.get("unresolved", 0)
+    if verdict_class == "holds":
+        return f"holds ({s} of {n} supported" + (f", {c} contradicted)" if c else ")")
+    if verdict_class == "holds within MC error":
+        return f"holds within MC error ({s} of {n} supported, none contradicted)"
+    if verdict_class == "undecided":
+        return f"undecided ({u} of {n} unresolved" + (f", {s} supported" if s else "") + \
+            (f", {c} contradicted)" if c else ")")
+    if verdict_class in ("partly", "does not hold"):
+        return f"{verdict_class} ({c} of {n} contradicted" + (f", {s} supported)" if s else ")")
+    return verdict_class
+
+
 def verdict(p_support, p_contradict, quantifier="all", alpha=ALPHA):
-    """The verdict of one family of settings. Returns a dict: verdict, outcomes (per setting),
-    p_contradict_holm (per setting), counts, fraction (supported / n) and, for majority
-    quantifiers, the Clopper–Pearson bounds of the fraction of settings where the claim is true.
-    An empty family is 'not run' (the caller says why)."""
+    """The verdict of one family of settings. Returns a dict: verdict (a class of ``VERDICTS``),
+    label (the class with its counts), outcomes (per setting), p_contradict_holm (per setting; for an
+    existential claim the Holm-adjusted support p-values are in p_support_holm instead), counts,
+    fraction (supported / n) and, for majority quantifiers, the Clopper–Pearson bounds of the
+    fraction of settings where the claim is true. An empty family is 'not run' (the caller says
+    why)."""
     if quantifier not in QUANTIFIERS:
         raise ValueError(f"verdict: unknown quantifier {quantifier!r} (one of {QUANTIFIERS})")
     ps = np.atleast_1d(np.asarray(p_support, float))
     pc = np.atleast_1d(np.asarray(p_contradict, float))
     n = ps.size
     if n == 0:
-        return {"verdict": "not run", "outcomes": [], "p_contradict_holm": [], "fraction": None,
+        return {"verdict": "not run", "label": "not run", "outcomes": [], "p_contradict_holm": [], "fraction": None,
                 "counts": {"supported": 0, "contradicted": 0, "unresolved": 0}}
-    outs, adj = outcomes(ps, pc, alpha)
-    s, c = outs.count("supported"), outs.count("contradicted")
-    res = {"outcomes": outs, "p_contradict_holm": [float(a) for a in adj], "fraction": s / n,
-           "counts": {"supported": s, "contradicted": c, "unresolved": n - s - c}}
-    if quantifier in MAJORITY:
-        lo = clopper_pearson(s, n, alpha)[0]
-        hi = clopper_pearson(n - c, n, alpha)[1]
-        res["fraction_bounds"] = [lo, hi]
-        if lo > 0.5:
-            v = "holds"
-        elif hi < 0.5:
-            v = "does not hold"
-        else:
-            v = "holds within MC error" if c == 0 else "partly"
-    elif c == 0:
-        v = "holds" if s == n else "holds within MC error"
+    if quantifier in EXISTENTIAL:
+        outs, adj_s = outcomes_existential(ps, pc, alpha)
+        adj = np.minimum(pc, 1.0)
     else:
-        v = "partly" if s > 0 else "does not hold"
-    res["verdict"] = v
+        outs, adj = outcomes(ps, pc, alpha)
+    s, c = outs.count("supported"), outs.count("contradicted")
+    counts = {"supported": s, "contradicted": c, "unresolved": n - s - c}
+    res = {"outcomes": outs, "p_contradict_holm": [float(a) for a in adj], "fraction": s / n, "counts": counts}
+    bounds = None
+    if quantifier in MAJORITY:
+        bounds = [clopper_pearson(s, n, alpha)[0], clopper_pearson(n - c, n, alpha)[1]]
+        res["fraction_bounds"] = bounds
+    if quantifier in EXISTENTIAL:
+        res["p_support_holm"] = [float(a) for a in adj_s]
+    res["verdict"] = classify(s, c, n, quantifier, bounds)
+    res["label"] = label(res["verdict"], counts, n)
     return res
+
+
+def claim_level(families, alpha=ALPHA):
+    """The table-level view of one claim across its rows (variants, studies): the contradiction
+    p-values of every setting of every row pooled into one family and Holm-corrected across all of
+    them. Returns n (settings), contradicted (count after the pooled correction) and the smallest
+    pooled adjusted p-value (1 when there is no setting)."""
+    pc = np.concatenate([np.atleast_1d(np.asarray(f, float)) for f in families]) if families else np.zeros(0)
+    if pc.size == 0:
+        return {"n": 0, "contradicted": 0, "min_p_contradict_holm": 1.0}
+    rej, adj = holm(pc, alpha)
+    return {"n": int(pc.size), "contradicted": int(rej.sum()), "min_p_contradict_holm": float(adj.min())}
 
 
 def judge(settings, quantifier="all", alpha=ALPHA):

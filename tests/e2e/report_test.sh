@@ -48,7 +48,8 @@ assert c.interval_outcome(0.675, 0.001, 0.695, 0.705)["p_contradict"] < 1e-10
 s = lambda *o: [dict(x) for x in o]  # noqa: E731
 sup, unr, con = c.sign_outcome(1.0, 0.1, +1), c.sign_outcome(0.1, 0.4, +1), c.sign_outcome(-1.0, 0.1, +1)
 assert c.verdict(s(sup, sup)) == ("holds", 1.0)
-assert c.verdict(s(sup, unr)) == ("holds within MC error", 0.5)
+assert c.verdict(s(sup, sup, unr))[0] == "holds within MC error"
+assert c.verdict(s(sup, unr)) == ("undecided", 0.5)  # half supported is no majority (issue 40)
 assert c.verdict(s(con, unr))[0] == "does not hold" and c.verdict(s(sup, con))[0] == "partly"
 assert c.verdict(s(*[sup] * 20, con, con), "most")[0] == "holds"
 assert c.verdict([])[0] == "not run"
@@ -71,19 +72,21 @@ import claims as c
 d = json.load(open(sys.argv[1]))["claims"]
 ids = {e["id"] for e in d}
 assert ids == {cl.id for cl in c.CLAIMS}, ids ^ {cl.id for cl in c.CLAIMS}
-ok = {"holds", "holds within MC error", "partly", "does not hold", "not run"}
+ok = {"holds", "holds within MC error", "undecided", "partly", "does not hold", "figure comparison", "not run"}
 for e in d:
     assert e["verdict"] in ok, e
-    assert "margin" in e and "replicates" in e, e["id"]
+    assert "margin" in e and "replicates" in e and e["setting"] in c.SETTINGS, e["id"]
     if e["verdict"] != "not run":
-        assert e["n_settings"] == len(e["settings"]) > 0 and e["command"].startswith("build/engine/dpmu run"), e["id"]
+        self_contained = not e["files"]  # its own seeded simulation (PB-4.3-splitting-example)
+        assert e["n_settings"] == len(e["settings"]) > 0, e["id"]
+        assert self_contained or e["command"].startswith("build/engine/dpmu run"), e["id"]
         assert sum(e["counts"].values()) == e["n_settings"]
         assert abs(e["fraction"] - e["counts"]["supported"] / e["n_settings"]) < 1e-4
         assert all(f["replicates"] > 0 for f in e["files"])
         assert e["replicates"] == {f["config"]: f["replicates"] for f in e["files"]}
         assert all(0 <= st["p_support"] <= 1 and 0 <= st["p_contradict"] <= 1 for st in e["settings"])
     else:
-        assert e["reason"], e["id"]
+        assert e["reason"] and e["command"], e["id"]
 run = {e["id"] for e in d if e["verdict"] != "not run"}
 for need in ("PB-4.4-fig1-M10-H12", "PB-4.4-fig2-H11-below", "PB-B-fig7-power", "PB-5.2.2-axes"):
     assert need in run, need
@@ -145,7 +148,7 @@ table = table[:table.index("</table>")]
 text = html.unescape(re.sub(r"<[^>]+>", " ", table))
 longest = max(text.split(), key=len)
 assert len(longest) <= 60, longest
-rows = re.findall(r"<tr id='claim-(\d+)'>(.*?)</tr>", table, re.S)
+rows = re.findall(r"<tr id='claim-([a-z]+-\d+)'>(.*?)</tr>", table, re.S)
 assert rows, "no claim rows"
 for k, row in rows:
     assert f"href='#ev-{k}'" in row, f"claim row {k}: the verdict does not link to its evidence"
@@ -156,6 +159,15 @@ for k, _ in rows:
     block = s[s.index(f"id='ev-{k}'"):]
     block = block[:block.index("</div>")]
     assert "Evidence" in block, k
+# the page opens with the generated summary (issue 40); it names the command for the claims this run
+# cannot judge, and no claim row says "not run" without the command that runs it
+assert s.index("class='summary'") < s.index("id='figures'")
+summary = s[s.index("class='summary'"):]
+summary = summary[:summary.index("</div>")]
+assert "bash scripts/reproduce.sh" in summary, summary
+for row in re.findall(r"<tr id='claim-[^']+'>(.*?)</tr>", s, re.S):
+    if ">not run" in row:
+        assert "reproduce.sh" in row or "dpmu run" in row, row[:200]
 fig_links = re.findall(r"Figure: (<a href='#[^']+'>[^<]+</a>)", s)
 assert any("#PB1'" in x for x in fig_links), "no evidence block links to Figure 1"
 PYEOF

@@ -288,6 +288,10 @@ TEST_CASE("cps_bma through the engine: shapes, densities, non-private values", "
       const auto outside = metric(c, "confidence_set_outside_bins", rep);
       const auto lo = metric(c, "confidence_set_lower", rep), hi = metric(c, "confidence_set_upper", rep);
       const double size = metric(c, "confidence_set_size", rep)[0];
+      // PB §5.1: whether the set holds G itself (its coverage is checked on the full run by the claim
+      // PB-5.1-gram-coverage, plotting/claims.py): an indicator
+      const double covers = metric(c, "confidence_set_covers_gram", rep)[0];
+      CHECK((covers == 0.0 || covers == 1.0));
       // 190 = ceil(0.95·200) candidates pass the norm rule (no ties in continuous norms); only the
       // PD ones are kept (age and age² are nearly collinear, so many G* − E_i are not PD, and a
       // run may keep none: then every confidence-set output is NaN)

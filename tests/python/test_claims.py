@@ -59,16 +59,20 @@ def test_declarations():
     for cl in c.CLAIMS:
         assert cl.words and cl.test and cl.quantity, cl.id
         assert cl.quantifier in vr.QUANTIFIERS, cl.id
-        assert cl.files or cl.not_run, cl.id
+        assert cl.files or cl.not_run or cl.self_contained, cl.id
     # the claims a review found missing
     for need in ("PB-5.2.2-nonprivate-pip-one", "PB-B-H11-similar", "PB-5.2.1-fig4-consistent",
                  "PB-4.2-interval-coverage", "PB-5.1-support-coverage", "PB-4.4-sensitivity-tradeoff",
                  "PB-5.3-threshold-sparsity", "LCSSF-5-very-successful", "LCSSF-5-structure"):
         assert need in ids, need
-    # the type-I claim quotes §4.3, not §1.1 ("adequately calibrated"), and is two-sided
+    # the type-I claim quotes §4.3, not §1.1 ("adequately calibrated"), is one-sided (≤ 3α/2) and its
+    # degeneracy is a claim of its own (issue 40)
     t1 = BY_ID["PB-4.3-type1"]
     assert t1.section == "§4.3" and "adequate type I error rates" in t1.words
-    assert "adequately calibrated" not in t1.words and "α ± α/2" in t1.test
+    assert "adequately calibrated" not in t1.words and "at most 3α/2" in t1.test
+    assert "OWN-4.3-type1-degenerate" in ids and BY_ID["OWN-4.3-type1-degenerate"].setting == "own"
+    # every claim has a setting of the four
+    assert all(cl.setting in c.SETTINGS for cl in c.CLAIMS)
     # "≈" claims carry their reading margins
     for i in ("PB-4.4-fig1-M10-H11", "PB-4.4-fig1-M10-H12", "PB-5.2.2-close", "PB-B-fig7-power", "LCSSF-5-R-large"):
         assert BY_ID[i].margin, i
@@ -77,16 +81,24 @@ def test_declarations():
     assert BY_ID["PB-5.2.1-threshold-null"].quantifier == "tend to"
 
 
-def test_a_rate_of_zero_is_not_adequately_calibrated():
-    """The plain type-I test at α = 0.05 with 4000 replicates: a rate of 0 is contradicted (it was
-    'supported' under the old one-sided rule), a rate of 0.051 is supported."""
-    se0 = c.binomial_se(0.05, 4000)
-    zero = c.approx_outcome(0.0, se0, 0.05, c.BRADLEY * 0.05)
-    good = c.approx_outcome(0.051, se0, 0.05, c.BRADLEY * 0.05)
-    settings = [dict(zero), dict(good)] + [dict(good) for _ in range(270)]
+def test_type1_level_is_one_sided_and_structural_zeros_are_exact():
+    """Issue 40: the plain corrected test's rate is exactly 0 where c_α = U (rejection impossible);
+    the two-sided band [α/2, 3α/2] with a binomial SE contradicted it at α = 0.05 and left it
+    unresolved at α = 0.01 for the same structural zero. Now: one-sided ≤ 3α/2; the structural zero
+    is exact and supported; an inflated rate (0.09 at α = 0.05, 4000 releases) is contradicted."""
+    zero = c.type1_level_test(0, 4000, 0.05, True)
+    assert (zero["p_support"], zero["p_contradict"]) == (0.0, 1.0)
+    zero01 = c.type1_level_test(0, 4000, 0.01, True)
+    good = c.type1_level_test(204, 4000, 0.05, False)
+    bad = c.type1_level_test(360, 4000, 0.05, False)
+    settings = [dict(zero), dict(zero01), dict(good), dict(bad)]
     res = vr.judge(settings)
-    assert settings[0]["outcome"] == "contradicted" and settings[1]["outcome"] == "supported"
+    assert [s["outcome"] for s in settings] == ["supported", "supported", "supported", "contradicted"]
     assert res["verdict"] == "partly"
+    # the old two-sided encoding contradicted the structural zero (the bug)
+    se0 = c.binomial_se(0.05, 4000)
+    old = c.approx_outcome(0.0, se0, 0.05, 0.5 * 0.05)
+    assert vr.judge([dict(old)])["verdict"] == "does not hold"
 
 
 def test_u10_best_has_a_margin_and_a_tie_is_no_contradiction():
@@ -106,7 +118,11 @@ def test_evaluate_without_results(tmp_path):
     entries = d["claims"]
     assert {e["id"] for e in entries} == {cl.id for cl in c.CLAIMS}
     for e in entries:
+        if BY_ID[e["id"]].self_contained:  # its own seeded simulation, no results file
+            assert e["verdict"] != "not run", e["id"]
+            continue
         assert e["verdict"] == "not run" and e["reason"], e["id"]
+        assert "bash scripts/reproduce.sh" in e["command"], e["id"]
         for key in ("id", "figure", "claim", "test", "variant", "fraction", "files", "settings", "counts",
                     "replicates", "margin"):
             assert key in e, (e["id"], key)
@@ -200,8 +216,9 @@ def test_interval_coverage_claim_on_known_rates():
                          "num_subsets=5; 1 − α = 0.95", "num_subsets=5; 1 − α = 0.99"}
     first = rows["num_subsets=2; 1 − α = 0.95"]
     assert first["estimate"] == pytest.approx(0.95) and first["se"] == pytest.approx(math.sqrt(0.95 * 0.05 / r))
-    assert first["test"] == "in [0.945, 1]"
-    assert rows["num_subsets=2; 1 − α = 0.99"]["test"] == "in [0.985, 1]"
+    # one-sided (issue 40: the interval [0.945, 1] could never support a coverage of 1)
+    assert first["test"] == "≥ 0.945 (exact binomial, one-sided)"
+    assert rows["num_subsets=2; 1 − α = 0.99"]["test"] == "≥ 0.985 (exact binomial, one-sided)"
     assert rows["num_subsets=5; 1 − α = 0.99"]["runs"] == r - 1
     assert rows["num_subsets=5; 1 − α = 0.99"]["estimate"] == pytest.approx((0.99 * r - 1) / (r - 1))
     verdict = vr.judge(groups[0].settings)["verdict"]
@@ -209,6 +226,9 @@ def test_interval_coverage_claim_on_known_rates():
     assert outcome == {"num_subsets=2; 1 − α = 0.95": "supported", "num_subsets=2; 1 − α = 0.99": "supported",
                        "num_subsets=5; 1 − α = 0.95": "contradicted", "num_subsets=5; 1 − α = 0.99": "supported"}
     assert verdict == "partly"
+    # full coverage (every release covered) is supported; under the interval test it was unresolved
+    assert vr.judge([dict(c.coverage_test(250, 250, 0.945))])["verdict"] == "holds"
+    assert vr.judge([dict(c.interval_outcome(1.0, c.binomial_se(0.95, 250), 0.945, 1.0))])["verdict"] == "undecided"
     # a results file written before the metric: no settings, and the note names the config to re-run
     res.summary = {}
     old = BY_ID["PB-4.2-interval-coverage"].check({"fig1_hsb_posterior": _FakeStudy(res)})
@@ -233,3 +253,103 @@ def test_find_studies_prefers_the_file_named_after_its_config(tmp_path, monkeypa
     assert os.path.basename(found["fig1_hsb_posterior"].path) == "fig1_hsb_posterior.h5"
     assert os.path.basename(found["fig2_hsb_likelihood_ratio"].path) == "fig2_hsb_likelihood_ratio.h5"
     assert os.path.basename(found["fig6_hsb_censoring"].path) == "fig6_hsb_censoring.more.h5"
+
+
+def test_unwritable_output_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
+    """Issue 38 (WEAK): claims.py computed for seconds and then failed on an unwritable --json. The
+    outputs are checked first: evaluate is never called, exit 2, the message names the option."""
+    called = []
+    monkeypatch.setattr(c, "evaluate", lambda *a, **k: called.append(1) or [])
+    (tmp_path / "res").mkdir()
+    assert c.main([str(tmp_path / "res"), "--json", str(tmp_path / "no-such-dir" / "c.json")]) == 2
+    assert "--json" in capsys.readouterr().err and not called
+    assert c.main([str(tmp_path / "res"), "--markdown", str(tmp_path)]) == 2  # a folder, not a file
+    assert "--markdown" in capsys.readouterr().err and not called
+    if os.geteuid() != 0:  # root writes anywhere
+        ro = tmp_path / "ro"
+        ro.mkdir()
+        ro.chmod(0o500)
+        assert c.main([str(tmp_path / "res"), "--json", str(ro / "c.json")]) == 2 and not called
+    assert c.main([str(tmp_path / "res"), "--evidence", str(tmp_path / "missing.json")]) == 2 and not called
+
+
+def test_symlink_loops_are_not_followed(tmp_path):
+    """Issue 38 (WEAK): a results folder holding a link to itself was walked 40 levels deep. Each real
+    folder is entered once; a symlinked folder elsewhere is still followed."""
+    res = tmp_path / "res"
+    (res / "a").mkdir(parents=True)
+    (res / "a" / "x.h5").write_bytes(b"")
+    os.symlink(res, res / "a" / "loop")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "y.h5").write_bytes(b"")
+    os.symlink(other, res / "linked")
+    found = c.h5_files(str(res))
+    assert sorted(os.path.basename(f) for f in found) == ["x.h5", "y.h5"]
+    assert all("/loop/" not in os.path.relpath(f, str(res)) and not os.path.relpath(f, str(res)).startswith("a/loop") for f in found)
+
+
+def test_settings_of_the_rows():
+    """Issue 40: the setting of a group from its label; own claims stay own."""
+    cl = BY_ID["PB-4.4-fig2-corrected-above"]
+    assert c.setting_of(cl, c.Group("Gaussian calibration: exact"))[0] == "paper"
+    assert c.setting_of(cl, c.Group("Gaussian calibration: paper_literal"))[0] == "variant"
+    lei = BY_ID["LCSSF-5-eps"]
+    assert c.setting_of(lei, c.Group("calibration lcssf_delta = rpR_2"))[0] == "paper"
+    assert c.setting_of(lei, c.Group("calibration lcssf_delta = r2_1pR2"))[0] == "reconstruction"
+    assert c.setting_of(lei, c.Group("calibration lcssf_delta = 1pR_2"))[0] == "variant"
+    cps = BY_ID["PB-5.2.2-close"]
+    assert c.setting_of(cps, c.Group("fig5_cps"))[0] == "reconstruction"
+    assert c.setting_of(cps, c.Group("fig5_cps_centred_age"))[0] == "paper"
+    assert c.setting_of(cps, c.Group("fig5_cps_public_bounds: x"))[0] == "variant"
+    assert c.setting_of(BY_ID["OWN-calibration-plug-in"], c.Group("plug-in"))[0] == "own"
+    # a group pooling both calibrations is split
+    g = c.Group("fig7_hsb_lr_censoring")
+    for cal in ("exact", "paper_literal"):
+        g.add(f"num_subsets=2, gaussian_calibration={cal}; M 2→5", 1.0, 0.1, c.sign_outcome(1.0, 0.1, +1))
+    parts = c.split_calibrations(g)
+    assert [p.label for p in parts] == ["fig7_hsb_lr_censoring — calibration exact",
+                                        "fig7_hsb_lr_censoring — calibration paper_literal"]
+
+
+def test_grid_best_pays_for_the_selection():
+    """LCSSF 'the best φ reaches 0.9': 51 φ each at 450 of 500 correct (0.9 exactly) is not support
+    (the plug-in best, a max of noisy proportions, would be); 495 of 500 at one φ is."""
+    class St:
+        def __init__(self, means):
+            self.res = type("R", (), {"summary": {"prob_true_model": {"mean": [np.asarray(means)],
+                                                                      "n_ok": [np.full(len(means), 500.0)]}}})()
+    flat = St(np.full(51, 0.9))
+    t = c.lei_grid_test([(flat, 0)], 0.9)
+    assert t["p_support"] > 0.05
+    peak = St(np.r_[np.full(50, 0.5), 0.99])
+    assert c.lei_grid_test([(peak, 0)], 0.9)["p_support"] < 0.05
+    # "a fifth of the grid": 11 of 51 φ needed; 10 clearly above is not enough, 11 is
+    ten = St(np.r_[np.full(41, 0.3), np.full(10, 1.0)])
+    eleven = St(np.r_[np.full(40, 0.3), np.full(11, 1.0)])
+    assert c.lei_grid_test([(ten, 0)], 0.9, 0.2)["p_support"] > 0.05
+    assert c.lei_grid_test([(eleven, 0)], 0.9, 0.2)["p_support"] < 0.05
+
+
+def test_splitting_example_closed_form():
+    """docs/methods.md §4.3's closed form E[2 log Λ] = m[ψ((m − p0)/2) − ψ((m − p − p0)/2)] against
+    −m E[log B], B ~ Beta((m − p − p0)/2, p/2), by numerical integration (scipy), and the HSB values
+    the docs quote (1.0178, 1.0362, 1.0957, 1.2110 for M = 1, 2, 5, 10)."""
+    from scipy import stats
+    for m, p, p0 in ((200, 1, 2), (20, 1, 2), (100, 3, 1)):
+        want = -m * stats.beta((m - p - p0) / 2, p / 2).expect(np.log)
+        assert c.expected_lr_statistic(m, p, p0) == pytest.approx(want, rel=1e-8)
+    got = [round(c.expected_lr_statistic(200 // k, 1, 2), 4) for k in (1, 2, 5, 10)]
+    assert got == [1.0178, 1.0362, 1.0957, 1.2110]
+
+
+def test_split_simulation_is_the_likelihood_ratio():
+    """The simulation behind PB-4.3-splitting-example: with one subset and a few data sets, its
+    statistic equals n log(RSS0/RSS1) from numpy's lstsq on the same draws (replayed seed)."""
+    sims = c.simulated_split_lr(40, 1, 2, (1,), 3, seed=5, chunk=3)
+    rng = np.random.default_rng(5)
+    x = np.concatenate([np.ones((3, 40, 1)), rng.standard_normal((3, 40, 2))], axis=2)
+    y = x[:, :, :2] @ rng.standard_normal((3, 2, 1)) + rng.standard_normal((3, 40, 1))
+    for r in range(3):
+        rss = [np.linalg.lstsq(x[r][:, :k], y[r], rcond=None)[1][0] for k in (2, 3)]
+        assert sims[1][r] == pytest.approx(40 * np.log(rss[0] / rss[1]), rel=1e-9)

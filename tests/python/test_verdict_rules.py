@@ -148,19 +148,144 @@ def test_verdict_vocabulary():
         return vr.verdict([r[0] for r in rows], [r[1] for r in rows], q)
 
     assert v(sup, sup)["verdict"] == "holds"
-    assert v(sup, unr)["verdict"] == "holds within MC error"
-    assert v(unr, unr)["verdict"] == "holds within MC error"
+    assert v(sup, sup, unr)["verdict"] == "holds within MC error"
+    assert v(sup, unr)["verdict"] == "undecided"        # half supported is not a majority
+    assert v(unr, unr)["verdict"] == "undecided"
     assert v(sup, con)["verdict"] == "partly"
     assert v(unr, con)["verdict"] == "does not hold"
     assert v()["verdict"] == "not run"
-    assert set(vr.VERDICTS) == {"holds", "holds within MC error", "partly", "does not hold", "not run"}
+    assert set(vr.VERDICTS) == {"holds", "holds within MC error", "undecided", "partly", "does not hold",
+                                "figure comparison", "not run"}
     # majority quantifiers: Clopper–Pearson bounds of the fraction against 1/2
     assert v(*([sup] * 20 + [con] * 3), q="most")["verdict"] == "holds"
     assert v(*([sup] * 5 + [con] * 3), q="most")["verdict"] == "partly"        # 5/8 is not enough
     assert v(*([sup] * 5 + [unr] * 3), q="tend to")["verdict"] == "holds within MC error"
     assert v(*([sup] * 2 + [con] * 18), q="most")["verdict"] == "does not hold"
+    assert v(*([sup] * 2 + [con] * 3), q="most")["verdict"] == "undecided"     # leaning against, undecided
     with pytest.raises(ValueError):
         v(sup, q="especially")
+
+
+# ----------------------------------------------------------------------------------------------
+# The labels say what the evidence says (issue 40; the referee's cases)
+# ----------------------------------------------------------------------------------------------
+
+SUP, UNR, CON = (1e-6, 1.0), (0.3, 0.5), (1.0, 1e-9)
+
+
+def _v(rows, q="all"):
+    return vr.verdict([r[0] for r in rows], [r[1] for r in rows], q)
+
+
+def test_labels_are_frozen_and_documented():
+    assert tuple(vr.LABELS) == vr.VERDICTS
+    assert all(len(doc) > 40 for doc in vr.LABELS.values())
+    with pytest.raises(TypeError):
+        vr.LABELS["holds"] = "anything"  # read-only
+
+
+def test_zero_support_is_never_holds():
+    """The referee's case: 6 of 6 unresolved was 'holds within MC error'; with zero supported
+    settings no quantifier may say holds."""
+    for n in (1, 6, 18, 24):
+        for q in ("all", "most", "tend to", "some"):
+            res = _v([UNR] * n, q)
+            assert res["verdict"] not in vr.SUPPORTIVE, (n, q, res["verdict"])
+            assert res["verdict"] == "undecided"
+            assert res["label"] == f"undecided ({n} of {n} unresolved)"
+
+
+def test_minority_support_is_undecided_not_holds():
+    # 3 of 8 supported, none contradicted (PB-5.2.2-spread's fig5_cps row): undecided
+    assert _v([SUP] * 3 + [UNR] * 5)["verdict"] == "undecided"
+    # 5 of 8: a majority, holds within MC error
+    assert _v([SUP] * 5 + [UNR] * 3)["verdict"] == "holds within MC error"
+
+
+def test_contradictions_outnumbering_support_do_not_hold():
+    """The referee's case: 99 of 100 contradicted (1 supported) read 'partly'; now 'does not hold'."""
+    res = _v([SUP] + [CON] * 99)
+    assert res["verdict"] == "does not hold"
+    assert res["label"] == "does not hold (99 of 100 contradicted, 1 supported)"
+    # 10 of 18 contradicted, 8 supported: does not hold; 8 contradicted, 10 supported: partly
+    assert _v([SUP] * 8 + [CON] * 10)["verdict"] == "does not hold"
+    assert _v([SUP] * 10 + [CON] * 8)["verdict"] == "partly"
+
+
+def test_every_partly_prints_k_of_n():
+    rng = np.random.default_rng(40)
+    seen = 0
+    for _ in range(500):
+        n = int(rng.integers(1, 60))
+        kinds = rng.choice(3, size=n)
+        rows = [(SUP, UNR, CON)[k] for k in kinds]
+        for q in ("all", "most"):
+            res = _v(rows, q)
+            c, s = res["counts"]["contradicted"], res["counts"]["supported"]
+            if res["verdict"] == "partly":
+                seen += 1
+                assert res["label"].startswith(f"partly ({c} of {n} contradicted")
+                assert 0 < c <= s
+            if res["verdict"] in vr.SUPPORTIVE:
+                assert s > 0
+            if c > s:
+                assert res["verdict"] != "partly"
+    assert seen > 50
+
+
+def test_existential_claims():
+    """"can … lead to tests that are not powerful": one setting suffices, the choice paid for by
+    Holm; contradicted only if every setting is."""
+    res = _v([CON] * 9 + [SUP], "can")
+    assert res["verdict"] == "holds" and res["counts"]["supported"] == 1
+    assert _v([CON] * 10, "some")["verdict"] == "does not hold"
+    assert _v([CON] * 9 + [UNR], "some")["verdict"] == "undecided"
+    # support must survive Holm across the settings: p = 0.01 among 10 settings is not enough
+    assert _v([(0.01, 1.0)] + [UNR] * 9, "can")["verdict"] == "undecided"
+    assert _v([(0.004, 1.0)] + [UNR] * 9, "can")["verdict"] == "holds"
+
+
+def test_within_mc_error_is_not_shown_as_holds():
+    """'holds within MC error' is a class of its own (the report gives it its own colour)."""
+    assert "holds within MC error" in vr.SUPPORTIVE and "holds within MC error" != "holds"
+    assert vr.LABELS["holds within MC error"] != vr.LABELS["holds"]
+
+
+def test_binomial_tests_are_exact_tails():
+    # 250 of 250 covered against 0.945: P(X ≥ 250 | 0.945) = 0.945^250, supported
+    ps, pc = vr.binomial_greater(250, 250, 0.945)
+    assert ps == pytest.approx(0.945 ** 250, rel=1e-9) and pc == 1.0
+    # 0 of 4000 rejections against "rate < 0.075": P(X ≤ 0 | 0.075) = 0.925^4000
+    ps, pc = vr.binomial_less(0, 4000, 0.075)
+    assert ps == pytest.approx(0.925 ** 4000, rel=1e-6) and pc == 1.0
+    # against scipy's binomtest (an independent implementation of the same tail)
+    assert vr.binomial_greater(230, 250, 0.945)[0] == pytest.approx(
+        stats.binomtest(230, 250, 0.945, alternative="greater").pvalue, rel=1e-9)
+
+
+def test_at_least_pays_for_the_arg_max():
+    """The best of K grid values: Bonferroni over K. K = 51 values all at 0.89 ± 0.01 against 0.9:
+    the plug-in best (the largest noisy estimate) sits above 0.9 with high probability, the adjusted
+    test does not support it (simulated: 2000 grids, no support expected beyond α)."""
+    rng = np.random.default_rng(51)
+    plug_in, adjusted = 0, 0
+    for _ in range(2000):
+        est = 0.9 + 0.01 * rng.standard_normal(51)  # every value on the boundary: the claim is false-ish
+        ps, pc = vr.greater(est, 0.01, 0.9)
+        plug_in += vr.greater(est.max(), 0.01, 0.9)[0] <= 0.05
+        adjusted += vr.at_least(ps, pc, 1)[0] <= 0.05
+    assert plug_in / 2000 > 0.5          # the plug-in arg-max "supports" the boundary case most of the time
+    assert adjusted / 2000 <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 2000)
+    # m = K is the universal: the largest adjusted support p-value
+    ps = np.array([0.001, 0.002, 0.0005])
+    assert vr.at_least(ps, np.ones(3), 3)[0] == pytest.approx(0.006)
+
+
+def test_claim_level_pools_rows():
+    res = vr.claim_level([[1e-9, 0.5], [0.5, 0.5, 0.5]])
+    assert res["n"] == 5 and res["contradicted"] == 1
+    assert res["min_p_contradict_holm"] == pytest.approx(5e-9)
+    assert vr.claim_level([])["min_p_contradict_holm"] == 1.0
 
 
 def test_judge_writes_outcomes():
