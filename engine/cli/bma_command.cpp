@@ -127,10 +127,12 @@ class SearchProgressLine {
     const double phase_elapsed = std::chrono::duration<double>(now - phase_start_).count();
     const double rate = phase_elapsed > 0.0 ? static_cast<double>(p.done - phase_done_) / phase_elapsed : 0.0;
     const double eta = rate > 0.0 ? static_cast<double>(p.total - p.done) / rate : -1.0;
-    const std::string what = phase_ == "mcmc"                ? "MCMC iterations"
-                             : phase_ == "mcmc-summary"      ? "visited models summarised"
-                             : phase_ == "ridge-calibration" ? "ridge calibration draws"
-                                                             : "models enumerated";
+    const std::string what = phase_ == "mcmc"                    ? "MCMC iterations"
+                             : phase_ == "mcmc-summary"          ? "visited models summarised"
+                             : phase_ == "ridge-calibration"     ? "ridge calibration draws"
+                             : phase_ == "noise-aware-proposals" ? "noise-aware proposals"
+                             : phase_ == "noise-aware-draws"     ? "noise-aware draws analysed"
+                                                                 : "models enumerated";
     char line[256];
     std::snprintf(line, sizeof line, "dpmu bma: %s %llu/%llu (%.0f%%), %.0f s elapsed, ETA %s%s", what.c_str(),
                   static_cast<unsigned long long>(p.done), static_cast<unsigned long long>(p.total),

@@ -268,6 +268,39 @@ TEST_CASE("api: a release interrupted after its noise was drawn stays charged (c
   CHECK(!fit.analysis.progress);  // the caller's callback is not kept in the fit
 }
 
+TEST_CASE("api: a noise-aware analysis reports its proposals and draws, so Ctrl-C can stop it", "[api][progress]") {
+  // B11: Ctrl-C did not stop a noise-aware bma (Wishart) in R or Python: the rejection sampler and
+  // the per-draw analyses called no progress callback. Now both phases report, and a callback that
+  // throws (what the packages do on an interrupt) stops the analysis.
+  const Data d = data(200, 11);
+  api::BmaSettings s;
+  s.privacy = api::PrivacySettings{};
+  s.privacy->epsilon = 0.5;
+  s.privacy->delta = 1e-6;
+  s.privacy->mechanism = "wishart";
+  s.privacy->bounds = {{-5.0, 5.0}};
+  s.seed = 3;
+  s.credible_level = 0.0;
+  s.uncertainty = "noise-aware";
+  s.noise_aware_draws = 20;
+  struct Interrupted {};
+  for (const std::string phase : {"noise-aware-proposals", "noise-aware-draws"}) {
+    bool seen = false;
+    s.progress = [&seen, phase](const core::Progress& p) {
+      if (p.phase == phase) {
+        seen = true;
+        throw Interrupted{};
+      }
+    };
+    try {
+      (void)api::bma(d.x, d.y, {"a", "b"}, "y", s);
+    } catch (const Interrupted&) {
+    }
+    // the proposals always report; the draws report unless every proposal was refused (fallback)
+    if (phase == "noise-aware-proposals") CHECK(seen);
+  }
+}
+
 TEST_CASE("api: a signal between the noise draw and the charge is delivered after the charge", "[api][ledger]") {
   // The `dpmu` command's rule (defer_interrupts_around_charges): a child process raises SIGUSR1 on
   // itself inside draw_and_commit's draw — between the noise and the charge. The signal must wait

@@ -248,6 +248,7 @@ BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisP
   core::NoiseAwareOptions opt;
   opt.draws = static_cast<int>(draws);  // <= kMaxNoiseAwareDraws: 100 x draws fits an int
   opt.bma = plan.options;
+  opt.progress = search.progress;  // R/Python: interrupt checks (the release is charged already)
   core::RngStream rng(search.seed, core::fnv1a_64("bma/noise-aware"), 0, core::StreamPurpose::calibration);
   core::NoiseAwareResult r;
   try {

@@ -87,6 +87,7 @@ BmaResult mix_bma_draws(const std::vector<Eigen::MatrixXd>& grams, double n, con
   res.p = p;
   std::vector<std::size_t> order(models_total);
   for (std::size_t m = 0; m < grams.size(); ++m) {
+    report_progress(options.progress, m, grams.size(), "noise-aware-draws");
     const Eigen::MatrixXd g = 0.5 * (grams[m] + grams[m].transpose());
     gram_mean += g * share;
     const BmaResult r = bayesian_model_averaging(g, n, prior, model_prior, per);

@@ -24,6 +24,7 @@
 
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
+#include "dpmu/core/progress.hpp"
 #include "dpmu/core/ssp.hpp"
 
 namespace dpmu::core {
@@ -54,6 +55,10 @@ struct NoiseAwareOptions {
   /// Further interval levels in (0, 1) from the same mixture, returned in
   /// NoiseAwareResult::extra_intervals (a study's 50/80/95 % intervals at the cost of one mixture).
   std::vector<double> extra_levels;
+  /// Reports of the proposals (phase "noise-aware-proposals", every kProgressInterval) and of the
+  /// per-draw analyses ("noise-aware-draws", each draw): the R and Python packages check for an
+  /// interrupt there (it may throw to stop the analysis).
+  ProgressCallback progress;
 };
 
 /// Monte Carlo summaries of a noise-aware analysis.
@@ -126,6 +131,10 @@ NoiseAwareResult noise_aware_bma(const Eigen::Ref<const Eigen::MatrixXd>& releas
   kept.reserve(static_cast<std::size_t>(options.draws));
   const Eigen::MatrixXd gstar = 0.5 * (released_gram + released_gram.transpose());
   while (out.accepted < options.draws && out.proposals < max_proposals) {
+    if (out.proposals % static_cast<int>(kProgressInterval) == 0) {
+      report_progress(options.progress, static_cast<std::uint64_t>(out.proposals),
+                      static_cast<std::uint64_t>(max_proposals), "noise-aware-proposals");
+    }
     Eigen::MatrixXd g = gstar - ssp_noise(mechanism, rng);
     ++out.proposals;
     if (admissible_gram(g, max_diagonal)) {
