@@ -362,7 +362,11 @@ def _bounds(bounds, x: _Design, y: _Design, what: str) -> list[float]:
     pair for every column they get (0, 1); a pair per data column must give (0, 1) for them."""
     if bounds is None:
         return []
-    flat = [float(b) for b in np.ravel(bounds)]
+    try:
+        flat = [float(b) for b in np.ravel(np.asarray(bounds, dtype=object))]
+    except (TypeError, ValueError):
+        raise ValueError(f"{what}: bounds must be numbers: a pair l, u (every numeric column) or one pair per "
+                         f"column, e.g. bounds=[0, 100]; got {bounds!r}") from None
     specs = x.specs + y.specs
     if not any(s.unit_interval for s in specs):
         return flat  # as given; the core checks the count

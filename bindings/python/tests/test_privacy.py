@@ -468,3 +468,9 @@ def test_a_string_where_a_list_of_columns_is_expected_is_refused(hsb2):
         dpmu.test(hsb2, "math", [], "read")
     with pytest.raises(ValueError, match="list of column names"):
         dpmu.select(hsb2, "math", "read", epsilon=1, radius=1, penalty=1, data_bound=100)
+
+
+def test_non_numeric_bounds_are_named(hsb2, no_core):
+    # Before: numpy's "could not convert string to float: 'a'" without the argument's name.
+    with pytest.raises(ValueError, match="bounds must be numbers"):
+        dpmu.bma(hsb2, "read", ["math"], epsilon=1, bounds=("a", "b"))
