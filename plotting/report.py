@@ -685,14 +685,25 @@ def file_constants(ctx):
 CLAIM_ID = re.compile(r"\b(?:PB|LCSSF)-[0-9A-Za-z.]+(?:-[0-9A-Za-z.]+)*")
 
 
+def evidence_anchors(entries):
+    """Entry index -> the id of its evidence block, as claims_tables numbers them (per table)."""
+    anchors = {}
+    judged = [k for k, e in enumerate(entries) if e["verdict"] != "not run" or e.get("files")]
+    for table in ("paper", "variant", "own"):
+        rows = [k for k in judged if claims_mod._table_of(entries[k].get("setting", "paper")) == table]
+        anchors.update({k: f"ev-{table}-{i}" for i, k in enumerate(rows)})
+    return anchors
+
+
 def _cited_verdicts(text, entries):
     """The computed verdicts of the claims a sentence cites (so the prose cannot state another)."""
     out = []
+    anchors = evidence_anchors(entries)
     for cid in dict.fromkeys(CLAIM_ID.findall(text)):
-        idx = [k for k, e in enumerate(entries) if e["id"] == cid]
+        idx = [k for k, e in enumerate(entries) if e["id"] == cid and k in anchors]
         if idx:
             out.append(f"<code>{html.escape(cid)}</code>: " + "; ".join(
-                f"<a href='#ev-{k}'>{html.escape((entries[k]['variant'] + ': ') if entries[k]['variant'] else '')}"
+                f"<a href='#{anchors[k]}'>{html.escape((entries[k]['variant'] + ': ') if entries[k]['variant'] else '')}"
                 f"{html.escape(entries[k]['verdict'])}</a>" for k in idx))
     return f" <span class='small'>[computed: {' | '.join(out)}]</span>" if out else ""
 
