@@ -539,9 +539,12 @@ def claims_tables(entries, results_dir, present_anchors=()):
     judged = [e for e in entries if e["verdict"] != "not run" or e.get("files")]
     for table in ("paper", "variant", "own"):
         rows = [e for e in judged if claims_mod._table_of(e.get("setting", "paper")) == table]
+        # every table has its heading (the page's contents link to it), with a line when it is empty
+        out.append(f"<h3 id='claims-{table}'>{html.escape(claims_mod.SETTING_TITLES[table])}</h3>")
         if rows:
-            out.append(f"<h3 id='claims-{table}'>{html.escape(claims_mod.SETTING_TITLES[table])}</h3>")
             out.append(claims_table(rows, results_dir, present_anchors, prefix=f"{table}-"))
+        else:
+            out.append("<p class='small'>None judged by this run.</p>")
     return "\n".join(out)
 
 

@@ -37,7 +37,10 @@ expect_exit 2 "unknown.yaml:1: experiment: unknown experiment 'normal_man'; regi
 printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 5\ngrid: {[n]: 1}\n' > "$TMP/key.yaml"
 expect_exit 2 "key.yaml:4: cannot read this YAML node" run "$TMP/key.yaml" --dry-run
 printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 100000000000\nparameters: {n: 3}\n' > "$TMP/huge.yaml"
-expect_exit 2 "GB in memory" run "$TMP/huge.yaml" --out "$TMP/huge.h5"
+expect_exit 2 "replicates: 100000000000 is beyond the limit of 1000000000" run "$TMP/huge.yaml" --out "$TMP/huge.h5"
+# within the replicate limit, results that cannot fit in memory are still refused before any work
+printf 'experiment: normal_mean\nmaster_seed: 1\nreplicates: 1000000000\nblock_size: 1000\ngrid: {n: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]}\n' > "$TMP/huge2.yaml"
+expect_exit 2 "GB in memory" run "$TMP/huge2.yaml" --out "$TMP/huge2.h5"
 expect_exit 2 "--out FILE.h5 is required" run "$SMOKE"
 expect_exit 2 "not of the form i/N" run "$SMOKE" --out "$TMP/x.h5" --shard 2
 expect_exit 2 "0 <= i < N" run "$SMOKE" --out "$TMP/x.h5" --shard 2/2

@@ -115,7 +115,7 @@ TEST_CASE("config: 1e3-style integers, one YAML document, a size limit checked b
   CHECK(s.block_size == 25);
   CHECK(s.master_seed == 1000);
   CHECK(s.cells.size() == 2);
-  CHECK_THAT(config_error(kHead + "block_size: 2.5\n"), Contains("block_size: expected an integer >= 1"));
+  CHECK_THAT(config_error(kHead + "block_size: 2.5\n"), Contains("block_size: '2.5' is not an integer >= 1"));
   CHECK_THAT(config_error("experiment: test_engine\nmaster_seed: 1\nreplicates: 1.5e0\n"),
              Contains("'1.5e0' is not an integer >= 1"));
   CHECK_THAT(config_error(kHead + "---\nexperiment: normal_mean\n"),

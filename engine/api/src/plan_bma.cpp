@@ -69,7 +69,7 @@ std::string option_of_core_message(const std::string& function, const std::strin
     const bool parameter =
         std::any_of(specs.begin(), specs.end(), [&](const runtime::ParameterSpec& s) { return s.name == name; });
     if (parameter) {
-      what = option_of(name) + rest;
+      what = option_of(name) + ":" + rest;
     } else if (const std::string option = option_of_core_message(name, rest); !option.empty()) {
       what = option + ":" + rest +
              (option == "--bounds"
