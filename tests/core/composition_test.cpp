@@ -133,7 +133,7 @@ TEST_CASE("composition: 10 analytic-Gaussian releases at (0.5, 1e-6) total epsil
   CHECK(t.epsilon == Approx(1.52).margin(0.005));
   CHECK(t.delta == 1e-5);
   CHECK_FALSE(t.basic_was_smaller);
-  // Basic composition: ε = 5.0 at δ = 1e-5 (the issue's comparison).
+  // Basic composition: ε = 5.0 at δ = 1e-5 (the comparison in docs/privacy.md "Accountants").
   CHECK(10 * 0.5 == 5.0);
 }
 

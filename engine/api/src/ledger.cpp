@@ -186,29 +186,22 @@ std::string matrix_bytes(const Eigen::Ref<const Eigen::MatrixXd>& x, const std::
 nlohmann::ordered_json to_json(const LedgerCharge& c) {
   // Not the data's fingerprint: a fixed function of the data, it would let anyone holding two
   // outputs tell whether they came from the same data. It stays in the ledger file only.
+  nlohmann::ordered_json out = {{"path", c.path},
+                                {"epsilon", c.epsilon},
+                                {"delta", c.delta},
+                                {"total_epsilon", c.total.epsilon},
+                                {"total_delta", c.total.delta},
+                                {"releases", c.total.releases}};
   if (c.budget.is_zcdp()) {
-    return {{"path", c.path},
-            {"epsilon", c.epsilon},
-            {"delta", c.delta},
-            {"total_epsilon", c.total.epsilon},
-            {"total_delta", c.total.delta},
-            {"releases", c.total.releases},
-            {"budget_rho", c.budget.rho},
-            {"created", c.created},
-            {"accountant", runtime::accountant_name(c.accountant)},
-            {"accounted_total", c.accounted}};
+    out["budget_rho"] = c.budget.rho;
+  } else {
+    out["budget_epsilon"] = c.budget.epsilon;
+    out["budget_delta"] = c.budget.delta;
   }
-  return {{"path", c.path},
-          {"epsilon", c.epsilon},
-          {"delta", c.delta},
-          {"total_epsilon", c.total.epsilon},
-          {"total_delta", c.total.delta},
-          {"releases", c.total.releases},
-          {"budget_epsilon", c.budget.epsilon},
-          {"budget_delta", c.budget.delta},
-          {"created", c.created},
-          {"accountant", runtime::accountant_name(c.accountant)},
-          {"accounted_total", c.accounted}};
+  out["created"] = c.created;
+  out["accountant"] = runtime::accountant_name(c.accountant);
+  out["accounted_total"] = c.accounted;
+  return out;
 }
 
 void ledger_init(const std::string& path, const std::string& budget, const std::string& accountant) {
