@@ -10,6 +10,7 @@
 #include <new>
 
 #include "commands.hpp"
+#include "dpmu/core/cpu_features.hpp"
 #include "dpmu/experiments/registry.hpp"
 
 #ifndef DPMU_VERSION
@@ -71,6 +72,9 @@ int main(int argc, char** argv) {
   // A file-size limit (ulimit -f) must make write(2) fail with EFBIG, which every writer reports
   // naming the file, instead of killing the process with SIGXFSZ mid-write.
   std::signal(SIGXFSZ, SIG_IGN);
+  if (const char* simd = dpmu::core::simd_cap_invalid_value()) {
+    std::fprintf(stderr, "dpmu: DPMU_SIMD='%s' is not generic, avx2, avx512 or native; ignored\n", simd);
+  }
   try {
     app.parse(argc, argv);
   } catch (const std::bad_alloc&) {
