@@ -163,7 +163,7 @@ dpmu_h5_tidy <- function(path, replicates, metric, caller) {
       v[is.nan(v)] <- NA_real_
       out[[stats[j]]] <- if (stats[j] %in% c("n_ok", "n_nan")) as.integer(v) else v
     }
-    return(as.data.frame(out, stringsAsFactors = FALSE, check.names = FALSE))
+    return(dpmu_csv_types(as.data.frame(out, stringsAsFactors = FALSE, check.names = FALSE)))
   }
   done <- read("replicates_done")  # R x C
   if (!is.matrix(done)) done <- matrix(done, ncol = ncell)
@@ -189,5 +189,23 @@ dpmu_h5_tidy <- function(path, replicates, metric, caller) {
   out$component_label <- label
   value[is.nan(value)] <- NA_real_
   out$value <- value
-  as.data.frame(out, stringsAsFactors = FALSE, check.names = FALSE)
+  dpmu_csv_types(as.data.frame(out, stringsAsFactors = FALSE, check.names = FALSE))
+}
+
+# The column types read.csv gives the table of `dpmu export` (so that both engines return the same
+# data frame): a numeric column whose values are all whole numbers in int range is integer (the
+# CSV writes them without a decimal point), an all-missing column logical, a string column that
+# reads as numbers numeric; cell_key, metric and component_label stay strings.
+dpmu_csv_types <- function(t) {
+  for (name in setdiff(names(t), c("cell_key", "metric", "component_label"))) {
+    v <- t[[name]]
+    if (all(is.na(v))) {
+      t[[name]] <- rep(NA, length(v))
+    } else if (is.double(v)) {
+      if (all(is.na(v) | (is.finite(v) & v == round(v) & abs(v) <= .Machine$integer.max))) t[[name]] <- as.integer(v)
+    } else if (is.character(v)) {
+      t[[name]] <- utils::type.convert(v, as.is = TRUE, na.strings = "NA")
+    }
+  }
+  t
 }
