@@ -419,7 +419,7 @@ def coverage_test(k, n, bound):
     """"A 1 − α confidence interval": coverage ≥ bound, one-sided (an interval may over-cover, so the
     natural upper edge 1 is no edge of the claim), by exact binomial tails. The earlier test, an
     interval [bound, 1], could never support a coverage of 1.000 (TOST needs the estimate
-    significantly below 1): the bug issue 40 found."""
+    significantly below 1): the bug a referee found."""
     return binomial_outcome(k, n, +1, bound)
 
 

@@ -209,7 +209,7 @@ def _in_stated(setting, ms_special, deltas_special):
 
 
 def _scoped_most(label, rows, ms_special, deltas_special):
-    """"Rejects most of the time …, especially when X", scoped (issue 40): (1) in X every setting
+    """"Rejects most of the time …, especially when X", scoped: (1) in X every setting
     rejects more than half of the time; (2) over every (M, δ) a majority of the settings do (the
     sentence's general 'most of the time', not a universal)."""
     region = Group(label + " — rejects most of the time where stated (M > 2, δ ≥ 0.25)",

@@ -4,8 +4,9 @@
 # Usage: bash scripts/build-r-package.sh [OUTDIR]   (default: the current directory)
 #
 # Everything the package compiles is copied in here from the repository (never edited by hand in
-# the tarball; the repository stays the single source):
-#   src/engine/core/{include,src}     the statistics core
+# the tarball; the repository stays the single source), and only what the R package calls (the
+# closure of the symbols of src/dpmu_r.cpp, docs/performance.md "R package install"):
+#   src/engine/core/{include,src}     the statistics core (all but the sources listed in $unused)
 #   src/engine/api/{include,src}      the release API
 #   src/engine/runtime/...            the ledger (ledger, sha256, secure_random: .hpp, .cpp) and the
 #                                     header-only experiment contract (experiment.hpp, streams.hpp)
@@ -14,12 +15,19 @@
 #   src/bindings/common/              the code shared with the Python package
 #   src/vendor/Random123/             Random123 (header-only, BSD-3-Clause; Debian librandom123-dev)
 #   src/vendor/nlohmann/              nlohmann/json (header-only, MIT; Debian nlohmann-json3-dev)
-# Eigen comes from LinkingTo: RcppEigen, Boost.Math from LinkingTo: BH. The licences of the vendored
-# headers go to inst/COPYRIGHTS and inst/licenses/. src/Makevars.in lists every object; the
-# package's configure (bindings/r/configure) sees the vendored sources and writes src/Makevars from
-# it (it only tests that the compiler takes -ffp-contract=off). Environment: R (default R),
-# RANDOM123_DIR (default /usr/include/Random123), NLOHMANN_DIR (default /usr/include/nlohmann),
-# DPMU_R_BUILD_ARGS (extra arguments of R CMD build, e.g. --no-build-vignettes).
+# Eigen comes from LinkingTo: RcppEigen; Boost.Math from the system's headers or the R package BH's
+# (the package's configure finds them). The licences of the vendored headers go to inst/COPYRIGHTS
+# and inst/licenses/. src/Makevars.in lists every object; the package's configure
+# (bindings/r/configure) sees the vendored sources and writes src/Makevars from it (the compiler's
+# -ffp-contract=off, Boost's include directory, and strip --strip-debug of the shared library).
+#
+# The vignette is precomputed (as CRAN packages with heavy code do): vignettes/dpmu.Rmd is the
+# output of knitting vignettes/dpmu.Rmd.orig with the installed package
+# (scripts/precompute-r-vignette.sh), so it runs no code of the package. This script renders it to
+# HTML itself and runs R CMD build --no-build-vignettes, so R CMD build never compiles the package.
+# Environment: R (default R), RANDOM123_DIR (default /usr/include/Random123), NLOHMANN_DIR (default
+# /usr/include/nlohmann), DPMU_R_BUILD_ARGS (extra arguments of R CMD build), DPMU_R_STAGING_DIR (keep
+# the staging copy there, for a developer's repeated R CMD INSTALL of the directory).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 outdir=${1:-.}
@@ -41,6 +49,11 @@ command -v "$R" >/dev/null 2>&1 || { echo "build-r-package: R is not installed (
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pkg="$tmp/dpmu"
+if [ -n "${DPMU_R_STAGING_DIR:-}" ]; then
+  rm -rf "$DPMU_R_STAGING_DIR/dpmu"
+  mkdir -p "$DPMU_R_STAGING_DIR"
+  pkg=$(cd "$DPMU_R_STAGING_DIR" && pwd)/dpmu
+fi
 # The package as it is in the repository, without anything a developer's install left behind.
 cp -r "$repo/bindings/r" "$pkg"
 rm -f "$pkg/src/Makevars" "$pkg/src/Makevars.in"
@@ -56,7 +69,12 @@ copy() {  # copy FILE... into $src/<path relative to the repository>
   done
 }
 cd "$repo"
-copy $(find engine/core/include engine/core/src engine/api/include engine/api/src -type f \( -name '*.hpp' -o -name '*.cpp' \) | sort)
+# Core sources nothing the R package calls needs (checked: scripts/r-package-unused-sources.py).
+unused="engine/api/src/interrupt_deferral.cpp"  # the `dpmu` command's signal handler (_exit): R is interrupted cooperatively
+core_files=$(find engine/core/include engine/core/src engine/api/include engine/api/src -type f \( -name '*.hpp' -o -name '*.cpp' \) | sort)
+for f in $unused; do core_files=$(echo "$core_files" | grep -v -x "$f"); done
+# shellcheck disable=SC2086
+copy $core_files
 for m in ledger sha256 secure_random; do
   copy "engine/runtime/include/dpmu/runtime/$m.hpp" "engine/runtime/src/$m.cpp"
 done
@@ -97,19 +115,81 @@ warnings) are removed.
 All other files: the dpmu authors (see the file LICENSE).
 EOF
 
+# The precomputed vignette, rendered here (no package code runs), with the index R CMD build writes
+# (build/vignette.rds), so that R CMD build --no-build-vignettes ships it and never installs the package.
+rm -f "$pkg"/vignettes/*.orig "$pkg"/vignettes/*.html
+if [ -f "$pkg/vignettes/dpmu.Rmd" ]; then
+  (cd "$pkg" && "$R" --vanilla --no-echo -e '
+    v <- tools::buildVignettes(dir = ".", tangle = TRUE)
+    vigns <- tools::pkgVignettes(dir = ".", output = TRUE, source = TRUE)
+    dir.create(file.path("inst", "doc"), recursive = TRUE, showWarnings = FALSE)
+    stopifnot(all(file.copy(unique(c(vigns$docs, vigns$outputs, unlist(vigns$sources))), file.path("inst", "doc"),
+                            overwrite = TRUE)))
+    unlink(c(vigns$outputs, unlist(vigns$sources)))
+    dir.create("build", showWarnings = FALSE)
+    saveRDS(tools:::.build_vignette_index(vigns), file.path("build", "vignette.rds"), version = 2L)' \
+    >"$tmp/vignette.log" 2>&1) || { cat "$tmp/vignette.log" >&2; exit 1; }
+fi
+
 # src/Makevars.in: configure turns it into src/Makevars.
-objects=$(cd "$src" && find . -name '*.cpp' ! -path './vendor/*' | sed 's|^\./||; s|\.cpp$|.o|' | sort)
+# Unity translation units (docs/performance.md "R package install"): most of the compile time of a
+# source is parsing and instantiating the same headers (Eigen, Boost.Math, nlohmann/json, the core's
+# templates), so the sources are compiled in a few groups, each one .cpp that #includes its members
+# (the members stay in src/ with their directories). Groups keep apart the sources whose
+# file-local names collide (a collision is a compile error naming both). The package's own
+# dpmu_r.cpp (Rcpp first) opens the release API's group. DPMU_R_UNITY=0 compiles every source on
+# its own.
+unity_groups=(
+  "engine/core/src/audit engine/core/src/bayes_factor engine/core/src/censoring engine/core/src/g_priors engine/core/src/information_criteria engine/core/src/linear_model engine/core/src/mechanisms engine/core/src/block_random engine/core/src/gram_matrix"
+  "engine/core/src/bma engine/core/src/model_space engine/core/src/noise_aware engine/core/src/release engine/core/src/secure_noise engine/core/src/ssp engine/core/src/subsample_and_aggregate engine/core/src/t_mixture engine/core/src/uniform_gram"
+  "dpmu_r engine/api/src/audit engine/api/src/bma engine/api/src/bma_fit engine/api/src/ledger engine/api/src/plan_bma engine/api/src/plan_test engine/api/src/select engine/api/src/test bindings/common/dpmu_bindings"
+  "experiments/simulation_gram experiments/simulation_ssp experiments/simulation_cost experiments/ssp_release experiments/calibration_metrics engine/core/src/noise_aware_sampler"
+  "experiments/ssp_calibration engine/runtime/src/ledger engine/runtime/src/sha256 engine/runtime/src/secure_random engine/core/src/lcssf engine/core/src/composition engine/core/src/mcmc_diagnostics"
+)
+all_sources=$(cd "$src" && find . -name '*.cpp' ! -path './vendor/*' ! -name 'dpmu_unity_*' | sed 's|^\./||; s|\.cpp$||' | sort)
+if [ "${DPMU_R_UNITY:-1}" != "0" ]; then
+  grouped=""
+  k=0
+  for g in "${unity_groups[@]}"; do
+    k=$((k + 1))
+    {
+      echo "// Written by scripts/build-r-package.sh: one translation unit of the sources below (a unity build)."
+      for f in $g; do echo "#include \"$f.cpp\""; done
+    } >"$src/dpmu_unity_$k.cpp"
+    grouped="$grouped $g"
+  done
+  for f in $all_sources; do
+    case " $grouped " in
+      *" $f "*) ;;
+      *) echo "build-r-package: $f.cpp is in no unity group of scripts/build-r-package.sh; add it" >&2; exit 1 ;;
+    esac
+  done
+  for g in $grouped; do
+    echo "$all_sources" | grep -q -x "$g" || { echo "build-r-package: unity group member $g.cpp does not exist" >&2; exit 1; }
+  done
+  objects=$(for i in $(seq 1 "$k"); do echo "dpmu_unity_$i.o"; done)
+else
+  objects=$(echo "$all_sources" | sed 's|$|.o|')
+fi
 {
   echo "# Written by scripts/build-r-package.sh; ./configure writes src/Makevars from it."
   echo "CXX_STD = CXX20"
   echo "PKG_CPPFLAGS = -Iengine/core/include -Iengine/api/include -Iengine/runtime/include -Iexperiments/include \\"
   echo "  -Ibindings/common \\"
-  echo "  -Ivendor -DEIGEN_DONT_PARALLELIZE"
+  echo "  -Ivendor @DPMU_BOOST_CPPFLAGS@ -DEIGEN_DONT_PARALLELIZE"
   echo "# The same floating point as the CMake build (no FMA contraction), so results equal the CLI's;"
   echo "# configure puts -ffp-contract=off here when the compiler takes it."
   echo "PKG_CXXFLAGS = @DPMU_FP_FLAGS@"
   echo "OBJECTS = \\"
   echo "$objects" | sed '$!s/$/ \\/; s/^/  /'
+  echo ""
+  echo "# The objects are independent: make -j (MAKEFLAGS) compiles them in parallel. The shared"
+  echo "# library is stripped of debug information (R's default flags have -g; the installed size"
+  echo "# would be ~90 MB), when configure finds GNU strip."
+  echo "all: \$(SHLIB) dpmu_strip"
+  echo "dpmu_strip: \$(SHLIB)"
+  printf '\t@DPMU_STRIP@\n'
+  echo ".PHONY: all dpmu_strip"
 } >"$src/Makevars.in"
 
 # A configuration of the smoke study for the example of ?read_results.
@@ -119,7 +199,7 @@ cp "$repo/configs/smoke/normal_mean.yaml" "$pkg/inst/extdata/"
 # The package's configure and cleanup stay those of bindings/r (configure sees src/vendor).
 cd "$tmp"
 # shellcheck disable=SC2086
-"$R" CMD build ${DPMU_R_BUILD_ARGS:-} dpmu >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; exit 1; }
+"$R" CMD build --no-build-vignettes ${DPMU_R_BUILD_ARGS:-} "$pkg" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log" >&2; exit 1; }
 tarball=$(ls dpmu_*.tar.gz)
 cp "$tarball" "$outdir/"
 echo "$outdir/$tarball"

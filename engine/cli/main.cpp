@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "dpmu/api/ledger.hpp"
+#include "dpmu/core/cpu_features.hpp"
 #include "dpmu/experiments/registry.hpp"
 
 #ifndef DPMU_VERSION
@@ -84,6 +85,9 @@ int main(int argc, char** argv) {
   // A signal between a release's noise draw and its charge is delivered after the charge, and one
   // after the charge ends the process with "charged, not delivered" (docs/privacy.md).
   dpmu::api::defer_interrupts_around_charges("dpmu");
+  if (const char* simd = dpmu::core::simd_cap_invalid_value()) {
+    std::fprintf(stderr, "dpmu: DPMU_SIMD='%s' is not generic, avx2, avx512 or native; ignored\n", simd);
+  }
   try {
     app.parse(argc, argv);
   } catch (const std::bad_alloc&) {

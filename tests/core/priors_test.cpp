@@ -313,3 +313,38 @@ TEST_CASE("the BAS-compatible variant is typed and belongs to the Zellner-Siow p
   CHECK_THROWS_AS(log_model_marginal(wrong, log_q, 50, 3, 1), std::invalid_argument);
   CHECK_THROWS_WITH(parse_coefficient_prior("hyper-g-laplace"), Catch::Contains("unknown prior 'hyper-g-laplace'"));
 }
+
+TEST_CASE("BAS's prior spellings are aliases; an unknown name's error lists every valid value") {
+  // bas.lm(prior = ) spellings (BAS 1.7): the same priors under dpmu's names.
+  CHECK(to_string(parse_coefficient_prior("JZS")) == "zellner-siow");
+  CHECK(to_string(parse_coefficient_prior("ZS-null")) == "zellner-siow-laplace");
+  CHECK(is_approximate(parse_coefficient_prior("ZS-null")));
+  CHECK(to_string(parse_coefficient_prior("BIC")) == "bic");
+  CHECK(to_string(parse_coefficient_prior("AIC")) == "aic");
+  CHECK(to_string(parse_coefficient_prior("hyper-g-n")) == "hyper-g-n");
+  CHECK(to_string(parse_coefficient_prior("g-prior")) == "g-prior");
+  CHECK(to_string(parse_coefficient_prior("g_prior")) == "g-prior");
+  CHECK(parse_prior_kind("JZS") == PriorKind::zellner_siow);
+  CHECK(parse_prior_kind("BIC") == PriorKind::bic);
+  // every valid value in the error of model averaging, the approximation included
+  try {
+    (void)parse_coefficient_prior("zellner");
+    FAIL("no exception");
+  } catch (const std::invalid_argument& e) {
+    const std::string m = e.what();
+    for (const auto& name : prior_kind_names()) CHECK(m.find(name) != std::string::npos);
+    CHECK(m.find("zellner-siow-laplace") != std::string::npos);
+    CHECK(m.find("JZS") != std::string::npos);
+  }
+  // BAS priors dpmu does not implement say so
+  CHECK_THROWS_WITH(parse_coefficient_prior("EB-local"), Catch::Contains("not implemented"));
+  CHECK_THROWS_WITH(parse_prior_kind("hyper-g-laplace"), Catch::Contains("not implemented"));
+  // BAS's model-prior names (beta.binomial(2, 3), Bernoulli(0.3)) in any case
+  const ModelPrior bb = parse_model_prior("Beta.Binomial(2,3)");
+  CHECK(bb.kind == ModelPriorKind::beta_binomial);
+  CHECK(bb.a == 2.0);
+  CHECK(bb.b == 3.0);
+  const ModelPrior be = parse_model_prior("Bernoulli(0.3)");
+  CHECK(be.kind == ModelPriorKind::bernoulli);
+  CHECK(be.w == 0.3);
+}

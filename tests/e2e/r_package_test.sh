@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # ctest e2e.r_package_test: the R source package as a user gets it. Builds dpmu_<version>.tar.gz
-# with scripts/build-r-package.sh into a temporary directory, installs it into a temporary library
-# (no CMake build used: DPMU_BUILD_DIR is unset), checks that its non-private BMA of hsb2 gives the
-# PIPs of `dpmu bma --non-private` to 1e-10, and runs `R CMD check --as-cran --no-manual` on it,
-# failing on any ERROR or WARNING. Usage: r_package_test.sh DPMU_EXE SOURCE_DIR.
+# with scripts/build-r-package.sh into a temporary directory (it must not compile: the vignette is
+# precomputed; its CPU time is printed), installs it into a temporary library (no CMake build used:
+# DPMU_BUILD_DIR is unset; CPU time printed; the shared library must carry no debug information),
+# checks that its non-private BMA of hsb2 gives the PIPs of `dpmu bma --non-private` to 1e-10, and
+# runs `R CMD check --as-cran --no-manual` on it, failing on any ERROR, WARNING or NOTE other than
+# the one that needs the network ("unable to verify current time": future file timestamps).
+# Usage: r_package_test.sh DPMU_EXE SOURCE_DIR.
 # Exit 77 (skipped) when R or a package the build needs (Rcpp, RcppEigen, BH, knitr, rmarkdown) is
 # missing.
 set -euo pipefail
@@ -25,17 +28,29 @@ command -v qpdf >/dev/null 2>&1 || export R_QPDF=true
 export MAKEFLAGS="${MAKEFLAGS:--j$(nproc)}"
 start=$(date +%s)
 
-tarball=$(bash "$src/scripts/build-r-package.sh" "$tmp") || { echo "FAIL: build-r-package.sh"; exit 1; }
-echo "built $(basename "$tarball") ($(du -k "$tarball" | cut -f1) kB) in $(( $(date +%s) - start )) s"
+cpu() { awk '/^(user|sys) /{ s += $2 } END { printf "%.0f", s }' "$1"; }  # user + sys of `time -p` (children included)
+{ time -p bash "$src/scripts/build-r-package.sh" "$tmp" >"$tmp/tarball.txt"; } 2>"$tmp/build.time" || {
+  cat "$tmp/build.time"; echo "FAIL: build-r-package.sh"; exit 1; }
+tarball=$(cat "$tmp/tarball.txt")
+echo "built $(basename "$tarball") ($(du -k "$tarball" | cut -f1) kB) in $(( $(date +%s) - start )) s, $(cpu "$tmp/build.time") CPU-s"
+for f in inst/doc/dpmu.html build/vignette.rds; do
+  tar tzf "$tarball" | grep -q "^dpmu/$f$" || { echo "FAIL: the tarball has no $f (the precomputed vignette)"; exit 1; }
+done
+if tar tzf "$tarball" | grep -q '\.orig$'; then echo "FAIL: the vignette's .orig source is in the tarball"; exit 1; fi
 if tar xzOf "$tarball" | grep -a -q "$src/build"; then
   echo "FAIL: the tarball refers to the repository's build directory $src/build"; exit 1
 fi
 
 mkdir "$tmp/lib"
 t0=$(date +%s)
-R CMD INSTALL -l "$tmp/lib" "$tarball" >"$tmp/install.log" 2>&1 || {
+{ time -p R CMD INSTALL -l "$tmp/lib" "$tarball" >"$tmp/install.log" 2>&1; } 2>"$tmp/install.time" || {
   cat "$tmp/install.log"; echo "FAIL: R CMD INSTALL of the tarball"; exit 1; }
-echo "installed in $(( $(date +%s) - t0 )) s"
+echo "installed in $(( $(date +%s) - t0 )) s, $(cpu "$tmp/install.time") CPU-s (MAKEFLAGS=$MAKEFLAGS)"
+so="$tmp/lib/dpmu/libs/dpmu.so"
+if command -v readelf >/dev/null 2>&1 && readelf -S "$so" | grep -q '\.debug_info'; then
+  echo "FAIL: $so carries debug information ($(du -k "$so" | cut -f1) kB)"; exit 1
+fi
+echo "installed size: $(du -sk "$tmp/lib/dpmu" | cut -f1) kB"
 
 # The smoke test: the same PIPs as the CLI (when DPMU_EXE is a dpmu binary).
 predictors=female,write,math,science,socst
@@ -68,5 +83,11 @@ status=$(grep '^Status:' "$log" || echo "Status: unknown")
 echo "$status"
 if echo "$status" | grep -q -E 'ERROR|WARNING|unknown'; then
   cat "$log"; echo "FAIL: R CMD check --as-cran: $status"; exit 1
+fi
+# A NOTE is a failure too, except "checking for future file timestamps ... NOTE: unable to verify
+# current time" (it needs the network).
+notes=$(grep -E '^\* checking .* NOTE$' "$log" | grep -v 'future file timestamps' || true)
+if [ -n "$notes" ]; then
+  cat "$log"; echo "FAIL: R CMD check --as-cran NOTEs: $notes"; exit 1
 fi
 echo "PASS in $(( $(date +%s) - start )) s"

@@ -257,7 +257,7 @@ rc=$?
 [ $rc -eq 0 ] && grep -q "(incomplete)" "$TMP/out" && grep -q "INCOMPLETE RUN" "$TMP/err" && pass \
   || fail "plot_all.py on an incomplete file: exit $rc; $(cat "$TMP/out" "$TMP/err")"
 
-# --- round 4 (issue 38): counts and times bounded up front, naming the option and the limit
+# --- round 4: counts and times bounded up front, naming the option and the limit
 # B4: --max-time beyond 1e9 s is refused before any work (before: 1e10 s overflowed the deadline in
 # nanoseconds, and the run stopped at once: "0 of 8 tasks done", exit 3); 1e9 s runs to the end
 expect_exit 2 "--max-time: 1e+10 s is beyond the limit of 1e9 s" run "$SMOKE" --out "$TMP/mt_big.h5" --max-time 1e10

@@ -49,7 +49,7 @@ s = lambda *o: [dict(x) for x in o]  # noqa: E731
 sup, unr, con = c.sign_outcome(1.0, 0.1, +1), c.sign_outcome(0.1, 0.4, +1), c.sign_outcome(-1.0, 0.1, +1)
 assert c.verdict(s(sup, sup)) == ("holds", 1.0)
 assert c.verdict(s(sup, sup, unr))[0] == "holds within MC error"
-assert c.verdict(s(sup, unr)) == ("undecided", 0.5)  # half supported is no majority (issue 40)
+assert c.verdict(s(sup, unr)) == ("undecided", 0.5)  # half supported is no majority
 assert c.verdict(s(con, unr))[0] == "does not hold" and c.verdict(s(sup, con))[0] == "partly"
 assert c.verdict(s(*[sup] * 20, con, con), "most")[0] == "holds"
 assert c.verdict([])[0] == "not run"
@@ -159,7 +159,7 @@ for k, _ in rows:
     block = s[s.index(f"id='ev-{k}'"):]
     block = block[:block.index("</div>")]
     assert "Evidence" in block, k
-# the page opens with the generated summary (issue 40); it names the command for the claims this run
+# the page opens with the generated summary; it names the command for the claims this run
 # cannot judge, and no claim row says "not run" without the command that runs it
 assert s.index("class='summary'") < s.index("id='figures'")
 summary = s[s.index("class='summary'"):]

@@ -66,7 +66,7 @@ def test_declarations():
                  "PB-5.3-threshold-sparsity", "LCSSF-5-very-successful", "LCSSF-5-structure"):
         assert need in ids, need
     # the type-I claim quotes §4.3, not §1.1 ("adequately calibrated"), is one-sided (≤ 3α/2) and its
-    # degeneracy is a claim of its own (issue 40)
+    # degeneracy is a claim of its own
     t1 = BY_ID["PB-4.3-type1"]
     assert t1.section == "§4.3" and "adequate type I error rates" in t1.words
     assert "adequately calibrated" not in t1.words and "at most 3α/2" in t1.test
@@ -216,7 +216,7 @@ def test_interval_coverage_claim_on_known_rates():
                          "num_subsets=5; 1 − α = 0.95", "num_subsets=5; 1 − α = 0.99"}
     first = rows["num_subsets=2; 1 − α = 0.95"]
     assert first["estimate"] == pytest.approx(0.95) and first["se"] == pytest.approx(math.sqrt(0.95 * 0.05 / r))
-    # one-sided (issue 40: the interval [0.945, 1] could never support a coverage of 1)
+    # one-sided (the interval [0.945, 1] could never support a coverage of 1)
     assert first["test"] == "≥ 0.945 (exact binomial, one-sided)"
     assert rows["num_subsets=2; 1 − α = 0.99"]["test"] == "≥ 0.985 (exact binomial, one-sided)"
     assert rows["num_subsets=5; 1 − α = 0.99"]["runs"] == r - 1

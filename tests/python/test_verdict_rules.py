@@ -167,7 +167,7 @@ def test_verdict_vocabulary():
 
 
 # ----------------------------------------------------------------------------------------------
-# The labels say what the evidence says (issue 40; the referee's cases)
+# The labels say what the evidence says (a referee's cases)
 # ----------------------------------------------------------------------------------------------
 
 SUP, UNR, CON = (1e-6, 1.0), (0.3, 0.5), (1.0, 1e-9)

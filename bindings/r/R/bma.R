@@ -11,9 +11,14 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                 g = NULL, a = 3, top_models = 10, mcmc = FALSE, rescale = FALSE, always_include = character(),
                 credible_level = 0.95, levels = NULL, ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")),
                 budget = NULL, force.heredity = FALSE, mcmc_max_iterations = NULL, mcmc_max_models = NULL,
-                uncertainty = "plug-in", noise_aware_draws = 200) {
+                uncertainty = "plug-in", noise_aware_draws = 200, include.always = NULL, modelprior = NULL) {
   caller <- "dpmu::bma"
   formula <- dpmu_as_formula(formula, caller)
+  if (!is.null(modelprior)) {  # BAS's name
+    if (!missing(model_prior)) stop(caller, ": give model_prior or modelprior (BAS's name), not both", call. = FALSE)
+    model_prior <- modelprior
+  }
+  model_prior <- dpmu_model_prior_text(model_prior, caller)
   for (arg in c("mcmc_max_iterations", "mcmc_max_models")) {
     v <- get(arg)
     if (!is.null(v) && !(is.numeric(v) && length(v) == 1 && !is.na(v) && v >= 1 && v == round(v) && v <= 2^53)) {
@@ -32,7 +37,8 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                                 dpmu_data_label(substitute(data)), caller)
   d <- dpmu_design(formula, data, na.action, caller, private = private, levels = levels)
   if (ncol(d$x) == 0) stop("dpmu::bma: the formula has no predictors", call. = FALSE)
-  if (!is.null(bounds)) bounds <- as.double(if (is.matrix(bounds)) bounds else unlist(bounds))
+  always_include <- unique(c(always_include, dpmu_include_always(include.always, d, caller)))
+  bounds <- dpmu_bounds_vector(bounds, ncol(d$x) + 1L, caller)
   if (private) {
     if (is.null(bounds)) {
       stop("dpmu::bma: a private run (epsilon given) needs public bounds on the raw values: bounds = c(l, u)",
@@ -127,18 +133,32 @@ update.dpmu_bma <- function(object, prior = NULL, model_prior = NULL, credible_l
     if (!is.null(prior)) stop("dpmu: give prior or newprior (BAS's name), not both", call. = FALSE)
     prior <- newprior
   }
+  if (!is.null(model_prior)) model_prior <- dpmu_model_prior_text(model_prior, "dpmu::update")
   options <- list(prior = prior, g = g, a = a, model_prior = model_prior, always_include = always_include,
                   top_models = top_models, credible_level = credible_level, mcmc = mcmc)
   out <- .Call(dpmu_reanalyse_c, object$pointer, options)
   for (m in out$messages) message("dpmu::update: ", m)
   new <- dpmu_bma_analysis(object, out)
-  call <- object$call
   given <- Filter(Negate(is.null), options)
-  for (name in names(given)) call[[name]] <- given[[name]]
-  if (!is.null(prior) && is.null(g) && !is.null(call$g)) call$g <- NULL  # a new prior: g back to its default
+  if (is.null(object$privacy)) {
+    # A non-private fit: the bma call with the new settings (re-running it reads the data again and
+    # spends nothing).
+    call <- object$call
+    for (name in names(given)) call[[name]] <- given[[name]]
+    if (!is.null(prior) && is.null(g) && !is.null(call$g)) call$g <- NULL  # a new prior: g back to its default
+  } else {
+    # A release: re-running its bma call would be a new release, charged again. The call stored is
+    # this update of the release (safe to re-run: no budget), and the printout says nothing new
+    # was charged (the ledger line is the release's).
+    call <- as.call(c(list(quote(update), dpmu_release_name(substitute(object), object)), given))
+    new$reanalysis_of <- if (is.null(object$reanalysis_of)) object$call else object$reanalysis_of
+  }
   new$call <- call
   new
 }
+
+# The release an update re-analyses, as the stored call names it: the variable, else <release>.
+dpmu_release_name <- function(expr, object) if (is.symbol(expr)) expr else as.name("<release>")
 
 #' Posterior means and SDs of the coefficients (like coef.bas), with the inclusion probabilities.
 #' @export
@@ -152,6 +172,8 @@ coef.dpmu_bma <- function(object, sd = c("exact", "bas"), ...) {
     row.names = c("(Intercept)", names(s$pip)))
   class(out) <- c("coef.dpmu_bma", "data.frame")
   attr(out, "pointer") <- object$pointer  # for plot(coef(fit)): the densities come from the C++ fit
+  attr(out, "sd_kind") <- sd
+  attr(out, "fit") <- object               # for confint(coef(fit), level = )
   out
 }
 
@@ -193,7 +215,12 @@ plot.coef.dpmu_bma <- function(x, e = 1e-04, subset = seq_len(nrow(x)), ask = TR
 print.coef.dpmu_bma <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
   cat("Model-averaged posterior means and SDs of the coefficients",
       if (is.na(x$mean[1])) " (a release publishes no means: the intercept's mean is NA)", ":\n", sep = "")
-  print(format(as.data.frame(unclass(x), row.names = rownames(x)), digits = digits), ...)
+  cat(if (identical(attr(x, "sd_kind"), "bas")) {
+    "sd: BAS's coef() SD (coef(fit) gives the exact posterior SD of the model average)\n"
+  } else {
+    "sd: the exact posterior SD of the model average (BAS's coef() SD: coef(fit, sd = \"bas\"))\n"
+  })
+  print(format(data.frame(mean = x$mean, sd = x$sd, pip = x$pip, row.names = rownames(x)), digits = digits), ...)
   invisible(x)
 }
 
@@ -201,10 +228,13 @@ print.coef.dpmu_bma <- function(x, digits = max(3L, getOption("digits") - 3L), .
 #' @export
 confint.dpmu_bma <- function(object, parm, level = object$posterior$credible_level, ...) {
   s <- object$posterior
-  if (s$credible_level == 0) stop("dpmu: the fit has no credible intervals (credible_level = 0)", call. = FALSE)
+  if (!(is.numeric(level) && length(level) == 1 && !is.na(level) && level > 0 && level < 1)) {
+    stop("dpmu: confint: level must be a number in (0, 1)", call. = FALSE)
+  }
   if (abs(level - s$credible_level) > 1e-12) {
-    stop("dpmu: the intervals were computed at credible_level = ", s$credible_level,
-         "; refit with dpmu::bma(..., credible_level = ", level, ")", call. = FALSE)
+    # Another level: a re-analysis of the statistics the fit holds (post-processing; no refit, no
+    # new noise, nothing charged).
+    s <- .Call(dpmu_reanalyse_c, object$pointer, list(credible_level = level))$posterior
   }
   ci <- cbind(c(if (is.null(s$intercept_lower)) NA_real_ else s$intercept_lower, s$lower),
               c(if (is.null(s$intercept_upper)) NA_real_ else s$intercept_upper, s$upper))
@@ -214,18 +244,23 @@ confint.dpmu_bma <- function(object, parm, level = object$posterior$credible_lev
   ci
 }
 
-#' Posterior mean of the response at new data: model-averaged (estimator = "bma") or from the
-#' highest posterior (hpm), median probability (mpm) or best predictive (bpm) model; with se.fit or
-#' interval, BAS's standard errors and intervals (see man/predict.dpmu_bma.Rd for the formulas).
+#' Predictions at new data as BAS's predict.bas: a list of class pred.dpmu_bma with $fit, and with
+#' se.fit = TRUE BAS's per-model and model-averaged standard errors (se.fit and se.pred per model,
+#' se.bma.fit, se.bma.pred), exact over every model up to 16 free columns; interval adds $interval
+#' (see man/predict.dpmu_bma.Rd for the formulas).
 #' @export
 predict.dpmu_bma <- function(object, newdata, estimator = c("bma", "hpm", "mpm", "bpm"), se.fit = FALSE,
-                             interval = c("none", "confidence", "prediction"), level = 0.95, ...) {
+                             interval = c("none", "confidence", "prediction"), level = 0.95, top = NULL, ...) {
   estimator <- tolower(estimator)
   estimator <- match.arg(estimator)
   interval <- match.arg(interval)
   if (is.null(object$terms)) {
     stop("dpmu: predict: a release publishes no means of the data, so predictions need a non-private fit",
          call. = FALSE)
+  }
+  if (!is.null(top) && !(is.numeric(top) && length(top) == 1 && !is.na(top) && top >= 1 && top == round(top))) {
+    stop("dpmu: predict: top must be a whole number >= 1 (the number of most probable models averaged), or NULL ",
+         "for all", call. = FALSE)
   }
   if (missing(newdata) || is.null(newdata)) {
     if (is.null(object$x)) stop("dpmu: give newdata (a data frame with the predictors)", call. = FALSE)
@@ -243,27 +278,75 @@ predict.dpmu_bma <- function(object, newdata, estimator = c("bma", "hpm", "mpm",
     stop("dpmu: newdata gives the columns ", paste(colnames(x), collapse = ", "), " but the fit has ",
          paste(names(object$pip), collapse = ", "), call. = FALSE)
   }
-  if (!se.fit && interval == "none") {
-    out <- .Call(dpmu_predict_c, object$pointer, x, estimator)
-    names(out) <- rows
-    return(out)
-  }
   if (interval != "none" && !(is.numeric(level) && length(level) == 1 && level > 0 && level < 1)) {
     stop("dpmu: level must be a number in (0, 1)", call. = FALSE)
   }
-  r <- .Call(dpmu_predict_se_c, object$pointer, x, estimator, if (interval == "none") 0 else level,
-             interval == "prediction")
-  fit <- r$fit
-  names(fit) <- rows
-  if (interval != "none") {
-    fit <- cbind(fit = fit, lwr = r$lower, upr = r$upper)
-    rownames(fit) <- rows
+  s <- object$posterior
+  model <- switch(estimator, bma = NULL, hpm = s$highest_posterior_model, mpm = s$median_probability_model,
+                  bpm = s$best_predictive_model)
+  out <- list(fit = NULL, Ybma = NULL, Ypred = NULL, postprobs = NULL, se.fit = NULL, se.pred = NULL,
+              se.bma.fit = NULL, se.bma.pred = NULL, df = NULL, best = NULL, bestmodel = NULL,
+              best.vars = c("Intercept", if (is.null(model)) names(object$pip) else unlist(model)),
+              estimator = toupper(estimator))
+  if (!se.fit && interval == "none" && is.null(top)) {
+    out$fit <- stats::setNames(.Call(dpmu_predict_c, object$pointer, x, estimator), rows)
+  } else {
+    r <- .Call(dpmu_predict_se_c, object$pointer, x, estimator, if (interval == "none") 0 else level,
+               interval == "prediction", as.double(if (is.null(top)) 0 else top))
+    out$fit <- stats::setNames(r$fit, rows)
+    if (se.fit) {
+      if (estimator == "bma") {
+        # BAS's structure: per model (rows, most probable first) and model-averaged.
+        out$Ypred <- r$model_fit
+        out$postprobs <- r$model_probability
+        out$se.fit <- r$model_se_fit
+        out$se.pred <- r$model_se_pred
+        out$se.bma.fit <- stats::setNames(r$se_fit, rows)
+        out$se.bma.pred <- stats::setNames(r$se_pred, rows)
+        out$df <- r$model_df
+        out$best <- seq_along(r$model_probability)
+        out$bestmodel <- r$model_predictors
+      } else {
+        out$se.fit <- stats::setNames(r$se_fit, rows)
+        out$se.pred <- stats::setNames(r$se_pred, rows)
+        out$df <- r$df
+        out$bestmodel <- unlist(model)
+      }
+    }
+    if (interval != "none") {
+      out$interval <- cbind(fit = r$fit, lwr = r$lower, upr = r$upper)
+      rownames(out$interval) <- rows
+    }
+    out$models <- r$models
+    out$omitted_mass <- r$omitted_mass
   }
-  if (!se.fit) return(fit)
-  se <- stats::setNames(r$se_fit, rows)
-  sp <- stats::setNames(r$se_pred, rows)
-  list(fit = fit, se.fit = se, se.pred = sp, df = r$df, estimator = estimator, level = level,
-       models = r$models, omitted_mass = r$omitted_mass)
+  out$Ybma <- if (estimator == "bma") out$fit
+  out$level <- level
+  out$top <- top
+  # for confint(): the fit's C++ object and the new rows (no data are kept beyond newdata's design)
+  out$pointer <- object$pointer
+  out$newx <- x
+  out$estimator_code <- estimator
+  class(out) <- "pred.dpmu_bma"
+  out
+}
+
+#' @export
+print.pred.dpmu_bma <- function(x, ...) {
+  cat("Predictions (", x$estimator, if (!is.null(x$top)) paste0(", top ", x$top, " models"), "):\n", sep = "")
+  print(x$fit, ...)
+  if (!is.null(x$se.bma.fit)) {
+    cat("se.bma.fit (model-averaged posterior SD of the mean):\n")
+    print(x$se.bma.fit, ...)
+  } else if (!is.null(x$se.fit)) {
+    cat("se.fit:\n")
+    print(x$se.fit, ...)
+  }
+  if (!is.null(x$interval)) {
+    cat("Interval at level ", x$level, ":\n", sep = "")
+    print(x$interval, ...)
+  }
+  invisible(x)
 }
 
 #' Fitted values on the data of a non-private fit (BAS's fitted.bas). See man/fitted.dpmu_bma.Rd.
@@ -274,7 +357,7 @@ fitted.dpmu_bma <- function(object, estimator = c("bma", "hpm", "mpm", "bpm"), .
     stop("dpmu: fitted: a release keeps no data (and publishes no means), so it has no fitted values; a ",
          "non-private fit has them, or call predict(fit, newdata) on a non-private fit", call. = FALSE)
   }
-  predict.dpmu_bma(object, estimator = estimator)
+  predict.dpmu_bma(object, estimator = estimator)$fit
 }
 
 #' @export
@@ -289,7 +372,16 @@ print.dpmu_bma <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
                 x$privacy$delta, x$privacy$mechanism))
   }
   if (!x$private) cat("Not private: ", paste(x$private_reason, collapse = "; "), "\n", sep = "")
-  if (x$private) cat(dpmu_ledger_line(x))
+  if (!is.null(x$reanalysis_of)) {
+    l <- x$ledger
+    cat("Re-analysis (update) of the release ", paste(deparse(x$reanalysis_of), collapse = " "),
+        ": post-processing, nothing charged now",
+        if (!is.null(l)) paste0(" (the release was charged epsilon ", format(l$epsilon[1], digits = 4), " to ledger ",
+                                l$path %||% "?", ")"), "\n", sep = "")
+  } else if (x$private) {
+    cat(dpmu_ledger_line(x))
+  }
+  if (!is.null(x$privacy)) cat(dpmu_information_line(x))
   cat(dpmu_uncertainty_line(x$posterior))
   cat("\nMarginal posterior inclusion probabilities:\n")
   print(round(x$pip, digits), ...)
@@ -339,24 +431,44 @@ print.summary.dpmu_bma <- function(x, digits = max(3L, getOption("digits") - 3L)
   invisible(x)
 }
 
-#' Model-space image (like BAS's image.bas): the top models (columns, ranked by posterior
-#' probability) by predictors (rows, the first at the top); a cell is coloured by the model's log
-#' posterior odds against the highest posterior model where the predictor is included, and left
-#' empty where it is not.
+#' Model-space image as BAS's image.bas: the predictors (the intercept first) across, the top models
+#' down (rank 1 at the top, each row's height its log posterior odds against the last model shown, as
+#' BAS draws them); a cell is coloured where the model includes the column and black where not. The
+#' left axis is the key (log posterior odds), the right axis the model rank. rotate = FALSE swaps the
+#' axes.
 #' @export
-image.dpmu_bma <- function(x, top.models = 20, col = grDevices::hcl.colors(20, "YlOrRd", rev = TRUE), ...) {
+image.dpmu_bma <- function(x, top.models = 20, rotate = TRUE, offset = 0.75, digits = 3, vlas = 2, ...) {
   k <- min(top.models, nrow(x$models))
   if (k == 0) stop("dpmu: no models to draw (top_models = 0)", call. = FALSE)
-  which <- x$which[seq_len(k), , drop = FALSE]
-  odds <- x$models$log_posterior_probability[seq_len(k)] - x$models$log_posterior_probability[1]
-  p <- ncol(which)
-  z <- ifelse(which, odds, NA_real_)[, rev(seq_len(p)), drop = FALSE]  # k x p, first predictor on top
-  old <- graphics::par(mar = c(5, max(4, max(nchar(colnames(which))) * 0.6), 3, 1))
+  which <- cbind(Intercept = TRUE, x$which[seq_len(k), , drop = FALSE])
+  logp <- x$models$log_posterior_probability[seq_len(k)]
+  odds <- logp - min(logp)                      # log posterior odds against the last model shown
+  # (a zero height, the last model's, gets a sliver so that the rows stay ordered)
+  height <- if (k > 1 && any(odds > 0)) pmax(odds, 0.01 * max(odds)) else rep(1, k)
+  z <- which * (odds + offset)                  # k x (p + 1); 0 where the column is excluded
+  nvar <- ncol(which)
+  edges <- cumsum(c(0, rev(height)))            # model k at the bottom, model 1 at the top
+  mid <- (edges[-1] + edges[-(k + 1)]) / 2
+  col <- c("black", grDevices::rainbow(k + 1, start = 0.75, end = 0.05))
+  old <- graphics::par(mar = c(6, 6, 3, 5) + 0.1)
   on.exit(graphics::par(old))
-  graphics::image(x = seq_len(k), y = seq_len(p), z = z, col = col, axes = FALSE, xlab = "Model rank", ylab = "",
-                  main = "Log posterior odds", ...)
-  graphics::axis(1, at = seq_len(k), labels = seq_len(k))
-  graphics::axis(2, at = seq_len(p), labels = rev(colnames(which)), las = 1)
+  if (rotate) {
+    graphics::image(0:nvar, edges, t(z[k:1, , drop = FALSE]), xaxt = "n", yaxt = "n", xlab = "", ylab = "",
+                    zlim = c(0, max(z)), col = col, ...)
+    graphics::axis(2, at = mid, labels = round(rev(odds), digits), las = 0)
+    graphics::axis(4, at = mid, labels = k:1, las = 0)
+    graphics::mtext("Model Rank", side = 4, line = 3)
+    graphics::mtext("Log Posterior Odds", side = 2, line = 4)
+    graphics::axis(1, at = seq_len(nvar) - 0.5, labels = colnames(which), las = vlas)
+  } else {
+    graphics::image(edges, 0:nvar, z[k:1, nvar:1, drop = FALSE], xaxt = "n", yaxt = "n", xlab = "", ylab = "",
+                    zlim = c(0, max(z)), col = col, ...)
+    graphics::axis(1, at = mid, labels = round(rev(odds), digits))
+    graphics::axis(3, at = mid, labels = k:1)
+    graphics::mtext("Model Rank", side = 3, line = 3)
+    graphics::mtext("Log Posterior Odds", side = 1, line = 4)
+    graphics::axis(2, at = seq_len(nvar) - 0.5, labels = rev(colnames(which)), las = vlas)
+  }
   graphics::box()
   invisible(z)
 }
@@ -399,4 +511,38 @@ plot.dpmu_bma <- function(x, which = if (is.null(x$y)) 2:4 else 1:4, ask = prod(
     graphics::axis(1, at = seq_along(pip), labels = names(pip), las = 2)
   }
   invisible(x)
+}
+
+# Whether a release's statistics carry information about the coefficients, judged from the release
+# and the public settings only (post-processing: no budget, nothing confidential): each released
+# cross product of a predictor with the response, G*[j, y], against the SD of the noise added to it
+# (Laplace: sqrt(2) b; Wishart: sqrt(k) s, the SD of an off-diagonal entry of W(k, s I)). If every
+# |G*[j, y]| / SD is below 2, the release cannot tell any slope from 0 and the printout says so.
+dpmu_release_information <- function(x) {
+  r <- x$release
+  pr <- x$privacy
+  if (is.null(r) || is.null(pr) || is.null(r$released_gram)) return(NULL)
+  sd <- if (!is.null(pr$laplace_scale)) {
+    sqrt(2) * pr$laplace_scale
+  } else if (!is.null(pr$wishart_scale) && !is.null(pr$wishart_degrees_of_freedom)) {
+    sqrt(pr$wishart_degrees_of_freedom) * pr$wishart_scale
+  } else {
+    return(NULL)
+  }
+  g <- r$released_gram
+  k <- ncol(g)
+  z <- abs(g[-k, k]) / sd
+  list(z = z, noise_sd = sd, informative = any(z >= 2))
+}
+
+dpmu_information_line <- function(x) {
+  info <- dpmu_release_information(x)
+  if (is.null(info)) return("")
+  zmax <- max(info$z)
+  if (info$informative) {
+    return(sprintf("Signal: the largest released predictor-response cross product is %.3g noise SDs from 0\n", zmax))
+  }
+  sprintf(paste0("LITTLE INFORMATION: every released predictor-response cross product is within %.2g noise SDs ",
+                 "of 0, so the release cannot tell any slope from 0; the PIPs and intervals mostly reflect the ",
+                 "prior and the noise (judged from the release and public settings only)\n"), zmax)
 }

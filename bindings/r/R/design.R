@@ -278,8 +278,8 @@ dpmu_design <- function(formula, data, na.action, caller, private = FALSE, level
   storage.mode(x) <- "double"
   dpmu_warn_many_levels(stats::.getXlevels(tt, mf), ncol(x), caller)
   list(x = x, y = as.double(y), response = deparse(formula[[2]]), terms = tt, assign = assign[keep],
-       xlevels = stats::.getXlevels(tt, mf), contrasts = contrasts, levels = NULL, n = nrow(x),
-       formula = dpmu_term_label(formula))
+       term_labels = attr(tt, "term.labels"), xlevels = stats::.getXlevels(tt, mf), contrasts = contrasts,
+       levels = NULL, n = nrow(x), formula = dpmu_term_label(formula))
 }
 
 dpmu_check_response <- function(y, formula, caller) {
@@ -375,8 +375,34 @@ dpmu_private_design <- function(formula, data, caller, levels) {
   dimnames(x) <- list(NULL, colnames(x))
   dpmu_warn_many_levels(levels[intersect(names(levels), used[types[used] == "factor"])], ncol(x), caller)
   list(x = x, y = as.double(values[[1]]), response = deparse(formula[[2]]), terms = NULL, assign = assign[keep],
-       xlevels = NULL, contrasts = NULL, levels = if (length(levels)) levels[intersect(names(levels), used)],
+       term_labels = attr(tt, "term.labels"), xlevels = NULL, contrasts = NULL, levels = if (length(levels)) levels[intersect(names(levels), used)],
        n = n, formula = dpmu_term_label(stats::formula(tt)))
+}
+
+# Public bounds as the core reads them, l1, u1, l2, u2, ... (one pair for all columns, or one per
+# column: the predictors in order, the response last). One orientation everywhere (bma, plan_bma):
+# c(l, u), the flat vector, or a 2 x (p + 1) matrix whose row 1 holds the lower and row 2 the upper
+# bounds, one column per design column and the response last (as cbind(c(l1, u1), c(l2, u2), ...)).
+# `columns`: p + 1 when known (bma), NULL (plan_bma: the core checks the count).
+dpmu_bounds_vector <- function(bounds, columns, caller) {
+  if (is.null(bounds)) return(NULL)
+  if (is.data.frame(bounds)) bounds <- as.matrix(bounds)
+  if (is.matrix(bounds)) {
+    shape <- paste0(nrow(bounds), " x ", ncol(bounds))
+    want <- if (is.null(columns)) "2 x (p + 1)" else paste0("2 x ", columns)
+    if (nrow(bounds) != 2 || (!is.null(columns) && ncol(bounds) != columns)) {
+      stop(caller, ": bounds: a matrix of bounds must be ", want, ": row 1 the lower and row 2 the upper bounds, ",
+           "one column per design column with the response last, e.g. cbind(c(l1, u1), c(l2, u2), ...); got a ",
+           shape, " matrix", if (ncol(bounds) == 2 && nrow(bounds) != 2) " (transpose it with t(bounds))", call. = FALSE)
+    }
+    return(as.double(bounds))  # column-major: l1, u1, l2, u2, ...
+  }
+  if (is.list(bounds)) bounds <- unlist(bounds)
+  if (!is.numeric(bounds)) {
+    stop(caller, ": bounds must be numbers: c(l, u), or a 2 x (p + 1) matrix (row 1 lower, row 2 upper)",
+         call. = FALSE)
+  }
+  as.double(bounds)
 }
 
 # Non-finite values derived from valid rows in a private bma (log(0), 1/0, 0/0): -Inf and NaN

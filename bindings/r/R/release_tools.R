@@ -51,7 +51,7 @@ print.dpmu_select <- function(x, ...) {
 #'
 #' See man/plan_test.Rd.
 #' @export
-plan_test <- function(n, epsilon, p = 1, p0 = 1, prior = "g-prior", delta = 0, groups = c(2, 5, 10), censor = NULL,
+plan_test <- function(n, epsilon, p = 1, p0 = 1, prior = "zellner-siow", delta = 0, groups = c(2, 5, 10), censor = NULL,
                       r_squared = NULL, simulations = 2000, seed = NULL, g = NULL, a = 3,
                       gaussian_calibration = "exact") {
   if (is.matrix(censor)) censor <- as.vector(t(censor))
@@ -77,14 +77,40 @@ plan_test <- function(n, epsilon, p = 1, p0 = 1, prior = "g-prior", delta = 0, g
 }
 
 #' @export
-print.dpmu_plan_test <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+print.dpmu_plan_test <- function(x, digits = max(3L, getOption("digits") - 3L), table = FALSE, ...) {
   cat("\nPlan of a private test: n = ", x$n, ", p = ", x$p, ", p0 = ", x$p0, ", prior ", x$prior, ", epsilon = ",
-      x$epsilon, ", delta = ", x$delta, ", scenario: ", x$scenario, " (", x$simulations, " simulations)\n\n", sep = "")
-  print(format(x$settings, digits = digits), row.names = FALSE)
-  r <- x$recommended
-  cat("\nRecommended: groups = ", r$num_subsets, ", censor = c(", paste(format(r$censoring_limits, digits = digits),
-      collapse = ", "), ") (", r$rule, ")\n", sep = "")
+      x$epsilon, ", delta = ", x$delta, ", scenario: ", x$scenario, " (", x$simulations, " simulations)\n", sep = "")
+  for (line in dpmu_plan_test_verdict(x, digits)) cat(line, "\n", sep = "")
+  if (table) {
+    cat("\n")
+    print(format(x$settings, digits = digits), row.names = FALSE)
+  } else {
+    cat("(the table of every setting: print(plan, table = TRUE) or plan$settings)\n")
+  }
   invisible(x)
+}
+
+# Three lines: the recommended setting, the error of its released statistic, and what to do.
+dpmu_plan_test_verdict <- function(x, digits) {
+  r <- x$recommended
+  row <- x$settings[x$settings$num_subsets == r$num_subsets & abs(x$settings$lower - r$censoring_limits[1]) < 1e-12 &
+                      abs(x$settings$upper - r$censoring_limits[2]) < 1e-12, , drop = FALSE]
+  f <- function(v) format(v, digits = digits)
+  line1 <- paste0("Recommended: groups = ", r$num_subsets, ", censor = c(", paste(f(r$censoring_limits), collapse = ", "),
+                  ") (", r$rule, ")")
+  if (nrow(row) == 0) return(c(line1, "", ""))
+  row <- row[1, ]
+  rmse <- sqrt(row$released_mse)
+  line2 <- paste0("Expected error of the released statistic: RMSE ", f(rmse), " (bias ", f(row$bias), ") around the ",
+                  "non-private value ", f(row$target), "; P(censored at the upper limit) = ",
+                  f(row$probability_at_upper))
+  line3 <- if (is.finite(rmse) && is.finite(row$target) && rmse > max(1, abs(row$target))) {
+    paste0("Verdict: at this n and epsilon the noise (RMSE ", f(rmse), ") is larger than the signal (", f(row$target),
+           "): the test would carry little information; raise epsilon or n, or do not release")
+  } else {
+    "Verdict: the released statistic is informative at this n and epsilon; use the recommended groups and censor"
+  }
+  c(line1, line2, line3)
 }
 
 #' Plan a private model-averaging release before any budget is spent (docs/bma.md, "Planning a release").
@@ -92,13 +118,14 @@ print.dpmu_plan_test <- function(x, digits = max(3L, getOption("digits") - 3L), 
 #' See man/plan_bma.Rd.
 #' @export
 plan_bma <- function(n, epsilon, coefficients = NULL, sigma = NULL, bounds = NULL, mechanism = "laplace",
-                     delta = NULL, prior = "g_prior", model_prior = "beta-binomial:1,1", simulations = 200,
+                     delta = NULL, prior = "zellner-siow", model_prior = "beta-binomial(1,1)", simulations = 200,
                      seed = 1, uncertainty = "both", noise_aware_draws = 100, p = NULL, true_model_size = NULL,
                      signal_z = NULL) {
-  if (is.matrix(bounds)) bounds <- as.vector(t(bounds))
+  bounds <- dpmu_bounds_vector(bounds, NULL, "dpmu::plan_bma")
   options <- list(n = n, p = p, coefficients = if (is.null(coefficients)) NULL else as.double(coefficients),
-                  sigma = sigma, bounds = if (is.null(bounds)) NULL else as.double(bounds), mechanism = mechanism,
-                  epsilon = epsilon, delta = delta, prior = prior, model_prior = model_prior,
+                  sigma = sigma, bounds = bounds, mechanism = mechanism,
+                  epsilon = epsilon, delta = delta, prior = prior,
+                  model_prior = dpmu_model_prior_text(model_prior, "dpmu::plan_bma"),
                   noise_aware_draws = noise_aware_draws, simulations = simulations, seed = seed,
                   uncertainty = uncertainty, true_model_size = true_model_size, signal_z = signal_z)
   out <- .Call(dpmu_plan_bma_c, options)
@@ -127,7 +154,7 @@ plan_numbers <- function(v) {
 }
 
 #' @export
-print.dpmu_plan_bma <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+print.dpmu_plan_bma <- function(x, digits = max(3L, getOption("digits") - 3L), table = FALSE, ...) {
   s <- x$settings
   cat("\nPlan of a private model-averaging release: a simulation from public settings only (no data read,",
       "no budget spent; not a release)\n", sep = " ")
@@ -135,10 +162,58 @@ print.dpmu_plan_bma <- function(x, digits = max(3L, getOption("digits") - 3L), .
       s$prior, ", model prior ", s$model_prior, " (", x$simulation$replicates, " simulations, seed ",
       x$simulation$seed, ")\n", sep = "")
   cat("Assumed beta = (", paste(format(x$truth$beta, digits = digits), collapse = ", "), "), sigma = ",
-      format(x$truth$sigma, digits = digits), "\n\n", sep = "")
-  print(format(x$summary, digits = digits), row.names = FALSE)
-  cat("\nEach mean is over the simulated releases; mc_se is its Monte Carlo standard error.\n")
+      format(x$truth$sigma, digits = digits), "\n", sep = "")
+  for (line in dpmu_plan_bma_verdict(x, digits)) cat(line, "\n", sep = "")
+  if (table) {
+    cat("\n")
+    print(format(x$summary, digits = digits), row.names = FALSE)
+    cat("\nEach mean is over the simulated releases; mc_se is its Monte Carlo standard error.\n")
+  } else {
+    cat("(the full table, ", nrow(x$summary), " rows: print(plan, table = TRUE) or plan$summary)\n", sep = "")
+  }
   invisible(x)
+}
+
+# Three lines: the expected probability of the true model, the coverage of the active coefficients'
+# 95 % intervals, and a recommendation (from the simulation's means; "MC SE" their Monte Carlo SEs).
+dpmu_plan_bma_verdict <- function(x, digits) {
+  t <- x$summary
+  f <- function(v) format(v, digits = max(2L, digits - 2L))
+  analyses <- intersect(c("plug_in", "noise_aware"), unique(t$analysis))
+  label <- c(plug_in = "plug-in", noise_aware = "noise-aware")
+  active <- which(x$truth$beta != 0)
+  ptrue <- cover <- stats::setNames(rep(NA_real_, length(analyses)), analyses)
+  parts1 <- parts2 <- character()
+  for (a in analyses) {
+    r <- t[t$analysis == a & t$quantity == "prob_true_model", ]
+    if (nrow(r) == 1) {
+      ptrue[a] <- r$mean
+      parts1 <- c(parts1, paste0(label[a], " ", f(r$mean), " (MC SE ", f(r$mc_se), ")"))
+    }
+    c95 <- t[t$analysis == a & t$quantity == "coverage95", ]
+    if (nrow(c95) >= length(active) && length(active) > 0) {
+      cover[a] <- mean(c95$mean[active])
+      parts2 <- c(parts2, paste0(label[a], " ", f(cover[a])))
+    }
+  }
+  line1 <- paste0("Expected P(true model | release): ", paste(parts1, collapse = "; "))
+  line2 <- if (length(active) == 0) {
+    "95 % coverage of the active coefficients: none is active (beta = 0)"
+  } else {
+    paste0("95 % coverage of the ", length(active), " active coefficient", if (length(active) > 1) "s",
+           " (nominal 0.95): ", paste(parts2, collapse = "; "))
+  }
+  best <- if (all(is.na(cover))) analyses[1] else names(which.min(abs(cover - 0.95)))
+  line3 <- if (all(is.na(ptrue)) || max(ptrue, na.rm = TRUE) < 0.1) {
+    paste0("Recommendation: at n = ", x$settings$n, " and epsilon = ", x$settings$epsilon, " a release would say little ",
+           "about which model is true; raise epsilon or n, narrow the bounds, or do not release")
+  } else if (!is.na(cover[best]) && cover[best] < 0.85) {
+    paste0("Recommendation: the intervals under-cover (", f(cover[best]), " at best); report PIPs, not intervals, or ",
+           "raise epsilon or n")
+  } else {
+    paste0("Recommendation: release with uncertainty = \"", label[best], "\" (its intervals cover closest to 95 %)")
+  }
+  c(line1, line2, line3)
 }
 
 #' Audit a release empirically through this package (a lower bound on epsilon).

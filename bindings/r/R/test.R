@@ -5,7 +5,7 @@
 #'
 #' See man/test.Rd.
 #' @export
-test <- function(formula_h0, formula_h1, data, prior = "g-prior", epsilon = NULL, delta = 0, groups = NULL,
+test <- function(formula_h0, formula_h1, data, prior = "zellner-siow", epsilon = NULL, delta = 0, groups = NULL,
                  censor = NULL, censor_probability = NULL, alpha = c(0.05, 0.01), seed = NULL,
                  simulations = 10000, g = NULL, a = 3, prior_h0 = 0.5, gaussian_calibration = "exact",
                  na.action = stats::na.omit, levels = NULL,

@@ -393,13 +393,15 @@ extern "C" SEXP dpmu_reanalyse_c(SEXP pointer, SEXP options) {
 }
 
 /// Predictions with standard errors and an interval (api::predict_with_se; non-private fits).
-extern "C" SEXP dpmu_predict_se_c(SEXP pointer, SEXP newx, SEXP estimator, SEXP level, SEXP prediction) {
+/// `top`: 0 for every model (BAS's predict(top = NULL)), else the top most probable.
+extern "C" SEXP dpmu_predict_se_c(SEXP pointer, SEXP newx, SEXP estimator, SEXP level, SEXP prediction, SEXP top) {
   BEGIN_RCPP
   const dpmu::api::BmaFit& fit = fit_of(pointer, "predict");
-  const auto r =
-      dpmu::api::predict_with_se(fit, matrix(newx), dpmu::api::parse_estimator(Rcpp::as<std::string>(estimator)),
-                                 Rcpp::as<double>(level), Rcpp::as<bool>(prediction));
+  const auto r = dpmu::api::predict_with_se(
+      fit, matrix(newx), dpmu::api::parse_estimator(Rcpp::as<std::string>(estimator)), Rcpp::as<double>(level),
+      Rcpp::as<bool>(prediction), static_cast<std::size_t>(Rcpp::as<double>(top)));
   const auto vec = [](const Eigen::VectorXd& v) { return Rcpp::NumericVector(v.data(), v.data() + v.size()); };
+  const auto mat = [](const Eigen::MatrixXd& m) { return Rcpp::NumericMatrix(m.rows(), m.cols(), m.data()); };
   Rcpp::List out;
   out["fit"] = vec(r.fit);
   out["se_fit"] = vec(r.se_fit);
@@ -409,6 +411,12 @@ extern "C" SEXP dpmu_predict_se_c(SEXP pointer, SEXP newx, SEXP estimator, SEXP 
   out["df"] = r.df;
   out["models"] = static_cast<double>(r.models);
   out["omitted_mass"] = r.omitted_mass;
+  out["model_fit"] = mat(r.model_fit);
+  out["model_se_fit"] = mat(r.model_se_fit);
+  out["model_se_pred"] = mat(r.model_se_pred);
+  out["model_probability"] = vec(r.model_probability);
+  out["model_df"] = vec(r.model_df);
+  out["model_predictors"] = Rcpp::wrap(r.model_predictors);
   return out;
   END_RCPP
 }
@@ -618,7 +626,7 @@ static const R_CallMethodDef kCallMethods[] = {
     {"dpmu_bma_c", reinterpret_cast<DL_FUNC>(&dpmu_bma_c), 5},
     {"dpmu_predict_c", reinterpret_cast<DL_FUNC>(&dpmu_predict_c), 3},
     {"dpmu_reanalyse_c", reinterpret_cast<DL_FUNC>(&dpmu_reanalyse_c), 2},
-    {"dpmu_predict_se_c", reinterpret_cast<DL_FUNC>(&dpmu_predict_se_c), 5},
+    {"dpmu_predict_se_c", reinterpret_cast<DL_FUNC>(&dpmu_predict_se_c), 6},
     {"dpmu_coef_density_c", reinterpret_cast<DL_FUNC>(&dpmu_coef_density_c), 3},
     {"dpmu_test_c", reinterpret_cast<DL_FUNC>(&dpmu_test_c), 7},
     {"dpmu_parse_json_c", reinterpret_cast<DL_FUNC>(&dpmu_parse_json_c), 1},

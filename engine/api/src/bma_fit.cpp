@@ -411,8 +411,12 @@ FitStatistics statistics_of(const BmaFit& fit, const char* fn) {
   throw std::invalid_argument(std::string(fn) + ": the fit holds neither a release nor the statistics of the data");
 }
 
-/// The most probable models of the fit's analysis (up to kMixtureModels), for the mixtures.
+/// The most probable models of the fit's analysis (up to kMixtureModels), for the mixtures of the
+/// coefficients' densities.
 constexpr int kMixtureModels = 4096;
+/// Predictions average over every model when at most this many columns are free (2^16 = 65 536
+/// models, about 1 s for 1000 new rows), else over the kMixtureModels most probable.
+constexpr int kExactMixtureFreeColumns = 16;
 
 struct Mixture {
   std::vector<core::ModelSummary> models;  ///< with normalised posterior probabilities (over all models)
@@ -420,7 +424,9 @@ struct Mixture {
   AnalysisPlan plan;
 };
 
-Mixture mixture_of(const BmaFit& fit, const char* fn) {
+/// `exact`: all models when at most kExactMixtureFreeColumns columns are free; `top` > 0: at most
+/// the `top` most probable.
+Mixture mixture_of(const BmaFit& fit, const char* fn, bool exact = false, std::size_t top = 0) {
   const FitStatistics st = statistics_of(fit, fn);
   const double n = static_cast<double>(fit.n);
   Mixture m;
@@ -428,7 +434,12 @@ Mixture mixture_of(const BmaFit& fit, const char* fn) {
   const Search search = analysis_search(fit.analysis, fit.predictors.size(), n, fit.seed, fn);
   core::BmaOptions opt = m.plan.options;
   const int free = static_cast<int>(fit.predictors.size()) - core::model_size(opt.always_included);
-  opt.top_models = free >= 12 ? kMixtureModels : std::min(kMixtureModels, 1 << free);
+  if (exact && free <= kExactMixtureFreeColumns) {
+    opt.top_models = 1 << free;
+  } else {
+    opt.top_models = free >= 12 ? kMixtureModels : std::min(kMixtureModels, 1 << free);
+  }
+  if (top > 0 && top < static_cast<std::size_t>(opt.top_models)) opt.top_models = static_cast<int>(top);
   opt.credible_level = 0.0;
   opt.keep_all_models = false;
   const core::BmaResult r = run_search(*st.gram, n, m.plan.prior, m.plan.model_prior, opt, search, nullptr);
@@ -583,7 +594,7 @@ BmaFit reanalyse(const BmaFit& fit, const BmaSettings& settings) {
 }
 
 BmaPrediction predict_with_se(const BmaFit& fit, const Eigen::Ref<const Eigen::MatrixXd>& new_x, Estimator estimator,
-                              double level, bool prediction) {
+                              double level, bool prediction, std::size_t top) {
   constexpr const char* fn = "predict";
   if (fit.release || !fit.data_statistics) {
     throw std::invalid_argument(
@@ -597,7 +608,7 @@ BmaPrediction predict_with_se(const BmaFit& fit, const Eigen::Ref<const Eigen::M
   const double n = static_cast<double>(fit.n);
   Eigen::MatrixXd xs = new_x.rowwise() - st.means.head(p).transpose();
   for (Eigen::Index j = 0; j < p; ++j) xs.col(j) /= st.scale(j);
-  const Mixture mix = mixture_of(fit, fn);
+  const Mixture mix = mixture_of(fit, fn, true, estimator == Estimator::bma ? top : 0);
   out.level = level;
   const double q = (1.0 - level) / 2.0;
   if (estimator != Estimator::bma) {
@@ -647,6 +658,30 @@ BmaPrediction predict_with_se(const BmaFit& fit, const Eigen::Ref<const Eigen::M
     parts.push_back(
         model_prediction(st, n, t.model, t.shrinkage, t.r_squared, model_df(mix.plan.prior, n, t.model_size), xs));
     w.push_back(t.posterior_probability / total);
+  }
+  if (top > 0) {  // BAS's predict(top = k): the average over the k most probable models, renormalised
+    out.fit = Eigen::VectorXd::Zero(rows);
+    for (std::size_t i = 0; i < parts.size(); ++i) out.fit += w[i] * parts[i].mean;
+  }
+  const auto k = static_cast<Eigen::Index>(parts.size());
+  out.model_fit.resize(k, rows);
+  out.model_se_fit.resize(k, rows);
+  out.model_se_pred.resize(k, rows);
+  out.model_probability.resize(k);
+  out.model_df.resize(k);
+  for (Eigen::Index i = 0; i < k; ++i) {
+    const ModelPrediction& m = parts[static_cast<std::size_t>(i)];
+    out.model_fit.row(i) = m.mean.transpose();
+    out.model_se_fit.row(i) = (m.mse * m.scale_fit.array()).sqrt().matrix().transpose();
+    out.model_se_pred.row(i) = (m.mse * (1.0 + m.scale_fit.array())).sqrt().matrix().transpose();
+    out.model_probability(i) = w[static_cast<std::size_t>(i)];
+    out.model_df(i) = m.df;
+    const core::ModelMask mask = mix.models[static_cast<std::size_t>(i)].model;
+    std::vector<std::string> names;
+    for (std::size_t j = 0; j < fit.predictors.size(); ++j) {
+      if ((mask >> j) & 1ULL) names.push_back(fit.predictors[j]);
+    }
+    out.model_predictors.push_back(std::move(names));
   }
   out.se_fit = Eigen::VectorXd::Zero(rows);
   out.se_pred = Eigen::VectorXd::Zero(rows);

@@ -2,7 +2,6 @@
 #include "dpmu/api/ledger.hpp"
 
 #include <pthread.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -57,37 +56,29 @@ namespace {
 constexpr int kInterruptSignals[] = {SIGINT,    SIGTERM, SIGHUP,  SIGQUIT, SIGALRM,
                                      SIGVTALRM, SIGPROF, SIGXCPU, SIGUSR1, SIGUSR2};
 
-std::atomic<bool> g_defer_interrupts{false};
+// Set once by defer_interrupts_around_charges() (interrupt_deferral.cpp, linked into the `dpmu`
+// command only: it installs a handler that calls _exit, which the R package must not contain).
+std::atomic<AfterChargeHandler> g_after_charge{nullptr};
 std::string& program_name() {
   static std::string name = "dpmu";
   return name;
-}
-// The message of the "charged, not delivered" exit, formatted before the handler is armed (a
-// handler may only call async-signal-safe functions: write and _exit).
-char g_charged_message[4096];
-std::size_t g_charged_length = 0;
-
-extern "C" void on_interrupt_after_charge(int sig) {
-  if (g_charged_length > 0) {
-    const ssize_t ignored = ::write(STDERR_FILENO, g_charged_message, g_charged_length);
-    (void)ignored;
-  }
-  ::_exit(128 + sig);
 }
 
 thread_local ThreadCharges t_charges;
 
 }  // namespace
 
-void defer_interrupts_around_charges(std::string name) {
+namespace detail {
+void set_after_charge_handler(std::string name, AfterChargeHandler handler) {
   program_name() = std::move(name);
-  g_defer_interrupts.store(true);
+  g_after_charge.store(handler);
 }
+}  // namespace detail
 
 const ThreadCharges& charges_on_this_thread() { return t_charges; }
 
 ReleaseCharge::InterruptDeferral::InterruptDeferral() {
-  if (!g_defer_interrupts.load()) return;
+  if (g_after_charge.load() == nullptr) return;
   sigset_t block;
   sigemptyset(&block);
   for (const int s : kInterruptSignals) sigaddset(&block, s);
@@ -102,12 +93,7 @@ void ReleaseCharge::InterruptDeferral::charged(const std::string& path) const {
   if (!active_ || path.empty()) return;  // no ledger: a pending signal acts as it would have
   const std::string text = program_name() + ": interrupted after the release was charged to ledger " + path +
                            ": charged, not delivered (its noise was drawn, so the spend stands)\n";
-  g_charged_length = std::min(text.size(), sizeof g_charged_message);
-  std::memcpy(g_charged_message, text.data(), g_charged_length);
-  struct sigaction sa {};
-  sa.sa_handler = on_interrupt_after_charge;
-  sigemptyset(&sa.sa_mask);
-  for (const int s : kInterruptSignals) sigaction(s, &sa, nullptr);
+  g_after_charge.load()(text, kInterruptSignals, std::size(kInterruptSignals));
 }
 
 ReleaseCharge::ReleaseCharge(LedgerOptions options, std::string command, const core::PrivacyGuarantee& guarantee,

@@ -1,5 +1,6 @@
 #include "dpmu/core/g_priors.hpp"
 
+#include <cctype>
 #include <optional>
 #include <string>
 
@@ -23,11 +24,28 @@ std::vector<std::string> prior_kind_names() {
   return out;
 }
 
-PriorKind parse_prior_kind(std::string_view name) {
+std::string canonical_prior_name(std::string_view name) {
   std::string s(name);
   for (char& c : s) {
     if (c == '_') c = '-';
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
+  if (s == "jzs") return "zellner-siow";
+  if (s == "zs-null") return "zellner-siow-laplace";
+  return s;
+}
+
+std::string unsupported_bas_prior(std::string_view name) {
+  const std::string s = canonical_prior_name(name);
+  if (s == "hyper-g-laplace")
+    return "BAS's hyper-g-laplace (a Laplace approximation) is not implemented; hyper-g is exact";
+  if (s == "zs-full") return "BAS's ZS-full is not implemented; zellner-siow (JZS) is the exact Zellner-Siow prior";
+  if (s == "eb-local" || s == "eb-global") return "BAS's empirical-Bayes " + std::string(name) + " is not implemented";
+  return "";
+}
+
+PriorKind parse_prior_kind(std::string_view name) {
+  const std::string s = canonical_prior_name(name);
   std::optional<PriorKind> found;
   std::string accepted;
   for_each_prior_unit([&](auto unit) {
@@ -37,8 +55,11 @@ PriorKind parse_prior_kind(std::string_view name) {
     accepted += Unit::name;
   });
   if (found) return *found;
-  throw_invalid("parse_prior_kind",
-                "unknown prior '" + std::string(name) + "'; use one of " + accepted + " (or with _ for -)");
+  const std::string bas = unsupported_bas_prior(name);
+  throw_invalid("parse_prior_kind", "unknown prior '" + std::string(name) + "'" +
+                                        (bas.empty() ? "" : " (" + bas + ")") + "; use one of " + accepted +
+                                        " (any case, _ for -; BAS's spellings BIC, AIC, g-prior, hyper-g, hyper-g-n "
+                                        "and JZS for zellner-siow are accepted)");
 }
 
 void check_prior(const Prior& prior) {

@@ -1,10 +1,13 @@
 #include "dpmu/core/model_space.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 #include <variant>
 #include <vector>
@@ -426,8 +429,9 @@ ModelPrior parse_model_prior(std::string_view text) {
     name = trim(std::string_view(s).substr(0, colon));
     args = s.substr(colon + 1);
   }
-  for (char& c : name) {
+  for (char& c : name) {  // any case, '_' or '.' for '-' (BAS's beta.binomial, Bernoulli)
     if (c == '_' || c == '.') c = '-';
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   ModelPrior prior;
   if (name == "uniform") {
@@ -512,10 +516,7 @@ void check_coefficient_prior(const CoefficientPrior& cp) {
 bool is_approximate(const CoefficientPrior& cp) { return !std::holds_alternative<ExactEvidence>(cp.rule); }
 
 CoefficientPrior parse_coefficient_prior(std::string_view name, std::optional<double> g, double a) {
-  std::string s(name);
-  for (char& c : s) {
-    if (c == '_') c = '-';
-  }
+  const std::string s = canonical_prior_name(name);
   CoefficientPrior out;
   // An approximation's name, else a prior's (parse_prior_kind names the accepted priors).
   const auto approximation = [&]<class Rule>(std::type_identity<Rule>) {
@@ -524,7 +525,20 @@ CoefficientPrior parse_coefficient_prior(std::string_view name, std::optional<do
     out.rule = Rule{};
     return true;
   };
-  if (!approximation(std::type_identity<priors::ZellnerSiowLaplace>{})) out.prior.kind = parse_prior_kind(s);
+  if (!approximation(std::type_identity<priors::ZellnerSiowLaplace>{})) {
+    try {
+      out.prior.kind = parse_prior_kind(name);
+    } catch (const std::invalid_argument& e) {
+      // parse_prior_kind lists the priors of the tests; model averaging also takes the approximation.
+      std::string m = e.what();
+      const std::string list = "; use one of ";
+      const std::size_t at = m.find(list);
+      if (at != std::string::npos) {
+        m.insert(at + list.size(), std::string(priors::ZellnerSiowLaplace::name) + " (BAS's ZS-null), ");
+      }
+      throw std::invalid_argument(m);
+    }
+  }
   out.prior.g = g;
   out.prior.a = a;
   check_coefficient_prior(out);

@@ -63,7 +63,7 @@ test_that("update of a non-private fit equals a fresh fit with the new settings"
     expect_equal(coef(up)$mean, coef(fresh)$mean, tolerance = 1e-14)
     expect_equal(coef(up)$sd, coef(fresh)$sd, tolerance = 1e-14)
     expect_equal(unclass(confint(up)), unclass(confint(fresh)), tolerance = 1e-12)
-    expect_equal(predict(up, hsb2[1:4, ]), predict(fresh, hsb2[1:4, ]), tolerance = 1e-12)
+    expect_equal(predict(up, hsb2[1:4, ])$fit, predict(fresh, hsb2[1:4, ])$fit, tolerance = 1e-12)
   }
   up <- update(fit, always_include = "math", newprior = "bic")
   fresh <- dpmu::bma(f5, data = hsb2, prior = "bic", always_include = "math")
@@ -127,17 +127,19 @@ test_that("predict se.fit / intervals equal the closed form of a one-model g-pri
   for (est in c("bma", "hpm")) {
     p <- predict(fit, new, se.fit = TRUE, estimator = est)
     expect_equal(unname(p$fit), mean_cf, tolerance = 1e-10)
-    expect_equal(unname(p$se.fit), se_fit, tolerance = 1e-10)
-    expect_equal(unname(p$se.pred), se_pred, tolerance = 1e-10)
+    # bma: BAS's se.bma.fit / se.bma.pred (se.fit / se.pred are per model: one model here)
+    expect_equal(unname(if (est == "bma") p$se.bma.fit else p$se.fit), se_fit, tolerance = 1e-10)
+    expect_equal(unname(if (est == "bma") p$se.bma.pred else p$se.pred), se_pred, tolerance = 1e-10)
+    if (est == "bma") expect_equal(as.vector(p$se.fit), se_fit, tolerance = 1e-10)
     tq <- qt(0.95, n - 1)
-    ci <- predict(fit, new, interval = "confidence", level = 0.9, estimator = est)
+    ci <- predict(fit, new, interval = "confidence", level = 0.9, estimator = est)$interval
     expect_equal(unname(ci[, "lwr"]), mean_cf - tq * se_fit, tolerance = 1e-9)
     expect_equal(unname(ci[, "upr"]), mean_cf + tq * se_fit, tolerance = 1e-9)
-    pi <- predict(fit, new, interval = "prediction", level = 0.9, estimator = est)
+    pi <- predict(fit, new, interval = "prediction", level = 0.9, estimator = est)$interval
     expect_equal(unname(pi[, "upr"]), mean_cf + tq * se_pred, tolerance = 1e-9)
   }
-  # the default (no se.fit, no interval) is still the named vector of means
-  expect_equal(unname(predict(fit, new)), mean_cf, tolerance = 1e-10)
+  # the default (no se.fit, no interval): $fit, the named vector of means (as BAS)
+  expect_equal(unname(predict(fit, new)$fit), mean_cf, tolerance = 1e-10)
 })
 
 test_that("predict with se.fit equals BAS's predict.bas (se.bma.fit / se.bma.pred; HPM se.fit / se.pred)", {
@@ -149,8 +151,9 @@ test_that("predict with se.fit equals BAS's predict.bas (se.bma.fit / se.bma.pre
     p <- predict(fit, swiss[1:10, ], se.fit = TRUE)
     pb <- predict(b, swiss[1:10, ], se.fit = TRUE)
     expect_equal(unname(p$fit), as.vector(pb$fit), tolerance = 1e-6, label = pr[[1]])
-    expect_equal(unname(p$se.fit), as.vector(pb$se.bma.fit), tolerance = 1e-6, label = pr[[1]])
-    expect_equal(unname(p$se.pred), as.vector(pb$se.bma.pred), tolerance = 1e-6, label = pr[[1]])
+    expect_equal(unname(p$se.bma.fit), as.vector(pb$se.bma.fit), tolerance = 1e-6, label = pr[[1]])
+    expect_equal(unname(p$se.bma.pred), as.vector(pb$se.bma.pred), tolerance = 1e-6, label = pr[[1]])
+    expect_equal(unname(p$se.fit), unname(pb$se.fit), tolerance = 1e-6, label = pr[[1]])  # per model
     h <- predict(fit, swiss[1:10, ], se.fit = TRUE, estimator = "hpm")
     hb <- predict(b, swiss[1:10, ], se.fit = TRUE, estimator = "HPM")
     expect_equal(unname(h$se.fit), as.vector(hb$se.fit), tolerance = 1e-6, label = pr[[1]])
@@ -163,7 +166,7 @@ test_that("BMA intervals are the equal-tailed intervals of the mixture of the mo
   fit <- dpmu::bma(f5, data = hsb2, prior = "bic")
   p <- predict(fit, hsb2[1:3, ], interval = "prediction", level = 0.8, se.fit = TRUE)
   expect_equal(p$models, 32)
-  expect_true(all(p$fit[, "lwr"] < p$fit[, "fit"] & p$fit[, "fit"] < p$fit[, "upr"]))
+  expect_true(all(p$interval[, "lwr"] < p$interval[, "fit"] & p$interval[, "fit"] < p$interval[, "upr"]))
   # Monte Carlo check of the mixture's coverage of its own interval (10^5 draws, 5 SE ~ 0.007)
   set.seed(1)
   m <- fit$models
@@ -178,13 +181,13 @@ test_that("BMA intervals are the equal-tailed intervals of the mixture of the mo
   }, numeric(4))
   expect_true(all(per[4, ] == 1))
   y <- per[1, k] + per[2, k] * rt(draws, per[3, k])
-  expect_equal(mean(y >= p$fit[1, "lwr"] & y <= p$fit[1, "upr"]), 0.8, tolerance = 0.007 / 0.8)
+  expect_equal(mean(y >= p$interval[1, "lwr"] & y <= p$interval[1, "upr"]), 0.8, tolerance = 0.007 / 0.8)
   expect_error(predict(fit, hsb2[1:3, ], interval = "prediction", level = 1), "level")
 })
 
 test_that("fitted: a non-private fit's fitted values; a release has none and keeps no data", {
   fit <- dpmu::bma(f5, data = hsb2, prior = "bic")
-  expect_equal(fitted(fit), predict(fit, hsb2), tolerance = 1e-14)
+  expect_equal(fitted(fit), predict(fit, hsb2)$fit, tolerance = 1e-14)
   expect_equal(unname(fitted(fit, estimator = "hpm")),
                unname(fitted(lm(stats::reformulate(fit$posterior$highest_posterior_model, "read"), data = hsb2))),
                tolerance = 1e-10)
@@ -233,7 +236,7 @@ test_that("plot(fit, which = 1:4) draws BAS's diagnostics; which = 1 needs the d
   expect_error(plot(rel, which = 1, ask = FALSE), "needs the data")
   z <- image(fit)
   grDevices::dev.off()
-  expect_equal(dim(z), c(nrow(fit$models), length(predictors)))
+  expect_equal(dim(z), c(nrow(fit$models), length(predictors) + 1))  # the intercept column first, as image.bas
 })
 
 test_that("force.heredity keeps a factor's columns together (BAS's force.heredity as renormalisation)", {

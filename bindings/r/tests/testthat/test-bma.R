@@ -150,7 +150,7 @@ test_that("print, summary and image work", {
   z <- image(fit)
   grDevices::dev.off()
   expect_true(file.exists(png))
-  expect_equal(dim(z), c(nrow(fit$models), length(predictors)))
+  expect_equal(dim(z), c(nrow(fit$models), length(predictors) + 1))  # the intercept column first, as image.bas
 })
 
 test_that("coef has the posterior means and SDs of the CLI (intercept included), confint its intervals", {
@@ -190,18 +190,18 @@ test_that("predict: BMA is the intercept plus the averaged slopes; HPM under bic
   fit <- dpmu::bma(read ~ female + write + math + science + socst, data = hsb2, prior = "bic")
   x <- as.matrix(hsb2[, predictors])
   cf <- coef(fit)
-  expect_equal(unname(predict(fit, hsb2)),
+  expect_equal(unname(predict(fit, hsb2)$fit),
                unname(drop(cf$mean[1] + sweep(x, 2, colMeans(x)) %*% cf$mean[-1])), tolerance = 1e-10)
   hpm <- fit$posterior$highest_posterior_model
-  expect_equal(unname(predict(fit, hsb2, estimator = "hpm")),
+  expect_equal(unname(predict(fit, hsb2, estimator = "hpm")$fit),
                unname(fitted(lm(stats::reformulate(hpm, "read"), data = hsb2))), tolerance = 1e-10)
-  expect_length(predict(fit, hsb2[1:3, ], estimator = "mpm"), 3)
-  expect_length(predict(fit, hsb2[1:3, ], estimator = "bpm"), 3)
+  expect_length(predict(fit, hsb2[1:3, ], estimator = "mpm")$fit, 3)
+  expect_length(predict(fit, hsb2[1:3, ], estimator = "bpm")$fit, 3)
   # factors: newdata is expanded with the fit's levels
   d <- hsb2
   d$prog <- factor(d$prog)
   f2 <- dpmu::bma(read ~ prog + math, data = d, prior = "bic")
-  expect_equal(unname(predict(f2, d[1:5, ])), unname(predict(f2, d)[1:5]), tolerance = 1e-12)
+  expect_equal(unname(predict(f2, d[1:5, ])$fit), unname(predict(f2, d)$fit[1:5]), tolerance = 1e-12)
   dp <- dpmu::bma(read ~ female + math, data = hsb2, epsilon = 5, bounds = c(0, 100), seed = 1)
   expect_error(predict(dp, hsb2), "release publishes no means")
   expect_true(is.na(coef(dp)$mean[1]))

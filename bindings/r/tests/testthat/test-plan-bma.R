@@ -3,11 +3,14 @@
 
 design_bounds <- c(rep(c(-3, 3), 5), -10, 10)
 cli_design <- c("--coefficients", "0.8,0,0,0.5,0", "--sigma", "1", "--bounds", paste(design_bounds, collapse = ","))
+# the R functions' default prior (zellner-siow; the command's is g_prior)
+cli_prior <- c("--prior", "zellner-siow")
 
 test_that("plan_bma equals dpmu plan-bma for the same seed", {
   r <- plan_bma(n = 500, epsilon = 2, coefficients = c(0.8, 0, 0, 0.5, 0), sigma = 1, bounds = design_bounds,
                 simulations = 12, seed = 5)
-  d <- cli_json(c("plan-bma", "--n", "500", "--epsilon", "2", "--simulations", "12", "--seed", "5", cli_design))
+  d <- cli_json(c("plan-bma", "--n", "500", "--epsilon", "2", "--simulations", "12", "--seed", "5", cli_design,
+                  cli_prior))
   expect_false(r$private)
   expect_false(d$private)
   expect_s3_class(r, "dpmu_plan_bma")
@@ -30,11 +33,11 @@ test_that("plan_bma: the built-in design, a bounds matrix, and the print says it
   r <- plan_bma(n = 2000, epsilon = 1, p = 3, true_model_size = 1, simulations = 10, seed = 7,
                 uncertainty = "plug-in")
   d <- cli_json(c("plan-bma", "--n", "2000", "--p", "3", "--true-model-size", "1", "--epsilon", "1",
-                  "--replicates", "10", "--seed", "7", "--uncertainty", "plug-in"))
+                  "--replicates", "10", "--seed", "7", "--uncertainty", "plug-in", cli_prior))
   expect_identical(r$summary$mean[r$summary$quantity == "pip"], d$plug_in$pip$mean)
   expect_equal(unique(r$summary$analysis), "plug_in")
   m <- plan_bma(n = 500, epsilon = 2, coefficients = c(0.8, 0, 0, 0.5, 0), sigma = 1,
-                bounds = matrix(design_bounds, ncol = 2, byrow = TRUE), simulations = 10, seed = 1)
+                bounds = matrix(design_bounds, nrow = 2), simulations = 10, seed = 1)
   v <- plan_bma(n = 500, epsilon = 2, coefficients = c(0.8, 0, 0, 0.5, 0), sigma = 1, bounds = design_bounds,
                 simulations = 10, seed = 1)
   expect_identical(m$summary, v$summary)

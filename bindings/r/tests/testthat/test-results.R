@@ -48,3 +48,20 @@ test_that("read_replicates gives one row per cell x replicate x component", {
   expect_error(dpmu::read_replicates(path, "nope"), "nope")
   expect_error(dpmu::read_results(file.path(tempdir(), "missing.h5")), "no file")
 })
+
+test_that("without the command, hdf5r reads the same tables (read_results, read_replicates)", {
+  skip_if_not_installed("hdf5r")
+  path <- results_file()
+  expect_identical(dpmu::read_results(path, engine = "hdf5r"), dpmu::read_results(path, engine = "cli"))
+  expect_identical(dpmu::read_replicates(path, engine = "hdf5r"), dpmu::read_replicates(path, engine = "cli"))
+  expect_identical(dpmu::read_replicates(path, "reject_corrected", engine = "hdf5r"),
+                   dpmu::read_replicates(path, "reject_corrected", engine = "cli"))
+  expect_error(dpmu::read_replicates(path, "nope", engine = "hdf5r"), "no metric 'nope'")
+  # "auto" without the command: hdf5r
+  old <- options(dpmu.exe = file.path(tempdir(), "no-such-dpmu"))
+  on.exit(options(old))
+  withr_env <- Sys.getenv(c("DPMU", "DPMU_EXE", "PATH"))
+  Sys.setenv(DPMU = "", DPMU_EXE = "", PATH = "")
+  on.exit(do.call(Sys.setenv, as.list(withr_env)), add = TRUE)
+  expect_identical(dpmu::read_results(path), dpmu::read_results(path, engine = "hdf5r"))
+})

@@ -244,8 +244,10 @@ BmaFit reanalyse(const BmaFit& fit, const BmaSettings& settings);
 ///   se.fit_γ² = mse_γ (1/n + s_γ x̃_γ'V_γ x̃_γ),  se.pred_γ² = mse_γ (1 + 1/n + s_γ x̃_γ'V_γ x̃_γ)
 /// (for the g-prior with fixed g, the exact posterior of the mean is ŷ_γ + se.fit_γ·t_{n−1}; for the
 /// mixtures of g-priors E[s] is plugged in, as BAS does). hpm / mpm / bpm: that model's values, and
-/// the interval ŷ ± t_{df_γ, (1+level)/2}·se. bma: over the mixture of the most probable models
-/// (all of them up to 4096, renormalised; omitted_mass is the rest),
+/// the interval ŷ ± t_{df_γ, (1+level)/2}·se. bma: over every model when at most 16 columns are free
+/// to enter or leave (2^16 models; exact), else over the 4096 most probable (renormalised;
+/// omitted_mass is the rest), or over the `top` most probable when top > 0 (BAS's predict(top = k):
+/// then `fit` is their renormalised average too),
 ///   se.fit² = Σ_γ P(γ|D) se.fit_γ² + Σ_γ P(γ|D) (ŷ_γ − ŷ)²  (BAS's se.bma.fit; se.pred likewise),
 /// and the interval is the equal-tailed interval of the mixture Σ_γ P(γ|D) (ŷ_γ + se_γ·t_{df_γ})
 /// (exact quantiles; BAS draws from the same mixture and reports an HPD interval). `fit` is
@@ -260,12 +262,21 @@ struct BmaPrediction {
   double df = 0.0;  ///< df_γ of the single model (NaN for bma)
   std::uint64_t models = 0;
   double omitted_mass = 0.0;
+  /// bma only, one row per model of the mixture (most probable first; BAS's Ypred, se.fit, se.pred,
+  /// postprobs, df, which): ŷ_γ, se.fit_γ, se.pred_γ at each new row, P(γ|D) renormalised over the
+  /// mixture, df_γ and the model's predictors.
+  Eigen::MatrixXd model_fit;
+  Eigen::MatrixXd model_se_fit;
+  Eigen::MatrixXd model_se_pred;
+  Eigen::VectorXd model_probability;
+  Eigen::VectorXd model_df;
+  std::vector<std::vector<std::string>> model_predictors;
 };
 /// @param level in (0, 1), or 0 for no interval; @param prediction interval of a new observation
 /// (true) or of its mean (false). @throws std::invalid_argument for a release, a fit without data
 /// statistics, a wrong number of columns, a level outside [0, 1).
 BmaPrediction predict_with_se(const BmaFit& fit, const Eigen::Ref<const Eigen::MatrixXd>& new_x, Estimator estimator,
-                              double level, bool prediction);
+                              double level, bool prediction, std::size_t top = 0);
 
 /// Posterior density of one coefficient (BAS's plot.coef.bas), exact under the fit's priors: a point
 /// mass P(β_j = 0 | D) = 1 − PIP_j and, on the grid, the continuous part

@@ -135,7 +135,17 @@ class ReleaseCharge {
 /// charged to ledger <path>: charged, not delivered" on stderr and exit status 128 + signal. The R and
 /// Python packages do not call it: their interrupts are cooperative (checked in progress callbacks,
 /// and the release API calls none between the noise draw and the charge).
+/// Defined in interrupt_deferral.cpp, which only the `dpmu` command links (its handler calls
+/// _exit; the R package leaves that file out).
 void defer_interrupts_around_charges(std::string program_name);
+
+namespace detail {
+/// Arms the "charged, not delivered" exit: called after a charge, with the message to print and
+/// the interrupt signals to catch. Must install async-signal-safe handlers only.
+using AfterChargeHandler = void (*)(const std::string& message, const int* signals, std::size_t count);
+/// Turns the interrupt deferral on (defer_interrupts_around_charges' implementation).
+void set_after_charge_handler(std::string program_name, AfterChargeHandler handler);
+}  // namespace detail
 
 /// Charges committed on this thread so far, and the ledger of the last: a front end that meets an
 /// error or an interrupt after a charge says the release was charged and not delivered.

@@ -7,10 +7,10 @@
 /// The environment variable DPMU_SIMD caps the instruction sets the dispatched kernels may use
 /// (for benchmarks of a narrower machine and for the bit-identity tests across paths; read once
 /// per process): `generic` (x86-64 baseline: no AVX2, FMA or AVX-512), `avx2` (AVX2 + FMA, no
-/// AVX-512), `avx512` or `native` or unset (whatever the CPU has). Any other value is reported on
-/// standard error and ignored. A cap never changes results, only speed (tests/e2e/simd_paths_test.sh).
+/// AVX-512), `avx512` or `native` or unset (whatever the CPU has). Any other value is ignored (the
+/// `dpmu` command reports it on standard error at start-up). A cap never changes results, only speed
+/// (tests/e2e/simd_paths_test.sh).
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -31,18 +31,23 @@ inline SimdCap parse_simd_cap(const char* value, bool& valid) {
   return SimdCap::native;
 }
 
-/// DPMU_SIMD of this process (parse_simd_cap), read once. Thread-safe.
+/// DPMU_SIMD of this process (parse_simd_cap), read once. Thread-safe. An invalid value is ignored
+/// silently here (the core writes nothing to the console; R packages may not): the `dpmu` command
+/// reports it at start-up (simd_cap_invalid_value).
 inline SimdCap simd_cap() {
   static const SimdCap cap = [] {
-    const char* value = std::getenv("DPMU_SIMD");
     bool valid = true;
-    const SimdCap c = parse_simd_cap(value, valid);
-    if (!valid) {
-      std::fprintf(stderr, "dpmu: DPMU_SIMD='%s' is not generic, avx2, avx512 or native; ignored\n", value);
-    }
-    return c;
+    return parse_simd_cap(std::getenv("DPMU_SIMD"), valid);
   }();
   return cap;
+}
+
+/// The value of DPMU_SIMD if parse_simd_cap refuses it (then simd_cap() ignores it), else nullptr.
+inline const char* simd_cap_invalid_value() {
+  const char* value = std::getenv("DPMU_SIMD");
+  bool valid = true;
+  (void)parse_simd_cap(value, valid);
+  return valid ? nullptr : value;
 }
 
 /// True if the CPU supports AVX2 and DPMU_SIMD allows it (x86-64 with GCC or Clang; false

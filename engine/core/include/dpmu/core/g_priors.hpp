@@ -38,7 +38,18 @@ bool is_bayesian(PriorKind kind);
 /// "robust", "bic", "aic", "lr".
 std::string_view to_string(PriorKind kind);
 
-/// Inverse of to_string (also accepts '_' for '-').
+/// A prior's spelling as the parsers compare it: lower case, '_' for '-', and the spellings of R
+/// package BAS (`bas.lm(prior = )`) mapped to dpmu's: "JZS" → "zellner-siow", "ZS-null" →
+/// "zellner-siow-laplace" ("BIC", "AIC", "g-prior", "hyper-g", "hyper-g-n" are dpmu's names in
+/// other case). docs/decisions.md "One prior vocabulary".
+std::string canonical_prior_name(std::string_view name);
+
+/// Why a spelling of BAS that dpmu does not implement is refused ("" for any other name): BAS's
+/// "hyper-g-laplace", "ZS-full", "EB-local" and "EB-global".
+std::string unsupported_bas_prior(std::string_view name);
+
+/// Inverse of to_string; also accepts '_' for '-', any case and BAS's spellings
+/// (canonical_prior_name).
 /// @throws std::invalid_argument naming the accepted spellings.
 PriorKind parse_prior_kind(std::string_view name);
 
