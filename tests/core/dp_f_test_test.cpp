@@ -116,8 +116,9 @@ TEST_CASE("DP F-test: every moment moves by at most its sensitivity over neighbo
   const DpFTestRelease rel(settings(n, 2, 1, 1.0, b));
   Eigen::MatrixXd rows(n, 3);
   rows << 0.2, 1.0, -2.0, 2.5, 0.7, -3.5, -0.4, 1.9, -1.5, 1.0, 1.2, -2.2, 0.0, 0.6, -1.1;
-  const std::vector<std::vector<double>> candidates{
-      {-50.0, -1.0, 0.0, 1.0, 3.0, 9.0}, {0.0, 0.5, 1.1, 2.0, 7.0}, {-9.0, -4.0, -2.5, -1.0, 0.0}};
+  const std::vector<std::vector<double>> candidates{{-50.0, -1.0, 0.0, 1.0, 3.0, 9.0, NAN},
+                                                    {0.0, 0.5, 1.1, 2.0, 7.0, INFINITY},
+                                                    {-9.0, -4.0, -2.5, -1.0, 0.0, -INFINITY}};
   const Eigen::MatrixXd base = rel.confidential_moments(rows);
   Eigen::MatrixXd worst = Eigen::MatrixXd::Zero(4, 4);
   for (std::size_t i = 0; i < n; ++i) {

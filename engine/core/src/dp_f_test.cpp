@@ -108,11 +108,17 @@ Eigen::MatrixXd DpFTestRelease::confidential_moments(const Eigen::Ref<const Eige
                                         ", expected n x (p0 + q) = " + std::to_string(settings_.n) + "x" +
                                         std::to_string(k1));
   }
-  check_all_finite("DpFTestRelease", "rows", rows);
   const int d = dimension();
   Eigen::MatrixXd z(rows.rows(), d);
   z.col(0).setOnes();
-  for (int j = 0; j < k1; ++j) z.col(j + 1) = rows.col(j).cwiseMax(lower_(j)).cwiseMin(upper_(j));
+  // Clip into the box; a non-finite value takes a public value in it (+inf the upper bound, -inf and
+  // NaN the lower), so missing values neither stop the release nor change the sensitivity.
+  for (int j = 0; j < k1; ++j) {
+    for (Eigen::Index i = 0; i < rows.rows(); ++i) {
+      const double v = rows(i, j);
+      z(i, j + 1) = std::isnan(v) ? lower_(j) : std::clamp(v, lower_(j), upper_(j));
+    }
+  }
   Eigen::MatrixXd m = Eigen::MatrixXd::Zero(d, d);
   m.selfadjointView<Eigen::Lower>().rankUpdate(z.transpose(), 1.0 / static_cast<double>(settings_.n));
   Eigen::MatrixXd full = m.selfadjointView<Eigen::Lower>();

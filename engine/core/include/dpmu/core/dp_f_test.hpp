@@ -80,8 +80,9 @@ class DpFTestRelease {
   /// "max_moment_sensitivity"; every σ_jl is in noise_sd()). @throws std::domain_error for δ ∉ (0, 1).
   PrivacyGuarantee privacy(double delta) const;
 
-  /// The confidential M of the clipped rows. @param rows n×(k+1) raw rows (predictors, response).
-  /// @throws std::invalid_argument for a shape mismatch; std::domain_error for a non-finite entry.
+  /// The confidential M of the clipped rows. @param rows n×(k+1) raw rows (predictors, response); a
+  /// non-finite value is replaced by a bound (+inf: upper; −inf, NaN: lower), never an error.
+  /// @throws std::invalid_argument for a shape mismatch.
   Eigen::MatrixXd confidential_moments(const Eigen::Ref<const Eigen::MatrixXd>& rows) const;
   /// M + noise (symmetric, (0, 0) = 1) and the F statistic. Gaussian noise from `noise` (floating point).
   DpFTestOutput release(const Eigen::Ref<const Eigen::MatrixXd>& rows, NoiseSource& noise) const;
