@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/linear_model.hpp"
@@ -90,14 +91,25 @@ double brent_minimise(F&& f, double a, double b, double tol) {
   return x;
 }
 
-/// Law of the sum of Binomial(k1, t1) and Binomial(k2, t2), entries below 1e-300 skipped.
+/// The index range where pmf ≥ 1e-18·max(pmf) (the rest carries less than 1e-18·size in total).
+std::pair<std::size_t, std::size_t> significant_range(const std::vector<double>& pmf) {
+  const double cut = 1e-18 * *std::max_element(pmf.begin(), pmf.end());
+  std::size_t lo = 0, hi = pmf.size();
+  while (lo + 1 < hi && pmf[lo] < cut) ++lo;
+  while (hi > lo + 1 && pmf[hi - 1] < cut) --hi;
+  return {lo, hi};
+}
+
+/// Law of the sum of Binomial(k1, t1) and Binomial(k2, t2) by convolution over the significant ranges
+/// (O(width1 · width2), widths of order 20√(kθ(1−θ)), not O(k1 k2)).
 std::vector<double> two_binomial_pmf(std::uint64_t k1, double t1, std::uint64_t k2, double t2) {
   const std::vector<double> a = binomial_pmf(k1, t1);
   const std::vector<double> b = binomial_pmf(k2, t2);
+  const auto [alo, ahi] = significant_range(a);
+  const auto [blo, bhi] = significant_range(b);
   std::vector<double> out(k1 + k2 + 1, 0.0);
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] < 1e-300) continue;
-    for (std::size_t j = 0; j < b.size(); ++j) out[i + j] += a[i] * b[j];
+  for (std::size_t i = alo; i < ahi; ++i) {
+    for (std::size_t j = blo; j < bhi; ++j) out[i + j] += a[i] * b[j];
   }
   return out;
 }
