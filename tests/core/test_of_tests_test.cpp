@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "dpmu/core/audit.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/tulap.hpp"
 
@@ -318,4 +319,32 @@ TEST_CASE("Test of Tests: level under H0 and the Figure 2 power by simulation of
       CHECK(std::abs(rate - 0.817165215202275) <= 4.0 * std::sqrt(0.817 * 0.183 / R));
     }
   }
+}
+
+TEST_CASE("Test of Tests: empirical audit of the Tulap release at counts differing by 1", "[tot][statistical]") {
+  // Neighbouring inputs of the noise step: subsample p-values that differ in one entry across alpha0
+  // (counts 3 and 4 of m = 8). 20 000 releases each; the 95 % lower bound on epsilon must not exceed
+  // the claim (it does with probability <= 0.05 for a valid claim; fixed seeds), and the audit has
+  // power (the bound is above half the claim at epsilon = 1).
+  TestOfTestsSettings s;
+  s.epsilon = 1.0;
+  s.n = 80;
+  s.num_subsets = 8;
+  s.alpha0 = 0.2;
+  const TestOfTestsRelease rel(s);
+  const std::vector<double> d1{0.01, 0.1, 0.15, 0.5, 0.6, 0.7, 0.8, 0.9};
+  std::vector<double> d2 = d1;
+  d2[3] = 0.19;
+  std::vector<Eigen::VectorXd> a, b;
+  RngStream r1(61, 1, 0, StreamPurpose::noise), r2(61, 2, 0, StreamPurpose::noise);
+  NoiseSource n1 = NoiseSource::simulation(r1), n2 = NoiseSource::simulation(r2);
+  for (int i = 0; i < 20000; ++i) {
+    a.push_back(Eigen::VectorXd::Constant(1, rel.release_p_values(d1, n1).noisy_count));
+    b.push_back(Eigen::VectorXd::Constant(1, rel.release_p_values(d2, n2).noisy_count));
+  }
+  AuditOptions o;
+  const AuditResult res = audit_releases(b, a, o);
+  INFO("epsilon lower bound " << res.epsilon_lower_bound << " (" << res.event << ")");
+  CHECK(res.epsilon_lower_bound <= 1.0);
+  CHECK(res.epsilon_lower_bound > 0.5);
 }
