@@ -358,10 +358,8 @@ void write_model_space_plot(const std::string& path, const api::BmaSummary& a, c
   const std::string tmp = path + ".json.tmp-" + std::to_string(::getpid());
   {
     std::ofstream out(tmp);
-    out << api::json_text(doc)
-        << "
-           ";
-        if (!out) throw std::runtime_error("cannot write the plot data next to --plot '" + path + "'");
+    out << api::json_text(doc) << "\n";
+    if (!out) throw std::runtime_error("cannot write the plot data next to --plot '" + path + "'");
   }
   const char* dir = std::getenv("DPMU_PLOTTING_DIR");
   const char* python = std::getenv("DPMU_PYTHON");

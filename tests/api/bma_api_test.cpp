@@ -96,6 +96,19 @@ TEST_CASE("api::bma: bad input is refused with a message naming it", "[api][bma]
   CHECK_THROWS_WITH(api::bma(x, h.y, h.names, "read", s), Catch::Contains("'ses' has missing"));
   s.always_include = {"nosuch"};
   CHECK_THROWS_WITH(api::bma(h.x, h.y, h.names, "read", s), Catch::Contains("'nosuch'"));
+  // A non-private fit has no privacy noise to integrate over: refused as the CLI refuses it (it was
+  // silently accepted through R and Python).
+  s.always_include.clear();
+  s.uncertainty = "noise-aware";
+  CHECK_THROWS_WITH(api::bma(h.x, h.y, h.names, "read", s), Catch::Contains("non-private fit (no epsilon) has none"));
+  // The draws are checked in 64 bits: 2^32 + 20 is not 20.
+  s.privacy = api::PrivacySettings{};
+  s.privacy->epsilon = 1.0;
+  s.privacy->bounds = {{0.0, 100.0}};
+  s.seed = 1;
+  s.noise_aware_draws = (std::int64_t{1} << 32) + 20;
+  CHECK_THROWS_WITH(api::bma(h.x, h.y, h.names, "read", s),
+                    Catch::Contains("noise_aware_draws must be a whole number in [20, 100000], got 4294967316"));
 }
 
 TEST_CASE("api::reanalyse: a release re-analysed equals analyse() of its released matrix, nothing else changes",

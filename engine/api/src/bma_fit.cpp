@@ -300,6 +300,11 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   fit.analysis.progress = nullptr;  // the caller's callback may not outlive this call
 
   if (!settings.privacy) {
+    if (settings.uncertainty == "noise-aware") {  // as the CLI: a non-private fit has no noise to integrate
+      throw std::invalid_argument(std::string(fn) +
+                                  ": uncertainty 'noise-aware' integrates over the privacy noise of a release; a "
+                                  "non-private fit (no epsilon) has none");
+    }
     const NonPrivateGram np = non_private_gram(raw, all);
     if (p + 2 <= static_cast<std::size_t>(n_rows)) {
       const auto deficient = core::rank_deficient_columns(np.gram, plan.options.collinearity_tolerance);
