@@ -18,6 +18,7 @@ std::unique_ptr<runtime::Experiment> make_cps_bma();
 std::unique_ptr<runtime::Experiment> make_ssp_simulation();
 std::unique_ptr<runtime::Experiment> make_linear_design();
 std::unique_ptr<runtime::Experiment> make_ssp_calibration();
+std::unique_ptr<runtime::Experiment> make_nested_test_head_to_head();
 
 void register_builtin_experiments() {
   // Idempotent: registering again would replace the instances (and their caches) and leave
@@ -35,6 +36,7 @@ void register_builtin_experiments() {
     runtime::register_experiment(make_ssp_simulation());
     runtime::register_experiment(make_linear_design());
     runtime::register_experiment(make_ssp_calibration());
+    runtime::register_experiment(make_nested_test_head_to_head());
   });
 }
 

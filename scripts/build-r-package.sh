@@ -140,9 +140,9 @@ fi
 # dpmu_r.cpp (Rcpp first) opens the release API's group. DPMU_R_UNITY=0 compiles every source on
 # its own.
 unity_groups=(
-  "engine/core/src/audit engine/core/src/bayes_factor engine/core/src/censoring engine/core/src/g_priors engine/core/src/information_criteria engine/core/src/linear_model engine/core/src/mechanisms engine/core/src/block_random engine/core/src/gram_matrix"
-  "engine/core/src/bma engine/core/src/model_space engine/core/src/noise_aware engine/core/src/release engine/core/src/secure_noise engine/core/src/ssp engine/core/src/subsample_and_aggregate engine/core/src/t_mixture engine/core/src/uniform_gram"
-  "dpmu_r engine/api/src/audit engine/api/src/bma engine/api/src/bma_fit engine/api/src/ledger engine/api/src/plan_bma engine/api/src/plan_test engine/api/src/select engine/api/src/test bindings/common/dpmu_bindings"
+  "engine/core/src/audit engine/core/src/bayes_factor engine/core/src/censoring engine/core/src/g_priors engine/core/src/information_criteria engine/core/src/linear_model engine/core/src/mechanisms engine/core/src/block_random engine/core/src/gram_matrix engine/core/src/tulap engine/core/src/test_of_tests"
+  "engine/core/src/bma engine/core/src/model_space engine/core/src/noise_aware engine/core/src/release engine/core/src/secure_noise engine/core/src/ssp engine/core/src/subsample_and_aggregate engine/core/src/t_mixture engine/core/src/uniform_gram engine/core/src/dp_f_test engine/core/src/adassp"
+  "dpmu_r engine/api/src/audit engine/api/src/bma engine/api/src/bma_fit engine/api/src/ledger engine/api/src/plan_bma engine/api/src/plan_test engine/api/src/select engine/api/src/test engine/api/src/test_baselines bindings/common/dpmu_bindings"
   "experiments/simulation_gram experiments/simulation_ssp experiments/simulation_cost experiments/ssp_release experiments/calibration_metrics engine/core/src/noise_aware_sampler"
   "experiments/ssp_calibration engine/runtime/src/ledger engine/runtime/src/sha256 engine/runtime/src/secure_random engine/core/src/lcssf engine/core/src/composition engine/core/src/mcmc_diagnostics"
 )

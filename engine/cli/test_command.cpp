@@ -13,7 +13,9 @@
 #include "data_options.hpp"
 #include "dpmu/api/release_report.hpp"
 #include "dpmu/api/test.hpp"
+#include "dpmu/core/dp_f_test.hpp"
 #include "dpmu/core/release.hpp"
+#include "dpmu/core/test_of_tests.hpp"
 #include "dpmu/runtime/data_table.hpp"
 
 namespace dpmu::cli {
@@ -79,6 +81,7 @@ TestData checked_data(TestOptions& o, const char* command) {
     }
   }
   api::test_prior(o.request);
+  api::check_test_method_options(o.request);
   o.request.ledger.data_label = o.data;
   api::check_ledger_options(o.request.ledger, o.request.epsilon && !o.request.seed);
   return load_test_data(o, command);
@@ -138,7 +141,83 @@ void register_test_options(CLI::App* cmd, TestOptions& o) {
                   "exact (Balle & Wang sigma for sensitivity (U-L)/M) | paper-literal (variance a(U-L)^2/(2M eps))")
       ->capture_default_str()
       ->group(dp);
+  auto* base = "Baselines (docs/methods.md Sec. 11)";
+  cmd->add_option("--method", o.request.method,
+                  "subsample-aggregate (paper Sec. 4) | test-of-tests (Kazan et al. 2023, pure epsilon-DP) | dp-f "
+                  "(Alabi & Vadhan 2022, zCDP reported as (epsilon, delta))")
+      ->capture_default_str()
+      ->group(base);
+  cmd->add_option("--bounds", o.request.bounds,
+                  "dp-f: public clipping bounds L,U for every column, or one L,U pair per column (common, tested, "
+                  "response)")
+      ->delimiter(',')
+      ->group(base);
+  cmd->add_option("--alpha0", o.request.alpha0,
+                  "test-of-tests: subsample level alpha0 (with --groups M; default: both by the authors' rule)")
+      ->group(base);
+  cmd->add_option("--power-target", o.request.power_target, "test-of-tests: target power of the authors' rule")
+      ->capture_default_str()
+      ->group(base);
   add_ledger_options(cmd, o.request.ledger);
+}
+
+/// The rows an audited test reads (common without the intercept, tested, response) and their names.
+AuditTarget audit_rows(const TestOptions& o, const TestData& d) {
+  AuditTarget t;
+  t.command = "dpmu test --method " + o.request.method;
+  t.data.resize(d.response.size(), d.common.cols() + d.tested.cols() + 1);
+  t.data << d.common, d.tested, d.response;
+  t.columns = o.common;
+  t.columns.insert(t.columns.end(), o.tested.begin(), o.tested.end());
+  t.columns.push_back(o.response);
+  return t;
+}
+
+/// `dpmu audit test --method test-of-tests`: the released noisy count Z (the p-value is a function of it).
+AuditTarget test_of_tests_audit_target(const TestOptions& o, const TestData& d) {
+  const auto n = static_cast<std::size_t>(d.response.size());
+  const int p = static_cast<int>(d.tested.cols()), p0 = static_cast<int>(d.common.cols() + 1);
+  auto release = std::make_shared<const core::TestOfTestsRelease>(api::test_of_tests_settings(o.request, n, p, p0));
+  AuditTarget t = audit_rows(o, d);
+  for (Eigen::Index j = 0; j < t.data.cols(); ++j)
+    t.bounds.push_back({t.data.col(j).minCoeff(), t.data.col(j).maxCoeff()});
+  t.bounds_source = "the data's range (the count's sensitivity does not depend on bounds)";
+  t.guarantee = release->privacy();
+  t.release = [release, p0, p](const Eigen::MatrixXd& rows, core::NoiseSource& noise) {
+    Eigen::MatrixXd common(rows.rows(), p0);
+    common.col(0).setOnes();
+    common.rightCols(p0 - 1) = rows.leftCols(p0 - 1);
+    const auto r = release->release(common, rows.middleCols(p0 - 1, p), rows.col(rows.cols() - 1), noise);
+    Eigen::VectorXd v(1);
+    v(0) = r.noisy_count;
+    return v;
+  };
+  return t;
+}
+
+/// `dpmu audit test --method dp-f`: the released moments (the statistic and p-value are functions of them).
+AuditTarget dp_f_audit_target(const TestOptions& o, const TestData& d) {
+  const auto n = static_cast<std::size_t>(d.response.size());
+  const int p = static_cast<int>(d.tested.cols()), p0 = static_cast<int>(d.common.cols() + 1);
+  auto release = std::make_shared<const core::DpFTestRelease>(api::dp_f_test_settings(o.request, n, p, p0));
+  AuditTarget t = audit_rows(o, d);
+  const auto& b = release->settings().bounds;
+  for (Eigen::Index j = 0; j < t.data.cols(); ++j) t.bounds.push_back(b.size() == 1 ? b[0] : b[j]);
+  t.bounds_source = "--bounds";
+  t.guarantee = release->privacy(o.request.delta);
+  t.release = [release](const Eigen::MatrixXd& rows, core::NoiseSource& noise) {
+    const Eigen::MatrixXd m = release->release(rows, noise).moments;
+    const auto dim = m.rows();
+    Eigen::VectorXd v(dim * (dim + 1) / 2 - 1);
+    Eigen::Index k = 0;
+    for (Eigen::Index j = 0; j < dim; ++j) {
+      for (Eigen::Index l = j; l < dim; ++l) {
+        if (j > 0 || l > 0) v(k++) = m(j, l);
+      }
+    }
+    return v;
+  };
+  return t;
 }
 
 /// `dpmu audit test`: the released noisy statistic T̃ (T* is a function of it).
@@ -148,6 +227,8 @@ AuditTarget test_audit_target(TestOptions o) {
   }
   if (!o.request.ledger.path.empty()) throw std::invalid_argument("dpmu audit is not a release: drop --ledger");
   const TestData d = checked_data(o, "dpmu audit test");
+  if (o.request.method == "test-of-tests") return test_of_tests_audit_target(o, d);
+  if (o.request.method == "dp-f") return dp_f_audit_target(o, d);
   auto release = api::make_test_release(o.request, static_cast<std::size_t>(d.response.size()),
                                         static_cast<int>(d.tested.cols()), static_cast<int>(d.common.cols() + 1));
   AuditTarget t;

@@ -123,6 +123,20 @@ core::CensoringLimits choose_limits(const TestRequest& q, const core::Prior& pri
 
 }  // namespace
 
+void check_test_method_options(const TestRequest& q) {
+  const bool pb = q.method == "subsample-aggregate" || q.method == "pb";
+  if (!pb && q.method != "test-of-tests" && q.method != "dp-f") {
+    throw std::invalid_argument("--method '" + q.method + "': choose subsample-aggregate, test-of-tests or dp-f");
+  }
+  if (!pb && !q.epsilon) {
+    throw std::invalid_argument("--method " + q.method + " is a private test: give --epsilon (and not --non-private)");
+  }
+  if (q.method != "dp-f" && !q.bounds.empty()) throw std::invalid_argument("--bounds is an option of --method dp-f");
+  if (q.method != "test-of-tests" && q.alpha0) {
+    throw std::invalid_argument("--alpha0 is an option of --method test-of-tests");
+  }
+}
+
 void check_epsilon_floor(const char* command, const char* option, double epsilon) {
   if (!(std::isfinite(epsilon) && epsilon >= kMinimumEpsilon)) {
     core::throw_domain(command, option, epsilon,
@@ -215,6 +229,17 @@ Json test(const Eigen::Ref<const Eigen::MatrixXd>& common_in, const Eigen::Ref<c
   Eigen::MatrixXd common(n_rows, common_in.cols() + 1);
   common.col(0).setOnes();
   common.rightCols(common_in.cols()) = common_in;
+
+  check_test_method_options(q);
+  const bool pb = q.method == "subsample-aggregate" || q.method == "pb";
+  if (!pb) {
+    Eigen::MatrixXd analysed(n_rows, common_in.cols() + tested.cols() + 1);
+    analysed << common_in, tested, y;
+    if (q.method == "test-of-tests") {
+      return test_of_tests(common, tested, y, analysed, all, common_names, tested_names, response, q, data_bytes);
+    }
+    return dp_f_test(analysed, analysed, all, common_names, tested_names, response, q, data_bytes);
+  }
 
   if (!q.epsilon) {
     std::vector<std::string> names{"(intercept)"};

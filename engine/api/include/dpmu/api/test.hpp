@@ -17,8 +17,10 @@
 #include <vector>
 
 #include "dpmu/api/ledger.hpp"
+#include "dpmu/core/dp_f_test.hpp"
 #include "dpmu/core/progress.hpp"
 #include "dpmu/core/subsample_and_aggregate.hpp"
+#include "dpmu/core/test_of_tests.hpp"
 
 namespace dpmu::api {
 
@@ -41,6 +43,12 @@ struct TestRequest {
   std::optional<std::uint64_t> seed;       ///< seeded simulation noise ("private": false)
   std::size_t simulations = 10000;         ///< null simulations for critical values (lr, bic, aic), 100 to 10^8
   std::string gaussian_calibration = "exact";
+  /// subsample-aggregate (PB §4, the default) | test-of-tests (Kazan et al. 2023) | dp-f (Alabi & Vadhan
+  /// 2022); docs/methods.md §11.
+  std::string method = "subsample-aggregate";
+  std::vector<double> bounds;         ///< dp-f: public clipping bounds L,U (one pair, or one per column)
+  std::optional<double> alpha0;       ///< test-of-tests: subsample level α0 (with groups = m; else the rule)
+  double power_target = 0.9;          ///< test-of-tests: target power ρ of the authors' tuning rule
   LedgerOptions ledger;               ///< where a real release is charged (empty path: nowhere)
   std::string command = "dpmu test";  ///< the front end's name, for the ledger
   /// Reports of the null simulation (phase "null-simulation"), after the charge: the R and Python
@@ -77,6 +85,42 @@ nlohmann::ordered_json test(const Eigen::Ref<const Eigen::MatrixXd>& common,
                             const Eigen::Ref<const Eigen::MatrixXd>& tested, const Eigen::Ref<const Eigen::VectorXd>& y,
                             const std::vector<std::string>& common_names, const std::vector<std::string>& tested_names,
                             const std::string& response, const TestRequest& request, std::string_view data_bytes = {});
+
+/// The checks of --method and its options that need no data: a known method, a private method with
+/// --epsilon, --bounds only for dp-f, --alpha0 only for test-of-tests.
+/// @throws std::invalid_argument naming the option.
+void check_test_method_options(const TestRequest& request);
+
+/// The public settings of `dpmu test --method test-of-tests` for n rows, p tested and p0 H0 columns (with
+/// the intercept): m and α0 given (groups, alpha0) or by the authors' rule (docs/methods.md §11.1); the
+/// rule's choice is described in `tuning` if given. Checked before any data are touched.
+/// @throws std::invalid_argument / std::domain_error naming the option.
+core::TestOfTestsSettings test_of_tests_settings(const TestRequest& request, std::size_t n, int p, int p0,
+                                                 nlohmann::ordered_json* tuning = nullptr);
+
+/// The public settings of `dpmu test --method dp-f` (ρ from (ε, δ), bounds; docs/methods.md §11.2).
+/// @throws std::invalid_argument / std::domain_error naming the option.
+core::DpFTestSettings dp_f_test_settings(const TestRequest& request, std::size_t n, int p, int p0);
+
+/// K = ⌈10/α⌉ for the smallest requested α (Alabi & Vadhan's choice).
+std::size_t dp_f_null_simulations(const TestRequest& request);
+
+/// The release of test(..) for --method test-of-tests (common with the intercept column; `analysed` and
+/// its names are what the ledger fingerprints when data_bytes is empty). Internal to test().
+nlohmann::ordered_json test_of_tests(const Eigen::MatrixXd& common, const Eigen::Ref<const Eigen::MatrixXd>& tested,
+                                     const Eigen::Ref<const Eigen::VectorXd>& y, const Eigen::MatrixXd& analysed,
+                                     const std::vector<std::string>& analysed_names,
+                                     const std::vector<std::string>& common_names,
+                                     const std::vector<std::string>& tested_names, const std::string& response,
+                                     const TestRequest& request, std::string_view data_bytes);
+
+/// The release of test(..) for --method dp-f (rows: common without the intercept, tested, response).
+/// Internal to test().
+nlohmann::ordered_json dp_f_test(const Eigen::Ref<const Eigen::MatrixXd>& rows, const Eigen::MatrixXd& analysed,
+                                 const std::vector<std::string>& analysed_names,
+                                 const std::vector<std::string>& common_names,
+                                 const std::vector<std::string>& tested_names, const std::string& response,
+                                 const TestRequest& request, std::string_view data_bytes);
 
 /// The smallest ε the releases accept: a smaller one adds noise more than 10^12 times the
 /// sensitivity (nothing of the data survives) and is beyond what the exact samplers can draw.

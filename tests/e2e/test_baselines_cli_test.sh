@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# End-to-end tests of `dpmu test --method test-of-tests | dp-f` (docs/methods.md §11): the JSON of a
+# seeded and of a secure release (private, settings, privacy, released fields, diagnostics only when
+# seeded), the ledger charge with the method's guarantee, clear errors before any work, and the
+# empirical audits of both mechanisms at worst-case neighbours (the lower bound on epsilon is
+# consistent with the claim; fixed audit seed, so deterministic).
+# Usage: test_baselines_cli_test.sh /path/to/dpmu /path/to/source-tree
+set -u
+DPMU="$1"
+SRC="$2"
+. "$(dirname "$0")/lib.sh"
+HSB="$SRC/experiments/data/hsb2.csv"
+
+# Test of Tests: seeded (not private, diagnostics) and secure (private, none).
+json_check "d['private'] is False and d['settings']['method'] == 'test-of-tests' and d['privacy']['delta'] == 0 and 0 < d['p_value'] <= 1 and 'count' in d['diagnostics'] and d['settings']['num_subsets'] >= 1 and d['settings']['tuning']['power_target'] == 0.9" \
+  test --data "$HSB" --response math --common science --tested read --method test-of-tests --epsilon 1 --seed 3
+json_check "d['private'] is True and 'diagnostics' not in d and len(d['decisions']) == 2" \
+  test --data "$HSB" --response math --common science --tested read --method test-of-tests --epsilon 1
+json_check "d['settings']['num_subsets'] == 10 and d['settings']['alpha0'] == 0.2 and d['settings']['tuning']['rule'].startswith('given')" \
+  test --data "$HSB" --response math --tested read --method test-of-tests --epsilon 1 --groups 10 --alpha0 0.2 --seed 1
+# DP F-test: rho from (epsilon, delta), K = 10/min(alpha), moments released.
+json_check "d['private'] is False and d['privacy']['epsilon'] == 5 and d['privacy']['rho_zcdp'] > 0 and d['settings']['null_simulations'] == 1000 and len(d['moments']) == 4 and 'confidential_f_statistic' in d['diagnostics']" \
+  test --data "$HSB" --response math --common science --tested read --method dp-f --epsilon 5 --delta 1e-6 --bounds 0,100 --seed 2
+json_check "d['private'] is True and 'diagnostics' not in d and d['f_statistic_status'] in ('ok', 'noisy moment matrix not positive definite', 'noisy residual sum of squares <= 0')" \
+  test --data "$HSB" --response math --common science --tested read --method dp-f --epsilon 5 --delta 1e-6 --bounds 0,100,0,100,0,100
+
+# The ledger: each release charged once with its guarantee; past the budget, refused.
+"$DPMU" ledger init "$TMP/l.jsonl" --budget 7,1e-5 >/dev/null 2>"$TMP/err" || fail "ledger init: $(cat "$TMP/err")"
+json_check "d['settings']['ledger']['epsilon'] == 1 and d['settings']['ledger']['delta'] == 0" \
+  test --data "$HSB" --response math --tested read --method test-of-tests --epsilon 1 --ledger "$TMP/l.jsonl"
+json_check "d['settings']['ledger']['epsilon'] == 5 and d['settings']['ledger']['delta'] == 1e-6" \
+  test --data "$HSB" --response math --tested read --method dp-f --epsilon 5 --delta 1e-6 --bounds 0,100 --ledger "$TMP/l.jsonl"
+expect_error "budget" test --data "$HSB" --response math --tested read --method dp-f --epsilon 5 --delta 1e-6 --bounds 0,100 --ledger "$TMP/l.jsonl"
+
+# Errors before any work.
+expect_error "choose subsample-aggregate, test-of-tests or dp-f" test --data "$HSB" --response math --tested read --method foo --epsilon 1
+expect_error "pure epsilon-DP" test --data "$HSB" --response math --tested read --method test-of-tests --epsilon 1 --delta 1e-6
+expect_error "both --groups M and --alpha0" test --data "$HSB" --response math --tested read --method test-of-tests --epsilon 1 --groups 5
+expect_error "public clipping bounds" test --data "$HSB" --response math --tested read --method dp-f --epsilon 1 --delta 1e-6
+expect_error "--delta" test --data "$HSB" --response math --tested read --method dp-f --epsilon 1 --bounds 0,100
+expect_error "--bounds is an option of --method dp-f" test --data "$HSB" --response math --tested read --epsilon 1 --groups 5 --bounds 0,100
+
+# Empirical audits at worst-case neighbours.
+C="d['consistent_with_claim'] is True and d['epsilon_lower_bound'] <= d['claimed']['epsilon'] and d['private'] is False"
+json_check "$C and d['claimed']['delta'] == 0" \
+  audit test --data "$HSB" --response math --tested read --method test-of-tests --epsilon 1 --groups 10 --alpha0 0.2 --audit-samples 2000
+json_check "$C and d['claimed']['delta'] == 1e-06" \
+  audit test --data "$HSB" --response math --tested read --method dp-f --epsilon 2 --delta 1e-6 --bounds 0,100 --audit-samples 2000
+
+finish "test baselines e2e"
