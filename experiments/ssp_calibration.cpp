@@ -20,6 +20,7 @@
 #include "dpmu/experiments/ssp_calibration.hpp"
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -34,6 +35,7 @@
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/model_space.hpp"
 #include "dpmu/core/noise_aware.hpp"
+#include "dpmu/core/noise_aware_sampler.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/release.hpp"
 #include "dpmu/core/ssp.hpp"
@@ -52,7 +54,9 @@ using runtime::MetricSpec;
 using runtime::ParameterSpec;
 using runtime::ParameterType;
 
-constexpr const char* kMethods[2] = {"plug_in", "noise_aware"};
+/// plug_in: the paper's analysis; noise_aware: the rejection sampler (docs/methods.md §5.11);
+/// augmented: the data-augmentation sampler (§5.12), run when augmented_draws > 0 (else NaN).
+constexpr const char* kMethods[3] = {"plug_in", "noise_aware", "augmented"};
 constexpr std::uint64_t kRidgeSeed = 20240521;
 
 /// The data-generating design of a (data) cell: docs/methods.md A6 (the first |T| coefficients b,
@@ -98,7 +102,41 @@ struct Prepared {
   double regularization = 0.0;
   Eigen::VectorXd max_diagonal;
   core::NoiseAwareOptions options;
+  std::optional<core::AugmentedModelPrior> augmented_prior;  ///< set when augmented_draws > 0
+  core::NoiseAwareSamplerOptions augmented;
 };
+
+/// Equal-tailed intervals at kCalibrationLevels from pooled draws (rows) of the coefficients
+/// (columns): the type-7 quantiles (1 ∓ level)/2 of each column.
+std::vector<core::CredibleIntervals> draw_intervals(const Eigen::MatrixXd& draws) {
+  std::vector<core::CredibleIntervals> out;
+  const Eigen::Index p = draws.cols();
+  const Eigen::Index m = draws.rows();
+  std::vector<std::vector<double>> sorted(static_cast<std::size_t>(p));
+  for (Eigen::Index j = 0; j < p; ++j) {
+    auto& v = sorted[static_cast<std::size_t>(j)];
+    v.assign(draws.col(j).data(), draws.col(j).data() + m);
+    std::sort(v.begin(), v.end());
+  }
+  const auto quantile = [m](const std::vector<double>& v, double q) {
+    const double h = (static_cast<double>(m) - 1.0) * q;
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    return v[lo] + (h - std::floor(h)) * (v[hi] - v[lo]);
+  };
+  for (const double level : kCalibrationLevels) {
+    core::CredibleIntervals ci;
+    ci.level = level;
+    ci.lower.resize(p);
+    ci.upper.resize(p);
+    for (Eigen::Index j = 0; j < p; ++j) {
+      ci.lower(j) = quantile(sorted[static_cast<std::size_t>(j)], (1.0 - level) / 2.0);
+      ci.upper(j) = quantile(sorted[static_cast<std::size_t>(j)], (1.0 + level) / 2.0);
+    }
+    out.push_back(std::move(ci));
+  }
+  return out;
+}
 
 class SspCalibration final : public runtime::TypedExperiment<Prepared, SimulatedGram> {
  public:
@@ -149,6 +187,14 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
          .min = 1.0,
          .max = 100000.0,  // api::kMaxNoiseAwareDraws: the per-release work and memory stay bounded
          .description = "M: accepted draws of G per release (noise-aware)"},
+        {.name = "augmented_draws",
+         .type = ParameterType::integer,
+         .default_value = std::int64_t{0},
+         .min = 0.0,
+         .max = 100000.0,
+         .description = "data-augmentation sampler (the releases' default analysis, docs/methods.md 5.12): warm-up "
+                        "sweeps and first batch of saved draws per chain (4 chains, doubled until R-hat <= 1.01 and "
+                        "ESS >= 400, at most 16x); 0: not run (its augmented_* metrics are NaN)"},
         {.name = "max_proposals",
          .type = ParameterType::integer,
          .default_value = std::int64_t{20000},
@@ -275,6 +321,10 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
         for (auto& spec : reliability_metrics(affix, base, u)) out.push_back(std::move(spec));
       }
     }
+    out.push_back({.name = "augmented_converged",
+                   .description = "1 if the data-augmentation chain converged (R-hat <= 1.01, ESS >= 400)"});
+    out.push_back({.name = "augmented_max_rhat", .description = "largest split R-hat of the augmented chain"});
+    out.push_back({.name = "augmented_min_ess", .description = "smallest bulk ESS of the augmented chain"});
     out.push_back({.name = "accepted_draws", .description = "admissible draws of G kept (noise-aware)"});
     out.push_back({.name = "acceptance_rate", .description = "accepted / proposed noise draws"});
     out.push_back({.name = "fallback", .description = "1 if the noise-aware analysis fell back to the plug-in"});
@@ -302,6 +352,19 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
     pr.options.bma.credible_level = 0.0;
     pr.options.bma.top_models = 0;
     pr.options.extra_levels = {kCalibrationLevels[0], kCalibrationLevels[1], kCalibrationLevels[2]};
+    if (const std::int64_t m = cell.get_int("augmented_draws"); m > 0) {
+      if (pr.prior.prior.kind != core::PriorKind::g_prior && pr.prior.prior.kind != core::PriorKind::zellner_siow) {
+        throw std::invalid_argument("ssp_calibration: augmented_draws > 0 needs prior g_prior or zellner_siow, not '" +
+                                    cell.get_string("prior") + "'");
+      }
+      pr.augmented_prior = core::default_augmented_prior(widths, pr.prior.prior);
+      pr.augmented.iterations = static_cast<int>(m);
+      pr.augmented.warmup = static_cast<int>(m);
+      pr.augmented.max_iterations = static_cast<int>(16 * m);
+      pr.augmented.credible_level = 0.0;  // the study's three levels come from the kept draws
+      pr.augmented.top_models = 0;
+      pr.augmented.keep_draws = true;
+    }
     const std::string& name = cell.get_string("mechanism");
     if (name == "none") return pr;
     const auto kind = core::parse_ssp_mechanism(name);
@@ -356,7 +419,10 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
   }
 
   double analyse_cost(const Cell& cell) const override {
-    return static_cast<double>(cell.get_int("noise_aware_draws") + 1) *
+    // the augmented chain: 4 chains x (warm-up + saved) sweeps, each about 1.5 model averagings
+    // (its 2^p model fits and the slice updates of G), saved draws doubled about once
+    const double sweeps = 4.0 * 3.0 * static_cast<double>(cell.get_int("augmented_draws"));
+    return (static_cast<double>(cell.get_int("noise_aware_draws") + 1) + 1.5 * sweeps) *
            ssp_analyse_cost(static_cast<int>(cell.get_int("p")), false);
   }
 
@@ -371,12 +437,13 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
     // options of the default analysis (averaging_with_intervals: mix_bma_draws of one matrix).
     core::NoiseAwareResult plug;
     core::NoiseAwareResult aware;
+    Eigen::MatrixXd gstar;
     if (!pr.mechanism) {
       plug = averaging_with_intervals(sim.gram, n, pr.prior, pr.model_prior, pr.options.bma);
       aware = plug;
       aware.accepted = 0;
     } else {
-      const Eigen::MatrixXd gstar = core::noisy_gram_matrix(sim.gram, *pr.mechanism, noise);
+      gstar = core::noisy_gram_matrix(sim.gram, *pr.mechanism, noise);
       const core::RegularizedGram reg = core::regularize(gstar, pr.regularization);
       plug = averaging_with_intervals(reg.matrix, n, pr.prior, pr.model_prior, pr.options.bma);
       aware = core::noise_aware_bma(gstar, *pr.mechanism, pr.max_diagonal, n, pr.prior, pr.model_prior, reg.matrix,
@@ -386,9 +453,20 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
         aware.posterior = plug.posterior;
       }
     }
+    // The data-augmentation sampler on the same release (non-private: the release is G itself, with
+    // no noise law to integrate, so it is not run).
+    core::NoiseAwareResult augmented;
+    std::optional<core::NoiseAwareSamplerResult> chain;
+    if (pr.augmented_prior && pr.mechanism) {
+      chain =
+          core::noise_aware_sampler(gstar, *pr.mechanism, n, *pr.augmented_prior, pr.model_prior, noise, pr.augmented);
+      augmented.posterior = chain->posterior;
+      augmented.extra_intervals = draw_intervals(chain->beta_draws);
+    }
     const Eigen::VectorXd included = inclusion_indicators(truth, p);
-    for (int u = 0; u < 2; ++u) {
-      const core::NoiseAwareResult& r = u == 0 ? plug : aware;
+    for (int u = 0; u < 3; ++u) {
+      if (u == 2 && !chain) continue;
+      const core::NoiseAwareResult& r = u == 0 ? plug : u == 1 ? aware : augmented;
       const std::string name(kMethods[u]);
       const MetricAffix affix{name + "_", ""};
       write_interval_calibration(out, affix, r.extra_intervals, beta);
@@ -399,6 +477,11 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
               std::exp(r.posterior.log_posterior_probability(static_cast<Eigen::Index>(truth))));
       write_reliability(out, affix, "pip", pip_reliability(pip, truth));
       write_reliability(out, affix, "model", model_reliability(r.posterior.log_posterior_probability, truth));
+    }
+    if (chain) {
+      out.set("augmented_converged", chain->converged ? 1.0 : 0.0);
+      out.set("augmented_max_rhat", chain->max_rhat);
+      out.set("augmented_min_ess", chain->min_ess);
     }
     out.set("accepted_draws", static_cast<double>(aware.accepted));
     out.set("acceptance_rate",

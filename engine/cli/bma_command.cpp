@@ -80,8 +80,8 @@ struct BmaCliOptions {
   bool progress = false;  ///< a progress line on stderr even when it is not a terminal
   double credible_level = 0.95;
   std::string plot;
-  std::string uncertainty = "plug-in";
-  std::int64_t noise_aware_draws = 200;
+  std::string uncertainty;  ///< empty: noise-aware for a release (the default)
+  std::int64_t noise_aware_draws = 1000;
 };
 
 /// The progress line of a long model search on stderr (docs/bma.md "Cost of the model search"):
@@ -127,12 +127,12 @@ class SearchProgressLine {
     const double phase_elapsed = std::chrono::duration<double>(now - phase_start_).count();
     const double rate = phase_elapsed > 0.0 ? static_cast<double>(p.done - phase_done_) / phase_elapsed : 0.0;
     const double eta = rate > 0.0 ? static_cast<double>(p.total - p.done) / rate : -1.0;
-    const std::string what = phase_ == "mcmc"                    ? "MCMC iterations"
-                             : phase_ == "mcmc-summary"          ? "visited models summarised"
-                             : phase_ == "ridge-calibration"     ? "ridge calibration draws"
-                             : phase_ == "noise-aware-proposals" ? "noise-aware proposals"
-                             : phase_ == "noise-aware-draws"     ? "noise-aware draws analysed"
-                                                                 : "models enumerated";
+    const std::string what = phase_ == "mcmc"                   ? "MCMC iterations"
+                             : phase_ == "mcmc-summary"         ? "visited models summarised"
+                             : phase_ == "ridge-calibration"    ? "ridge calibration draws"
+                             : phase_ == "noise-aware-warmup"   ? "noise-aware warm-up sweeps"
+                             : phase_ == "noise-aware-sampling" ? "noise-aware saved sweeps"
+                                                                : "models enumerated";
     char line[256];
     std::snprintf(line, sizeof line, "dpmu bma: %s %llu/%llu (%.0f%%), %.0f s elapsed, ETA %s%s", what.c_str(),
                   static_cast<unsigned long long>(p.done), static_cast<unsigned long long>(p.total),
@@ -219,19 +219,24 @@ json uncertainty_json(const api::BmaSummary& r, const std::vector<std::string>& 
         "noise is NOT in these SDs, intervals and probabilities";
   } else {
     u["carries"] =
-        "sampling and privacy noise: averaged over the confidential Gram matrix given the release (docs/methods.md "
-        "Sec. 5.11)";
+        "sampling and privacy noise: the posterior given the release, the confidential Gram matrix a latent variable "
+        "of a data-augmentation sampler (docs/methods.md Sec. 5.12); Monte Carlo SEs and convergence below";
   }
   if (r.noise_aware) {
     const auto& na = *r.noise_aware;
-    u["draws"] = na.draws;
-    u["accepted_draws"] = na.accepted;
-    u["proposals"] = na.proposals;
-    u["fallback_to_plug_in"] = na.fallback;
-    if (!na.fallback) {
-      u["pip_mc_se"] = keyed_or_null(na.pip_mc_se, names);
-      u["posterior_mean_mc_se"] = keyed_or_null(na.mean_mc_se, names);
-    }
+    u["sampler"] = na.sampler;
+    u["chains"] = na.chains;
+    u["warmup_per_chain"] = na.warmup;
+    u["draws_per_chain"] = na.draws_per_chain;
+    u["max_draws_per_chain"] = na.max_draws_per_chain;
+    u["max_rhat"] = na.max_rhat;
+    u["min_ess"] = na.min_ess;
+    u["converged"] = na.converged;
+    if (!na.converged) u["not_converged_because"] = na.reason;
+    u["pip_mc_se"] = keyed_or_null(na.pip_mc_se, names);
+    u["posterior_mean_mc_se"] = keyed_or_null(na.mean_mc_se, names);
+    u["error_variance"] = na.sigma2;
+    u["error_variance_mc_se"] = na.sigma2_mc_se;
   }
   return u;
 }
@@ -254,7 +259,9 @@ json result_json(const api::BmaSummary& r, const std::vector<std::string>& names
   if (r.credible_level > 0.0) {
     json ci;
     ci["level"] = r.credible_level;
-    ci["kind"] = "equal-tailed, exact mixture over models (docs/bma.md)";
+    ci["kind"] = r.uncertainty == "noise-aware"
+                     ? "equal-tailed quantiles of the sampler's pooled draws (docs/methods.md Sec. 5.12)"
+                     : "equal-tailed, exact mixture over models (docs/bma.md)";
     json bounds = json::object();
     for (std::size_t j = 0; j < names.size(); ++j) {
       const auto jj = static_cast<Eigen::Index>(j);
@@ -424,6 +431,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
                                 std::to_string(core::kMaxPredictors) +
                                 " (a model is a 64-bit mask; see dpmu bma --help)");
   }
+  const bool mcmc_requested = o.mcmc;
   if (o.predictors.size() > 24) o.mcmc = true;  // enumeration keeps 2^p weights: MCMC beyond p = 24
   plan.columns = o.predictors;
   plan.columns.push_back(o.response);
@@ -448,19 +456,20 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   check_search_bounds(o);
   if (o.credible_level != 0.0) core::check_open_interval(fn, "--credible-level", o.credible_level, 0.0, 1.0);
   plan.options.credible_level = o.credible_level;
-  if (o.uncertainty != "plug-in" && o.uncertainty != "noise-aware") {
-    throw std::invalid_argument("--uncertainty must be plug-in or noise-aware, not '" + o.uncertainty + "'");
+  if (!o.uncertainty.empty() && o.uncertainty != "plug-in" && o.uncertainty != "noise-aware") {
+    throw std::invalid_argument("--uncertainty must be noise-aware (the default for a release) or plug-in, not '" +
+                                o.uncertainty + "'");
   }
+  if (o.uncertainty == "noise-aware" && o.non_private) {
+    throw std::invalid_argument(
+        "--uncertainty noise-aware integrates over the privacy noise of a release; a --non-private fit has none");
+  }
+  if (!o.non_private && o.uncertainty.empty()) o.uncertainty = "noise-aware";
   if (o.uncertainty == "noise-aware") {
-    if (o.non_private) {
-      throw std::invalid_argument(
-          "--uncertainty noise-aware integrates over the privacy noise of a release; a --non-private fit has none");
-    }
     api::check_noise_aware_draws(o.noise_aware_draws, "--noise-aware-draws");
-    if (o.mcmc) {
-      throw std::invalid_argument(
-          "--uncertainty noise-aware enumerates the models of every draw of G: at most 24 predictors, no --mcmc");
-    }
+    // n is checked once the data are read (before the release)
+    api::check_noise_aware_plan(api::AnalysisPlan{plan.prior, plan.model_prior, plan.options}, static_cast<int>(plan.p),
+                                INFINITY, mcmc_requested, "cli");
   }
   // Outputs never collide with an input, the ledger, its key or each other (docs/reliability.md).
   const std::vector<std::string> kept = {o.data, o.ledger.path,
@@ -570,6 +579,7 @@ void run_bma(BmaCliOptions o) {
   if (n <= static_cast<double>(forced) + 2.0) {
     throw std::invalid_argument("need more rows than forced predictors + 2 (n = " + std::to_string(n_rows) + ")");
   }
+  if (o.uncertainty == "noise-aware") api::check_noise_aware_plan(analysis, static_cast<int>(p), n, false, "cli");
   if (n <= static_cast<double>(p) + 1.0 && !o.mcmc) {
     o.mcmc = true;  // p > n: MCMC over the estimable models (n > |γ| + 1)
     std::cerr << "dpmu bma: note: n = " << n_rows << " rows for " << p
@@ -871,12 +881,12 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
                   "Level of the model-averaged credible intervals of the coefficients (0: none)")
       ->capture_default_str();
   cmd->add_option("--uncertainty", o.uncertainty,
-                  "plug-in (the release analysed as the data's statistics: sampling uncertainty only) | noise-aware "
-                  "(also the privacy noise: averaged over the confidential Gram matrix given the release; "
-                  "post-processing, no extra budget; docs/bma.md)")
-      ->capture_default_str();
+                  "noise-aware (the default for a release: sampling and privacy noise, the posterior given the "
+                  "release by data augmentation; post-processing, no extra budget; docs/bma.md) | plug-in (the "
+                  "paper's analysis: G* + rI analysed as the data's statistics, sampling uncertainty only)");
   cmd->add_option("--noise-aware-draws", o.noise_aware_draws,
-                  "Accepted draws of the confidential Gram matrix for --uncertainty noise-aware (>= 20)")
+                  "Noise-aware: warm-up sweeps and first batch of saved draws per chain (4 chains; doubled until "
+                  "R-hat <= 1.01 and ESS >= 400, at most 16x)")
       ->capture_default_str();
   cmd->add_option("--plot", o.plot,
                   "Write an image of the model space (top models x predictors, coloured by log posterior odds) to "

@@ -58,7 +58,9 @@ void add_plan_bma_command(CLI::App& app) {
   cmd->add_option("--delta", o->delta, "Privacy parameter delta in (0, 1) (wishart only; default 1/n)");
   cmd->add_option("--prior", q.prior, "Coefficient prior (as in `dpmu run`'s ssp_calibration)")->capture_default_str();
   cmd->add_option("--model-prior", q.model_prior, "Prior over models")->capture_default_str();
-  cmd->add_option("--noise-aware-draws", q.noise_aware_draws, "Accepted draws of G per release (noise-aware)")
+  cmd->add_option("--noise-aware-draws", q.noise_aware_draws,
+                  "Noise-aware: warm-up sweeps and first batch of saved draws per chain of the data-augmentation "
+                  "sampler, per simulated release (as dpmu bma)")
       ->capture_default_str();
   cmd->add_option("--uncertainty", q.uncertainty, "Analyses reported: both | plug-in | noise-aware")
       ->capture_default_str();

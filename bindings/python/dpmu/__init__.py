@@ -492,9 +492,15 @@ class BmaResult:
         charged = f", {_ledger_repr(self.ledger)}" if self.privacy is not None else ""
         carries = {"exact": "sampling (non-private data)", "plug-in": "sampling only, not the privacy noise",
                    "noise-aware": "sampling and privacy noise"}.get(self.uncertainty, self.uncertainty)
+        chain = ""
+        na = self.posterior.get("noise_aware")
+        if na:
+            chain = (f"\n{na['sampler']}: {na['chains']} chains x {na['draws_per_chain']} draws, max R-hat "
+                     f"{na['max_rhat']:.3f}, min ESS {na['min_ess']:.0f}" +
+                     ("" if na["converged"] else f"; NOT CONVERGED ({na['not_converged_because']}): no intervals"))
         return (f"<dpmu.BmaResult {kind}, private = {self.private}{charged}, n = {self.n}, "
-                f"p = {len(self.predictors)}>\nuncertainty: {self.uncertainty} (SDs and intervals carry {carries})\n"
-                f"{self.coef.to_string()}")
+                f"p = {len(self.predictors)}>\nuncertainty: {self.uncertainty} (SDs and intervals carry {carries})"
+                f"{chain}\n{self.coef.to_string()}")
 
 
 def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] = None, prior: str = "zellner-siow",
@@ -504,8 +510,8 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
         data_label: Optional[str] = None, g: Optional[float] = None, a: float = 3.0, top_models: int = 10,
         mcmc: bool = False, rescale: bool = False, always_include: Sequence[str] = (),
         credible_level: float = 0.95, mcmc_max_iterations: Optional[int] = None,
-        mcmc_max_models: Optional[int] = None, uncertainty: str = "plug-in",
-        noise_aware_draws: int = 200) -> BmaResult:
+        mcmc_max_models: Optional[int] = None, uncertainty: Optional[str] = None,
+        noise_aware_draws: int = 1000) -> BmaResult:
     """Bayesian model averaging of ``response`` on ``predictors`` (default: every other column).
 
     ``data``: a pandas DataFrame, one row per observation (n rows; n is public); ``response`` and
@@ -548,11 +554,16 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     A seeded or non-private call with an explicit ledger is an error (it is not a release).
     ``result.ledger`` is the charge (None when not charged).
 
-    ``uncertainty`` (a release only): ``"plug-in"`` analyses the released matrix as if it were the
-    data's (its SDs and intervals carry the sampling uncertainty only, not the privacy noise);
-    ``"noise-aware"`` averages over the confidential Gram matrix given the release with
-    ``noise_aware_draws`` draws (docs/methods.md §5.11; sampling and privacy noise; post-processing,
-    no extra budget). ``result.uncertainty`` says which one the result carries.
+    ``uncertainty`` (a release only): ``"noise-aware"`` (the default for a release) is the posterior
+    given the release, the confidential Gram matrix a latent variable of a data-augmentation sampler
+    (docs/methods.md §5.12; sampling and privacy noise; post-processing, no extra budget): 4 chains,
+    ``noise_aware_draws`` warm-up sweeps and saved draws per chain, doubled until R-hat <= 1.01 and
+    ESS >= 400 (at most 16x); ``result.posterior["noise_aware"]`` has the diagnostics and Monte Carlo
+    SEs, and a chain that has not converged says so (a warning, ``converged`` False) and reports no
+    intervals. It needs ``prior`` "zellner-siow" or "g-prior", no ``always_include``, no ``mcmc``
+    and n > p + 2. ``"plug-in"`` is the paper's analysis: the released matrix analysed as if it were
+    the data's (its SDs and intervals carry the sampling uncertainty only, not the privacy noise).
+    ``result.uncertainty`` says which one the result carries.
 
     ``mcmc_max_iterations``, ``mcmc_max_models``: bounds of the MCMC search (``--mcmc-max-iterations``,
     ``--mcmc-max-models`` of ``dpmu bma``; None: 10^5 p iterations, at most 4*10^6, and 2^20 stored
@@ -580,7 +591,7 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
                             rescale, top_models, mcmc, xdesign.expand([str(c) for c in always_include]),
                             credible_level, search_bounds[0] or 0,
                             search_bounds[1] if search_bounds[1] is not None else 2**20),
-                dict(kw, uncertainty=uncertainty, noise_aware_draws=int(noise_aware_draws)))
+                dict(kw, uncertainty=uncertainty or "", noise_aware_draws=int(noise_aware_draws)))
     _warn_messages(what, fit.messages)
     return BmaResult(fit, xdesign, response)
 

@@ -127,12 +127,20 @@ py::dict summary_dict(const api::BmaSummary& s) {
   d["uncertainty"] = s.uncertainty;
   if (s.noise_aware) {
     py::dict na;
-    na["draws"] = s.noise_aware->draws;
-    na["accepted_draws"] = s.noise_aware->accepted;
-    na["proposals"] = s.noise_aware->proposals;
-    na["fallback_to_plug_in"] = s.noise_aware->fallback;
-    na["pip_mc_se"] = s.noise_aware->pip_mc_se;
-    na["mean_mc_se"] = s.noise_aware->mean_mc_se;
+    const auto& a = *s.noise_aware;
+    na["sampler"] = a.sampler;
+    na["chains"] = a.chains;
+    na["warmup_per_chain"] = a.warmup;
+    na["draws_per_chain"] = a.draws_per_chain;
+    na["max_draws_per_chain"] = a.max_draws_per_chain;
+    na["max_rhat"] = a.max_rhat;
+    na["min_ess"] = a.min_ess;
+    na["converged"] = a.converged;
+    na["not_converged_because"] = a.reason;
+    na["pip_mc_se"] = a.pip_mc_se;
+    na["mean_mc_se"] = a.mean_mc_se;
+    na["error_variance"] = a.sigma2;
+    na["error_variance_mc_se"] = a.sigma2_mc_se;
     d["noise_aware"] = na;
   }
   d["lower"] = s.lower;
@@ -363,8 +371,8 @@ PYBIND11_MODULE(_dpmu, m) {
         py::arg("bounds"), py::arg("seed"), py::arg("rescale"), py::arg("top_models"), py::arg("mcmc"),
         py::arg("always_include"), py::arg("credible_level"), py::arg("mcmc_max_iterations") = 0,
         py::arg("mcmc_max_models") = dpmu::core::kDefaultMcmcMaxModels, py::arg("ledger") = py::none(),
-        py::arg("budget") = py::none(), py::arg("data_label") = py::none(), py::arg("uncertainty") = "plug-in",
-        py::arg("noise_aware_draws") = 200, "Model averaging (api::bma)");
+        py::arg("budget") = py::none(), py::arg("data_label") = py::none(), py::arg("uncertainty") = "",
+        py::arg("noise_aware_draws") = 1000, "Model averaging (api::bma)");
   m.def("test", &test, py::arg("common"), py::arg("tested"), py::arg("y"), py::arg("common_names"),
         py::arg("tested_names"), py::arg("response"), py::arg("prior"), py::arg("g"), py::arg("a"), py::arg("prior_h0"),
         py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"), py::arg("censor_probability"),

@@ -219,18 +219,21 @@ def _heldout(n=5000, seed=30):
 
 
 def test_noise_aware_uncertainty(tmp_path, cli):
-    """uncertainty="noise-aware" (docs/bma.md "Uncertainty"): labelled; at epsilon = 1 its intervals contain the
-    plug-in means and are at least as wide; at epsilon = 1e6 they equal the non-private ones (noise scale 1e-5
-    against Gram entries of ~400); the seeded result equals the CLI's."""
+    """The noise-aware analysis, the default of a release (docs/bma.md "Uncertainty"): labelled with the sampler's
+    diagnostics; at epsilon = 1 its intervals contain the plug-in means and are at least as wide; at epsilon = 1e6
+    it equals the non-private analysis within its Monte Carlo error (noise scale 1e-5 against Gram entries of
+    ~400); the seeded result equals the CLI's."""
     d = _heldout()
     kw = dict(prior="g-prior", bounds=[0, 1], seed=11)
-    plug = dpmu.bma(d, "y", ["x1", "x2", "x3"], epsilon=1, **kw)
-    aware = dpmu.bma(d, "y", ["x1", "x2", "x3"], epsilon=1, uncertainty="noise-aware", noise_aware_draws=200, **kw)
+    plug = dpmu.bma(d, "y", ["x1", "x2", "x3"], epsilon=1, uncertainty="plug-in", **kw)
+    aware = dpmu.bma(d, "y", ["x1", "x2", "x3"], epsilon=1, **kw)
     exact = dpmu.bma(d, "y", ["x1", "x2", "x3"], prior="g-prior")
-    huge = dpmu.bma(d, "y", ["x1", "x2", "x3"], epsilon=1e6, uncertainty="noise-aware", noise_aware_draws=50, **kw)
+    huge = dpmu.bma(d, "y", ["x1", "x2", "x3"], epsilon=1e6, uncertainty="noise-aware", **kw)
     assert (plug.uncertainty, aware.uncertainty, exact.uncertainty) == ("plug-in", "noise-aware", "exact")
     assert "sampling and privacy noise" in repr(aware) and "not the privacy noise" in repr(plug)
-    assert aware.posterior["noise_aware"]["accepted_draws"] == 200
+    na = aware.posterior["noise_aware"]
+    assert na["converged"] and na["max_rhat"] <= 1.01 and na["min_ess"] >= 400 and na["chains"] == 4
+    assert "data-augmentation: 4 chains" in repr(aware)
     assert aware.privacy == plug.privacy
     lo, hi = aware.confint.iloc[1:, 0], aware.confint.iloc[1:, 1]
     plo, phi = plug.confint.iloc[1:, 0], plug.confint.iloc[1:, 1]
@@ -238,13 +241,19 @@ def test_noise_aware_uncertainty(tmp_path, cli):
     assert ((hi - lo) >= (phi - plo)).all()
     elo, ehi = exact.confint.iloc[1:, 0], exact.confint.iloc[1:, 1]
     width = ehi - elo
-    assert (abs(huge.confint.iloc[1:, 0] - elo) <= 1e-4 * width).all()
-    assert (abs(huge.confint.iloc[1:, 1] - ehi) <= 1e-4 * width).all()
+    # up to the sampler's weak proper priors: PIPs within 4 MC SE + 0.01, interval ends of the included
+    # predictors within 10 % of the width (the MC error of a 2.5 % quantile is ~5 % of it)
+    hn = huge.posterior["noise_aware"]
+    assert hn["converged"]
+    assert (abs(huge.pip - exact.pip) <= 4 * np.asarray(hn["pip_mc_se"]) + 0.01).all()
+    inc = (exact.pip > 0.99).to_numpy()
+    assert (abs(huge.confint.iloc[1:, 0] - elo)[inc] <= 0.1 * width[inc]).all()
+    assert (abs(huge.confint.iloc[1:, 1] - ehi)[inc] <= 0.1 * width[inc]).all()
     assert (abs(lo - elo) > 1e-4 * width).any()  # and epsilon = 1 is not the non-private answer
     csv = tmp_path / "heldout.csv"
     d.to_csv(csv, index=False)
     c = cli("bma", "--data", csv, "--response", "y", "--predictors", "x1,x2,x3", "--prior", "g-prior", "--bounds",
-            "0,1", "--seed", 11, "--epsilon", 1, "--uncertainty", "noise-aware", "--noise-aware-draws", 200)
+            "0,1", "--seed", 11, "--epsilon", 1)
     for k, name in enumerate(["x1", "x2", "x3"]):
         assert aware.pip[name] == pytest.approx(c["posterior_inclusion_probabilities"][name], abs=1e-12)
     with pytest.raises(ValueError, match="uncertainty"):

@@ -11,7 +11,7 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                 g = NULL, a = 3, top_models = 10, mcmc = FALSE, rescale = FALSE, always_include = character(),
                 credible_level = 0.95, levels = NULL, ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")),
                 budget = NULL, force.heredity = FALSE, mcmc_max_iterations = NULL, mcmc_max_models = NULL,
-                uncertainty = "plug-in", noise_aware_draws = 200, include.always = NULL, modelprior = NULL) {
+                uncertainty = NULL, noise_aware_draws = 1000, include.always = NULL, modelprior = NULL) {
   caller <- "dpmu::bma"
   formula <- dpmu_as_formula(formula, caller)
   if (!is.null(modelprior)) {  # BAS's name
@@ -395,9 +395,11 @@ dpmu_uncertainty_line <- function(s) {
                     `plug-in` = "sampling only, NOT the privacy noise (the release analysed as the data's statistics)",
                     `noise-aware` = "sampling and privacy noise", u)
   extra <- if (!is.null(s$noise_aware)) {
-    fb <- if (isTRUE(s$noise_aware$fallback_to_plug_in)) "; fell back to plug-in" else ""
-    sprintf(" [%d of %d draws of G accepted%s]", as.integer(s$noise_aware$accepted_draws),
-            as.integer(s$noise_aware$proposals), fb)
+    na <- s$noise_aware
+    nc <- if (isTRUE(na$converged)) "" else
+      sprintf("; NOT CONVERGED (%s): no intervals", na$not_converged_because)
+    sprintf("\n  [%s: %d chains x %d draws, max R-hat %.3f, min ESS %.0f%s]", na$sampler,
+            as.integer(na$chains), as.integer(na$draws_per_chain), na$max_rhat, na$min_ess, nc)
   } else ""
   paste0("Uncertainty: ", u, " - SDs and intervals carry ", carries, extra, "\n")
 }

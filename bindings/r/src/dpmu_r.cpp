@@ -222,12 +222,15 @@ Rcpp::List summary_list(const dpmu::api::BmaSummary& s, const std::vector<std::s
   out["credible_level"] = s.credible_level;
   out["uncertainty"] = s.uncertainty;
   if (s.noise_aware) {
-    out["noise_aware"] = Rcpp::List::create(Rcpp::Named("draws") = s.noise_aware->draws,
-                                            Rcpp::Named("accepted_draws") = s.noise_aware->accepted,
-                                            Rcpp::Named("proposals") = s.noise_aware->proposals,
-                                            Rcpp::Named("fallback_to_plug_in") = s.noise_aware->fallback,
-                                            Rcpp::Named("pip_mc_se") = named(s.noise_aware->pip_mc_se, names),
-                                            Rcpp::Named("mean_mc_se") = named(s.noise_aware->mean_mc_se, names));
+    const auto& na = *s.noise_aware;
+    out["noise_aware"] = Rcpp::List::create(
+        Rcpp::Named("sampler") = na.sampler, Rcpp::Named("chains") = na.chains,
+        Rcpp::Named("warmup_per_chain") = na.warmup, Rcpp::Named("draws_per_chain") = na.draws_per_chain,
+        Rcpp::Named("max_draws_per_chain") = na.max_draws_per_chain, Rcpp::Named("max_rhat") = na.max_rhat,
+        Rcpp::Named("min_ess") = na.min_ess, Rcpp::Named("converged") = na.converged,
+        Rcpp::Named("not_converged_because") = na.reason, Rcpp::Named("pip_mc_se") = named(na.pip_mc_se, names),
+        Rcpp::Named("mean_mc_se") = named(na.mean_mc_se, names), Rcpp::Named("error_variance") = na.sigma2,
+        Rcpp::Named("error_variance_mc_se") = na.sigma2_mc_se);
   }
   out["lower"] = named(s.lower, names);
   out["upper"] = named(s.upper, names);
@@ -288,7 +291,7 @@ extern "C" SEXP dpmu_bma_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP 
   q.command = "R dpmu::bma";
   if (!Rf_isNull(field(o, "uncertainty"))) q.uncertainty = Rcpp::as<std::string>(field(o, "uncertainty"));
   q.noise_aware_draws =
-      static_cast<std::int64_t>(opt_count(field(o, "noise_aware_draws"), "noise_aware_draws", 200, 20));
+      static_cast<std::int64_t>(opt_count(field(o, "noise_aware_draws"), "noise_aware_draws", 1000, 20));
   q.mcmc_max_iterations = opt_count(field(o, "mcmc_max_iterations"), "mcmc_max_iterations", 0, 1.0);
   q.mcmc_max_models = opt_count(field(o, "mcmc_max_models"), "mcmc_max_models", dpmu::core::kDefaultMcmcMaxModels, 1.0);
   q.progress = interrupt_check();

@@ -11,7 +11,7 @@
 #include "dpmu/api/bma_pipeline.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/gram_matrix.hpp"
-#include "dpmu/core/noise_aware.hpp"
+#include "dpmu/core/noise_aware_sampler.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/runtime/secure_random.hpp"
@@ -227,17 +227,49 @@ void check_noise_aware_draws(std::int64_t draws, const std::string& option) {
   }
 }
 
+void check_noise_aware_plan(const AnalysisPlan& plan, int p, double n, bool mcmc, const std::string& front) {
+  const std::string opt = front == "cli" ? "--uncertainty" : "uncertainty";
+  const std::string plug_in = front == "cli" ? "--uncertainty plug-in" : "uncertainty = 'plug-in'";
+  const std::string prior = front == "cli" ? "--prior" : "prior";
+  const core::PriorKind k = plan.prior.prior.kind;
+  if (k != core::PriorKind::zellner_siow && k != core::PriorKind::g_prior) {
+    throw std::invalid_argument(opt +
+                                " noise-aware (the default for a release) integrates Zellner's g inside the "
+                                "data-augmentation sampler: it needs " +
+                                prior + " zellner-siow or g-prior, not " + core::to_string(plan.prior) +
+                                "; or ask for the paper's analysis with " + plug_in);
+  }
+  if (plan.options.always_included != 0 || !plan.options.heredity_groups.empty()) {
+    throw std::invalid_argument(opt +
+                                " noise-aware (the default for a release) does not yet support predictors "
+                                "forced into every model or kept together (always include / heredity); drop them "
+                                "or use " +
+                                plug_in);
+  }
+  if (mcmc) {
+    throw std::invalid_argument(opt +
+                                " noise-aware (the default for a release) searches the models inside its own "
+                                "sampler: drop the MCMC search option, or use " +
+                                plug_in);
+  }
+  if (p > kMaxNoiseAwarePredictors) {
+    throw std::invalid_argument(opt + " noise-aware (the default for a release) takes at most " +
+                                std::to_string(kMaxNoiseAwarePredictors) + " predictors, got " + std::to_string(p) +
+                                "; use " + plug_in);
+  }
+  if (!(n > p + 2)) {
+    throw std::invalid_argument(opt + " noise-aware (the default for a release) needs n > p + 2 rows (n = " +
+                                core::format_value(n) + ", p = " + std::to_string(p) + "); use " + plug_in);
+  }
+}
+
 BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisPlan& plan, const Search& search,
                                 std::int64_t draws, const std::vector<std::string>& names, const std::string& response,
                                 std::vector<std::string>& messages) {
   check_noise_aware_draws(draws, "--noise-aware-draws");
-  if (search.mcmc) {
-    throw std::invalid_argument(
-        "--uncertainty noise-aware enumerates the models of every draw of G: it needs at most 24 predictors and "
-        "n > p + 1 (no --mcmc)");
-  }
-  const core::SspRelease release(rel.settings);
   const int p = rel.settings.p;
+  check_noise_aware_plan(plan, p, n, false, "cli");  // an explicit MCMC option is refused by the front ends
+  const core::SspRelease release(rel.settings);
   const auto d = static_cast<Eigen::Index>(p + 1);
   Eigen::VectorXd widths(d);
   for (Eigen::Index j = 0; j < d; ++j) {
@@ -245,40 +277,47 @@ BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisP
         rel.settings.bounds.size() == 1 ? rel.settings.bounds[0] : rel.settings.bounds[static_cast<std::size_t>(j)];
     widths(j) = (b.upper - b.lower) / rel.column_scale(j);
   }
-  core::NoiseAwareOptions opt;
-  opt.draws = static_cast<int>(draws);  // <= kMaxNoiseAwareDraws: 100 x draws fits an int
-  opt.bma = plan.options;
+  const core::AugmentedModelPrior aug = core::default_augmented_prior(widths, plan.prior.prior);
+  core::NoiseAwareSamplerOptions opt;
+  opt.iterations = static_cast<int>(draws);  // <= kMaxNoiseAwareDraws
+  opt.warmup = static_cast<int>(draws);
+  opt.max_iterations = static_cast<int>(std::min<std::int64_t>(16 * draws, kMaxNoiseAwareDraws));
+  opt.credible_level = plan.options.credible_level;
+  opt.top_models = plan.options.top_models;
   opt.progress = search.progress;  // R/Python: interrupt checks (the release is charged already)
   core::RngStream rng(search.seed, core::fnv1a_64("bma/noise-aware"), 0, core::StreamPurpose::calibration);
-  core::NoiseAwareResult r;
+  core::NoiseAwareSamplerResult r;
   try {
-    r = core::noise_aware_bma(rel.released_gram, release.mechanism(), core::gram_diagonal_bounds(n, widths), n,
-                              plan.prior, plan.model_prior, rel.regularized.matrix, rng, opt);
+    r = core::noise_aware_sampler(rel.released_gram, release.mechanism(), n, aug, plan.model_prior, rng, opt);
   } catch (const core::ExactFitError& e) {
     throw std::domain_error("in a draw of the confidential Gram matrix, the model with predictors " +
                             quoted(model_names(e.model(), names)) + " fits the response '" + response +
-                            "' exactly (R^2 = 1) under --prior " + core::to_string(plan.prior) +
-                            "; use --prior g-prior or --uncertainty plug-in");
+                            "' exactly (R^2 = 1); use --uncertainty plug-in");
+  }
+  if (!r.converged) {  // no intervals from a chain that has not converged: it says so instead
+    r.posterior.credible_intervals = core::CredibleIntervals{};
   }
   BmaSummary s = summarise(r.posterior, rel.column_scale, names, std::nullopt);
+  s.uncertainty = "noise-aware";
   BmaSummary::NoiseAware na;
-  na.draws = static_cast<int>(draws);
-  na.accepted = r.accepted;
-  na.proposals = r.proposals;
-  na.fallback = r.fallback;
-  if (r.fallback) {
-    s.uncertainty = "plug-in";
-    messages.push_back("warning: --uncertainty noise-aware: only " + std::to_string(r.accepted) + " of " +
-                       std::to_string(r.proposals) +
-                       " draws of the confidential Gram matrix were admissible under the public bounds (the noise "
-                       "swamps the statistics); reporting the plug-in analysis, whose intervals ignore the privacy "
-                       "noise");
-  } else {
-    s.uncertainty = "noise-aware";
-    const Eigen::Index pp = static_cast<Eigen::Index>(p);
-    const double fy = rel.column_scale(pp);
-    na.pip_mc_se = r.pip_mc_se;
-    na.mean_mc_se = r.mean_mc_se.cwiseProduct((fy / rel.column_scale.head(pp).array()).matrix());
+  na.chains = r.chains;
+  na.warmup = r.warmup;
+  na.draws_per_chain = r.iterations;
+  na.max_draws_per_chain = opt.max_iterations;
+  na.max_rhat = r.max_rhat;
+  na.min_ess = r.min_ess;
+  na.converged = r.converged;
+  na.reason = r.reason;
+  const Eigen::Index pp = static_cast<Eigen::Index>(p);
+  const double fy = rel.column_scale(pp);
+  na.pip_mc_se = r.pip_mc_se;
+  na.mean_mc_se = r.mean_mc_se.cwiseProduct((fy / rel.column_scale.head(pp).array()).matrix());
+  na.sigma2 = r.sigma2_mean * fy * fy / n;
+  na.sigma2_mc_se = r.sigma2_mc_se * fy * fy / n;
+  if (!r.converged) {
+    messages.push_back("warning: --uncertainty noise-aware: the sampler has not converged (" + r.reason +
+                       "); no credible intervals are reported and the probabilities and means carry the Monte "
+                       "Carlo SEs shown");
   }
   s.noise_aware = na;
   return s;

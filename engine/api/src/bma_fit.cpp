@@ -208,19 +208,21 @@ AnalysisPlan analysis_plan(const BmaSettings& settings, const std::vector<std::s
   return plan;
 }
 
-/// --uncertainty and --noise-aware-draws, checked before any budget is spent.
-void check_uncertainty(const BmaSettings& settings, const Search& search) {
-  if (settings.uncertainty != "plug-in" && settings.uncertainty != "noise-aware") {
-    throw std::invalid_argument("bma: uncertainty must be 'plug-in' or 'noise-aware', not '" + settings.uncertainty +
-                                "'");
+/// The release's uncertainty: settings.uncertainty, or "noise-aware" when unset.
+std::string release_uncertainty(const BmaSettings& settings) {
+  return settings.uncertainty.empty() ? std::string("noise-aware") : settings.uncertainty;
+}
+
+/// uncertainty and noise_aware_draws, and the noise-aware analysis's restrictions, checked before any
+/// budget is spent.
+void check_uncertainty(const BmaSettings& settings, const AnalysisPlan& plan, std::size_t p, double n) {
+  const std::string u = release_uncertainty(settings);
+  if (u != "plug-in" && u != "noise-aware") {
+    throw std::invalid_argument("bma: uncertainty must be 'noise-aware' (the default) or 'plug-in', not '" + u + "'");
   }
-  if (settings.uncertainty != "noise-aware") return;
+  if (u != "noise-aware") return;
   check_noise_aware_draws(settings.noise_aware_draws, "bma: noise_aware_draws");
-  if (search.mcmc) {
-    throw std::invalid_argument(
-        "bma: uncertainty 'noise-aware' enumerates the models of every draw of G: it needs at most 24 predictors, "
-        "n > p + 1 and no MCMC");
-  }
+  check_noise_aware_plan(plan, static_cast<int>(p), n, settings.mcmc, "packages");
 }
 
 Search analysis_search(const BmaSettings& settings, std::size_t p, double n, std::uint64_t seed, const char* fn) {
@@ -300,7 +302,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   fit.analysis.progress = nullptr;  // the caller's callback may not outlive this call
 
   if (!settings.privacy) {
-    if (settings.uncertainty == "noise-aware") {  // as the CLI: a non-private fit has no noise to integrate
+    if (settings.uncertainty == "noise-aware") {  // asked for: a non-private fit has no noise to integrate
       throw std::invalid_argument(std::string(fn) +
                                   ": uncertainty 'noise-aware' integrates over the privacy noise of a release; a "
                                   "non-private fit (no epsilon) has none");
@@ -318,7 +320,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   }
 
   const PrivacySettings& ps = *settings.privacy;
-  check_uncertainty(settings, search);
+  check_uncertainty(settings, plan, p, n);
   core::SspReleaseSettings rs;
   rs.mechanism = core::parse_ssp_mechanism(ps.mechanism);
   if (ps.bounds.size() != 1 && ps.bounds.size() != p + 1) {
@@ -358,7 +360,7 @@ BmaFit bma(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Ei
   fit.ledger = charge.charge();  // charged as soon as the noise was drawn
   const BmaRelease& rel = *fit.release;
   fit.posterior =
-      settings.uncertainty == "noise-aware"
+      release_uncertainty(settings) == "noise-aware"
           ? noise_aware_analysis(rel, n, plan, search, settings.noise_aware_draws, predictors, response, fit.messages)
           : analyse(rel.regularized.matrix, n, plan, rel.column_scale, search, predictors, response, true,
                     std::nullopt);
@@ -578,9 +580,9 @@ BmaFit reanalyse(const BmaFit& fit, const BmaSettings& settings) {
   const bool release = fit.release.has_value();
   const std::optional<double> response_mean =
       release ? std::nullopt : std::optional<double>(fit.data_statistics->means(fit.data_statistics->means.size() - 1));
-  if (release) check_uncertainty(settings, search);
+  if (release) check_uncertainty(settings, plan, fit.predictors.size(), n);
   out.posterior =
-      release && settings.uncertainty == "noise-aware"
+      release && release_uncertainty(settings) == "noise-aware"
           ? noise_aware_analysis(*fit.release, n, plan, search, settings.noise_aware_draws, fit.predictors,
                                  fit.response, out.messages)
           : analyse(*st.gram, n, plan, *st.scale, search, fit.predictors, fit.response, release, response_mean);

@@ -215,7 +215,15 @@ std::int64_t check_request(const PlanBmaRequest& o) {
   if (o.uncertainty != "both" && o.uncertainty != "plug-in" && o.uncertainty != "noise-aware") {
     throw std::invalid_argument("--uncertainty: '" + o.uncertainty + "' is not both, plug-in or noise-aware");
   }
-  if (o.uncertainty != "plug-in") check_noise_aware_draws(o.noise_aware_draws, "--noise-aware-draws");
+  if (o.uncertainty != "plug-in") {
+    check_noise_aware_draws(o.noise_aware_draws, "--noise-aware-draws");
+    const core::PriorKind k = core::parse_coefficient_prior(o.prior, 1000.0).prior.kind;
+    if (k != core::PriorKind::g_prior && k != core::PriorKind::zellner_siow) {
+      throw std::invalid_argument("--prior " + o.prior +
+                                  ": the noise-aware analysis (data augmentation) takes zellner-siow or g-prior; give "
+                                  "one of them, or --uncertainty plug-in");
+    }
+  }
   if (!(o.epsilon > 0.0) || !std::isfinite(o.epsilon)) {
     throw std::invalid_argument("--epsilon: value " + number(o.epsilon) +
                                 " is out of range; give a finite epsilon > 0");
@@ -312,14 +320,17 @@ nlohmann::ordered_json plan_bma(const PlanBmaRequest& o) {
   }
   const std::unique_ptr<runtime::Experiment> experiment = experiments::make_ssp_calibration();
   const runtime::Experiment& e = *experiment;
-  std::vector<std::pair<std::string, runtime::ParameterValue>> values = {{"n", o.n},
-                                                                         {"p", p},
-                                                                         {"true_model_size", true_model_size},
-                                                                         {"mechanism", o.mechanism},
-                                                                         {"epsilon", o.epsilon},
-                                                                         {"prior", o.prior},
-                                                                         {"model_prior", o.model_prior},
-                                                                         {"noise_aware_draws", o.noise_aware_draws}};
+  std::vector<std::pair<std::string, runtime::ParameterValue>> values = {
+      {"n", o.n},
+      {"p", p},
+      {"true_model_size", true_model_size},
+      {"mechanism", o.mechanism},
+      {"epsilon", o.epsilon},
+      {"prior", o.prior},
+      {"model_prior", o.model_prior},
+      {"noise_aware_draws", o.noise_aware_draws},
+      // the releases' noise-aware analysis
+      {"augmented_draws", o.uncertainty == "plug-in" ? std::int64_t{0} : o.noise_aware_draws}};
   // What is not given takes the declaration's default (the built-in design of docs/methods.md A6).
   if (o.signal_z) values.emplace_back("signal_z", *o.signal_z);
   if (o.coefficients) values.emplace_back("coefficients", *o.coefficients);
@@ -427,12 +438,20 @@ nlohmann::ordered_json plan_bma(const PlanBmaRequest& o) {
     Json s = summary_json(rows, offset, m.size, m.is_vector);
     if (m.is_vector && m.component_labels.size() == m.size) s["labels"] = m.component_labels;
     offset += m.size;
-    std::string group = "noise_aware_diagnostics", key = m.name;
-    for (const std::string method : {"plug_in", "noise_aware"}) {
-      if (m.name.rfind(method + "_", 0) == 0) {
-        group = method;
-        key = m.name.substr(method.size() + 1);
-      }
+    // "noise_aware" reports the analysis `dpmu bma` runs by default, the data-augmentation sampler
+    // (the study's augmented_* metrics); the rejection sampler's metrics are not shown.
+    std::string group, key = m.name;
+    if (m.name.rfind("plug_in_", 0) == 0) {
+      group = "plug_in";
+      key = m.name.substr(8);
+    } else if (m.name == "augmented_converged" || m.name == "augmented_max_rhat" || m.name == "augmented_min_ess") {
+      group = "noise_aware_diagnostics";
+      key = m.name.substr(10);
+    } else if (m.name.rfind("augmented_", 0) == 0) {
+      group = "noise_aware";
+      key = m.name.substr(10);
+    } else {
+      continue;  // the rejection sampler's noise_aware_* and its diagnostics
     }
     if (group == "plug_in" && o.uncertainty == "noise-aware") continue;
     if (group != "plug_in" && o.uncertainty == "plug-in") continue;

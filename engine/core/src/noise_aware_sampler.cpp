@@ -684,8 +684,12 @@ NoiseAwareSamplerResult noise_aware_sampler(const Eigen::Ref<const Eigen::Matrix
   };
 
   // ---- Warm-up with width adaptation (widths fixed afterwards: the saved chain is time-homogeneous).
+  const auto warmup_total = static_cast<std::uint64_t>(nc) * static_cast<std::uint64_t>(options.warmup);
+  std::uint64_t sweeps_done = 0;
+  report_progress(options.progress, 0, warmup_total, "noise-aware-warmup");
   for (auto& ch : chains) {
     for (int it = 0; it < options.warmup; ++it) {
+      if (++sweeps_done % 64 == 0) report_progress(options.progress, sweeps_done, warmup_total, "noise-aware-warmup");
       sweep(ch, true);
       if ((it + 1) % 50 == 0 || it + 1 == options.warmup) adapt_widths(ch);
     }
@@ -704,11 +708,15 @@ NoiseAwareSamplerResult noise_aware_sampler(const Eigen::Ref<const Eigen::Matrix
   Eigen::MatrixXd gram_sum = Eigen::MatrixXd::Zero(d, d);
   double saved_total = 0.0;
 
+  std::uint64_t sampled = 0;        // saved sweeps so far (all chains)
+  std::uint64_t sample_target = 0;  // ... when the current batch ends
   const auto run = [&](int count) {
+    sample_target = sampled + static_cast<std::uint64_t>(nc) * static_cast<std::uint64_t>(count);
     for (int c = 0; c < nc; ++c) {
       Chain& ch = chains[static_cast<std::size_t>(c)];
       Saved& sv = saved[static_cast<std::size_t>(c)];
       for (int it = 0; it < count; ++it) {
+        if (++sampled % 64 == 0) report_progress(options.progress, sampled, sample_target, "noise-aware-sampling");
         auto [pip, q, rss] = sweep(ch, false);
         (void)q;
         // σ² | S, γ, g and β | σ², S, γ, g.

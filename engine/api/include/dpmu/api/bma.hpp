@@ -65,13 +65,17 @@ struct BmaSettings {
   /// CSPRNG for every random step (BmaFit::seed reports it).
   std::optional<std::uint64_t> seed;
   std::optional<PrivacySettings> privacy;  ///< nullopt: non-private (exact analysis of the data)
-  /// A release's uncertainty: "plug-in" (G* + rI analysed as the data's Gram matrix) or "noise-aware"
-  /// (noise_aware_analysis: sampling and privacy noise; enumeration only, p ≤ 24). Post-processing:
-  /// the same release, budget and privacy record either way. Ignored by a non-private fit.
-  std::string uncertainty = "plug-in";
-  std::int64_t noise_aware_draws = 200;  ///< M, accepted draws of G (noise-aware), in [20, kMaxNoiseAwareDraws]
-  LedgerOptions ledger;                  ///< where a real release is charged (empty path: nowhere)
-  std::string command = "bma";           ///< the front end's name, for the ledger
+  /// A release's uncertainty: "noise-aware" (the default: noise_aware_analysis, sampling and privacy
+  /// noise; docs/methods.md §5.12) or "plug-in" (the paper's analysis: G* + rI analysed as the data's
+  /// Gram matrix). Post-processing: the same release, budget and privacy record either way. Ignored
+  /// by a non-private fit.
+  /// Empty: the default (noise-aware for a release, exact for a non-private fit).
+  std::string uncertainty;
+  /// Noise-aware: warm-up sweeps and first batch of saved draws per chain (doubled until converged,
+  /// up to 16×), in [20, kMaxNoiseAwareDraws].
+  std::int64_t noise_aware_draws = 1000;
+  LedgerOptions ledger;         ///< where a real release is charged (empty path: nowhere)
+  std::string command = "bma";  ///< the front end's name, for the ledger
 };
 
 /// One of the most probable models.
@@ -122,14 +126,23 @@ struct BmaSummary {
   /// G* + rI were the data's Gram matrix: sampling only, not the privacy noise) or "noise-aware"
   /// (averaged over the confidential G given G*: sampling and privacy noise).
   std::string uncertainty = "exact";
-  /// Noise-aware only: the Monte Carlo of core::noise_aware_bma.
+  /// Noise-aware only: the Markov chain of core::noise_aware_sampler (docs/methods.md §5.12). It
+  /// never falls back to the plug-in analysis: when it has not converged `converged` is false,
+  /// `reason` says why and no credible intervals are reported.
   struct NoiseAware {
-    int draws = 0;               ///< accepted draws of G wanted (M)
-    int accepted = 0;            ///< admissible draws kept
-    int proposals = 0;           ///< noise draws made
-    bool fallback = false;       ///< fewer than the minimum accepted: this is the plug-in analysis
-    Eigen::VectorXd pip_mc_se;   ///< Monte Carlo SE of each PIP
-    Eigen::VectorXd mean_mc_se;  ///< of each posterior mean (data units)
+    std::string sampler = "data-augmentation";  ///< docs/methods.md §5.12
+    int chains = 0;
+    int warmup = 0;               ///< sweeps per chain discarded
+    int draws_per_chain = 0;      ///< saved draws per chain (doubled until converged)
+    int max_draws_per_chain = 0;  ///< the limit of that doubling
+    double max_rhat = 0.0;        ///< largest split-R̂ of the monitored quantities (Vehtari et al. 2021)
+    double min_ess = 0.0;         ///< smallest bulk ESS of the monitored quantities
+    bool converged = false;       ///< max_rhat ≤ 1.01 and min_ess ≥ 400
+    std::string reason;           ///< why not converged (empty when converged)
+    Eigen::VectorXd pip_mc_se;    ///< Monte Carlo SE of each PIP
+    Eigen::VectorXd mean_mc_se;   ///< of each posterior mean (data units)
+    double sigma2 = 0.0;          ///< posterior mean of the error variance (data units)
+    double sigma2_mc_se = 0.0;
   };
   std::optional<NoiseAware> noise_aware;
 };

@@ -87,14 +87,25 @@ inline constexpr std::int64_t kMaxNoiseAwareDraws = 100000;
 /// ("--noise-aware-draws", "noise_aware_draws"). @throws std::invalid_argument naming it.
 void check_noise_aware_draws(std::int64_t draws, const std::string& option);
 
-/// The noise-aware analysis of a release (core::noise_aware_bma; docs/methods.md §5.11): draws of the
-/// confidential G from p(G | G*) ∝ p_E(G* − G)·1[G admissible under the public bounds] by rejection
-/// (the release's noise law, release.mechanism(); diagonal bounds n·w_j²/4 from the bound widths in
-/// the units of G), M = `draws` of them from the stream "bma/noise-aware" of `seed`, then the mixture
-/// of their exact analyses; with fewer than 20 admissible draws in 100·M proposals, the plug-in
-/// analysis of rel.regularized (uncertainty "plug-in", noise_aware->fallback = true, and a warning in
-/// `messages`). Only released statistics and public settings are used: post-processing.
-/// @throws std::invalid_argument for draws < 20 or MCMC search (p > 24); as analyse() otherwise.
+/// The most predictors of the noise-aware analysis (the sampler's limit; cost grows as 2^p up to
+/// p = 10, then linearly in p per single-site sweep: docs/performance.md).
+inline constexpr int kMaxNoiseAwarePredictors = 30;
+
+/// The noise-aware analysis's restrictions, checked before any budget is spent: prior zellner-siow
+/// or g-prior, no forced or grouped predictors, no MCMC search option, p ≤ kMaxNoiseAwarePredictors,
+/// n > p + 2. `front` "cli" names the command's options, anything else the packages' arguments.
+/// @throws std::invalid_argument saying what to change (or to ask for the plug-in analysis).
+void check_noise_aware_plan(const AnalysisPlan& plan, int p, double n, bool mcmc, const std::string& front);
+
+/// The noise-aware analysis of a release (core::noise_aware_sampler; docs/methods.md §5.12): a
+/// Markov chain over the confidential Gram matrix, the model and Zellner's g given G* (the
+/// release's exact noise law, release.mechanism(); priors on the design and σ² from the public bound
+/// widths, core::default_augmented_prior), 4 chains from the stream "bma/noise-aware" of `seed`,
+/// `draws` warm-up sweeps and saved draws per chain, doubled until every R̂ ≤ 1.01 and ESS ≥ 400
+/// (at most 16×). Never the plug-in answer: a chain that has not converged reports no intervals,
+/// noise_aware->converged = false and a warning in `messages`. Only released statistics and public
+/// settings are used: post-processing. @throws std::invalid_argument as check_noise_aware_draws and
+/// check_noise_aware_plan; std::domain_error for an exact fit in a draw.
 BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisPlan& plan, const Search& search,
                                 std::int64_t draws, const std::vector<std::string>& names, const std::string& response,
                                 std::vector<std::string>& messages);

@@ -33,10 +33,10 @@ struct PlanBmaRequest {
   std::optional<double> delta;                ///< wishart only, in (0, 1); unset: 1/n
   std::string prior = "g_prior";              ///< coefficient prior (as ssp_calibration's)
   std::string model_prior = "beta-binomial:1,1";  ///< prior over models
-  std::int64_t noise_aware_draws = 100;           ///< accepted draws of G per release (noise-aware)
-  std::uint64_t replicates = 200;                 ///< simulated releases, 10 to 100000
-  std::uint64_t seed = 1;                         ///< of the simulation
-  std::string uncertainty = "both";               ///< reported analyses: both | plug-in | noise-aware
+  std::int64_t noise_aware_draws = 100;  ///< noise-aware: the sampler's warm-up and first batch per chain, per release
+  std::uint64_t replicates = 200;        ///< simulated releases, 10 to 100000
+  std::uint64_t seed = 1;                ///< of the simulation
+  std::string uncertainty = "both";      ///< reported analyses: both | plug-in | noise-aware
   /// Called before each simulated release ({r, replicates, "plan-replicates"}): the R and Python
   /// packages check for an interrupt there (it may throw to stop the plan; nothing is spent).
   core::ProgressCallback progress;

@@ -28,6 +28,7 @@
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/mcmc_diagnostics.hpp"
 #include "dpmu/core/model_space.hpp"
+#include "dpmu/core/progress.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
 
@@ -64,6 +65,9 @@ struct NoiseAwareSamplerOptions {
   double credible_level = 0.95;  ///< equal-tailed intervals from the draws (0: none)
   int top_models = 10;
   bool keep_draws = false;  ///< fill NoiseAwareSamplerResult::beta_draws, sigma2_draws, inclusion_draws
+  /// Reports "noise-aware-warmup" (sweeps of chains × warmup) and "noise-aware-sampling" (saved
+  /// sweeps of the current target chains × per-chain draws) about every 64 sweeps; may throw to stop.
+  ProgressCallback progress;
 };
 
 /// One monitored quantity.
