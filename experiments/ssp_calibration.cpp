@@ -194,7 +194,9 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
          .max = 100000.0,
          .description = "data-augmentation sampler (the releases' default analysis, docs/methods.md 5.12): warm-up "
                         "sweeps and first batch of saved draws per chain (4 chains, doubled until R-hat <= 1.01 and "
-                        "ESS >= 400, at most 16x); 0: not run (its augmented_* metrics are NaN)"},
+                        "ESS >= 400, at most 16x); 0: not run (its augmented_* metrics are NaN)",
+         // added after the calibration study was run: at 0 in no key, so its cells keep their streams
+         .keyed_at_default = false},
         {.name = "max_proposals",
          .type = ParameterType::integer,
          .default_value = std::int64_t{20000},

@@ -18,6 +18,7 @@ import fig_calibration  # noqa: E402
 import fig_cps  # noqa: E402
 import fig_hsb  # noqa: E402
 import fig_lei_simulation  # noqa: E402
+import fig_head_to_head  # noqa: E402
 import fig_linear_design  # noqa: E402
 import fig_selection_head_to_head  # noqa: E402
 import fig_ssp  # noqa: E402
@@ -30,6 +31,7 @@ PLOTTERS = {
     "type1_calibration": fig_type1.plot_file,
     "lei_simulation": fig_lei_simulation.plot_file,
     "selection_head_to_head": fig_selection_head_to_head.plot_file,
+    "nested_test_head_to_head": fig_head_to_head.plot_file,
     "cps_bma": fig_cps.plot_file,
     "ssp_simulation": fig_ssp.plot_file,
     "linear_design": fig_linear_design.plot_file,

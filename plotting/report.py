@@ -106,6 +106,11 @@ FIGURES = [
          images=["type1_calibration"],
          caption="Not a figure of the papers: the check of PB §4.3's corrected critical values on data simulated "
                  "under H0."),
+    dict(key="T2T", title="Ours: DP tests head to head, PB vs Test of Tests vs DP F-test", stems=["head_to_head"],
+         images=["head_to_head"],
+         caption="Not a figure of the papers: PB's subsample-and-aggregate test (§4) against the Test of Tests "
+                 "(Kazan et al. 2023) and the DP F-test (Alabi & Vadhan 2022) on the same simulated data sets at "
+                 "matched privacy (docs/methods.md §11): type-I error and power against n."),
     dict(key="H2H", title="Ours: selecting the true model, LCSSF vs SSP", stems=["selection_head_to_head"],
          images=["selection_head_to_head"],
          caption="Not a figure of the papers: LCSSF Algorithm 1 (oracle φ) against PB's SSP model averaging on "

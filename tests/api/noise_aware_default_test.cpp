@@ -54,7 +54,7 @@ api::BmaSettings release_settings(double epsilon, std::uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("api::bma: a release is noise-aware by default; at epsilon 1e6 it equals the non-private BMA",
+TEST_CASE("api::bma: a release is noise-aware by default and at epsilon 1e6 it equals the non-private BMA",
           "[api][bma][noise-aware]") {
   const Data d = simulate(2000, 3, 11);
   api::BmaSettings np;

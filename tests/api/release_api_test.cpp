@@ -245,9 +245,13 @@ TEST_CASE("api: a release interrupted after its noise was drawn stays charged (c
     };
   };
   std::size_t charged = 0;
-  for (const bool mcmc : {false, true}) {
+  // the plug-in analysis by enumeration and by MCMC, then the noise-aware default (its sampler)
+  for (const int analysis : {0, 1, 2}) {
+    const bool mcmc = analysis == 1;
     s.mcmc = mcmc;
-    for (const std::string phase : {"ridge-calibration", mcmc ? "mcmc" : "enumeration"}) {
+    s.uncertainty = analysis < 2 ? "plug-in" : "";
+    const std::string search = analysis == 0 ? "enumeration" : analysis == 1 ? "mcmc" : "noise-aware-sampling";
+    for (const std::string phase : {std::string("ridge-calibration"), search}) {
       phases.clear();
       s.progress = interrupt_in(phase);
       const std::uint64_t before = api::charges_on_this_thread().count;
@@ -259,6 +263,8 @@ TEST_CASE("api: a release interrupted after its noise was drawn stays charged (c
     }
   }
   phases.clear();
+  s.mcmc = true;
+  s.uncertainty = "plug-in";
   s.progress = [&phases](const core::Progress& p) { phases.emplace_back(p.phase); };
   const api::BmaFit fit = api::bma(d.x, d.y, {"a", "b"}, "y", s);
   REQUIRE(fit.ledger);

@@ -116,7 +116,7 @@ TEST_CASE("AdaSSP: replace-one sensitivities hold and are attained (brute force)
   CHECK(worst_lambda > 0.5 * s.lambda_min);
 }
 
-TEST_CASE("AdaSSP: settings and shapes are checked; diagnostics only in simulation", "[adassp]") {
+TEST_CASE("AdaSSP: settings and shapes are checked and diagnostics are only in simulation", "[adassp]") {
   CHECK_THROWS_AS(AdaSspRelease(ada(10, 2, 0.0, 1e-6)), std::domain_error);
   CHECK_THROWS_AS(AdaSspRelease(ada(10, 2, 1.0, 0.0)), std::domain_error);
   CHECK_THROWS_AS(AdaSspRelease(ada(10, 0, 1.0, 1e-6)), std::domain_error);

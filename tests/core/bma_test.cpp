@@ -242,8 +242,8 @@ TEST_CASE("R² near 1 and near 0 keep finite probabilities and shrinkage in [0,1
 
 TEST_CASE("an exact fit (R² = 1) wins under the g-prior and is an error naming it under the other priors",
           "[bma][exact_fit]") {
-  // y = x1 exactly, x2 and x3 noise; and y = 2 x1 + 3 (centring leaves rounding residues). Issue 14,
-  // item 1: both gave PIP(x1) = 0 or depended on rounding; the exact-fit model must win.
+  // y = x1 exactly, x2 and x3 noise; and y = 2 x1 + 3 (centring leaves rounding residues). Before the
+  // fix both gave PIP(x1) = 0 or depended on rounding; the exact-fit model must win.
   const int n = 100;
   Eigen::MatrixXd base = simulate(n, 3, 17, {});
   for (int variant = 0; variant < 2; ++variant) {
@@ -426,6 +426,49 @@ TEST_CASE("n = 10^7: enumeration matches per-model adaptive quadrature and finds
     CHECK(r.posterior_inclusion_probability(2) < 0.1);  // hyper-g (fixed a) penalises null predictors least: 0.057
     CHECK(std::abs(r.model_averaged_coefficients(0) - 0.01) < 1e-3);
   }
+}
+
+TEST_CASE("heredity parents: a model with an interaction holds its main effects and the rest is renormalised",
+          "[bma]") {
+  // BAS's force.heredity for interactions as post-processing of the unrestricted posterior: columns
+  // 0 = a, 1 = b, 2 = a:b (term {2}, parents {0, 1}) and a column 3 outside the rule; models with
+  // column 2 but not both 0 and 1 get probability 0, the others the renormalised posterior.
+  const Eigen::MatrixXd d = simulate(80, 4, 2, {0.6, 0.4});
+  const Eigen::MatrixXd g = centred_gram(d);
+  const auto admissible = [](ModelMask m) { return ((m >> 2) & 1U) == 0 || (m & 0b0011) == 0b0011; };
+  for (const char* prior : {"bic", "zellner-siow"}) {
+    INFO(prior);
+    BmaOptions opt;
+    opt.top_models = 16;
+    const auto cp = parse_coefficient_prior(prior);
+    const auto mp = parse_model_prior("beta-binomial:1,1");
+    const BmaResult all = bayesian_model_averaging(g, 80, cp, mp, opt);
+    opt.heredity_parents = {{.term = 0b0100, .parents = 0b0011}};
+    const BmaResult restricted = bayesian_model_averaging(g, 80, cp, mp, opt);
+    CHECK(restricted.models_heredity_excluded == 6);  // {ab}, {a, ab}, {b, ab}, each with or without column 3
+    double kept = 0.0;
+    Eigen::VectorXd pip = Eigen::VectorXd::Zero(4);
+    for (ModelMask m = 0; m < 16; ++m) {
+      if (!admissible(m)) {
+        CHECK(std::isinf(restricted.log_posterior_probability(static_cast<Eigen::Index>(m))));
+        continue;
+      }
+      const double w = std::exp(all.log_posterior_probability(static_cast<Eigen::Index>(m)));
+      kept += w;
+      for (int j = 0; j < 4; ++j) pip(j) += ((m >> j) & 1U) ? w : 0.0;
+    }
+    for (int j = 0; j < 4; ++j) {
+      CHECK(restricted.posterior_inclusion_probability(j) == Approx(pip(j) / kept).epsilon(1e-10));
+    }
+    // the interaction is never more probable than either main effect
+    CHECK(restricted.posterior_inclusion_probability(2) <= restricted.posterior_inclusion_probability(0) + 1e-15);
+    CHECK(restricted.posterior_inclusion_probability(2) <= restricted.posterior_inclusion_probability(1) + 1e-15);
+  }
+  BmaOptions bad;
+  bad.heredity_parents = {{.term = 0b0100, .parents = 0b0110}};  // the term among its parents
+  CHECK_THROWS_AS(bayesian_model_averaging(g, 80, parse_coefficient_prior("bic"),
+                                           parse_model_prior("uniform"), bad),
+                  std::invalid_argument);
 }
 
 TEST_CASE("heredity groups: models with part of a group get probability 0, the rest is the renormalised posterior",

@@ -113,7 +113,7 @@ TEST_CASE("fit_nested_models rejects bad designs with actionable messages", "[li
 
 TEST_CASE("R² does not depend on the scale of any column (1e-300 to 1e300), and diagnoses stay right",
           "[linear_model]") {
-  // Issue 14, item 2: a predictor times 1e-160 changed R² (0.1269628 -> 0.1269127); columns times
+  // a predictor times 1e-160 changed R² (0.1269628 -> 0.1269127); columns times
   // 1e300/1e160 were "collinear (residual norm -nan)" and a response times 1e300 "constant".
   std::mt19937_64 rng(21);
   std::normal_distribution<double> z;

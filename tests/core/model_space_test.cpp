@@ -173,7 +173,7 @@ TEST_CASE("ZS Laplace approximation (BAS ZS-null) is close to, but not equal to,
 
 TEST_CASE("hyper-g and hyper-g/n with a huge a tend to log B = 0, never NaN (both quadratures)",
           "[bma][model_space][bayes_factor]") {
-  // Issue 14, item 3: a >= 1e50 gave log B = +-inf/NaN and a definite P(H1) of 1 or 0.
+  // a >= 1e50 gave log B = +-inf/NaN and a definite P(H1) of 1 or 0.
   for (const double a : {1e20, 1e30, 1e50, 1e100, 1e300, 1.7e308}) {
     for (const PriorKind kind : {PriorKind::hyper_g, PriorKind::hyper_g_n}) {
       for (const double r2 : {0.0, 0.3, 0.999999}) {

@@ -314,7 +314,7 @@ TEST_CASE("the BAS-compatible variant is typed and belongs to the Zellner-Siow p
   CHECK_THROWS_WITH(parse_coefficient_prior("hyper-g-laplace"), Catch::Contains("unknown prior 'hyper-g-laplace'"));
 }
 
-TEST_CASE("BAS's prior spellings are aliases; an unknown name's error lists every valid value") {
+TEST_CASE("BAS's prior spellings are aliases and an unknown name's error lists every valid value") {
   // bas.lm(prior = ) spellings (BAS 1.7): the same priors under dpmu's names.
   CHECK(to_string(parse_coefficient_prior("JZS")) == "zellner-siow");
   CHECK(to_string(parse_coefficient_prior("ZS-null")) == "zellner-siow-laplace");

@@ -3,6 +3,7 @@
 // bad configs are refused with the key named.
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/calibration_metrics.hpp"
 #include "dpmu/core/noise_aware.hpp"
+#include "dpmu/core/noise_aware_sampler.hpp"
 #include "dpmu/core/random.hpp"
 #include "dpmu/core/ssp.hpp"
 #include "dpmu/experiments/registry.hpp"
@@ -38,11 +40,13 @@ TEST_CASE("ssp_calibration: a Laplace cell equals the plug-in and noise-aware an
                                                       {"mechanism", std::string("laplace")},
                                                       {"epsilon", 1.0},
                                                       {"noise_aware_draws", std::int64_t{40}},
+                                                      {"augmented_draws", std::int64_t{50}},
                                                       {"ridge_draws", std::int64_t{300}}});
   REQUIRE_NOTHROW(e.validate(cell));
   const std::vector<double> out = dpmu_test::run_replicate(e, cell, 13, 4);
-  // per method 3 coverages, width, PIP (2 each), Brier, P(T), 2 x 3 reliability tables of 10; then 4 scalars
-  REQUIRE(out.size() == 2 * (4 * 2 + 2 + 2 + 60) + 4);
+  // per method (plug-in, rejection, augmented) 3 coverages, width, PIP (2 each), Brier, P(T), 2 x 3
+  // reliability tables of 10; then the augmented chain's 3 diagnostics and 4 scalars
+  REQUIRE(out.size() == 3 * (4 * 2 + 2 + 2 + 60) + 3 + 4);
   const auto plug = [&](const std::string& name) { return dpmu_test::metric_values(e, cell, out, "plug_in_" + name); };
   const auto aware = [&](const std::string& name) {
     return dpmu_test::metric_values(e, cell, out, "noise_aware_" + name);
@@ -134,6 +138,38 @@ TEST_CASE("ssp_calibration: a Laplace cell equals the plug-in and noise-aware an
   CHECK(scalar("acceptance_rate") == Approx(40.0 / na.proposals));
   CHECK(scalar("fallback") == 0.0);
   CHECK(scalar("pip_mc_se_max") == na.pip_mc_se.maxCoeff());
+  // augmented: the data-augmentation sampler on the same G*, its draws continuing the noise stream
+  const Eigen::VectorXd widths = Eigen::VectorXd::Constant(3, 4.0);
+  const auto aug_prior = core::default_augmented_prior(widths, prior.prior);
+  core::NoiseAwareSamplerOptions so;
+  so.iterations = 50;
+  so.warmup = 50;
+  so.max_iterations = 800;
+  so.credible_level = 0.0;
+  so.top_models = 0;
+  so.keep_draws = true;
+  const auto chain = core::noise_aware_sampler(gstar, m, 5000.0, aug_prior, mp, noise, so);
+  const auto augmented = [&](const std::string& name) {
+    return dpmu_test::metric_values(e, cell, out, "augmented_" + name);
+  };
+  CHECK(augmented("pip")[0] == chain.posterior.posterior_inclusion_probability(0));
+  CHECK(augmented("pip")[1] == chain.posterior.posterior_inclusion_probability(1));
+  CHECK(scalar("augmented_converged") == (chain.converged ? 1.0 : 0.0));
+  CHECK(scalar("augmented_max_rhat") == chain.max_rhat);
+  CHECK(scalar("augmented_min_ess") == chain.min_ess);
+  // its 95 % interval: the type-7 quantiles 0.025 and 0.975 of the pooled draws of beta_j
+  for (int j = 0; j < 2; ++j) {
+    std::vector<double> v(chain.beta_draws.col(j).data(), chain.beta_draws.col(j).data() + chain.beta_draws.rows());
+    std::sort(v.begin(), v.end());
+    const auto q = [&v](double p) {
+      const double h = (static_cast<double>(v.size()) - 1.0) * p;
+      const auto lo = static_cast<std::size_t>(std::floor(h));
+      return v[lo] + (h - std::floor(h)) * (v[std::min(lo + 1, v.size() - 1)] - v[lo]);
+    };
+    CHECK(augmented("width95")[static_cast<std::size_t>(j)] == Approx(q(0.975) - q(0.025)).epsilon(1e-12));
+    CHECK(augmented("cover95")[static_cast<std::size_t>(j)] ==
+          (q(0.025) <= beta(j) && beta(j) <= q(0.975) ? 1.0 : 0.0));
+  }
 }
 
 TEST_CASE("ssp_calibration: a given beta, sigma and bounds (dpmu plan-bma's design)", "[ssp_calibration]") {

@@ -82,7 +82,7 @@ def test_declarations():
 
 
 def test_type1_level_is_one_sided_and_structural_zeros_are_exact():
-    """Issue 40: the plain corrected test's rate is exactly 0 where c_α = U (rejection impossible);
+    """the plain corrected test's rate is exactly 0 where c_α = U (rejection impossible);
     the two-sided band [α/2, 3α/2] with a binomial SE contradicted it at α = 0.05 and left it
     unresolved at α = 0.01 for the same structural zero. Now: one-sided ≤ 3α/2; the structural zero
     is exact and supported; an inflated rate (0.09 at α = 0.05, 4000 releases) is contradicted."""
@@ -256,7 +256,7 @@ def test_find_studies_prefers_the_file_named_after_its_config(tmp_path, monkeypa
 
 
 def test_unwritable_output_is_refused_before_any_work(tmp_path, monkeypatch, capsys):
-    """Issue 38 (WEAK): claims.py computed for seconds and then failed on an unwritable --json. The
+    """claims.py computed for seconds and then failed on an unwritable --json. The
     outputs are checked first: evaluate is never called, exit 2, the message names the option."""
     called = []
     monkeypatch.setattr(c, "evaluate", lambda *a, **k: called.append(1) or [])
@@ -274,7 +274,7 @@ def test_unwritable_output_is_refused_before_any_work(tmp_path, monkeypatch, cap
 
 
 def test_symlink_loops_are_not_followed(tmp_path):
-    """Issue 38 (WEAK): a results folder holding a link to itself was walked 40 levels deep. Each real
+    """a results folder holding a link to itself was walked 40 levels deep. Each real
     folder is entered once; a symlinked folder elsewhere is still followed."""
     res = tmp_path / "res"
     (res / "a").mkdir(parents=True)
@@ -290,7 +290,7 @@ def test_symlink_loops_are_not_followed(tmp_path):
 
 
 def test_settings_of_the_rows():
-    """Issue 40: the setting of a group from its label; own claims stay own."""
+    """the setting of a group from its label; own claims stay own."""
     cl = BY_ID["PB-4.4-fig2-corrected-above"]
     assert c.setting_of(cl, c.Group("Gaussian calibration: exact"))[0] == "paper"
     assert c.setting_of(cl, c.Group("Gaussian calibration: paper_literal"))[0] == "variant"

@@ -126,7 +126,7 @@ def test_claims_md_table_matches_the_stored_claims_json():
 
 
 def test_every_row_has_a_setting_and_honest_labels():
-    """Issue 40's must-show on docs/claims.json: every row has a setting; no row is 'holds' or
+    """On docs/claims.json: every row has a setting; no row is 'holds' or
     'holds within MC error' with zero supported settings; every 'partly' carries k of n; no row with
     more contradicted than supported settings is 'partly'; the headline counts use paper rows."""
     with open(CLAIMS) as f:

@@ -645,7 +645,9 @@ def test(data: pd.DataFrame, response: str, common: Sequence[str], tested: Seque
          alpha: Sequence[float] = (0.05, 0.01), seed: Optional[int] = None, simulations: int = 10000, *,
          levels: Levels = None, ledger: Optional[Union[str, os.PathLike]] = None, budget: Budget = None,
          data_label: Optional[str] = None, g: Optional[float] = None, a: float = 3.0, prior_h0: float = 0.5,
-         gaussian_calibration: str = "exact") -> TestResult:
+         gaussian_calibration: str = "exact", method: str = "subsample-aggregate",
+         bounds: Optional[Sequence[float]] = None, alpha0: Optional[float] = None,
+         power_target: float = 0.9) -> TestResult:
     """Test H0: response ~ 1 + common against H1: response ~ 1 + common + tested, as ``dpmu test``.
 
     ``epsilon=None``: the non-private test (``--non-private``); otherwise the DP test by subsample
@@ -665,6 +667,14 @@ def test(data: pd.DataFrame, response: str, common: Sequence[str], tested: Seque
     ``common`` or ``tested`` becomes its ``column[T.level]`` dummies, all of them tested together
     when it is in ``tested``). ``ledger``, ``budget``, ``data_label``: as in :func:`bma`;
     ``result.ledger`` is the charge (None when not charged).
+
+    ``method``: the private test, as ``dpmu test --method``: ``"subsample-aggregate"`` (the paper's,
+    Sec. 4; the default), ``"test-of-tests"`` (Kazan et al. 2023: the partial F-test on ``groups`` = m
+    disjoint subsamples at level ``alpha0``, the count of rejections released with Tulap noise; pure
+    epsilon-DP; m and alpha0 by the authors' rule with target power ``power_target`` when not given)
+    or ``"dp-f"`` (Alabi & Vadhan 2022: clipped moments with Gaussian noise under zCDP, the F
+    statistic with a parametric-bootstrap null; needs ``bounds`` (L, U) or a pair per column and
+    ``delta`` > 0). docs/methods.md Sec. 11.
     """
     __tracebackhide__ = True
     what = "dpmu.test"
@@ -684,7 +694,9 @@ def test(data: pd.DataFrame, response: str, common: Sequence[str], tested: Seque
                            common + tested + [response])
     out = _call(_dpmu.test, (xc, xt, y, cdesign.names, tdesign.names, response, prior, g, a, prior_h0, epsilon,
                              float(delta), groups, list(censor or []), list(censor_probability or []), list(alpha),
-                             _seed(seed), simulations, gaussian_calibration), kw)
+                             _seed(seed), simulations, gaussian_calibration),
+                dict(kw, method=str(method), bounds=[float(b) for b in (bounds if bounds is not None else [])],
+                     alpha0=None if alpha0 is None else float(alpha0), power_target=float(power_target)))
     result = TestResult(json.loads(out) if isinstance(out, str) else out,
                         {s.name: list(s.levels) for s in cdesign.specs + tdesign.specs if s.kind == "categorical"})
     _warn_messages(what, result.messages)

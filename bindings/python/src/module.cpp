@@ -208,8 +208,13 @@ std::string test(const MatrixRef& common, const MatrixRef& tested, const VectorR
                  const std::vector<double>& censor, const std::vector<double>& censor_probability,
                  const std::vector<double>& alpha, std::optional<std::uint64_t> seed, std::size_t simulations,
                  const std::string& gaussian_calibration, std::optional<std::string> ledger,
-                 std::optional<std::string> budget, std::optional<std::string> data_label) {
+                 std::optional<std::string> budget, std::optional<std::string> data_label, const std::string& method,
+                 const std::vector<double>& bounds, std::optional<double> alpha0, double power_target) {
   api::TestRequest q;
+  q.method = method;
+  q.bounds = bounds;
+  q.alpha0 = alpha0;
+  q.power_target = power_target;
   q.ledger = ledger_options(ledger, budget, data_label);
   q.command = "Python dpmu.test";
   q.prior = prior;
@@ -378,7 +383,8 @@ PYBIND11_MODULE(_dpmu, m) {
         py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"), py::arg("censor_probability"),
         py::arg("alpha"), py::arg("seed"), py::arg("simulations"), py::arg("gaussian_calibration"),
         py::arg("ledger") = py::none(), py::arg("budget") = py::none(), py::arg("data_label") = py::none(),
-        "Nested test (JSON of dpmu test)");
+        py::arg("method") = "subsample-aggregate", py::arg("bounds") = std::vector<double>{},
+        py::arg("alpha0") = py::none(), py::arg("power_target") = 0.9, "Nested test (JSON of dpmu test)");
   m.def("select", &select_models, py::arg("x"), py::arg("y"), py::arg("predictors"), py::arg("response"),
         py::arg("algorithm"), py::arg("epsilon"), py::arg("delta"), py::arg("radius"), py::arg("penalty"),
         py::arg("data_bound"), py::arg("lcssf_delta"), py::arg("objective_scale"), py::arg("noise_factor"),

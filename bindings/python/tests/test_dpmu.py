@@ -281,3 +281,24 @@ def test_mcmc_bounds_are_checked_and_reported(hsb2):
             dpmu.bma(hsb2, "read", PREDICTORS, mcmc=True, mcmc_max_iterations=bad)
     with pytest.raises(ValueError, match="mcmc_max_models 1125899906842624"):
         dpmu.bma(hsb2, "read", PREDICTORS, mcmc=True, mcmc_max_models=2**50)
+
+
+def test_baseline_methods_equal_the_cli(hsb2, hsb2_csv, cli):
+    """dpmu.test(method=...) (docs/methods.md Sec. 11) makes the release `dpmu test --method` makes for the same
+    data, options and seed; bad options are refused before any release."""
+    tot = dpmu.test(hsb2, "math", ["science"], ["read"], epsilon=1, seed=3, method="test-of-tests")
+    c = cli("test", "--data", hsb2_csv, "--response", "math", "--common", "science", "--tested", "read", "--method",
+            "test-of-tests", "--epsilon", 1, "--seed", 3)
+    assert tot["settings"]["method"] == "test-of-tests" and tot["private"] is False
+    assert tot["settings"]["num_subsets"] == c["settings"]["num_subsets"]
+    assert tot["noisy_count"] == pytest.approx(c["noisy_count"], abs=1e-12)
+    assert tot["p_value"] == pytest.approx(c["p_value"], abs=1e-12)
+    dpf = dpmu.test(hsb2, "math", ["science"], ["read"], epsilon=5, delta=1e-6, seed=2, method="dp-f", bounds=[0, 100])
+    c = cli("test", "--data", hsb2_csv, "--response", "math", "--common", "science", "--tested", "read", "--method",
+            "dp-f", "--epsilon", 5, "--delta", "1e-6", "--bounds", "0,100", "--seed", 2)
+    assert dpf["f_statistic"] == pytest.approx(c["f_statistic"], rel=1e-12)
+    assert dpf["p_value"] == pytest.approx(c["p_value"], abs=1e-12)
+    with pytest.raises(ValueError, match="bounds"):
+        dpmu.test(hsb2, "math", ["science"], ["read"], epsilon=5, delta=1e-6, seed=1, method="dp-f")
+    with pytest.raises(ValueError, match="method"):
+        dpmu.test(hsb2, "math", ["science"], ["read"], epsilon=1, seed=1, method="tot")

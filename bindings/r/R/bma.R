@@ -56,6 +56,7 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                   always_include = always_include, credible_level = credible_level, ledger = ledger$ledger,
                   budget = ledger$budget, data_label = ledger$data_label,
                   heredity_groups = if (force.heredity) dpmu_heredity_groups(d),
+                  heredity_parents = if (force.heredity) dpmu_heredity_parents(d),
                   mcmc_max_iterations = mcmc_max_iterations, mcmc_max_models = mcmc_max_models,
                   uncertainty = uncertainty, noise_aware_draws = noise_aware_draws)
   out <- .Call(dpmu_bma_c, d$x, d$y, colnames(d$x), d$response, options)
@@ -69,6 +70,25 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
 dpmu_heredity_groups <- function(d) {
   groups <- split(colnames(d$x), d$assign)
   unname(groups[lengths(groups) > 1])
+}
+
+# BAS's force.heredity for interactions: for each term with lower-order terms in the formula (an
+# interaction's main effects, a three-way interaction's two-way terms), the columns of the term and
+# of those parents; a model with the term must hold its parents. Public: from the formula only.
+dpmu_heredity_parents <- function(d) {
+  f <- d$term_factors
+  if (is.null(f) || length(f) == 0) return(NULL)
+  f <- f > 0
+  cols <- split(colnames(d$x), d$assign)
+  out <- list()
+  for (t in seq_len(ncol(f))) {
+    term <- cols[[as.character(t)]]
+    if (is.null(term)) next
+    parents <- Filter(function(u) u != t && all(!f[, u] | f[, t]), seq_len(ncol(f)))
+    pcols <- unlist(cols[as.character(parents)], use.names = FALSE)
+    if (length(pcols)) out[[length(out) + 1]] <- list(term = term, parents = pcols)
+  }
+  if (length(out)) out
 }
 
 #' @noRd

@@ -277,7 +277,7 @@ dpmu_design <- function(formula, data, na.action, caller, private = FALSE, level
   x <- x[, keep, drop = FALSE]
   storage.mode(x) <- "double"
   dpmu_warn_many_levels(stats::.getXlevels(tt, mf), ncol(x), caller)
-  list(x = x, y = as.double(y), response = deparse(formula[[2]]), terms = tt, assign = assign[keep],
+  list(x = x, y = as.double(y), response = deparse(formula[[2]]), terms = tt, assign = assign[keep], term_factors = attr(tt, "factors"),
        term_labels = attr(tt, "term.labels"), xlevels = stats::.getXlevels(tt, mf), contrasts = contrasts,
        levels = NULL, n = nrow(x), formula = dpmu_term_label(formula))
 }
@@ -374,7 +374,7 @@ dpmu_private_design <- function(formula, data, caller, levels) {
   storage.mode(x) <- "double"
   dimnames(x) <- list(NULL, colnames(x))
   dpmu_warn_many_levels(levels[intersect(names(levels), used[types[used] == "factor"])], ncol(x), caller)
-  list(x = x, y = as.double(values[[1]]), response = deparse(formula[[2]]), terms = NULL, assign = assign[keep],
+  list(x = x, y = as.double(values[[1]]), response = deparse(formula[[2]]), terms = NULL, assign = assign[keep], term_factors = attr(tt, "factors"),
        term_labels = attr(tt, "term.labels"), xlevels = NULL, contrasts = NULL, levels = if (length(levels)) levels[intersect(names(levels), used)],
        n = n, formula = dpmu_term_label(stats::formula(tt)))
 }

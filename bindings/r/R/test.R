@@ -9,7 +9,8 @@ test <- function(formula_h0, formula_h1, data, prior = "zellner-siow", epsilon =
                  censor = NULL, censor_probability = NULL, alpha = c(0.05, 0.01), seed = NULL,
                  simulations = 10000, g = NULL, a = 3, prior_h0 = 0.5, gaussian_calibration = "exact",
                  na.action = stats::na.omit, levels = NULL,
-                 ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")), budget = NULL) {
+                 ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")), budget = NULL,
+                 method = "subsample-aggregate", bounds = NULL, alpha0 = NULL, power_target = 0.9) {
   caller <- "dpmu::test"
   if (missing(data)) stop("dpmu::test: give the data frame as 'data'", call. = FALSE)
   formula_h0 <- dpmu_as_formula(formula_h0, caller, "formula_h0")
@@ -54,7 +55,9 @@ test <- function(formula_h0, formula_h1, data, prior = "zellner-siow", epsilon =
   options <- list(prior = prior, g = g, a = a, prior_h0 = prior_h0, epsilon = epsilon, delta = delta, groups = groups,
                   censor = censor, censor_probability = censor_probability, alpha = alpha, seed = seed,
                   simulations = simulations, gaussian_calibration = gaussian_calibration, ledger = ledger$ledger,
-                  budget = ledger$budget, data_label = ledger$data_label)
+                  budget = ledger$budget, data_label = ledger$data_label, method = method,
+                  bounds = if (is.null(bounds)) NULL else as.numeric(bounds), alpha0 = alpha0,
+                  power_target = power_target)
   out <- .Call(dpmu_test_c, d1$x[, common, drop = FALSE], d1$x[, tested, drop = FALSE], d1$y, common, tested,
                d1$response, options)
   out$ledger <- out$settings$ledger  # the charge; NULL when not charged
@@ -71,8 +74,14 @@ print.dpmu_test <- function(x, digits = max(3L, getOption("digits") - 3L), ...) 
       "\nH1: H0 + ", paste(s$tested, collapse = " + "), "\n", sep = "")
   cat("prior: ", s$prior, ", n = ", s$n %||% x$n, "\n", sep = "")
   if (!is.null(x$privacy)) {
-    cat(sprintf("Differentially private (subsample and aggregate, M = %d): epsilon = %g, delta = %g\n",
-                as.integer(s$num_subsets), x$privacy$epsilon, x$privacy$delta))
+    method <- s$method %||% "subsample-aggregate"
+    how <- switch(method,
+                  `subsample-aggregate` = sprintf("subsample and aggregate, M = %d", as.integer(s$num_subsets)),
+                  `test-of-tests` = sprintf("Test of Tests, m = %d, alpha0 = %g", as.integer(s$num_subsets),
+                                            s$alpha0),
+                  `dp-f` = "DP F-test (Alabi & Vadhan)", method)
+    cat(sprintf("Differentially private (%s): epsilon = %g, delta = %g\n", how, x$privacy$epsilon,
+                x$privacy$delta))
   }
   if (!isTRUE(x$private)) {
     cat("Not private", if (length(x$private_reason)) paste0(": ", paste(x$private_reason, collapse = "; ")), "\n",

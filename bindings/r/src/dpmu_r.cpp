@@ -283,6 +283,13 @@ extern "C" SEXP dpmu_bma_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP 
     const Rcpp::List groups(field(o, "heredity_groups"));
     for (R_xlen_t i = 0; i < groups.size(); ++i) q.heredity_groups.push_back(strings(groups[i]));
   }
+  if (!Rf_isNull(field(o, "heredity_parents"))) {
+    const Rcpp::List rules(field(o, "heredity_parents"));
+    for (R_xlen_t i = 0; i < rules.size(); ++i) {
+      const Rcpp::List rule(rules[i]);
+      q.heredity_parents.emplace_back(strings(rule["term"]), strings(rule["parents"]));
+    }
+  }
   q.top_models = Rcpp::as<int>(o["top_models"]);
   q.mcmc = Rcpp::as<bool>(o["mcmc"]);
   q.credible_level = Rcpp::as<double>(o["credible_level"]);
@@ -463,6 +470,10 @@ extern "C" SEXP dpmu_test_c(SEXP common, SEXP tested, SEXP y, SEXP common_names,
   q.seed = opt_seed(o["seed"]);
   q.simulations = static_cast<std::size_t>(Rcpp::as<double>(o["simulations"]));
   q.gaussian_calibration = Rcpp::as<std::string>(o["gaussian_calibration"]);
+  if (!Rf_isNull(field(o, "method"))) q.method = Rcpp::as<std::string>(o["method"]);
+  q.bounds = doubles(field(o, "bounds"));
+  q.alpha0 = opt_double(field(o, "alpha0"));
+  if (!Rf_isNull(field(o, "power_target"))) q.power_target = Rcpp::as<double>(o["power_target"]);
   q.ledger = ledger_options(o);
   q.command = "R dpmu::test";
   q.progress = interrupt_check();

@@ -93,9 +93,10 @@ core::BmaResult run_search(const Eigen::MatrixXd& gram, double n, const core::Co
     with_progress.progress = search.progress;
     return core::bayesian_model_averaging(gram, n, prior, mp, with_progress);
   }
-  if (!opt.heredity_groups.empty()) {
+  if (!opt.heredity_groups.empty() || !opt.heredity_parents.empty()) {
     throw std::invalid_argument(
-        "force_heredity (keeping a factor's columns together) needs full enumeration: at most 24 predictors, more "
+        "force_heredity (keeping a factor's columns together, an interaction with its main effects) needs full "
+        "enumeration: at most 24 predictors, more "
         "rows than predictors + 1, and no mcmc");
   }
   core::McmcOptions mo;
@@ -239,7 +240,8 @@ void check_noise_aware_plan(const AnalysisPlan& plan, int p, double n, bool mcmc
                                 prior + " zellner-siow or g-prior, not " + core::to_string(plan.prior) +
                                 "; or ask for the paper's analysis with " + plug_in);
   }
-  if (plan.options.always_included != 0 || !plan.options.heredity_groups.empty()) {
+  if (plan.options.always_included != 0 || !plan.options.heredity_groups.empty() ||
+      !plan.options.heredity_parents.empty()) {
     throw std::invalid_argument(opt +
                                 " noise-aware (the default for a release) does not yet support predictors "
                                 "forced into every model or kept together (always include / heredity); drop them "
@@ -312,8 +314,8 @@ BmaSummary noise_aware_analysis(const BmaRelease& rel, double n, const AnalysisP
   const double fy = rel.column_scale(pp);
   na.pip_mc_se = r.pip_mc_se;
   na.mean_mc_se = r.mean_mc_se.cwiseProduct((fy / rel.column_scale.head(pp).array()).matrix());
-  na.sigma2 = r.sigma2_mean * fy * fy / n;
-  na.sigma2_mc_se = r.sigma2_mc_se * fy * fy / n;
+  na.sigma2 = r.sigma2_mean * fy * fy;  // σ² is per row: the units of y²
+  na.sigma2_mc_se = r.sigma2_mc_se * fy * fy;
   if (!r.converged) {
     messages.push_back("warning: --uncertainty noise-aware: the sampler has not converged (" + r.reason +
                        "); no credible intervals are reported and the probabilities and means carry the Monte "

@@ -201,6 +201,12 @@ AnalysisPlan analysis_plan(const BmaSettings& settings, const std::vector<std::s
     for (const auto& name : group) g |= 1ULL << index_of(predictors, name, "heredity group");
     if (g != 0) plan.options.heredity_groups.push_back(g);
   }
+  for (const auto& [term, parents] : settings.heredity_parents) {
+    core::BmaOptions::HeredityParents h;
+    for (const auto& name : term) h.term |= 1ULL << index_of(predictors, name, "heredity term");
+    for (const auto& name : parents) h.parents |= 1ULL << index_of(predictors, name, "heredity parent");
+    if (h.term != 0 && h.parents != 0) plan.options.heredity_parents.push_back(h);
+  }
   if (!(n > core::model_size(plan.options.always_included) + 1.0)) {
     throw std::invalid_argument(std::string(fn) +
                                 ": need more rows than forced predictors + 1 (n = " + core::format_value(n) + ")");

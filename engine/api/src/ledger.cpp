@@ -58,7 +58,7 @@ constexpr int kInterruptSignals[] = {SIGINT,    SIGTERM, SIGHUP,  SIGQUIT, SIGAL
 
 // Set once by defer_interrupts_around_charges() (interrupt_deferral.cpp, linked into the `dpmu`
 // command only: it installs a handler that calls _exit, which the R package must not contain).
-std::atomic<AfterChargeHandler> g_after_charge{nullptr};
+std::atomic<detail::AfterChargeHandler> g_after_charge{nullptr};
 std::string& program_name() {
   static std::string name = "dpmu";
   return name;

@@ -535,9 +535,18 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
   for (const ModelMask g : options.heredity_groups) {
     if (g == 0 || (p < 64 && (g >> p) != 0)) throw_invalid(fn, "a heredity group is empty or has bits beyond p");
   }
+  for (const auto& h : options.heredity_parents) {
+    if (h.term == 0 || h.parents == 0 || (p < 64 && ((h.term | h.parents) >> p) != 0) || (h.term & h.parents) != 0) {
+      throw_invalid(fn, "a heredity rule has an empty term or parents, bits beyond p, or a term among its parents");
+    }
+  }
+  const bool restricted = !options.heredity_groups.empty() || !options.heredity_parents.empty();
   const auto admissible = [&](ModelMask m) {
     for (const ModelMask g : options.heredity_groups) {
       if ((m & g) != 0 && (m & g) != g) return false;
+    }
+    for (const auto& h : options.heredity_parents) {
+      if ((m & h.term) != 0 && (m & h.parents) != h.parents) return false;
     }
     return true;
   };
@@ -545,7 +554,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
   BmaResult res;
   res.p = p;
   res.prior_inclusion_probability = prior_inclusion_probabilities(model_prior, options.always_included, p);
-  if (!options.heredity_groups.empty()) {
+  if (restricted) {
     // The model prior renormalised over the admissible models: P(j in γ) = Σ_{admissible γ ∋ j} π(γ) / Σ π(γ).
     Eigen::VectorXd incl = Eigen::VectorXd::Zero(p);
     double total = 0.0;
@@ -659,7 +668,7 @@ BmaResult bayesian_model_averaging(const Eigen::Ref<const Eigen::MatrixXd>& gram
         rebuild(mask);
       }
     }
-    if (!options.heredity_groups.empty() && !admissible(mask)) {
+    if (restricted && !admissible(mask)) {
       ++res.models_heredity_excluded;
       continue;
     }

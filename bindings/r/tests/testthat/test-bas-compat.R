@@ -208,3 +208,24 @@ test_that("BAS: se.bma.fit at p = 15 (UScrime), per-model se.fit, spellings, inc
   expect_equal(unname(u$pip), unname(ub$probne0[-1]), tolerance = 1e-8)
   expect_true(is.matrix(confint(coef(u))))
 })
+
+test_that("force.heredity forces an interaction's main effects, as BAS does (warpbreaks wool * tension)", {
+  # Failed before the fix: dpmu kept a factor's dummies together but allowed wool:tension without
+  # wool or tension, so its PIPs differed from BAS's.
+  f <- breaks ~ wool * tension
+  fit <- dpmu::bma(f, data = warpbreaks, prior = "bic", model_prior = "uniform", force.heredity = TRUE,
+                   top_models = 64)
+  cols <- colnames(fit$which)
+  inter <- grep(":", cols, value = TRUE)
+  main <- setdiff(cols, inter)
+  expect_length(inter, 2)
+  has_inter <- rowSums(fit$which[, inter, drop = FALSE]) > 0
+  expect_true(any(has_inter))
+  expect_true(all(rowSums(fit$which[has_inter, main, drop = FALSE]) == length(main)))
+  expect_true(all(fit$pip[inter] <= min(fit$pip[main]) + 1e-12))
+  # 5 admissible models of 32: {}, {wool}, {tension}, {wool, tension}, everything
+  expect_equal(nrow(fit$models), 5)
+  have_bas()
+  b <- bas("bas.lm")(f, data = warpbreaks, prior = "BIC", modelprior = bas("uniform")(), force.heredity = TRUE)
+  expect_equal(unname(fit$pip), unname(b$probne0[-1]), tolerance = 1e-8)
+})

@@ -47,6 +47,9 @@ struct BmaSettings {
   /// with part of a group get probability 0 and the model prior is renormalised over the others.
   /// Full enumeration only (at most 24 predictors).
   std::vector<std::vector<std::string>> heredity_groups;
+  /// BAS's force.heredity for interactions: pairs (term's columns, parents' columns); a model with
+  /// any column of the term holds every parent column (core::BmaOptions::heredity_parents).
+  std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> heredity_parents;
   int top_models = 10;  ///< models listed in BmaSummary::models
   bool mcmc = false;    ///< sample models by MCMC (automatic beyond 24 predictors and when n ≤ p + 1)
   double mcmc_tolerance = 0.005;

@@ -40,6 +40,14 @@ struct BmaOptions {
   /// holding some but not all of a group has probability 0, and the model prior is renormalised
   /// over the admissible models (prior inclusion probabilities included). Enumeration only.
   std::vector<ModelMask> heredity_groups;
+  /// BAS's force.heredity for interactions: a model holding any column of `term` must hold every
+  /// column of `parents` (the term's lower-order terms, e.g. the main effects of an interaction);
+  /// other models have probability 0 and the model prior is renormalised as for heredity_groups.
+  struct HeredityParents {
+    ModelMask term = 0;
+    ModelMask parents = 0;
+  };
+  std::vector<HeredityParents> heredity_parents;
   int p0 = 1;                             ///< common columns removed by centring (1 = intercept)
   int top_models = 10;                    ///< how many of the most probable models to report
   bool keep_all_models = true;            ///< fill BmaResult::log_posterior_probability (2^p doubles)
