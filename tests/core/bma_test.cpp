@@ -466,8 +466,7 @@ TEST_CASE("heredity parents: a model with an interaction holds its main effects 
   }
   BmaOptions bad;
   bad.heredity_parents = {{.term = 0b0100, .parents = 0b0110}};  // the term among its parents
-  CHECK_THROWS_AS(bayesian_model_averaging(g, 80, parse_coefficient_prior("bic"),
-                                           parse_model_prior("uniform"), bad),
+  CHECK_THROWS_AS(bayesian_model_averaging(g, 80, parse_coefficient_prior("bic"), parse_model_prior("uniform"), bad),
                   std::invalid_argument);
 }
 
