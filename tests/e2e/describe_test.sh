@@ -7,7 +7,7 @@ SRC="$2"
 source "$(dirname "$0")/lib.sh"
 
 # JSON: a list with one entry per registered experiment, each parameter typed and classified.
-json_check 'len(d) == 11 and all(e["parameters"] and all(p["axis_kind"] in ("data factor", "method") and p["type"] in ("integer", "real", "string", "integer_list", "real_list", "string_list") for p in e["parameters"]) for e in d)' describe --format json
+json_check 'len(d) == 12 and all(e["parameters"] and all(p["axis_kind"] in ("data factor", "method") and p["type"] in ("integer", "real", "string", "integer_list", "real_list", "string_list") for p in e["parameters"]) for e in d)' describe --format json
 json_check 'd["experiment"] == "normal_mean" and [p["name"] for p in d["parameters"]] == ["n", "mu", "sigma"] and [m["name"] for m in d["metrics"]] == ["sample_mean", "covered", "quantiles"] and d["parameters"][0]["required"] and d["parameters"][2]["min"] == 0 and not d["parameters"][2]["min_inclusive"]' describe normal_mean --format json
 
 # Markdown: one table row per parameter, in declaration order, with range and default.

@@ -47,9 +47,10 @@ def test_bma_agrees_with_bas_reference(source_dir):
 
 
 def test_seeded_dp_bma_equals_cli(hsb2, hsb2_csv, cli):
-    r = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100], seed=11)
+    # bic: the paper's plug-in analysis (the noise-aware default takes zellner-siow or g-prior)
+    r = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100], seed=11, uncertainty="plug-in")
     c = cli("bma", "--data", hsb2_csv, "--response", "read", "--predictors", ",".join(PREDICTORS), "--prior", "bic",
-            "--epsilon", 5, "--bounds", "0,100", "--seed", 11)
+            "--epsilon", 5, "--bounds", "0,100", "--seed", 11, "--uncertainty", "plug-in")
     g = r.release["released_gram"]
     assert [list(g[i, : i + 1]) for i in range(g.shape[0])] == c["released_gram"]
     np.testing.assert_allclose(r.pip.to_numpy(), pd.Series(c["posterior_inclusion_probabilities"])[PREDICTORS],
@@ -60,8 +61,8 @@ def test_seeded_dp_bma_equals_cli(hsb2, hsb2_csv, cli):
 
 
 def test_unseeded_dp_bma_is_a_release(hsb2):
-    a = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100])
-    b = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100])
+    a = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100], uncertainty="plug-in")
+    b = dpmu.bma(hsb2, "read", PREDICTORS, prior="bic", epsilon=5, bounds=[0, 100], uncertainty="plug-in")
     assert a.private is True and "clamped_entries" not in a.release
     assert a.privacy["epsilon"] == 5
     assert not np.array_equal(a.release["released_gram"], b.release["released_gram"])

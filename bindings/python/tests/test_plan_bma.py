@@ -28,7 +28,8 @@ def test_plan_bma_equals_the_cli_for_the_same_seed(cli):
             for got, want in zip(list(rows["mean"]) + list(rows["mc_se"]), means + ses):
                 assert (want is None and math.isnan(got)) or got == want  # the same bits
             n += len(rows)
-    assert n == len(r) and n == 2 * (5 * 5 + 2 + 6 * 10) + 4
+    # two analyses (plug-in, noise-aware) of 5 x 5 + 2 + 60 values; the chain's converged, max_rhat, min_ess
+    assert n == len(r) and n == 2 * (5 * 5 + 2 + 6 * 10) + 3
     assert list(r[(r.analysis == "plug_in") & (r.quantity == "pip")]["term"]) == [f"beta{j}" for j in range(1, 6)]
 
 

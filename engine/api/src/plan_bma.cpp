@@ -217,7 +217,12 @@ std::int64_t check_request(const PlanBmaRequest& o) {
   }
   if (o.uncertainty != "plug-in") {
     check_noise_aware_draws(o.noise_aware_draws, "--noise-aware-draws");
-    const core::PriorKind k = core::parse_coefficient_prior(o.prior, 1000.0).prior.kind;
+    core::PriorKind k;
+    try {
+      k = core::parse_coefficient_prior(o.prior, 1000.0).prior.kind;
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("--prior: ") + e.what());
+    }
     if (k != core::PriorKind::g_prior && k != core::PriorKind::zellner_siow) {
       throw std::invalid_argument("--prior " + o.prior +
                                   ": the noise-aware analysis (data augmentation) takes zellner-siow or g-prior; give "

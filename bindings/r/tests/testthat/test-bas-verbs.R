@@ -24,7 +24,7 @@ test_that("update of a seeded release equals the CLI's release with the new prio
   expect_equal(up$settings$prior, "bic")
   expect_equal(up$call$prior, "bic")
   # and a fresh seeded fit with the new prior (noise and ridge streams do not depend on the prior)
-  fresh <- dpmu::bma(f5, data = hsb2, prior = "bic", epsilon = 5, bounds = c(0, 100), seed = 11)
+  fresh <- dpmu::bma(f5, data = hsb2, prior = "bic", uncertainty = "plug-in", epsilon = 5, bounds = c(0, 100), seed = 11)
   expect_equal(up$pip, fresh$pip, tolerance = 1e-14)
   expect_equal(up$models, fresh$models, tolerance = 1e-14)
   # back to the original prior gives the original analysis
@@ -191,12 +191,12 @@ test_that("fitted: a non-private fit's fitted values; a release has none and kee
   expect_equal(unname(fitted(fit, estimator = "hpm")),
                unname(fitted(lm(stats::reformulate(fit$posterior$highest_posterior_model, "read"), data = hsb2))),
                tolerance = 1e-10)
-  rel <- dpmu::bma(f5, data = hsb2, prior = "bic", epsilon = 5, bounds = c(0, 100), seed = 3)
+  rel <- dpmu::bma(f5, data = hsb2, prior = "bic", uncertainty = "plug-in", epsilon = 5, bounds = c(0, 100), seed = 3)
   expect_null(rel$x)
   expect_null(rel$y)
   expect_error(fitted(rel), "keeps no data")
   expect_error(predict(rel, hsb2, se.fit = TRUE), "release publishes no means")
-  priv <- dpmu::bma(f5, data = hsb2, prior = "bic", epsilon = 5, bounds = c(0, 100))
+  priv <- dpmu::bma(f5, data = hsb2, prior = "bic", uncertainty = "plug-in", epsilon = 5, bounds = c(0, 100))
   expect_null(priv$x)
   expect_null(priv$y)
 })
@@ -228,7 +228,7 @@ test_that("plot(coef(fit)): densities integrate to the PIP, with the posterior m
 
 test_that("plot(fit, which = 1:4) draws BAS's diagnostics; which = 1 needs the data; image(fit) stays", {
   fit <- dpmu::bma(f5, data = hsb2, prior = "bic")
-  rel <- dpmu::bma(f5, data = hsb2, prior = "bic", epsilon = 5, bounds = c(0, 100), seed = 3)
+  rel <- dpmu::bma(f5, data = hsb2, prior = "bic", uncertainty = "plug-in", epsilon = 5, bounds = c(0, 100), seed = 3)
   png <- tempfile(fileext = ".png")
   grDevices::png(png)
   expect_invisible(plot(fit, which = 1:4, ask = FALSE))

@@ -112,7 +112,7 @@ dp_args <- c("bma", "--data", NA, "--response", "read", "--predictors", "female,
              "--prior", "bic", "--epsilon", "5", "--bounds", "0,100", "--seed", "11")
 
 test_that("a seeded DP release through R equals the CLI's with the same seed, and says it is not private", {
-  fit <- dpmu::bma(read ~ female + write + math + science + socst, data = hsb2, prior = "bic", epsilon = 5,
+  fit <- dpmu::bma(read ~ female + write + math + science + socst, data = hsb2, prior = "bic", uncertainty = "plug-in", epsilon = 5,
                    bounds = c(0, 100), seed = 11)
   args <- dp_args
   args[3] <- hsb2_csv()
@@ -130,8 +130,8 @@ test_that("a seeded DP release through R equals the CLI's with the same seed, an
 
 test_that("without a seed a DP bma is a release: secure noise, private = TRUE, no diagnostics", {
   f <- read ~ female + write + math + science + socst
-  a <- dpmu::bma(f, data = hsb2, prior = "bic", epsilon = 5, bounds = c(0, 100))
-  b <- dpmu::bma(f, data = hsb2, prior = "bic", epsilon = 5, bounds = c(0, 100))
+  a <- dpmu::bma(f, data = hsb2, prior = "bic", uncertainty = "plug-in", epsilon = 5, bounds = c(0, 100))
+  b <- dpmu::bma(f, data = hsb2, prior = "bic", uncertainty = "plug-in", epsilon = 5, bounds = c(0, 100))
   expect_true(a$private)
   expect_null(a$release$clamped_entries)
   expect_equal(a$privacy$epsilon, 5)

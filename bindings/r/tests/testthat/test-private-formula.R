@@ -112,11 +112,11 @@ test_that("a non-finite value derived from a valid row is a release, not an erro
   # The rule: -Inf and NaN become the column's lower bound (here 0.5), +Inf its upper bound (0.25).
   d$socst[3] <- 0
   b <- c(0.5, 4.5, 0, 0.25, 0, 100)
-  f1 <- dpmu::bma(read ~ log(math) + I(1 / socst), data = d, epsilon = 1, bounds = b, seed = 3, prior = "bic")
+  f1 <- dpmu::bma(read ~ log(math) + I(1 / socst), data = d, epsilon = 1, bounds = b, seed = 3, prior = "bic", uncertainty = "plug-in")
   e <- data.frame(read = d$read, lm = log(d$math), inv = 1 / d$socst)
   e$lm[1] <- 0.5
   e$inv[3] <- 0.25
-  f2 <- dpmu::bma(read ~ lm + inv, data = e, epsilon = 1, bounds = b, seed = 3, prior = "bic")
+  f2 <- dpmu::bma(read ~ lm + inv, data = e, epsilon = 1, bounds = b, seed = 3, prior = "bic", uncertainty = "plug-in")
   expect_equal(unname(f1$release$released_gram), unname(f2$release$released_gram), tolerance = 0)
   expect_error(dpmu::bma(read ~ log(math), data = d, epsilon = 1, bounds = c(0, 1, 2)), "bounds")
 })
