@@ -29,7 +29,16 @@ from dpmu_h5 import Results, plot_main, save_figure  # noqa: E402
 
 LEVELS = ("50", "80", "95")
 KINDS = (("pip", "PIPs (event: j in T)"), ("model", "model probabilities (event: model = T)"))
-METHODS = (("plug_in", "plug-in", "--", "s"), ("noise_aware", "noise-aware", "-", "o"))
+ALL_METHODS = (("plug_in", "plug-in", "--", "s"), ("noise_aware", "rejection (§5.11)", "-", "o"),
+               ("augmented", "data augmentation (§5.12)", ":", "^"))
+COLOURS = {"plug_in": "tab:blue", "noise_aware": "tab:red", "augmented": "tab:green"}
+
+
+def methods_of(res):
+    """The analyses a file holds results for: plug-in and rejection always, data augmentation when it
+    was run (augmented_draws > 0: its metrics are not all NaN)."""
+    return tuple(m for m in ALL_METHODS
+                 if f"{m[0]}_cover95" in res.summary and np.isfinite(res.summary[f"{m[0]}_cover95"]["mean"]).any())
 
 
 def _coverage(res, method, level, cells):
@@ -41,12 +50,13 @@ def _coverage(res, method, level, cells):
 
 
 def write_table(res, path):
-    """Markdown table of every cell: coverage per coefficient and level, both methods."""
+    """Markdown table of every cell: coverage per coefficient and level, every method the file holds."""
+    methods = methods_of(res)
     lines = ["| mechanism | epsilon | p | n | coefficient | "
-             + " | ".join(f"plug-in {lv}" for lv in LEVELS) + " | "
-             + " | ".join(f"noise-aware {lv}" for lv in LEVELS)
-             + " | Brier plug-in | Brier noise-aware | acceptance | fallback | replicates |",
-             "|" + "---|" * (11 + 2 * len(LEVELS) - 2)]
+             + " | ".join(f"{label} {lv}" for _, label, *_ in methods for lv in LEVELS) + " | "
+             + " | ".join(f"Brier {label}" for _, label, *_ in methods)
+             + " | acceptance | fallback | replicates |",
+             "|" + "---|" * (5 + (len(LEVELS) + 1) * len(methods) + 3)]
     order = sorted(range(res.n_cells), key=lambda c: (str(res.cells["mechanism"][c]), float(res.cells["epsilon"][c]),
                                                       int(res.cells["p"][c]), int(res.cells["n"][c])))
     for c in order:
@@ -54,12 +64,12 @@ def write_table(res, path):
         for j in range(p):
             row = [str(res.cells["mechanism"][c]), f"{float(res.cells['epsilon'][c]):g}", str(p),
                    str(int(res.cells["n"][c])), f"beta{j + 1}"]
-            for method, *_ in METHODS:
+            for method, *_ in methods:
                 for lv in LEVELS:
                     s = res.summary[f"{method}_cover{lv}"]
                     row.append(f"{s['mean'][c, j]:.3f} ± {s['mcse'][c, j]:.3f}")
-            row.append(f"{res.summary['plug_in_brier']['mean'][c]:.4f}")
-            row.append(f"{res.summary['noise_aware_brier']['mean'][c]:.4f}")
+            for method, *_ in methods:
+                row.append(f"{res.summary[f'{method}_brier']['mean'][c]:.4f}")
             row.append(f"{res.summary['acceptance_rate']['mean'][c]:.3g}")
             row.append(f"{res.summary['fallback']['mean'][c]:.3f}")
             row.append(str(int(res.summary["fallback"]["n_ok"][c])))
@@ -107,8 +117,8 @@ def write_reliability_table(res, replicates, path):
     edges = np.linspace(0.0, 1.0, 11)
     for mech, eps in groups:
         cells = res.select(mechanism=mech, epsilon=eps) if np.isfinite(eps) else res.select(mechanism=mech)
-        for method, label, *_ in METHODS:
-            if mech == "none" and method == "noise_aware":
+        for method, label, *_ in methods_of(res):
+            if mech == "none" and method != "plug_in":
                 continue  # the same analysis as plug-in
             for kind, what in KINDS:
                 t = reliability(res, replicates, method, kind, cells)
@@ -133,13 +143,13 @@ def plot_reliability(res, replicates, out_dir, name):
         for row, (kind, what) in enumerate(KINDS):
             ax = axes[row][col]
             ax.plot([0, 1], [0, 1], color="black", lw=0.8)
-            for method, label, style, marker in METHODS:
-                if mech == "none" and method == "noise_aware":
+            for method, label, style, marker in methods_of(res):
+                if mech == "none" and method != "plug_in":
                     continue
                 t = reliability(res, replicates, method, kind, cells)
                 ok = t["count"] > 0
                 ax.errorbar(t["predicted"][ok], t["observed"][ok], yerr=2 * t["se_cluster"][ok],
-                            color="grey" if mech == "none" else ("tab:blue" if method == "plug_in" else "tab:red"),
+                            color="grey" if mech == "none" else COLOURS[method],
                             ls=style, marker=marker, ms=4,
                             label=("non-private" if mech == "none" else label) if row == 0 else None)
             ax.set_xlim(-0.02, 1.02)
@@ -180,7 +190,7 @@ def plot_file(path, out_dir, name=None):
                                 label=f"non-private, p={p}" if k == 0 and r == 0 else None)
                 cells = res.select(mechanism=mech, epsilon=eps, p=p)
                 cells = cells[np.argsort(res.cells["n"][cells].astype(float))]
-                for method, label, style, marker in METHODS:
+                for method, label, style, marker in methods_of(res):
                     m, se = _coverage(res, method, "95", cells)
                     ax.errorbar(res.cells["n"][cells].astype(float), m, yerr=2 * se, color=colours[p], ls=style,
                                 marker=marker, ms=4, label=f"{label}, p={p}" if k == 0 and r == 0 else None)
@@ -196,7 +206,8 @@ def plot_file(path, out_dir, name=None):
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     written = save_figure(fig, out_dir, f"{name}_coverage95")
     written.append(write_table(res, os.path.join(out_dir, f"{name}_table.md")))
-    needed = [f"{m}_{k}_bin_{x}" for m, *_ in METHODS for k, _ in KINDS for x in ("count", "events", "predicted")]
+    needed = [f"{m}_{k}_bin_{x}" for m, *_ in methods_of(res) for k, _ in KINDS
+              for x in ("count", "events", "predicted")]
     if all(m in res.summary for m in needed):
         replicates = _read_replicates(path, [m for m in needed if not m.endswith("_predicted")])
         written += plot_reliability(res, replicates, out_dir, name)

@@ -33,11 +33,16 @@ cpu() { awk '/^(user|sys) /{ s += $2 } END { printf "%.0f", s }' "$1"; }  # user
   cat "$tmp/build.time"; echo "FAIL: build-r-package.sh"; exit 1; }
 tarball=$(cat "$tmp/tarball.txt")
 echo "built $(basename "$tarball") ($(du -k "$tarball" | cut -f1) kB) in $(( $(date +%s) - start )) s, $(cpu "$tmp/build.time") CPU-s"
+# The listing and the contents are read into files first: `tar … | grep -q` under pipefail fails
+# whenever grep stops reading before tar has written everything (SIGPIPE), so a found file could
+# read as missing and a forbidden string as absent.
+tar tzf "$tarball" >"$tmp/listing"
+tar xzOf "$tarball" >"$tmp/contents"
 for f in inst/doc/dpmu.html build/vignette.rds; do
-  tar tzf "$tarball" | grep -q "^dpmu/$f$" || { echo "FAIL: the tarball has no $f (the precomputed vignette)"; exit 1; }
+  grep -q "^dpmu/$f$" "$tmp/listing" || { echo "FAIL: the tarball has no $f (the precomputed vignette)"; exit 1; }
 done
-if tar tzf "$tarball" | grep -q '\.orig$'; then echo "FAIL: the vignette's .orig source is in the tarball"; exit 1; fi
-if tar xzOf "$tarball" | grep -a -q "$src/build"; then
+if grep -q '\.orig$' "$tmp/listing"; then echo "FAIL: the vignette's .orig source is in the tarball"; exit 1; fi
+if grep -a -q "$src/build" "$tmp/contents"; then
   echo "FAIL: the tarball refers to the repository's build directory $src/build"; exit 1
 fi
 
@@ -47,7 +52,7 @@ t0=$(date +%s)
   cat "$tmp/install.log"; echo "FAIL: R CMD INSTALL of the tarball"; exit 1; }
 echo "installed in $(( $(date +%s) - t0 )) s, $(cpu "$tmp/install.time") CPU-s (MAKEFLAGS=$MAKEFLAGS)"
 so="$tmp/lib/dpmu/libs/dpmu.so"
-if command -v readelf >/dev/null 2>&1 && readelf -S "$so" | grep -q '\.debug_info'; then
+if command -v readelf >/dev/null 2>&1 && readelf -S "$so" >"$tmp/sections" && grep -q '\.debug_info' "$tmp/sections"; then
   echo "FAIL: $so carries debug information ($(du -k "$so" | cut -f1) kB)"; exit 1
 fi
 echo "installed size: $(du -sk "$tmp/lib/dpmu" | cut -f1) kB"

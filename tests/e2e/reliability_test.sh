@@ -351,7 +351,8 @@ plan_error "--signal-z: the simulated response" --p 3 --true-model-size 1 --sign
 plan_error "--bounds: predictor 1 ranges over a width of 2e+200" --coefficients 1,1 --bounds=-1e200,1e200
 plan_error "--bounds: predictor 1 ranges over a width of inf" --coefficients 1,1 --bounds=-1e308,1e308
 plan_error "--bounds: noise_l1_sensitivity is 0" --coefficients 1,1 --bounds=-1e-170,1e-170
-# a large but finite design still runs
-expect_exit 0 "" "${PLAN[@]}" --coefficients 1e100,1 --sigma 1e100 --seed 1
+# a large but finite design still runs (the plug-in analysis: the noise-aware sampler mixes slowly when
+# the columns differ by 100 orders of magnitude, docs/bma.md "Uncertainty")
+expect_exit 0 "" "${PLAN[@]}" --coefficients 1e100,1 --sigma 1e100 --seed 1 --uncertainty plug-in
 
 finish reliability_test
