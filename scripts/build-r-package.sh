@@ -165,7 +165,8 @@ if [ "${DPMU_R_UNITY:-1}" != "0" ]; then
     esac
   done
   for g in $grouped; do
-    echo "$all_sources" | grep -q -x "$g" || { echo "build-r-package: unity group member $g.cpp does not exist" >&2; exit 1; }
+    grep -q -x "$g" <<<"$all_sources" ||  # no pipe: grep -q under pipefail could fail by SIGPIPE
+    { echo "build-r-package: unity group member $g.cpp does not exist" >&2; exit 1; }
   done
   objects=$(for i in $(seq 1 "$k"); do echo "dpmu_unity_$i.o"; done)
 else
