@@ -117,13 +117,30 @@ void summarize(const std::string& path, const std::string& format) {
       if (varying.count(k)) params += (params.empty() ? "" : " ") + k + "=" + api::json_text(v);
     }
     bool first_row = true;
+    std::size_t hidden = 0;
     for (const auto& [name, s] : cell["metrics"].items()) {
+      // A metric that is NaN in every replicate of this cell (e.g. an analysis the cell does not
+      // run) is left out of the table and counted; the JSON format keeps it.
+      if (s["n_ok"].get<std::int64_t>() == 0 && cell["n_done"].get<std::int64_t>() > 0) {
+        ++hidden;
+        continue;
+      }
+      // a vector component by the experiment's label (e.g. quantiles[p=0.25]) where it gave one
+      std::string shown = name;
+      if (s.contains("component_label")) {
+        shown = name.substr(0, name.find('[')) + "[" + s["component_label"].get<std::string>() + "]";
+      }
       auto g = [&](const char* key) { return s[key].is_null() ? std::string("nan") : num(s[key].get<double>()); };
       std::cout << fmt::format("{:>5}  {:<30} {:<16} {:>12} {:>10} {:>10} {:>12} {:>12} {:>12} {:>8}\n",
                                first_row ? std::to_string(cell["cell"].get<std::size_t>()) : std::string(),
-                               first_row ? params : std::string(), name, g("mean"), g("mcse"), g("sd"), g("q250"),
+                               first_row ? params : std::string(), shown, g("mean"), g("mcse"), g("sd"), g("q250"),
                                g("q500"), g("q750"), s["n_ok"].get<std::int64_t>());
       first_row = false;
+    }
+    if (hidden > 0) {
+      std::cout << fmt::format("{:>5}  ({} metric value(s) NaN in every replicate of this cell not shown; "
+                               "--format json lists them)\n",
+                               first_row ? std::to_string(cell["cell"].get<std::size_t>()) : std::string(), hidden);
     }
   }
 }

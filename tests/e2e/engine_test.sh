@@ -139,11 +139,30 @@ for g, w in zip(got, want):
                 (not isinstance(x, str) and math.isclose(x, y, rel_tol=1e-12, abs_tol=1e-15)), (g["cell"], name, k, x, y)
 PYEOF
 expect_exit 0 "" summarize "$TMP/t1.h5" --format table
-grep -q "quantiles\[2\]" "$TMP/out" && pass || fail "summarize table"
+# vector components by the experiment's labels
+grep -q "quantiles\[p=0.75\]" "$TMP/out" && pass || fail "summarize table: no quantiles[p=0.75]: $(head -5 "$TMP/out")"
 # fixed parameters once above the table, each cell's varying ones once: short lines
 grep -q "^fixed in every cell: .*sigma=2" "$TMP/out" && [ "$(awk '{ if (length($0) > m) m = length($0) } END { print m }' "$TMP/out")" -lt 160 ] &&
   [ "$(grep -c "sigma=" "$TMP/out")" -eq 1 ] && pass || fail "summarize table repeats parameters: $(head -3 "$TMP/out")"
 expect_exit 2 "not an HDF5 file" summarize "$TMP/bad.yaml"
+# metrics NaN in every replicate of a cell (the data-augmentation analysis, not run at augmented_draws 0)
+# are left out of the table and counted; the JSON keeps them
+cat >"$TMP/cal.yaml" <<'YAML'
+experiment: ssp_calibration
+master_seed: 1
+replicates: 3
+grid:
+  - n: [1000]
+    p: [2]
+    true_model_size: [1]
+    mechanism: none
+YAML
+"$DPMU" run "$TMP/cal.yaml" --out "$TMP/cal.h5" --quiet >/dev/null 2>&1 || fail "calibration run for summarize"
+expect_exit 0 "" summarize "$TMP/cal.h5" --format table
+if grep -q "plug_in_brier" "$TMP/out" && ! grep -q "augmented_brier" "$TMP/out" &&
+  grep -q "NaN in every replicate of this cell not shown" "$TMP/out"; then pass; else fail "summarize hides all-NaN metrics: $(head -5 "$TMP/out")"; fi
+expect_exit 0 "" summarize "$TMP/cal.h5" --format json
+grep -q "augmented_brier" "$TMP/out" && pass || fail "summarize json keeps the all-NaN metrics"
 
 # --- compare
 expect_exit 0 "equal" compare "$TMP/t1.h5" "$TMP/merged.h5"
