@@ -235,6 +235,29 @@ def _names(names, argument: str, what: str) -> list:
         raise ValueError(f"{what}: {argument} must be a list of column names; got {type(names).__name__}") from None
 
 
+def _omit_missing(data: pd.DataFrame, columns, private: bool, na_action: str, what: str) -> pd.DataFrame:
+    """The NA policy of every front end (docs/decisions.md "One NA policy"): a private call never drops
+    rows (n is public; the designs refuse missing values, naming the column); a non-private call
+    with ``na_action="omit"`` (the default, as R's na.omit) drops the rows with a missing value
+    (NaN, None, NA) in any of ``columns`` and warns how many, with ``"fail"`` refuses them."""
+    if na_action not in ("omit", "fail"):
+        raise ValueError(f"{what}: na_action must be 'omit' or 'fail', not {na_action!r}")
+    if private or not isinstance(data, pd.DataFrame):
+        return data
+    present = [c for c in columns if c in data.columns]
+    if not present:
+        return data
+    complete = ~data[present].isna().any(axis=1)
+    dropped = int((~complete).sum())
+    if dropped == 0 or na_action == "fail":
+        return data  # "fail": the designs refuse the missing values, naming the column
+    if dropped == len(data):
+        raise ValueError(f"{what}: every row has a missing value in {', '.join(map(repr, present))}")
+    warnings.warn(f"{what}: {dropped} of {len(data)} rows have missing values and were removed (na_action='omit')",
+                  UserWarning, stacklevel=3)
+    return data.loc[complete]
+
+
 def _response_and_predictors(data, response, predictors, levels, private: bool, what: str):
     """The checked designs of one call (bma, select): (predictors, response, xdesign, ydesign, x, y)
     with x the n x p design (Fortran order) and y the response; private calls follow the rules of
@@ -511,7 +534,7 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
         mcmc: bool = False, rescale: bool = False, always_include: Sequence[str] = (),
         credible_level: float = 0.95, mcmc_max_iterations: Optional[int] = None,
         mcmc_max_models: Optional[int] = None, uncertainty: Optional[str] = None,
-        noise_aware_draws: int = 1000) -> BmaResult:
+        noise_aware_draws: int = 1000, na_action: str = "omit") -> BmaResult:
     """Bayesian model averaging of ``response`` on ``predictors`` (default: every other column).
 
     ``data``: a pandas DataFrame, one row per observation (n rows; n is public); ``response`` and
@@ -537,8 +560,11 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     refuses a categorical predictor without declared levels (a pandas Categorical's categories do
     not count: they usually come from the data) and a value outside its declared levels; a
     non-private call without ``levels`` uses the levels that occur (sorted; a Categorical's order).
-    bool columns are 0/1. A categorical response is refused. Missing or non-finite values raise
-    ValueError (rows are never dropped: n is public); replace them by a public rule first.
+    bool columns are 0/1. A categorical response is refused. Missing values: a private call raises
+    ValueError naming the column (rows are never dropped: n is public; replace them by a public rule
+    first); a non-private call drops the rows with a missing value in the columns used and warns
+    how many (``na_action="omit"``, as R's ``na.omit``), or raises with ``na_action="fail"``.
+    Infinite values raise ValueError.
     Do not call ``pandas.get_dummies`` yourself before a private call: its columns are the levels
     that occur in the data, so the predictor set (which is printed) would depend on the data and
     break the guarantee; declare ``levels`` instead.
@@ -579,6 +605,8 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     release = epsilon is not None
     if predictors is None and isinstance(data, pd.DataFrame):
         predictors = [c for c in data.columns if c != response]
+    if isinstance(predictors, (list, tuple)):
+        data = _omit_missing(data, [str(c) for c in predictors] + [str(response)], release, na_action, what)
     predictors, response, xdesign, ydesign, x, y = _response_and_predictors(data, response, predictors, levels,
                                                                             release, what)
     names = xdesign.names
@@ -647,7 +675,7 @@ def test(data: pd.DataFrame, response: str, common: Sequence[str], tested: Seque
          data_label: Optional[str] = None, g: Optional[float] = None, a: float = 3.0, prior_h0: float = 0.5,
          gaussian_calibration: str = "exact", method: str = "subsample-aggregate",
          bounds: Optional[Sequence[float]] = None, alpha0: Optional[float] = None,
-         power_target: float = 0.9) -> TestResult:
+         power_target: float = 0.9, na_action: str = "omit") -> TestResult:
     """Test H0: response ~ 1 + common against H1: response ~ 1 + common + tested, as ``dpmu test``.
 
     ``epsilon=None``: the non-private test (``--non-private``); otherwise the DP test by subsample
@@ -684,6 +712,7 @@ def test(data: pd.DataFrame, response: str, common: Sequence[str], tested: Seque
     common = _names(common, "common", what)
     tested = _names(tested, "tested", what)
     response = str(response)
+    data = _omit_missing(data, common + tested + [response], release, na_action, what)
     ydesign = _design(data, [response], f"{what} response", declared, release, response=True)
     cdesign = _design(data, common, f"{what} common", declared, release)
     tdesign = _design(data, tested, f"{what} tested", declared, release)

@@ -120,7 +120,9 @@ def test_errors_are_value_errors_with_dpmus_message(hsb2):
     d = hsb2.copy()
     d.loc[3, "math"] = np.nan
     with pytest.raises(ValueError, match="missing"):
-        dpmu.bma(d, "read", PREDICTORS)
+        dpmu.bma(d, "read", PREDICTORS, na_action="fail")
+    with pytest.raises(ValueError, match="na_action"):
+        dpmu.bma(d, "read", PREDICTORS, na_action="drop")
     with pytest.raises(ValueError, match="seed"):
         dpmu.bma(hsb2, "read", PREDICTORS, epsilon=1, bounds=[0, 100], seed=-1)
 
@@ -303,3 +305,21 @@ def test_baseline_methods_equal_the_cli(hsb2, hsb2_csv, cli):
         dpmu.test(hsb2, "math", ["science"], ["read"], epsilon=5, delta=1e-6, seed=1, method="dp-f")
     with pytest.raises(ValueError, match="method"):
         dpmu.test(hsb2, "math", ["science"], ["read"], epsilon=1, seed=1, method="tot")
+
+
+def test_one_na_policy_non_private_rows_omitted_as_in_r(hsb2, hsb2_csv, cli):
+    """docs/decisions.md "One NA policy": a non-private call drops the rows with a missing value in the columns
+    it uses and warns how many (R's na.omit); the result equals the call on the complete rows. A private call
+    refuses them (tests/test_privacy.py)."""
+    d = hsb2.copy().astype({"math": float, "read": float})
+    d.loc[[3, 50], "math"] = np.nan
+    d.loc[7, "read"] = np.nan
+    d.loc[9, "socst"] = np.nan  # a column the call does not use: its row stays
+    with pytest.warns(UserWarning, match="3 of 200 rows have missing values and were removed"):
+        r = dpmu.bma(d, "read", ["write", "math"])
+    want = dpmu.bma(hsb2.drop(index=[3, 50, 7]), "read", ["write", "math"])
+    assert r.n == 197
+    np.testing.assert_allclose(r.pip.to_numpy(), want.pip.to_numpy(), rtol=1e-12)
+    with pytest.warns(UserWarning, match="3 of 200 rows"):
+        t = dpmu.test(d, "read", ["write"], ["math"])
+    assert t["n"] == 197
