@@ -202,7 +202,11 @@ def _stored_groups(cl, stored, stored_all):
     out = []
     for e in stored:
         rows = [{k: v for k, v in s.items() if k not in ("outcome", "p_contradict_holm")} for s in e["settings"]]
-        g = Group(e["variant"], rows, e.get("note", ""))
+        # The group's own quantifier (e.g. 'can' or 'most' set by a check or a retest) travels with
+        # its rows, so that re-judging stored evidence is a fixed point (it was lost before: an
+        # existential group re-judged from its own output read as universal).
+        own = e.get("quantifier", "")
+        g = Group(e["variant"], rows, e.get("note", ""), own if own and own != cl.quantifier else "")
         retest = RETESTS.get(cl.id)
         gs = retest(g, stored_all) if retest else g
         out += [x for x in (gs if isinstance(gs, list) else [gs]) if x is not None]
@@ -220,9 +224,12 @@ def evaluate(results_dir, ctx=None, evidence=None):
     results_dir (marked ``evidence_from``)."""
     ctx = find_studies(results_dir) if ctx is None else ctx
     stored = {}
+    stored_not_run = {}  # groups the earlier run found no setting for (kept as they were, with their reason)
     for e in (evidence or {}).get("claims", []):
         if e.get("settings"):
             stored.setdefault(e["id"], []).append(e)
+        elif e.get("variant") and e.get("verdict") == "not run":
+            stored_not_run.setdefault(e["id"], []).append(e)
     entries = []
     for cl in CLAIMS:
         present = [s for s in cl.files if s in ctx]
@@ -249,6 +256,7 @@ def evaluate(results_dir, ctx=None, evidence=None):
             for g0 in _stored_groups(cl, stored[cl.id], stored):
                 for g in split_calibrations(g0):
                     entries.append(_entry(cl, base, g, files, replicates, first.get("reduced", []), command, src))
+            entries += [dict(e, **base, evidence_from=src) for e in stored_not_run.get(cl.id, [])]
             continue
         if not present:
             missing = ", ".join(_config_of(s) for s in cl.files)

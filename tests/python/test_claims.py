@@ -133,6 +133,25 @@ def test_evaluate_without_results(tmp_path):
     assert "not applicable" not in open(tmp_path / "claims.md").read()
 
 
+def test_rejudging_stored_evidence_is_a_fixed_point(tmp_path):
+    """Re-judging docs/claims.json's stored evidence (no results files) gives every group back with its own
+    quantifier and verdict: a group's quantifier set by a check or a retest ('can', 'most') is kept (it
+    was lost before: PB-4.4-sensitivity-tradeoff's existential power group, re-judged from its own output,
+    read as universal and turned red), and a group the earlier run found no setting for stays, 'not run' with
+    its reason (it was dropped before, and the headline's row count with it)."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    stored = json.load(open(os.path.join(root, "docs", "claims.json")))
+    stored["source"] = "docs/claims.json"
+    again = c.evaluate(str(tmp_path), evidence=stored)
+    ids = {e["id"] for e in stored["claims"] if e.get("evidence_from")}
+    want = {(e["id"], e["variant"]): (e["quantifier"], e["verdict"], e["counts"]) for e in stored["claims"]
+            if e["id"] in ids}
+    got = {(e["id"], e["variant"]): (e["quantifier"], e["verdict"], e["counts"]) for e in again if e["id"] in ids}
+    assert want, "docs/claims.json holds re-judged evidence"
+    assert got == want
+    assert any(q == "can" for q, _, _ in got.values())
+
+
 def test_docs_quote_the_rule_as_generated():
     """docs/claims.md carries the rule, the quantifiers, the margins and the measured false-alarm
     rate exactly as the code generates them (regenerate docs/claims.md when this fails)."""
