@@ -138,9 +138,10 @@ void summarize(const std::string& path, const std::string& format) {
       first_row = false;
     }
     if (hidden > 0) {
-      std::cout << fmt::format("{:>5}  ({} metric value(s) NaN in every replicate of this cell not shown; "
-                               "--format json lists them)\n",
-                               first_row ? std::to_string(cell["cell"].get<std::size_t>()) : std::string(), hidden);
+      std::cout << fmt::format(
+          "{:>5}  ({} metric value(s) NaN in every replicate of this cell not shown; "
+          "--format json lists them)\n",
+          first_row ? std::to_string(cell["cell"].get<std::size_t>()) : std::string(), hidden);
     }
   }
 }

@@ -88,6 +88,16 @@ TEST_CASE("api::bma: a release is noise-aware by default and at epsilon 1e6 it e
   }
   // the error variance: 0.25 by construction
   CHECK(na.sigma2 == Approx(0.25).epsilon(0.1));
+  // A density of the t mixture of G* + rI would be the plug-in posterior under the noise-aware name
+  // (it was drawn before, with a mass different from the PIP): refused, and the plug-in
+  // re-analysis of the same release draws it.
+  const Eigen::VectorXd grid = Eigen::VectorXd::LinSpaced(11, -1.0, 2.0);
+  CHECK_THROWS_WITH(api::coefficient_density(fit, 0, grid), Contains("uncertainty plug-in"));
+  api::BmaSettings plug = fit.analysis;
+  plug.uncertainty = "plug-in";
+  const api::BmaFit again = api::reanalyse(fit, plug);
+  CHECK(again.posterior.uncertainty == "plug-in");
+  CHECK_NOTHROW(api::coefficient_density(again, 0, grid));
 }
 
 TEST_CASE("api::bma: at a swamping noise a pure-noise predictor's PIP stays near its prior probability",

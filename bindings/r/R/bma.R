@@ -141,7 +141,8 @@ dpmu_bma_analysis <- function(object, out) {
 #' $ledger and $release unchanged. See man/update.dpmu_bma.Rd.
 #' @export
 update.dpmu_bma <- function(object, prior = NULL, model_prior = NULL, credible_level = NULL, top_models = NULL,
-                            always_include = NULL, g = NULL, a = NULL, mcmc = NULL, newprior = NULL, ...) {
+                            always_include = NULL, g = NULL, a = NULL, mcmc = NULL, newprior = NULL,
+                            uncertainty = NULL, noise_aware_draws = NULL, ...) {
   extra <- list(...)
   if (length(extra) > 0) {
     stop("dpmu: update re-analyses the statistics the fit already holds (for a release: the released matrix, at ",
@@ -155,7 +156,8 @@ update.dpmu_bma <- function(object, prior = NULL, model_prior = NULL, credible_l
   }
   if (!is.null(model_prior)) model_prior <- dpmu_model_prior_text(model_prior, "dpmu::update")
   options <- list(prior = prior, g = g, a = a, model_prior = model_prior, always_include = always_include,
-                  top_models = top_models, credible_level = credible_level, mcmc = mcmc)
+                  top_models = top_models, credible_level = credible_level, mcmc = mcmc,
+                  uncertainty = uncertainty, noise_aware_draws = noise_aware_draws)
   out <- .Call(dpmu_reanalyse_c, object$pointer, options)
   for (m in out$messages) message("dpmu::update: ", m)
   new <- dpmu_bma_analysis(object, out)
@@ -200,6 +202,13 @@ coef.dpmu_bma <- function(object, sd = c("exact", "bas"), ...) {
 #' Posterior densities of the coefficients (BAS's plot.coef.bas). See man/plot.coef.dpmu_bma.Rd.
 #' @export
 plot.coef.dpmu_bma <- function(x, e = 1e-04, subset = seq_len(nrow(x)), ask = TRUE, nsteps = 500, ...) {
+  fit <- attr(x, "fit")
+  if (identical(fit$posterior$uncertainty, "noise-aware")) {
+    stop("dpmu: the noise-aware analysis of a release is a sample of draws, not a mixture of t densities, so ",
+         "plot(coef(fit)) has no densities to draw; its PIPs, means, SDs and intervals are in coef(fit) and ",
+         "confint(fit). The paper's (plug-in) densities of the same release: plot(coef(update(fit, uncertainty = ",
+         "\"plug-in\"))) (free: no new release)", call. = FALSE)
+  }
   if (is.character(subset)) subset <- match(subset, rownames(x))
   if (ask && length(subset) > 1 && grDevices::dev.interactive()) {
     op <- graphics::par(ask = TRUE)

@@ -366,7 +366,8 @@ static dpmu::api::BmaFit& fit_of(SEXP pointer, const char* what) {
 }
 
 /// Re-analysis of a fit (api::reanalyse: post-processing, no noise, no ledger charge). `options`:
-/// prior, g, a, model_prior, always_include, top_models, credible_level, mcmc; a NULL (or absent)
+/// prior, g, a, model_prior, always_include, top_models, credible_level, mcmc, uncertainty,
+/// noise_aware_draws; a NULL (or absent)
 /// entry keeps the fit's setting, except g (NULL: n for the g-prior) when prior is given.
 extern "C" SEXP dpmu_reanalyse_c(SEXP pointer, SEXP options) {
   BEGIN_RCPP
@@ -385,6 +386,11 @@ extern "C" SEXP dpmu_reanalyse_c(SEXP pointer, SEXP options) {
   if (!Rf_isNull(field(o, "top_models"))) q.top_models = Rcpp::as<int>(field(o, "top_models"));
   if (!Rf_isNull(field(o, "credible_level"))) q.credible_level = Rcpp::as<double>(field(o, "credible_level"));
   if (!Rf_isNull(field(o, "mcmc"))) q.mcmc = Rcpp::as<bool>(field(o, "mcmc"));
+  if (!Rf_isNull(field(o, "uncertainty"))) q.uncertainty = Rcpp::as<std::string>(field(o, "uncertainty"));
+  if (!Rf_isNull(field(o, "noise_aware_draws"))) {
+    q.noise_aware_draws =
+        static_cast<std::int64_t>(opt_count(field(o, "noise_aware_draws"), "noise_aware_draws", 1000, 20));
+  }
   q.progress = interrupt_check();
   auto* out_fit = new dpmu::api::BmaFit(dpmu::api::reanalyse(fit, q));
   Rcpp::XPtr<dpmu::api::BmaFit> out_pointer(out_fit, true);

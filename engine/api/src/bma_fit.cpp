@@ -729,6 +729,15 @@ CoefficientDensity coefficient_density(const BmaFit& fit, int coefficient,
     throw std::invalid_argument(
         "coefficient_density: a release publishes no means, so the intercept's posterior is not located");
   }
+  if (fit.posterior.noise_aware) {
+    // The noise-aware posterior is a sample of (model, g, S) draws, not the t mixture of one Gram
+    // matrix: a density from the mixture of G* + rI would be the plug-in posterior drawn under the
+    // noise-aware summary's name (its mass, mean and SD differ from coef()).
+    throw std::invalid_argument(
+        "coefficient_density: the noise-aware analysis of a release is a sample of draws, not a mixture of t "
+        "densities; its PIPs, means, SDs and intervals are in the fit's summary. For the densities of the "
+        "paper's (plug-in) analysis of the same release, re-analyse it with uncertainty plug-in (free)");
+  }
   const FitStatistics st = statistics_of(fit, fn);
   const Mixture mix = mixture_of(fit, fn);
   const double n = static_cast<double>(fit.n);

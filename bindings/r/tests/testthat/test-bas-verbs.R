@@ -12,10 +12,11 @@ have_bas <- function() {
 bas <- function(name) getExportedValue(bas_package, name)
 
 test_that("update of a seeded release equals the CLI's release with the new prior and the same seed", {
-  rel <- dpmu::bma(f5, data = hsb2, prior = "zellner-siow", epsilon = 5, bounds = c(0, 100), seed = 11)
+  rel <- dpmu::bma(f5, data = hsb2, prior = "zellner-siow", uncertainty = "plug-in", epsilon = 5,
+                   bounds = c(0, 100), seed = 11)
   up <- update(rel, prior = "bic")
   args <- c("bma", "--data", hsb2_csv(), "--response", "read", "--predictors", paste(predictors, collapse = ","),
-            "--prior", "bic", "--epsilon", "5", "--bounds", "0,100", "--seed", "11")
+            "--prior", "bic", "--uncertainty", "plug-in", "--epsilon", "5", "--bounds", "0,100", "--seed", "11")
   cli <- cli_json(args)
   expect_equal(up$pip, named(cli$posterior_inclusion_probabilities, predictors), tolerance = 1e-12)
   expect_equal(up$posterior$mean, named(cli$posterior_means, predictors), tolerance = 1e-12)
@@ -39,7 +40,8 @@ test_that("update of a real release charges nothing: the ledger file and the pri
                    bounds = c(0, 100), ledger = ledger)
   expect_true(rel$private)
   before <- readBin(ledger, "raw", file.info(ledger)$size)
-  up <- update(rel, prior = "bic", model_prior = "uniform", credible_level = 0.9, top_models = 8)
+  up <- update(rel, prior = "bic", model_prior = "uniform", credible_level = 0.9, top_models = 8,
+               uncertainty = "plug-in")
   expect_identical(readBin(ledger, "raw", file.info(ledger)$size), before)
   expect_identical(up$ledger, rel$ledger)
   expect_identical(up$privacy, rel$privacy)
@@ -203,7 +205,8 @@ test_that("fitted: a non-private fit's fitted values; a release has none and kee
 
 test_that("plot(coef(fit)): densities integrate to the PIP, with the posterior mean and exact SD", {
   for (fit in list(dpmu::bma(f5, data = hsb2, prior = "zellner-siow"), dpmu::bma(f5, data = hsb2, prior = "bic"),
-                   dpmu::bma(f5, data = hsb2, prior = "g-prior", epsilon = 5, bounds = c(0, 100), seed = 2))) {
+                   dpmu::bma(f5, data = hsb2, prior = "g-prior", uncertainty = "plug-in", epsilon = 5,
+                             bounds = c(0, 100), seed = 2))) {
     cf <- coef(fit)
     png <- tempfile(fileext = ".png")
     grDevices::png(png)
@@ -224,6 +227,19 @@ test_that("plot(coef(fit)): densities integrate to the PIP, with the posterior m
     }
     expect_equal(is.na(cf$mean[1]), !("(Intercept)" %in% names(d)))
   }
+})
+
+test_that("plot(coef(release)) of a noise-aware release is refused (a sample, not a t mixture), plug-in drawn", {
+  rel <- dpmu::bma(f5, data = hsb2, epsilon = 5, bounds = c(0, 100), seed = 2, noise_aware_draws = 100)
+  expect_equal(rel$posterior$uncertainty, "noise-aware")
+  png <- tempfile(fileext = ".png")
+  grDevices::png(png)
+  on.exit(grDevices::dev.off())
+  # before: the plug-in mixture's densities under the noise-aware summary's name (mass != PIP)
+  expect_error(plot(coef(rel), ask = FALSE), "update(fit, uncertainty = \"plug-in\")", fixed = TRUE)
+  up <- update(rel, uncertainty = "plug-in")
+  d <- suppressMessages(plot(coef(up), ask = FALSE, nsteps = 2001))
+  expect_equal(sum(d$write$density) * (d$write$x[2] - d$write$x[1]), coef(up)["write", "pip"], tolerance = 1e-4)
 })
 
 test_that("plot(fit, which = 1:4) draws BAS's diagnostics; which = 1 needs the data; image(fit) stays", {

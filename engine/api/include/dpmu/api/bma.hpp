@@ -312,7 +312,8 @@ struct CoefficientDensity {
   double range_upper = 0.0;
 };
 /// @throws std::invalid_argument for a coefficient out of range, the intercept of a release, a fit
-/// without statistics.
+/// without statistics, a noise-aware analysis (a sample of draws, not a t mixture: re-analyse the
+/// release with uncertainty plug-in for the paper's densities).
 CoefficientDensity coefficient_density(const BmaFit& fit, int coefficient,
                                        const Eigen::Ref<const Eigen::VectorXd>& grid);
 
