@@ -20,6 +20,7 @@
 
 #include "dpmu/api/bma_pipeline.hpp"
 #include "dpmu/core/checks.hpp"
+#include "dpmu/core/model_space.hpp"
 #include "dpmu/experiments/simulation_ssp.hpp"
 #include "dpmu/experiments/ssp_calibration.hpp"
 #include "dpmu/runtime/experiment.hpp"
@@ -316,8 +317,13 @@ std::int64_t check_request(const PlanBmaRequest& o) {
 
 }  // namespace
 
-nlohmann::ordered_json plan_bma(const PlanBmaRequest& o) {
-  const std::int64_t p = check_request(o);
+nlohmann::ordered_json plan_bma(const PlanBmaRequest& request) {
+  const std::int64_t p = check_request(request);
+  // The model prior in its canonical spelling: it is a parameter of the simulated cells, so it enters
+  // their keys and random streams; "beta-binomial(1,1)" (R's spelling) and "beta-binomial:1,1" (the
+  // command's) are one prior and must give the same simulation (they gave different numbers before).
+  PlanBmaRequest o = request;
+  o.model_prior = core::to_string(core::parse_model_prior(o.model_prior));
   std::int64_t true_model_size = o.true_model_size.value_or(0);
   if (o.coefficients) {
     true_model_size = 0;

@@ -109,7 +109,7 @@ test_that("argument errors of round 3: formula strings, simulations, many levels
 })
 
 dp_args <- c("bma", "--data", NA, "--response", "read", "--predictors", "female,write,math,science,socst",
-             "--prior", "bic", "--epsilon", "5", "--bounds", "0,100", "--seed", "11")
+             "--prior", "bic", "--uncertainty", "plug-in", "--epsilon", "5", "--bounds", "0,100", "--seed", "11")
 
 test_that("a seeded DP release through R equals the CLI's with the same seed, and says it is not private", {
   fit <- dpmu::bma(read ~ female + write + math + science + socst, data = hsb2, prior = "bic", uncertainty = "plug-in", epsilon = 5,
@@ -170,7 +170,10 @@ test_that("coef has the posterior means and SDs of the CLI (intercept included),
   expect_equal(unname(ci[-1, ]), unname(do.call(rbind, cli$credible_intervals$intervals[predictors])), tolerance = 1e-10)
   expect_equal(unname(ci[1, ]), unlist(cli$intercept$credible_interval), tolerance = 1e-10)
   expect_true(all(ci[, 1] < cf$mean & cf$mean < ci[, 2]))
-  expect_error(confint(fit, level = 0.9), "credible_level")
+  # another level without refitting (BAS's confint(fit, level =)): nested inside the 95 % intervals
+  ci90 <- confint(fit, level = 0.9)
+  expect_true(all(ci90[, 1] >= ci[, 1] & ci90[, 2] <= ci[, 2]))
+  expect_true(all(ci90[-1, 2] - ci90[-1, 1] < ci[-1, 2] - ci[-1, 1]))
 })
 
 test_that("bic model-averaged means are the OLS slopes averaged over the models (lm)", {

@@ -25,7 +25,7 @@ test_that("plan_bma equals dpmu plan-bma for the same seed", {
       expect_identical(rows$mc_se, want_se)
     }
   }
-  expect_equal(nrow(r$summary), 2 * (5 * 5 + 2 + 6 * 10) + 4)
+  expect_equal(nrow(r$summary), 2 * (5 * 5 + 2 + 6 * 10) + 3)  # diagnostics: converged, max R-hat, min ESS
   expect_equal(r$summary$term[r$summary$quantity == "pip" & r$summary$analysis == "plug_in"], paste0("beta", 1:5))
 })
 
