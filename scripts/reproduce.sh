@@ -66,6 +66,8 @@ STUDIES=(
   "fig5_cps_public_bounds      59   PB Figure 5 (public bounds); PB-5.2.2-*"
   "lei_simulation              3    LCSSF Figures 1, 2; LCSSF-5-*"
   "selection_head_to_head      47  our LCSSF vs SSP figure (report)"
+  "head_to_head                1000 our DP tests head to head (report); OWN-h2h-*"
+  "calibration_augmented       1900 our data-augmentation calibration; OWN-calibration-augmented"
   "fig3_4_zellner_siow         941 PB Figures 3, 4, 8, 9; PB-5.2.1-*, PB-5.2-zs-bic, PB-C-*, PB-5.3-*"
 )
 if [ -n "$ONLY" ]; then
