@@ -322,8 +322,12 @@ nlohmann::ordered_json plan_bma(const PlanBmaRequest& request) {
   // The model prior in its canonical spelling: it is a parameter of the simulated cells, so it enters
   // their keys and random streams; "beta-binomial(1,1)" (R's spelling) and "beta-binomial:1,1" (the
   // command's) are one prior and must give the same simulation (they gave different numbers before).
+  // An unknown spelling is left as given: the experiment's check below refuses it naming --model-prior.
   PlanBmaRequest o = request;
-  o.model_prior = core::to_string(core::parse_model_prior(o.model_prior));
+  try {
+    o.model_prior = core::to_string(core::parse_model_prior(o.model_prior));
+  } catch (const std::exception&) {
+  }
   std::int64_t true_model_size = o.true_model_size.value_or(0);
   if (o.coefficients) {
     true_model_size = 0;
