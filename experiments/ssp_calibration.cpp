@@ -93,7 +93,7 @@ std::vector<core::ColumnBounds> calibration_bounds(const Cell& cell, const Simul
   return out;
 }
 
-struct Prepared {
+struct PreparedCalibration {
   SimulationDesign design;
   std::uint64_t n = 0;
   core::CoefficientPrior prior;
@@ -138,7 +138,7 @@ std::vector<core::CredibleIntervals> draw_intervals(const Eigen::MatrixXd& draws
   return out;
 }
 
-class SspCalibration final : public runtime::TypedExperiment<Prepared, SimulatedGram> {
+class SspCalibration final : public runtime::TypedExperiment<PreparedCalibration, SimulatedGram> {
  public:
   std::string name() const override { return "ssp_calibration"; }
 
@@ -334,9 +334,9 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
     return out;
   }
 
-  Prepared prepare(const Cell& cell, core::RngStream& /*calibration*/,
-                   runtime::SharedCalibration& shared) const override {
-    Prepared pr;
+  PreparedCalibration prepare(const Cell& cell, core::RngStream& /*calibration*/,
+                              runtime::SharedCalibration& shared) const override {
+    PreparedCalibration pr;
     const int p = static_cast<int>(cell.get_int("p"));
     pr.n = static_cast<std::uint64_t>(cell.get_int("n"));
     const double n = static_cast<double>(pr.n);
@@ -428,7 +428,7 @@ class SspCalibration final : public runtime::TypedExperiment<Prepared, Simulated
            ssp_analyse_cost(static_cast<int>(cell.get_int("p")), false);
   }
 
-  void analyse(const Cell&, const Prepared& pr, const SimulatedGram& sim, core::RngStream& noise,
+  void analyse(const Cell&, const PreparedCalibration& pr, const SimulatedGram& sim, core::RngStream& noise,
                runtime::MetricWriter& out) const override {
     const int p = pr.design.p;
     const double n = static_cast<double>(pr.n);

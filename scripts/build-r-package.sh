@@ -132,43 +132,22 @@ if [ -f "$pkg/vignettes/dpmu.Rmd" ]; then
 fi
 
 # src/Makevars.in: configure turns it into src/Makevars.
-# Unity translation units (docs/performance.md "R package install"): most of the compile time of a
-# source is parsing and instantiating the same headers (Eigen, Boost.Math, nlohmann/json, the core's
-# templates), so the sources are compiled in a few groups, each one .cpp that #includes its members
-# (the members stay in src/ with their directories). Groups keep apart the sources whose
-# file-local names collide (a collision is a compile error naming both). The package's own
-# dpmu_r.cpp (Rcpp first) opens the release API's group. DPMU_R_UNITY=0 compiles every source on
-# its own.
-unity_groups=(
-  "engine/core/src/audit engine/core/src/bayes_factor engine/core/src/censoring engine/core/src/g_priors engine/core/src/information_criteria engine/core/src/linear_model engine/core/src/mechanisms engine/core/src/block_random engine/core/src/gram_matrix engine/core/src/tulap engine/core/src/test_of_tests"
-  "engine/core/src/bma engine/core/src/model_space engine/core/src/noise_aware engine/core/src/release engine/core/src/secure_noise engine/core/src/ssp engine/core/src/subsample_and_aggregate engine/core/src/t_mixture engine/core/src/uniform_gram engine/core/src/dp_f_test engine/core/src/adassp"
-  "dpmu_r engine/api/src/audit engine/api/src/bma engine/api/src/bma_fit engine/api/src/ledger engine/api/src/plan_bma engine/api/src/plan_test engine/api/src/select engine/api/src/test engine/api/src/test_baselines bindings/common/dpmu_bindings"
-  "experiments/simulation_gram experiments/simulation_ssp experiments/simulation_cost experiments/ssp_release experiments/calibration_metrics engine/core/src/noise_aware_sampler"
-  "experiments/ssp_calibration engine/runtime/src/ledger engine/runtime/src/sha256 engine/runtime/src/secure_random engine/core/src/lcssf engine/core/src/composition engine/core/src/mcmc_diagnostics"
-)
-all_sources=$(cd "$src" && find . -name '*.cpp' ! -path './vendor/*' ! -name 'dpmu_unity_*' | sed 's|^\./||; s|\.cpp$||' | sort)
+# One unity translation unit (docs/performance.md "R package install"): most of the compile time of
+# a source is parsing and instantiating the same headers (Eigen, Boost.Math, nlohmann/json, Rcpp,
+# the core's templates) and compiling the same Eigen kernels, so every source is compiled once, in
+# src/dpmu_unity.cpp, which #includes them all (they stay in src/ with their directories): the
+# package's own dpmu_r.cpp first (Rcpp's headers must precede R's), then the others in sorted order.
+# Hence file-local names may not collide across the sources (a collision is a compile error naming
+# both; the Python wheel's build, bindings/CMakeLists.txt, compiles the same single unit).
+# DPMU_R_UNITY=0 compiles every source on its own (for a developer looking for such a collision).
+all_sources=$(cd "$src" && find . -name '*.cpp' ! -path './vendor/*' ! -name 'dpmu_unity*' | sed 's|^\./||; s|\.cpp$||' | sort)
 if [ "${DPMU_R_UNITY:-1}" != "0" ]; then
-  grouped=""
-  k=0
-  for g in "${unity_groups[@]}"; do
-    k=$((k + 1))
-    {
-      echo "// Written by scripts/build-r-package.sh: one translation unit of the sources below (a unity build)."
-      for f in $g; do echo "#include \"$f.cpp\""; done
-    } >"$src/dpmu_unity_$k.cpp"
-    grouped="$grouped $g"
-  done
-  for f in $all_sources; do
-    case " $grouped " in
-      *" $f "*) ;;
-      *) echo "build-r-package: $f.cpp is in no unity group of scripts/build-r-package.sh; add it" >&2; exit 1 ;;
-    esac
-  done
-  for g in $grouped; do
-    grep -q -x "$g" <<<"$all_sources" ||  # no pipe: grep -q under pipefail could fail by SIGPIPE
-    { echo "build-r-package: unity group member $g.cpp does not exist" >&2; exit 1; }
-  done
-  objects=$(for i in $(seq 1 "$k"); do echo "dpmu_unity_$i.o"; done)
+  {
+    echo "// Written by scripts/build-r-package.sh: every C++ source of the package in one translation unit."
+    echo "#include \"dpmu_r.cpp\""
+    for f in $all_sources; do [ "$f" = dpmu_r ] || echo "#include \"$f.cpp\""; done
+  } >"$src/dpmu_unity.cpp"
+  objects="dpmu_unity.o"
 else
   objects=$(echo "$all_sources" | sed 's|$|.o|')
 fi
@@ -184,9 +163,8 @@ fi
   echo "OBJECTS = \\"
   echo "$objects" | sed '$!s/$/ \\/; s/^/  /'
   echo ""
-  echo "# The objects are independent: make -j (MAKEFLAGS) compiles them in parallel. The shared"
-  echo "# library is stripped of debug information (R's default flags have -g; the installed size"
-  echo "# would be ~90 MB), when configure finds GNU strip."
+  echo "# The shared library is stripped of debug information (R's default flags have -g; the"
+  echo "# installed size would be ~90 MB), when configure finds GNU strip."
   echo "all: \$(SHLIB) dpmu_strip"
   echo "dpmu_strip: \$(SHLIB)"
   printf '\t@DPMU_STRIP@\n'

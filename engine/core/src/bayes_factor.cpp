@@ -17,7 +17,7 @@ namespace dpmu::core {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using constants::kInf;
 
 void check_arguments(const char* fn, const Prior& prior, double log_q, double n, int p, int p0) {
   check_prior(prior);

@@ -17,7 +17,7 @@ namespace dpmu::core {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using constants::kInf;
 
 void check_gram(const char* fn, const Eigen::Ref<const Eigen::MatrixXd>& gram) {
   if (gram.rows() != gram.cols() || gram.rows() < 1) {

@@ -17,7 +17,7 @@ namespace dpmu::core {
 
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using constants::kInf;
 
 Eigen::MatrixXd sub_gram(const Eigen::Ref<const Eigen::MatrixXd>& g, std::span<const Eigen::Index> idx) {
   const auto k = static_cast<Eigen::Index>(idx.size());

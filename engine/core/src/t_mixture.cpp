@@ -9,10 +9,13 @@
 #include <numeric>
 
 #include "dpmu/core/checks.hpp"
+#include "dpmu/core/log_math.hpp"
 
 namespace dpmu::core {
 
 namespace {
+
+using constants::kInf;
 
 // Double-precision Boost (no promotion to long double: 5× faster, still ~1e-16 relative).
 using DoublePolicy = boost::math::policies::policy<boost::math::policies::promote_double<false>>;
@@ -196,7 +199,6 @@ double TMixture::cdf(double x) const {
 double TMixture::quantile(double q) const {
   check_open_interval("TMixture::quantile", "q", q, 0.0, 1.0);
   if (groups_.empty()) return 0.0;
-  constexpr double kInf = std::numeric_limits<double>::infinity();
   double lo = -kInf;  // C(lo) + offset < q
   double hi = kInf;   // C(hi) + offset > q
   double offset = 0.0;

@@ -9,6 +9,13 @@
 
 namespace dpmu::core {
 
+/// Constants the core's sources share (a `using constants::kInf;` in a source, not exported to
+/// users of `dpmu::core`, whose own kInf would be ambiguous).
+namespace constants {
+/// +infinity (the log of an infinite weight, an unbounded interval's edge).
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+}  // namespace constants
+
 /// Softplus log(1 + e^x), accurate for every finite x (no overflow for x = 1e6,
 /// full relative precision for x = -1e3). Deterministic.
 inline double log1p_exp(double x) {
