@@ -6,7 +6,9 @@
 /// centred Gram matrix G (simulate_gram_matrix) by generate(). Method axes (mechanism none /
 /// laplace / wishart, epsilon, thresholded, prior, ...): analyse() releases G* = G + E from the
 /// cell's noise stream (mechanism none: G itself), hard-thresholds it if thresholded (PB §5.3,
-/// post-processing), adds the ridge and runs model averaging. The engine generates each data set
+/// post-processing), adds the ridge and runs model averaging. Mechanism adassp is the baseline
+/// AdaSSP (Wang 2018; docs/methods.md "AdaSSP") on the same G: its ridge-regression point estimate,
+/// for the PMSE head to head (configs/head_to_head_pmse.yaml). The engine generates each data set
 /// once and analyses it for every method cell (common random numbers).
 
 #include "dpmu/experiments/simulation_ssp.hpp"
@@ -23,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "dpmu/core/adassp.hpp"
 #include "dpmu/core/block_random.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/checks.hpp"
@@ -204,7 +207,8 @@ struct Prepared {
   std::uint64_t n = 0;
   core::CoefficientPrior prior;
   core::ModelPrior model_prior;
-  std::optional<core::SspMechanism> mechanism;  ///< none for the non-private analysis
+  std::optional<core::SspMechanism> mechanism;  ///< none for the non-private analysis and AdaSSP
+  std::optional<core::AdaSspRelease> adassp;    ///< the AdaSSP baseline (mechanism adassp)
   bool thresholded = false;
   double regularization = std::nan("");
   double threshold = std::nan("");
@@ -266,8 +270,9 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
                         "and n rows); needs generator sufficient_statistics"},
         {.name = "mechanism",
          .type = ParameterType::string,
-         .allowed = {"none", "laplace", "wishart"},
-         .description = "release of G: none (the non-private G), laplace or wishart (docs/methods.md §5)"},
+         .allowed = {"none", "laplace", "wishart", "adassp"},
+         .description = "release of G: none (the non-private G), laplace or wishart (docs/methods.md §5); adassp: "
+                        "the AdaSSP baseline's point estimate from G (docs/methods.md \"AdaSSP\"; PMSE only)"},
         {.name = "epsilon",
          .type = ParameterType::real,
          .default_value = std::numeric_limits<double>::infinity(),
@@ -291,6 +296,14 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
          .type = ParameterType::real,
          .default_value = 2.0,
          .description = "u: upper bound of the centred data for the mechanisms (> 0)"},
+        {.name = "adassp_delta",
+         .type = ParameterType::real,
+         .default_value = 0.0,
+         .min = 0.0,
+         .max = 1.0,
+         .max_inclusive = false,
+         .description = "delta of AdaSSP (mechanism adassp); 0 means 1/n, the Wishart mechanism's",
+         .keyed_at_default = false},  // added after results existed: the older cells keep their keys
         {.name = "wishart_delta",
          .type = ParameterType::real,
          .default_value = 0.0,
@@ -391,6 +404,10 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
       if (!std::isfinite(epsilon)) {
         throw std::invalid_argument("epsilon: mechanism " + mechanism + " needs a privacy budget (set epsilon)");
       }
+      if (mechanism == "adassp" && cell.get_int("thresholded") != 0) {
+        throw std::invalid_argument(
+            "thresholded: AdaSSP releases no G to threshold (mechanism adassp); use thresholded: 0");
+      }
       if (mechanism == "wishart" && epsilon >= 1.0) {
         std::ostringstream v;
         v << epsilon;
@@ -407,12 +424,16 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
   std::vector<MetricSpec> metrics(const Cell&) const override {
     return {
         {.name = "predictive_mse", .description = "n^-1 ||V_T beta_T - V beta*||^2 (confidential V'V)"},
-        {.name = "prob_true_model", .description = "posterior probability of the true model"},
-        {.name = "highest_posterior_model_is_true", .description = "1 if the highest posterior model equals T"},
-        {.name = "mean_pip_active", .description = "mean PIP of the |T| active predictors (NaN if |T| = 0)"},
-        {.name = "mean_pip_inactive", .description = "mean PIP of the p - |T| inactive predictors (NaN if |T| = p)"},
+        {.name = "prob_true_model",
+         .description = "posterior probability of the true model (NaN for adassp: a point estimate, no models)"},
+        {.name = "highest_posterior_model_is_true",
+         .description = "1 if the highest posterior model equals T (NaN for adassp)"},
+        {.name = "mean_pip_active",
+         .description = "mean PIP of the |T| active predictors (NaN if |T| = 0, and for adassp)"},
+        {.name = "mean_pip_inactive",
+         .description = "mean PIP of the p - |T| inactive predictors (NaN if |T| = p, and for adassp)"},
         {.name = "ridge_fallback",
-         .description = "1 if r had to be raised to make the matrix PD (NaN for mechanism none)"},
+         .description = "1 if r had to be raised to make the matrix PD (NaN for mechanisms none and adassp)"},
         {.name = "redrawn_rows", .description = "rows redrawn because |y| >= upper bound (expected 0)"},
     };
   }
@@ -432,6 +453,22 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     }
     const std::string& name = cell.get_string("mechanism");
     if (name == "none") return pr;
+    if (name == "adassp") {
+      // The same reading of the public bounds as the paper's mechanisms in this study: every entry of
+      // a centred row in [l, u], so ||x_i|| <= sqrt(p) max(|l|, |u|) and |y_i| <= max(|l|, |u|), and
+      // AdaSSP's clipping never binds: its release from G equals its release from the rows
+      // (core::AdaSspRelease::release_statistics). Budget (epsilon, adassp_delta or 1/n).
+      const double r = std::max(-cell.get_double("lower"), cell.get_double("upper"));
+      core::AdaSspSettings a;
+      a.epsilon = cell.get_double("epsilon");
+      a.delta = cell.get_double("adassp_delta") > 0.0 ? cell.get_double("adassp_delta") : 1.0 / n;
+      a.n = pr.n;
+      a.d = p;
+      a.bound_x = std::sqrt(static_cast<double>(p)) * r;
+      a.bound_y = r;
+      pr.adassp.emplace(a);
+      return pr;
+    }
     const auto kind = core::parse_ssp_mechanism(name);
     const double delta = cell.get_double("wishart_delta") > 0.0 ? cell.get_double("wishart_delta") : 1.0 / n;
     core::SspMechanism m{.kind = kind,
@@ -557,6 +594,19 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     Eigen::VectorXd beta = Eigen::VectorXd::Zero(p);
     beta.head(t).setConstant(pr.design.coefficient);
     const core::ModelMask truth = (core::ModelMask{1} << t) - 1;
+    if (pr.adassp) {
+      core::NoiseSource source = core::NoiseSource::simulation(noise);
+      const core::AdaSspOutput ada =
+          pr.adassp->release_statistics(sim.gram.topLeftCorner(p, p), sim.gram.col(p).head(p), source);
+      const double nan = std::nan("");
+      out.set("predictive_mse", predictive_mse(sim.gram, n, beta, ada.coefficients));
+      for (const char* m : {"prob_true_model", "highest_posterior_model_is_true", "mean_pip_active",
+                            "mean_pip_inactive", "ridge_fallback"}) {
+        out.set(m, nan);
+      }
+      out.set("redrawn_rows", static_cast<double>(sim.redrawn_rows));
+      return;
+    }
     std::optional<core::RegularizedGram> released;
     if (pr.mechanism) {
       const Eigen::MatrixXd gstar = core::noisy_gram_matrix(sim.gram, *pr.mechanism, noise);

@@ -177,3 +177,41 @@ TEST_CASE("AdaSSP: MSE trend on the author's synthetic setting", "[adassp][stati
   INFO("eps = 0.1, n = 40: MSE " << small);
   CHECK(small < 2.0 * 0.5);
 }
+
+TEST_CASE("AdaSSP: the release from the statistics of in-bound rows equals the release from the rows", "[adassp]") {
+  // Rows within the bounds (no clipping): release_statistics(X'X, X'y) with the same noise stream
+  // must give release(X, y) bit for bit (the simulation study releases from G this way).
+  AdaSspSettings s = ada(200, 3, 0.7, 1e-6);
+  s.bound_x = 2.0 * std::sqrt(3.0);
+  s.bound_y = 2.0;
+  const AdaSspRelease rel(s);
+  RngStream data(7, 1, 0, StreamPurpose::data);
+  Eigen::MatrixXd x(200, 3);
+  Eigen::VectorXd y(200);
+  for (Eigen::Index i = 0; i < 200; ++i) {
+    for (int j = 0; j < 3; ++j) x(i, j) = 4.0 * uniform_open01(data) - 2.0;
+    y(i) = 4.0 * uniform_open01(data) - 2.0;
+  }
+  Eigen::MatrixXd xtx;
+  Eigen::VectorXd xty;
+  std::size_t clipped = 0, clipped_y = 0;
+  rel.clipped_statistics(x, y, xtx, xty, &clipped, &clipped_y);
+  REQUIRE(clipped == 0);
+  REQUIRE(clipped_y == 0);
+  RngStream r1(3, 2, 0, StreamPurpose::noise), r2(3, 2, 0, StreamPurpose::noise);
+  NoiseSource n1 = NoiseSource::simulation(r1), n2 = NoiseSource::simulation(r2);
+  const AdaSspOutput from_rows = rel.release(x, y, n1);
+  const AdaSspOutput from_statistics = rel.release_statistics(xtx, xty, n2);
+  CHECK(from_rows.lambda_min_noisy == from_statistics.lambda_min_noisy);
+  CHECK(from_rows.ridge == from_statistics.ridge);
+  CHECK(from_rows.gram == from_statistics.gram);
+  CHECK(from_rows.xty == from_statistics.xty);
+  CHECK(from_rows.coefficients == from_statistics.coefficients);
+  CHECK(from_statistics.diagnostics->clipped_rows == 0);
+  // shapes and finiteness are checked
+  CHECK_THROWS_AS(rel.release_statistics(Eigen::MatrixXd::Identity(2, 2), Eigen::VectorXd::Zero(2), n2),
+                  std::invalid_argument);
+  Eigen::MatrixXd bad = xtx;
+  bad(0, 1) = std::nan("");
+  CHECK_THROWS_AS(rel.release_statistics(bad, xty, n2), std::domain_error);
+}

@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "dpmu/core/adassp.hpp"
 #include "dpmu/core/block_random.hpp"
 #include "dpmu/core/bma.hpp"
 #include "dpmu/core/random.hpp"
@@ -425,4 +426,61 @@ grid:
       }
     }
   }
+}
+
+TEST_CASE("ssp_simulation: an adassp cell is AdaSSP's release from the same G with the cell's noise stream",
+          "[ssp_simulation][adassp]") {
+  ex::register_builtin_experiments();
+  const auto& e = rt::find_experiment("ssp_simulation");
+  const auto cell = [](double epsilon, double delta) {
+    return make_cell({{"n", std::int64_t{3000}},
+                      {"p", std::int64_t{6}},
+                      {"true_model_size", std::int64_t{3}},
+                      {"mechanism", std::string("adassp")},
+                      {"epsilon", epsilon},
+                      {"adassp_delta", delta},
+                      {"prior", std::string("zellner_siow")}});
+  };
+  const auto c = cell(0.5, 0.0);
+  REQUIRE_NOTHROW(e.validate(c));
+  REQUIRE(metric_size(c) == 7);
+  const std::vector<double> out = dpmu_test::run_replicate(e, c, 13, 4);
+  // by hand: the cell's G, AdaSSP at (0.5, 1/n) with B_X = sqrt(6) * 2, B_Y = 2, the cell's noise stream
+  core::RngStream data(13, c.data_id(), 4, core::StreamPurpose::data);
+  const std::uint64_t k0 = data(), k1 = data();
+  const auto d = ex::simulation_design(6, 3, 7.0);
+  const auto sim = ex::sample_gram_matrix(d, 3000, k0, k1);
+  core::AdaSspSettings s;
+  s.epsilon = 0.5;
+  s.delta = 1.0 / 3000.0;
+  s.n = 3000;
+  s.d = 6;
+  s.bound_x = std::sqrt(6.0) * 2.0;
+  s.bound_y = 2.0;
+  core::RngStream noise(13, c.cell_id(), 4, core::StreamPurpose::noise);
+  core::NoiseSource source = core::NoiseSource::simulation(noise);
+  const auto ada =
+      core::AdaSspRelease(s).release_statistics(sim.gram.topLeftCorner(6, 6), sim.gram.col(6).head(6), source);
+  Eigen::VectorXd beta = Eigen::VectorXd::Zero(6);
+  beta.head(3).setConstant(d.coefficient);
+  CHECK(out[0] == ex::predictive_mse(sim.gram, 3000.0, beta, ada.coefficients));
+  for (int k = 1; k <= 5; ++k) CHECK(std::isnan(out[static_cast<std::size_t>(k)]));  // no models, no ridge fallback
+  // epsilon -> infinity: AdaSSP's estimate tends to least squares on the full model, whose PMSE is
+  // that of the full-model OLS fit of the same G (an independent computation by LDLT). The analytic
+  // Gaussian's sigma falls only as epsilon^(-1/2): at epsilon = 1e9 sigma_XX ~ 1.3e-3 on entries
+  // ~ 4e3 and the ridge is 0 (lambda_min ~ 4e3 > eta ~ 9e-3), so the PMSE (~1.5e-4, a squared
+  // difference) moves by ~1e-5 relative; 1e-3 leaves room, a wrong estimate is off by O(1).
+  const auto big = dpmu_test::run_replicate(e, cell(1e9, 0.0), 13, 4);
+  const Eigen::VectorXd ols = sim.gram.topLeftCorner(6, 6).ldlt().solve(sim.gram.col(6).head(6));
+  CHECK(big[0] == Approx(ex::predictive_mse(sim.gram, 3000.0, beta, ols)).epsilon(1e-3));
+  CHECK(big[0] != out[0]);
+  // a thresholded AdaSSP cell is refused before any work
+  CHECK_THAT(validation_error(make_cell({{"n", std::int64_t{3000}},
+                                         {"p", std::int64_t{2}},
+                                         {"true_model_size", std::int64_t{1}},
+                                         {"mechanism", std::string("adassp")},
+                                         {"epsilon", 0.5},
+                                         {"thresholded", std::int64_t{1}},
+                                         {"prior", std::string("bic")}})),
+             Catch::Contains("thresholded: AdaSSP releases no G"));
 }

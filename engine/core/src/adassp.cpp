@@ -89,7 +89,25 @@ AdaSspOutput AdaSspRelease::release(const Eigen::Ref<const Eigen::MatrixXd>& x,
   Eigen::VectorXd xty;
   std::size_t clipped_rows = 0, clipped_responses = 0;
   clipped_statistics(x, y, xtx, xty, &clipped_rows, &clipped_responses);
+  AdaSspOutput out = release_statistics(xtx, xty, noise);
+  if (out.diagnostics) {
+    out.diagnostics->clipped_rows = clipped_rows;
+    out.diagnostics->clipped_responses = clipped_responses;
+  }
+  return out;
+}
+
+AdaSspOutput AdaSspRelease::release_statistics(const Eigen::Ref<const Eigen::MatrixXd>& xtx,
+                                               const Eigen::Ref<const Eigen::VectorXd>& xty, NoiseSource& noise) const {
+  constexpr const char* fn = "AdaSspRelease::release_statistics";
   const int d = settings_.d;
+  if (xtx.rows() != d || xtx.cols() != d || xty.size() != d) {
+    throw_invalid(fn, "xtx must be d x d and xty of length d = " + std::to_string(d) + ", got " +
+                          std::to_string(xtx.rows()) + "x" + std::to_string(xtx.cols()) + " and " +
+                          std::to_string(xty.size()));
+  }
+  check_all_finite(fn, "xtx", xtx);
+  check_all_finite(fn, "xty", xty);
   const double lambda_min =
       Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(xtx, Eigen::EigenvaluesOnly).eigenvalues()(0);
   AdaSspOutput out;
@@ -114,8 +132,6 @@ AdaSspOutput AdaSspRelease::release(const Eigen::Ref<const Eigen::MatrixXd>& x,
     diag.ols = (ldlt.info() == Eigen::Success && lambda_min > 0.0)
                    ? Eigen::VectorXd(ldlt.solve(xty))
                    : Eigen::VectorXd::Constant(d, std::numeric_limits<double>::quiet_NaN());
-    diag.clipped_rows = clipped_rows;
-    diag.clipped_responses = clipped_responses;
     out.diagnostics = std::move(diag);
   }
   return out;

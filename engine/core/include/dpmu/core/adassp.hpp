@@ -78,9 +78,17 @@ class AdaSspRelease {
   void clipped_statistics(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
                           Eigen::MatrixXd& xtx, Eigen::VectorXd& xty, std::size_t* clipped_rows = nullptr,
                           std::size_t* clipped_responses = nullptr) const;
-  /// The release (floating-point Gaussian noise from `noise`). Errors as clipped_statistics.
+  /// The release (floating-point Gaussian noise from `noise`): clipped_statistics, then
+  /// release_statistics. Errors as clipped_statistics.
   AdaSspOutput release(const Eigen::Ref<const Eigen::MatrixXd>& x, const Eigen::Ref<const Eigen::VectorXd>& y,
                        NoiseSource& noise) const;
+  /// The release from X'X (d × d) and X'y (d) of data whose rows are already within the bounds
+  /// (‖x_i‖₂ ≤ B_X, |y_i| ≤ B_Y): the caller's guarantee — e.g. a simulation whose design respects
+  /// the public bounds (experiments/simulation_ssp.cpp) — under which it equals release() on the
+  /// rows (the sensitivities above hold). The diagnostics, in simulation mode, count no clipping.
+  /// @throws std::invalid_argument for shapes; std::domain_error for a non-finite entry.
+  AdaSspOutput release_statistics(const Eigen::Ref<const Eigen::MatrixXd>& xtx,
+                                  const Eigen::Ref<const Eigen::VectorXd>& xty, NoiseSource& noise) const;
 
  private:
   AdaSspSettings settings_;
