@@ -28,6 +28,7 @@ METHODS = [  # (mechanism, thresholded, label, colour)
     ("wishart", 0, "Wish Non-thresh", "tab:red"),
     ("laplace", 1, "Lap Thresh", "tab:green"),
     ("wishart", 1, "Wish Thresh", "tab:orange"),
+    ("adassp", 0, "AdaSSP (baseline; PMSE only)", "tab:purple"),  # configs/head_to_head_pmse.yaml
 ]
 LINESTYLES = ["-", "--", ":", "-."]
 FIGURE_NUMBERS = {"zellner_siow": (3, 4), "bic": (8, 9)}
@@ -63,7 +64,8 @@ def _study_caption(res):
     z = res.cells["signal_z"][0] if "signal_z" in res.cells else 7
     return (f"x ~ U({lower:g}, {upper:g}), beta_j = 1/({z:g} sqrt|T|) on the |T| active predictors, SNR 1/2; "
             f"Laplace (epsilon-DP) / Wishart ((epsilon, 1/n)-DP) noise on the Gram matrix; "
-            f"data: {gen.replace('_', ' ')} generator")
+            + ("AdaSSP ((epsilon, 1/n)-DP, ridge point estimate); " if "adassp" in res.values("mechanism") else "")
+            + f"data: {gen.replace('_', ' ')} generator")
 
 
 def plot_metric(res, metric, prior, ylabel, log_y, title, out_base, shared_y=True):
@@ -76,7 +78,8 @@ def plot_metric(res, metric, prior, ylabel, log_y, title, out_base, shared_y=Tru
     mcse = res.summary[metric]["mcse"]
     epsilons = _epsilons(res)
     ncol = max(len(set(res.cells["true_model_size"][res.select(p=p)].tolist())) for p in ps)
-    fig, axes = plt.subplots(len(ps), ncol, figsize=(3.3 * ncol, 2.7 * len(ps) + 0.6), sharex=True,
+    width = max(3.3 * ncol, 7.0)  # a one-column file (a head to head) still has room for its legend
+    fig, axes = plt.subplots(len(ps), ncol, figsize=(width, 2.7 * len(ps) + 0.6), sharex=True,
                              sharey="all" if shared_y else False, squeeze=False)
     handles = {}
     for r, p in enumerate(ps):
@@ -116,10 +119,11 @@ def plot_metric(res, metric, prior, ylabel, log_y, title, out_base, shared_y=Tru
         for c in range(len(ts), ncol):
             axes[r][c].set_visible(False)
     handles["bars: ±2 MC SE of the mean"] = plt.Line2D([], [], color="grey", lw=0.6, marker="|", ms=6)
-    fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=5, fontsize=7, frameon=False)
+    fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=5 if ncol > 1 else 3,
+               fontsize=7, frameon=False)
     reps = int(np.nanmax(res.summary[metric]["n_ok"])) if "n_ok" in res.summary[metric] else None
     scale = "one y-scale for all panels" if shared_y else "a y-scale per panel"
-    caption = textwrap.fill(_study_caption(res), width=int(40 * ncol))
+    caption = textwrap.fill(_study_caption(res), width=int(12 * width))
     fig.suptitle(title + (f" ({reps} data sets per cell; {scale})" if reps else f" ({scale})") + "\n" + caption,
                  fontsize=9)
     fig.tight_layout(rect=(0, 0.07, 1, 0.93))
@@ -134,8 +138,11 @@ def plot_file(path, out_dir, name=None, shared_y=True):
     name = name or os.path.splitext(os.path.basename(path))[0]
     os.makedirs(out_dir, exist_ok=True)
     written = []
+    # a file with the AdaSSP baseline is our head to head (configs/head_to_head_pmse.yaml), not a
+    # figure of the paper: no figure numbers
+    paper = "adassp" not in res.values("mechanism")
     for prior in _priors(res):
-        f_pmse, f_true = FIGURE_NUMBERS.get(prior, (None, None))
+        f_pmse, f_true = FIGURE_NUMBERS.get(prior, (None, None)) if paper else (None, None)
         tag_pmse = f"fig{f_pmse}" if f_pmse else f"pmse_{prior}"
         tag_true = f"fig{f_true}" if f_true else f"prob_true_model_{prior}"
         what = PRIOR_NAMES.get(prior, f"prior {prior}")

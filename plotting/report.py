@@ -111,6 +111,11 @@ FIGURES = [
          caption="Not a figure of the papers: PB's subsample-and-aggregate test (§4) against the Test of Tests "
                  "(Kazan et al. 2023) and the DP F-test (Alabi & Vadhan 2022) on the same simulated data sets at "
                  "matched privacy (docs/methods.md §11): type-I error and power against n."),
+    dict(key="PMSE", title="Ours: prediction head to head, SSP model averaging vs AdaSSP", stems=["head_to_head_pmse"],
+         images=["head_to_head_pmse_pmse_zellner_siow"],
+         caption="Not a figure of the papers: the paper's SSP model averaging (Laplace, Wishart; Zellner-Siow) "
+                 "against the AdaSSP baseline (Wang 2018) on the same data sets of PB §5.2.1's design at the same ε "
+                 "(docs/head-to-head.md \"PMSE\"): predictive MSE against n."),
     dict(key="H2H", title="Ours: selecting the true model, LCSSF vs SSP", stems=["selection_head_to_head"],
          images=["selection_head_to_head"],
          caption="Not a figure of the papers: LCSSF Algorithm 1 (oracle φ) against PB's SSP model averaging on "
