@@ -157,8 +157,9 @@ fi
   echo "PKG_CPPFLAGS = -Iengine/core/include -Iengine/api/include -Iengine/runtime/include -Iexperiments/include \\"
   echo "  -Ibindings/common \\"
   echo "  -Ivendor @DPMU_BOOST_CPPFLAGS@ -DEIGEN_DONT_PARALLELIZE"
-  echo "# The same floating point as the CMake build (no FMA contraction), so results equal the CLI's;"
-  echo "# configure puts -ffp-contract=off here when the compiler takes it."
+  echo "# The same floating point as the CMake build (no FMA contraction), so results equal the CLI's,"
+  echo "# and no variable tracking for -g's debug information (the cost of one large unit): configure puts"
+  echo "# -ffp-contract=off -fno-var-tracking-assignments -fno-var-tracking here when the compiler takes them."
   echo "PKG_CXXFLAGS = @DPMU_FP_FLAGS@"
   echo "OBJECTS = \\"
   echo "$objects" | sed '$!s/$/ \\/; s/^/  /'
