@@ -48,6 +48,15 @@ std::string validation_error(const rt::Cell& c) {
   return "";
 }
 
+// The data set of `cell`'s data key in replicate `replicate` of master seed `seed`, by hand: the
+// two keys from the cell's data stream, then the exact sampler of G (what generate() does).
+ex::SimulatedGram cell_gram(const rt::Cell& cell, std::uint64_t seed, std::uint64_t replicate,
+                            const ex::SimulationDesign& design, std::uint64_t n) {
+  core::RngStream data(seed, cell.data_id(), replicate, core::StreamPurpose::data);
+  const std::uint64_t k0 = data(), k1 = data();
+  return ex::sample_gram_matrix(design, n, k0, k1);
+}
+
 }  // namespace
 
 TEST_CASE("simulation_design: b and sigma give SNR 1/2 (docs/methods.md A6)", "[ssp_simulation]") {
@@ -175,10 +184,8 @@ TEST_CASE("ssp_simulation: the non-private cell equals a direct BMA on the same 
   REQUIRE(metric_size(cell) == 7);
   const std::vector<double> out = dpmu_test::run_replicate(e, cell, 7, 3);
   // direct: the data stream of the cell's data key, the same G
-  core::RngStream data2(7, cell.data_id(), 3, core::StreamPurpose::data);
-  const std::uint64_t k0 = data2(), k1 = data2();
   const auto d = ex::simulation_design(6, 3, 7.0);
-  const auto sim = ex::sample_gram_matrix(d, 4000, k0, k1);
+  const auto sim = cell_gram(cell, 7, 3, d, 4000);
   const auto zs = core::parse_coefficient_prior("zellner-siow", 4000.0);
   const auto res = core::bayesian_model_averaging(sim.gram, 4000.0, zs, core::parse_model_prior("beta-binomial:1,1"));
   Eigen::VectorXd beta = Eigen::VectorXd::Zero(6);
@@ -215,10 +222,8 @@ TEST_CASE("ssp_simulation: a private cell equals the mechanism applied to the sa
       }
       CHECK(ridge > 0.0);
       CHECK((thresholded != 0 ? threshold > 0.0 : std::isnan(threshold)));
-      core::RngStream data(11, cell.data_id(), 2, core::StreamPurpose::data);
-      const std::uint64_t k0 = data(), k1 = data();
       const auto d = ex::simulation_design(2, 1, 7.0);
-      const auto sim = ex::sample_gram_matrix(d, 3000, k0, k1);
+      const auto sim = cell_gram(cell, 11, 2, d, 3000);
       const core::SspMechanism m{.kind = core::parse_ssp_mechanism(mechanism),
                                  .p = 2,
                                  .lower = -2.0,
@@ -446,10 +451,8 @@ TEST_CASE("ssp_simulation: an adassp cell is AdaSSP's release from the same G wi
   REQUIRE(metric_size(c) == 7);
   const std::vector<double> out = dpmu_test::run_replicate(e, c, 13, 4);
   // by hand: the cell's G, AdaSSP at (0.5, 1/n) with B_X = sqrt(6) * 2, B_Y = 2, the cell's noise stream
-  core::RngStream data(13, c.data_id(), 4, core::StreamPurpose::data);
-  const std::uint64_t k0 = data(), k1 = data();
   const auto d = ex::simulation_design(6, 3, 7.0);
-  const auto sim = ex::sample_gram_matrix(d, 3000, k0, k1);
+  const auto sim = cell_gram(c, 13, 4, d, 3000);
   core::AdaSspSettings s;
   s.epsilon = 0.5;
   s.delta = 1.0 / 3000.0;
