@@ -7,7 +7,11 @@
 ///    once per cell; pure ε-DP (δ is ignored: the method spends δ = 0);
 ///  * `dp-f` — Alabi & Vadhan (2022): ρ-zCDP moments with ρ from (ε, δ) (δ > 0 required), the
 ///    parametric-bootstrap null with K null data sets per replicate.
-/// Data (data factors n, p_common, q, effect): predictors iid N(0, 1), y = 1 + 0.5 Σ common
+/// Data (data factors design, n, p_common, q, effect): design `gaussian` — predictors iid N(0, 1);
+/// design `hsb` — the HSB2 design (paper §4.4): n rows drawn with replacement from the 200 students'
+/// scores, common columns the first p_common of (science, socst), tested the first q of (read,
+/// write, math), each standardised by its mean and SD over the 200 students (so `effect` is per SD
+/// as in the gaussian design; the scores correlate 0.5–0.7). Either way y = 1 + 0.5 Σ common
 /// + effect Σ tested + N(0, 1) (effect 0: H0). Clipping bounds of dp-f: [−bound, bound] on every
 /// column. Metrics: reject (at `alpha`), p_value (NaN for subsample-aggregate, which has a critical
 /// value instead) and the released statistic.
@@ -23,6 +27,7 @@
 #include "dpmu/core/subsample_and_aggregate.hpp"
 #include "dpmu/core/test_of_tests.hpp"
 #include "dpmu/core/tulap.hpp"
+#include "dpmu/experiments/data_files.hpp"
 #include "dpmu/runtime/experiment.hpp"
 
 namespace dpmu::experiments {
@@ -35,6 +40,26 @@ using runtime::ParameterType;
 
 /// The data of one replicate: rows (common, tested, response).
 using Rows = Eigen::MatrixXd;
+
+/// The HSB2 columns of design `hsb`: common predictors, then tested ones, in the order used.
+const std::vector<std::string> kHsbCommon = {"science", "socst"};
+const std::vector<std::string> kHsbTested = {"read", "write", "math"};
+
+/// The design `hsb`'s population: the 200 students' p_common + q columns (kHsbCommon, kHsbTested),
+/// each standardised by its mean and SD (n − 1) over the 200 rows. @throws as read_csv_cached.
+Eigen::MatrixXd hsb_population(const Cell& cell) {
+  const auto pc = static_cast<std::size_t>(cell.get_int("p_common")), q = static_cast<std::size_t>(cell.get_int("q"));
+  std::vector<std::string> columns(kHsbCommon.begin(), kHsbCommon.begin() + static_cast<std::ptrdiff_t>(pc));
+  columns.insert(columns.end(), kHsbTested.begin(), kHsbTested.begin() + static_cast<std::ptrdiff_t>(q));
+  const auto table = read_csv_cached(resolve_data_file(cell, cell.get_string("data_file")), columns);
+  Eigen::MatrixXd x = table->matrix(columns);
+  for (Eigen::Index j = 0; j < x.cols(); ++j) {
+    const double mean = x.col(j).mean();
+    x.col(j).array() -= mean;
+    x.col(j) /= std::sqrt(x.col(j).squaredNorm() / static_cast<double>(x.rows() - 1));
+  }
+  return x;
+}
 
 /// What a cell computes once: the method's release and its calibration.
 struct Prepared {
@@ -74,6 +99,21 @@ class NestedTestHeadToHead final : public runtime::TypedExperiment<Prepared, Row
          .data_factor = true,
          .default_value = 0.0,
          .description = "coefficient of every tested predictor (0: H0)"},
+        {.name = "design",
+         .type = ParameterType::string,
+         .data_factor = true,
+         .default_value = std::string("gaussian"),
+         .allowed = {"gaussian", "hsb"},
+         .description = "predictors: gaussian (iid N(0, 1)) or hsb (HSB2's standardised scores resampled; "
+                        "common: science, socst; tested: read, write, math)",
+         .keyed_at_default = false},  // added after results existed: the older cells keep their keys
+        {.name = "data_file",
+         .type = ParameterType::string,
+         .data_factor = true,
+         .default_value = std::string("experiments/data/hsb2.csv"),
+         .description = "design hsb: the HSB2 CSV (relative: the config's folder, then the source tree)",
+         .path = true,
+         .keyed_at_default = false},
         {.name = "method",
          .type = ParameterType::string,
          .allowed = {"subsample-aggregate", "test-of-tests", "dp-f"},
@@ -140,6 +180,17 @@ class NestedTestHeadToHead final : public runtime::TypedExperiment<Prepared, Row
     const auto n = cell.get_int("n");
     const auto p0 = cell.get_int("p_common") + 1, q = cell.get_int("q");
     if (n <= p0 + q + 1) throw std::invalid_argument("n: must exceed p_common + q + 2");
+    if (cell.get_string("design") == "hsb") {
+      if (p0 - 1 > static_cast<std::int64_t>(kHsbCommon.size())) {
+        throw std::invalid_argument("p_common: design hsb has 2 common predictors (science, socst); got " +
+                                    std::to_string(p0 - 1));
+      }
+      if (q > static_cast<std::int64_t>(kHsbTested.size())) {
+        throw std::invalid_argument("q: design hsb has 3 tested predictors (read, write, math); got " +
+                                    std::to_string(q));
+      }
+      (void)hsb_population(cell);  // the file and its columns, checked before any work
+    }
     const std::string method = cell.get_string("method");
     if (method == "dp-f" && !(cell.get_double("delta") > 0.0)) {
       throw std::invalid_argument("delta: method dp-f needs delta > 0 (zCDP reported as (epsilon, delta))");
@@ -218,16 +269,28 @@ class NestedTestHeadToHead final : public runtime::TypedExperiment<Prepared, Row
     return {{"rho", {s.dpf->settings().rho}}};
   }
 
+  std::vector<runtime::DataFile> data_files(const Cell& cell) const override {
+    if (cell.get_string("design") != "hsb") return {};
+    return {data_file(cell, "data_file", cell.get_string("data_file"))};
+  }
+
   Rows generate(const Cell& cell, core::RngStream& data) const override {
     const auto n = static_cast<Eigen::Index>(cell.get_int("n"));
     const auto pc = static_cast<Eigen::Index>(cell.get_int("p_common")),
                q = static_cast<Eigen::Index>(cell.get_int("q"));
     const double effect = cell.get_double("effect");
+    const bool hsb = cell.get_string("design") == "hsb";
+    const Eigen::MatrixXd population = hsb ? hsb_population(cell) : Eigen::MatrixXd();
     Rows rows(n, pc + q + 1);
     for (Eigen::Index i = 0; i < n; ++i) {
+      if (hsb) {
+        const auto r =
+            static_cast<Eigen::Index>(core::uniform_index(data, static_cast<std::uint64_t>(population.rows())));
+        rows.row(i).head(pc + q) = population.row(r);
+      }
       double y = 1.0;
       for (Eigen::Index j = 0; j < pc + q; ++j) {
-        rows(i, j) = core::standard_normal_ziggurat(data);
+        if (!hsb) rows(i, j) = core::standard_normal_ziggurat(data);
         y += (j < pc ? 0.5 : effect) * rows(i, j);
       }
       rows(i, pc + q) = y + core::standard_normal_ziggurat(data);

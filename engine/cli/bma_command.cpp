@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -22,6 +23,7 @@
 #include "audit_command.hpp"
 #include "commands.hpp"
 #include "data_options.hpp"
+#include "dpmu/api/adassp.hpp"
 #include "dpmu/api/bma.hpp"
 #include "dpmu/api/bma_pipeline.hpp"
 #include "dpmu/api/ledger.hpp"
@@ -82,6 +84,10 @@ struct BmaCliOptions {
   std::string plot;
   std::string uncertainty;  ///< empty: noise-aware for a release (the default)
   std::int64_t noise_aware_draws = 1000;
+  std::string method = "ssp";  ///< ssp (PB §5 model averaging) | adassp (the AdaSSP baseline, §11.3)
+  /// The options given on the command line (their long names), for refusing the ones --method adassp
+  /// does not take.
+  std::vector<std::string> given;
 };
 
 /// The progress line of a long model search on stderr (docs/bma.md "Cost of the model search"):
@@ -562,8 +568,78 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   return plan;
 }
 
+/// Options that `--method adassp` takes; any other given option is refused, naming it.
+const std::vector<std::string> kAdaSspOptions = {"--data",   "--sep",     "--response", "--predictors",
+                                                 "--bounds", "--epsilon", "--delta",    "--seed",
+                                                 "--ledger", "--budget",  "--method"};
+
+/// The AdaSSP request of `dpmu bma --method adassp` (and its audit), checked before any data are read.
+api::AdaSspRequest adassp_request(BmaCliOptions& o) {
+  for (const auto& name : o.given) {
+    if (std::find(kAdaSspOptions.begin(), kAdaSspOptions.end(), name) == kAdaSspOptions.end()) {
+      throw std::invalid_argument(name +
+                                  " does not apply to --method adassp (a ridge point estimate of the full model: no "
+                                  "priors, models, intervals or SSP options); drop it, or use --method ssp");
+    }
+  }
+  if (o.non_private) throw std::invalid_argument("--method adassp is a private release: drop --non-private");
+  o.predictors = non_empty(o.predictors);
+  if (o.predictors.empty()) throw std::invalid_argument("--predictors needs at least one column");
+  std::vector<std::string> columns = o.predictors;
+  columns.push_back(o.response);
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (columns[i] == columns[j]) throw std::invalid_argument("column '" + columns[i] + "' is named twice");
+    }
+  }
+  const std::size_t d = o.predictors.size() + 1;
+  if (o.bounds.size() != 2 && o.bounds.size() != 2 * d) {
+    throw std::invalid_argument("--bounds: give l,u (public bounds on the raw values of every column) or " +
+                                std::to_string(2 * d) + " numbers (predictors in order, response last); " +
+                                std::to_string(o.bounds.size()) + " given");
+  }
+  api::AdaSspRequest q;
+  for (std::size_t j = 0; j < o.bounds.size(); j += 2) q.bounds.push_back({o.bounds[j], o.bounds[j + 1]});
+  q.epsilon = o.epsilon;
+  q.delta = o.delta;
+  q.seed = o.seed;
+  q.ledger = o.ledger;
+  q.ledger.data_label = o.data;
+  (void)api::adassp_settings(q, 1, o.predictors.size());  // every option checked before the data are read
+  api::check_ledger_options(o.ledger, !o.seed);
+  return q;
+}
+
+/// `dpmu bma --method adassp`: the AdaSSP release (api::adassp), printed as JSON.
+void run_adassp(BmaCliOptions o) {
+  const api::AdaSspRequest q = adassp_request(o);
+  std::vector<std::string> columns = o.predictors;
+  columns.push_back(o.response);
+  const DataFile file = read_data_file("dpmu bma", o.data, columns, o.sep);
+  const Eigen::MatrixXd rows = file.table.matrix(columns);
+  const auto out = api::adassp(rows, o.predictors, o.response, q, file.bytes, o.data);
+  std::cout << api::json_text(out, 2) << "\n";
+}
+
+/// The long names of the options of `cmd` given on its command line.
+std::vector<std::string> given_options(const CLI::App* cmd) {
+  std::vector<std::string> out;
+  for (const CLI::Option* opt : cmd->get_options()) {
+    if (opt->count() > 0 && !opt->get_lnames().empty()) out.push_back("--" + opt->get_lnames().front());
+  }
+  return out;
+}
+
 void run_bma(BmaCliOptions o) {
   default_ledger_from_environment(o.ledger, !o.seed && !o.non_private);
+  if (o.method == "adassp") {
+    run_adassp(o);
+    return;
+  }
+  if (o.method != "ssp") {
+    throw std::invalid_argument("--method must be ssp (the default: SSP model averaging) or adassp, not '" + o.method +
+                                "'");
+  }
   const BmaPlan plan = plan_bma(o);
   const std::size_t p = plan.p;
   const std::vector<std::string>& all = plan.columns;
@@ -891,13 +967,55 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
   cmd->add_option("--plot", o.plot,
                   "Write an image of the model space (top models x predictors, coloured by log posterior odds) to "
                   "this new PNG file (python3 with matplotlib; plotting/bma_image.py)");
+  cmd->add_option("--method", o.method,
+                  "ssp: SSP model averaging (Pena & Barrientos 2024, Sec. 5) | adassp: the AdaSSP baseline (Wang "
+                  "2018), a private ridge point estimate of the full model, no model uncertainty; takes only "
+                  "--data, --sep, --response, --predictors, --bounds, --epsilon, --delta (required), --seed, "
+                  "--ledger, --budget")
+      ->capture_default_str();
   add_ledger_options(cmd, o.ledger);
 }
 
 /// `dpmu audit bma`: the release path up to G* (everything after it is post-processing).
+AuditTarget adassp_audit_target(BmaCliOptions o) {
+  o.seed.reset();
+  const api::AdaSspRequest q = adassp_request(o);
+  std::vector<std::string> columns = o.predictors;
+  columns.push_back(o.response);
+  const runtime::DataTable table = read_data_file("dpmu audit bma", o.data, columns, o.sep).table;
+  AuditTarget t;
+  t.command = "dpmu bma --method adassp";
+  t.data = table.matrix(columns);
+  t.columns = columns;
+  auto release = std::make_shared<const core::AdaSspRelease>(
+      api::adassp_settings(q, static_cast<std::size_t>(t.data.rows()), o.predictors.size()));
+  t.guarantee = release->privacy();
+  for (std::size_t j = 0; j < columns.size(); ++j) t.bounds.push_back(api::adassp_column_bounds(q, j));
+  t.bounds_source = "--bounds (public)";
+  // The released triple (lambda_min_noisy, unique entries of the released Gram matrix, X'y);
+  // everything else is post-processing of it.
+  t.release = [release, q](const Eigen::MatrixXd& rows, core::NoiseSource& noise) {
+    Eigen::MatrixXd design;
+    Eigen::VectorXd w;
+    api::adassp_design(rows, q, design, w);
+    const core::AdaSspOutput out = release->release(design, w, noise);
+    const Eigen::Index d = out.gram.rows();
+    Eigen::VectorXd v(1 + d * (d + 1) / 2 + d);
+    Eigen::Index u = 0;
+    v(u++) = out.lambda_min_noisy;
+    for (Eigen::Index j = 0; j < d; ++j) {
+      for (Eigen::Index i = j; i < d; ++i) v(u++) = out.gram(i, j);
+    }
+    v.tail(d) = out.xty;
+    return v;
+  };
+  return t;
+}
+
 AuditTarget bma_audit_target(BmaCliOptions o) {
   if (o.non_private) throw std::invalid_argument("dpmu audit bma audits a private release: drop --non-private");
   if (!o.ledger.path.empty()) throw std::invalid_argument("dpmu audit is not a release: drop --ledger");
+  if (o.method == "adassp") return adassp_audit_target(o);
   o.seed.reset();
   o.synthetic_out.clear();
   const BmaPlan plan = plan_bma(o);
@@ -939,14 +1057,24 @@ void add_bma_command(CLI::App& app, CLI::App& audit) {
       "Differentially private Bayesian model averaging and selection by perturbing the Gram matrix of the "
       "centred data (Pena & Barrientos 2024, Sec. 5). Prints JSON.");
   register_bma_options(cmd, *o);
-  cmd->callback([o] { run_bma(*o); });
+  cmd->callback([o, cmd] {
+    o->given = given_options(cmd);
+    run_bma(*o);
+  });
   auto ao = std::make_shared<BmaCliOptions>();
   auto audit_options = std::make_shared<AuditCliOptions>();
   CLI::App* acmd = audit.add_subcommand(
       "bma", "Audit the release of dpmu bma (the noisy Gram matrix) on neighbouring data sets built from --bounds");
   register_bma_options(acmd, *ao);
   add_audit_options(acmd, *audit_options);
-  acmd->callback([ao, audit_options] { run_audit(bma_audit_target(*ao), *audit_options); });
+  acmd->callback([ao, audit_options, acmd] {
+    ao->given = given_options(acmd);
+    for (const char* audit_option :
+         {"--audit-samples", "--audit-seed", "--audit-events", "--audit-confidence", "--audit-pilot"}) {
+      std::erase(ao->given, std::string(audit_option));
+    }
+    run_audit(bma_audit_target(*ao), *audit_options);
+  });
 }
 
 }  // namespace dpmu::cli

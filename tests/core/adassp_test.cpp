@@ -67,6 +67,28 @@ TEST_CASE("AdaSSP accounting: three analytic Gaussians at (eps/3, delta/3) with 
   CHECK(rb.sigma_xty() == Approx(10.0 * 24.9424574019).epsilon(1e-9));
 }
 
+TEST_CASE("AdaSSP's ledger record: one Gaussian of mu = sqrt(3) mu(eps/3, delta/3), within its (eps, delta)",
+          "[adassp][ledger]") {
+  // mu of one part: 1/12.4712287009 (the scipy root above, per unit sensitivity); composed exactly
+  // (GDP): sqrt(3) times it = 0.1388837338
+  const AdaSspRelease rel(ada(100, 3, 1.0, 1e-6));
+  const double mu = std::sqrt(3.0) / 12.4712287009;
+  CHECK(rel.gdp_mu() == Approx(mu).epsilon(1e-9));
+  const PrivacyGuarantee g = rel.privacy();
+  CHECK(g.noise_kind == "gaussian");
+  CHECK(g.sensitivity / g.noise_scale == Approx(mu).epsilon(1e-9));
+  // The exact privacy profile of the composition lies below basic composition's (eps, delta) ...
+  CHECK(gaussian_dp_delta(mu, 1.0) <= 1e-6);
+  // ... and is far tighter: delta(eps = 1) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
+  // (Dong, Roth & Su 2022, Cor. 2.13) = 9.196729529e-15 at mu = 0.1388837338 (scipy.stats.norm).
+  CHECK(gaussian_dp_delta(mu, 1.0) == Approx(9.196729529e-15).epsilon(1e-6));
+  // Changing the bounds leaves mu unchanged (each sigma scales with its sensitivity).
+  AdaSspSettings b = ada(100, 3, 1.0, 1e-6);
+  b.bound_x = 2.0;
+  b.bound_y = 5.0;
+  CHECK(AdaSspRelease(b).gdp_mu() == Approx(mu).epsilon(1e-9));
+}
+
 TEST_CASE("AdaSSP: replace-one sensitivities hold and are attained (brute force)", "[adassp][release]") {
   const std::size_t n = 4;
   const int d = 2;

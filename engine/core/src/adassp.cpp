@@ -29,6 +29,11 @@ AdaSspSensitivities AdaSspRelease::sensitivities() const {
   return {bx2, std::sqrt(2.0) * bx2, 2.0 * settings_.bound_x * settings_.bound_y};
 }
 
+double AdaSspRelease::gdp_mu() const {
+  const AdaSspSensitivities sens = sensitivities();
+  return std::hypot(sens.lambda_min / sigma_lambda_, sens.gram / sigma_gram_, sens.xty / sigma_xty_);
+}
+
 double AdaSspRelease::eta() const {
   const double d = settings_.d;
   return sigma_gram_ * std::sqrt(d * std::log(2.0 * d * d / settings_.failure));
@@ -46,6 +51,13 @@ PrivacyGuarantee AdaSspRelease::privacy() const {
   g.sensitivity = sensitivities().gram;
   g.sampler =
       "floating-point Gaussian from the kernel CSPRNG; NOT hardened against floating-point attacks (Mironov 2012)";
+  // For the ledger's tight accountant: the three releases are Gaussian mechanisms with μ_i = Δ_i/σ_i
+  // (each the same μ of the analytic Gaussian at (ε/3, δ/3)), and Gaussian mechanisms compose
+  // exactly: the release is μ-GDP with μ = √(μ_λ² + μ_XX² + μ_Xy²) (Dong, Roth & Su 2022, Cor. 3.3).
+  // It is recorded as one Gaussian of that μ: noise_scale = Δ_XX/μ (so sensitivity/noise_scale = μ).
+  // Basic composition's (ε, δ) is a valid bound of the same mechanism, so δ_μ(ε) ≤ δ.
+  g.noise_kind = "gaussian";
+  g.noise_scale = g.sensitivity / gdp_mu();
   return g;
 }
 

@@ -70,7 +70,11 @@ class AdaSspRelease {
   double sigma_xty() const { return sigma_xty_; }
   /// η = σ_XX √(d log(2d²/ϱ)).
   double eta() const;
-  /// (ε, δ) = 3 × (ε/3, δ/3) by basic composition.
+  /// μ of the release as μ-GDP: the three Gaussian mechanisms composed exactly,
+  /// √((Δ_λ/σ_λ)² + (Δ_XX/σ_XX)² + (Δ_Xy/σ_Xy)²) = √3 μ(ε/3, δ/3) (Dong, Roth & Su 2022, Cor. 3.3).
+  double gdp_mu() const;
+  /// (ε, δ) = 3 × (ε/3, δ/3) by basic composition; recorded for the ledger's tight accountant as one
+  /// Gaussian mechanism of μ = gdp_mu() (noise_kind "gaussian", noise_scale = sensitivity/μ).
   PrivacyGuarantee privacy() const;
 
   /// Clip (x to norm B_X, y to [−B_Y, B_Y]); X'X and X'y of the clipped data. For tests and audits.
