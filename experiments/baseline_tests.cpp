@@ -11,7 +11,7 @@
 /// design `hsb` — the HSB2 design (paper §4.4): n rows drawn with replacement from the 200 students'
 /// scores, common columns the first p_common of (science, socst), tested the first q of (read,
 /// write, math), each standardised by its mean and SD over the 200 students (so `effect` is per SD
-/// as in the gaussian design; the scores correlate 0.5–0.7). Either way y = 1 + 0.5 Σ common
+/// as in the gaussian design; the scores correlate 0.47–0.66). Either way y = 1 + 0.5 Σ common
 /// + effect Σ tested + N(0, 1) (effect 0: H0). Clipping bounds of dp-f: [−bound, bound] on every
 /// column. Metrics: reject (at `alpha`), p_value (NaN for subsample-aggregate, which has a critical
 /// value instead) and the released statistic.

@@ -8,7 +8,9 @@
 /// cell's noise stream (mechanism none: G itself), hard-thresholds it if thresholded (PB §5.3,
 /// post-processing), adds the ridge and runs model averaging. Mechanism adassp is the baseline
 /// AdaSSP (Wang 2018; docs/methods.md "AdaSSP") on the same G: its ridge-regression point estimate,
-/// for the PMSE head to head (configs/head_to_head_pmse.yaml). The engine generates each data set
+/// for the PMSE head to head (configs/head_to_head_pmse.yaml); mechanism adassp-bma releases y'y too
+/// (AdaSSP's budget in four) and analyses [X̂'X + λI, X̂'y; ·, ŷ'y] by model averaging as the paper
+/// analyses G*_r ("AdaSSP plug-in": PMSE and P(true model)). The engine generates each data set
 /// once and analyses it for every method cell (common random numbers).
 
 #include "dpmu/experiments/simulation_ssp.hpp"
@@ -270,9 +272,11 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
                         "and n rows); needs generator sufficient_statistics"},
         {.name = "mechanism",
          .type = ParameterType::string,
-         .allowed = {"none", "laplace", "wishart", "adassp"},
+         .allowed = {"none", "laplace", "wishart", "adassp", "adassp-bma"},
          .description = "release of G: none (the non-private G), laplace or wishart (docs/methods.md §5); adassp: "
-                        "the AdaSSP baseline's point estimate from G (docs/methods.md \"AdaSSP\"; PMSE only)"},
+                        "the AdaSSP baseline's point estimate from G (docs/methods.md \"AdaSSP\"; PMSE only); "
+                        "adassp-bma: AdaSSP's released statistics with y'y (budget in four) analysed by model "
+                        "averaging (AdaSSP plug-in)"},
         {.name = "epsilon",
          .type = ParameterType::real,
          .default_value = std::numeric_limits<double>::infinity(),
@@ -404,9 +408,9 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
       if (!std::isfinite(epsilon)) {
         throw std::invalid_argument("epsilon: mechanism " + mechanism + " needs a privacy budget (set epsilon)");
       }
-      if (mechanism == "adassp" && cell.get_int("thresholded") != 0) {
-        throw std::invalid_argument(
-            "thresholded: AdaSSP releases no G to threshold (mechanism adassp); use thresholded: 0");
+      if ((mechanism == "adassp" || mechanism == "adassp-bma") && cell.get_int("thresholded") != 0) {
+        throw std::invalid_argument("thresholded: the paper's thresholding is not part of AdaSSP (mechanism " +
+                                    mechanism + "); use thresholded: 0");
       }
       if (mechanism == "wishart" && epsilon >= 1.0) {
         std::ostringstream v;
@@ -433,7 +437,8 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
         {.name = "mean_pip_inactive",
          .description = "mean PIP of the p - |T| inactive predictors (NaN if |T| = p, and for adassp)"},
         {.name = "ridge_fallback",
-         .description = "1 if r had to be raised to make the matrix PD (NaN for mechanisms none and adassp)"},
+         .description = "1 if r had to be raised to make the matrix PD (NaN for mechanisms none and adassp; for "
+                        "adassp-bma: beyond AdaSSP's own ridge)"},
         {.name = "redrawn_rows", .description = "rows redrawn because |y| >= upper bound (expected 0)"},
     };
   }
@@ -453,7 +458,7 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     }
     const std::string& name = cell.get_string("mechanism");
     if (name == "none") return pr;
-    if (name == "adassp") {
+    if (name == "adassp" || name == "adassp-bma") {
       // The same reading of the public bounds as the paper's mechanisms in this study: every entry of
       // a centred row in [l, u], so ||x_i|| <= sqrt(p) max(|l|, |u|) and |y_i| <= max(|l|, |u|), and
       // AdaSSP's clipping never binds: its release from G equals its release from the rows
@@ -466,6 +471,7 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
       a.d = p;
       a.bound_x = std::sqrt(static_cast<double>(p)) * r;
       a.bound_y = r;
+      a.release_yty = name == "adassp-bma";  // y'y too (budget in four): AdaSSP plug-in model averaging
       pr.adassp.emplace(a);
       return pr;
     }
@@ -594,20 +600,32 @@ class SspSimulation final : public runtime::TypedExperiment<Prepared, SimulatedG
     Eigen::VectorXd beta = Eigen::VectorXd::Zero(p);
     beta.head(t).setConstant(pr.design.coefficient);
     const core::ModelMask truth = (core::ModelMask{1} << t) - 1;
+    std::optional<core::RegularizedGram> released;
     if (pr.adassp) {
       core::NoiseSource source = core::NoiseSource::simulation(noise);
       const core::AdaSspOutput ada =
-          pr.adassp->release_statistics(sim.gram.topLeftCorner(p, p), sim.gram.col(p).head(p), source);
-      const double nan = std::nan("");
-      out.set("predictive_mse", predictive_mse(sim.gram, n, beta, ada.coefficients));
-      for (const char* m : {"prob_true_model", "highest_posterior_model_is_true", "mean_pip_active",
-                            "mean_pip_inactive", "ridge_fallback"}) {
-        out.set(m, nan);
+          pr.adassp->release_statistics(sim.gram.topLeftCorner(p, p), sim.gram.col(p).head(p), source, sim.gram(p, p));
+      if (pr.adassp->settings().release_yty) {
+        // AdaSSP plug-in model averaging: AdaSSP's released statistics with its adaptive ridge on the
+        // predictors, [X̂'X + λI, X̂'y; ·, ŷ'y], analysed as the paper analyses G*_r (raised to positive
+        // definiteness by the §5.4 fallback if needed; post-processing).
+        Eigen::MatrixXd gstar(p + 1, p + 1);
+        gstar.topLeftCorner(p, p) = ada.gram + ada.ridge * Eigen::MatrixXd::Identity(p, p);
+        gstar.col(p).head(p) = ada.xty;
+        gstar.row(p).head(p) = ada.xty.transpose();
+        gstar(p, p) = ada.yty;
+        released = core::regularize(gstar, 0.0);
+      } else {
+        const double nan = std::nan("");
+        out.set("predictive_mse", predictive_mse(sim.gram, n, beta, ada.coefficients));
+        for (const char* m : {"prob_true_model", "highest_posterior_model_is_true", "mean_pip_active",
+                              "mean_pip_inactive", "ridge_fallback"}) {
+          out.set(m, nan);
+        }
+        out.set("redrawn_rows", static_cast<double>(sim.redrawn_rows));
+        return;
       }
-      out.set("redrawn_rows", static_cast<double>(sim.redrawn_rows));
-      return;
     }
-    std::optional<core::RegularizedGram> released;
     if (pr.mechanism) {
       const Eigen::MatrixXd gstar = core::noisy_gram_matrix(sim.gram, *pr.mechanism, noise);
       released =

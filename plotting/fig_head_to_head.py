@@ -1,6 +1,6 @@
 """Head to head of the DP nested tests: PB's subsample-and-aggregate test, the Test of Tests and the DP F-test.
 
-configs/head_to_head.yaml (docs/methods.md §4, §11): rows = number of tested predictors q, columns = epsilon;
+configs/head_to_head.yaml and configs/head_to_head_hsb.yaml (the HSB design; docs/methods.md §4, §11): rows = number of tested predictors q, columns = epsilon;
 x = n (log scale), y = rejection rate at alpha, one line per method and effect size (solid: power at the
 largest effect, dashed: the smaller effect, dotted: type-I error at effect 0 with the level alpha as a grey
 line), +-2 Monte Carlo SE bars. The same simulated data sets for every method (cells with the same n, q and
@@ -76,8 +76,12 @@ def plot_file(path, out_dir, name=None):
             handles.setdefault(lab, h)
     handles["bars: ±2 MC SE; grey line: α"] = plt.Line2D([], [], color="grey", marker="|", ls="none", ms=8)
     fig.legend(list(handles.values()), list(handles.keys()), fontsize=6, loc="lower center", ncol=4, frameon=False)
+    design = res.cells["design"][0] if "design" in res.cells else b"gaussian"
+    design = design.decode() if isinstance(design, bytes) else str(design)
+    what = ("HSB2's standardised scores resampled (tested: read, write, math), simulated response"
+            if design == "hsb" else "simulated data sets")
     fig.suptitle("DP tests of a nested linear model at matched privacy: PB's test vs the Test of Tests vs the DP "
-                 f"F-test\n{res.replicates} simulated data sets per (n, q, effect), the same for every method",
+                 f"F-test\n{res.replicates} data sets per (n, q, effect), the same for every method: {what}",
                  fontsize=9)
     fig.tight_layout(rect=(0, 0.12, 1, 1))
     return save_figure(fig, out_dir, name)

@@ -111,6 +111,11 @@ FIGURES = [
          caption="Not a figure of the papers: PB's subsample-and-aggregate test (§4) against the Test of Tests "
                  "(Kazan et al. 2023) and the DP F-test (Alabi & Vadhan 2022) on the same simulated data sets at "
                  "matched privacy (docs/methods.md §11): type-I error and power against n."),
+    dict(key="T2H", title="Ours: DP tests head to head on the HSB design", stems=["head_to_head_hsb"],
+         images=["head_to_head_hsb"],
+         caption="Not a figure of the papers: the same three tests on HSB2's design (paper §4.4: the students' "
+                 "standardised science, read, write and math scores, resampled to n rows) with a simulated response "
+                 "of known effect (docs/head-to-head.md \"HSB design\"): type-I error and power against n."),
     dict(key="PMSE", title="Ours: prediction head to head, SSP model averaging vs AdaSSP", stems=["head_to_head_pmse"],
          images=["head_to_head_pmse_pmse_zellner_siow"],
          caption="Not a figure of the papers: the paper's SSP model averaging (Laplace, Wishart; Zellner-Siow) "

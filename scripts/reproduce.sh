@@ -67,6 +67,8 @@ STUDIES=(
   "lei_simulation              3    LCSSF Figures 1, 2; LCSSF-5-*"
   "selection_head_to_head      47  our LCSSF vs SSP figure (report)"
   "head_to_head                1000 our DP tests head to head (report); OWN-h2h-*"
+  "head_to_head_hsb            760  our DP tests head to head on the HSB design (report); OWN-h2h-hsb-*"
+  "head_to_head_pb_m           30   PB's test at M = 2, 5, 20 on the head-to-head data sets; OWN-h2h-pb-best-m"
   "head_to_head_pmse           50   our PMSE head to head, SSP-BMA vs AdaSSP (report); OWN-h2h-pmse"
   "calibration_augmented       1900 our data-augmentation calibration; OWN-calibration-augmented"
   "fig3_4_zellner_siow         941 PB Figures 3, 4, 8, 9; PB-5.2.1-*, PB-5.2-zs-bic, PB-C-*, PB-5.3-*"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dpmu/core/mechanisms.hpp"
+#include "dpmu/core/random.hpp"
 
 using namespace dpmu::core;
 
@@ -236,4 +237,55 @@ TEST_CASE("AdaSSP: the release from the statistics of in-bound rows equals the r
   Eigen::MatrixXd bad = xtx;
   bad(0, 1) = std::nan("");
   CHECK_THROWS_AS(rel.release_statistics(bad, xty, n2), std::domain_error);
+}
+
+TEST_CASE("AdaSSP with y'y: four parts at (eps/4, delta/4), y'y's sensitivity B_Y^2, the first three draws unchanged",
+          "[adassp][release]") {
+  AdaSspSettings s = ada(50, 2, 1.0, 1e-6);
+  s.bound_y = 3.0;
+  AdaSspSettings s4 = s;
+  s4.release_yty = true;
+  const AdaSspRelease r3(s), r4(s4);
+  CHECK(r4.sensitivities().yty == 9.0);
+  // sigma per unit of sensitivity at (1/4, 1e-6/4), and the composition: mu = 2 mu(eps/4, delta/4)
+  const double unit = analytic_gaussian_sigma(0.25, 0.25e-6, 1.0);
+  CHECK(r4.sigma_yty() == Approx(9.0 * unit).epsilon(1e-12));
+  CHECK(r4.sigma_gram() == Approx(std::sqrt(2.0) * unit).epsilon(1e-12));
+  CHECK(r4.gdp_mu() == Approx(2.0 / unit).epsilon(1e-12));
+  CHECK(r3.sigma_yty() == 0.0);
+  CHECK(analytic_gaussian_delta(r4.sigma_yty(), 0.25, 9.0) == Approx(0.25e-6).epsilon(1e-6));
+  // brute force over responses in [-B_Y, B_Y] and beyond (clamped): |y'y - y~'y~| <= B_Y^2, attained
+  double worst = 0.0;
+  for (double a : {-5.0, -3.0, -1.0, 0.0, 0.5, 3.0, 7.0}) {
+    for (double b : {-5.0, -3.0, -1.0, 0.0, 0.5, 3.0, 7.0}) {
+      const double ca = std::min(std::abs(a), 3.0), cb = std::min(std::abs(b), 3.0);
+      worst = std::max(worst, std::abs(ca * ca - cb * cb));
+    }
+  }
+  CHECK(worst == Approx(r4.sensitivities().yty));
+  // The release: the first three parts use the same standard normals as without y'y (same stream
+  // order), scaled by their own sigma; y'y's noise comes after them.
+  Eigen::MatrixXd x(50, 2);
+  Eigen::VectorXd y(50);
+  for (int i = 0; i < 50; ++i) {
+    x(i, 0) = std::cos(0.3 * i) * 0.7;
+    x(i, 1) = std::sin(0.2 * i) * 0.6;
+    y(i) = 4.0 * std::sin(0.5 * i);  // some beyond B_Y = 3: clamped
+  }
+  RngStream a(1, 2, 3, StreamPurpose::noise), b(1, 2, 3, StreamPurpose::noise);
+  NoiseSource na = NoiseSource::simulation(a), nb = NoiseSource::simulation(b);
+  const AdaSspOutput o3 = r3.release(x, y, na), o4 = r4.release(x, y, nb);
+  Eigen::MatrixXd xtx;
+  Eigen::VectorXd xty;
+  r3.clipped_statistics(x, y, xtx, xty);
+  CHECK(((o4.gram - xtx) / r4.sigma_gram() - (o3.gram - xtx) / r3.sigma_gram()).cwiseAbs().maxCoeff() < 1e-9);
+  CHECK(((o4.xty - xty) / r4.sigma_xty() - (o3.xty - xty) / r3.sigma_xty()).cwiseAbs().maxCoeff() < 1e-9);
+  CHECK(std::isnan(o3.yty));
+  double yty = 0.0;
+  for (int i = 0; i < 50; ++i) yty += std::pow(std::min(std::abs(y(i)), 3.0), 2);
+  CHECK(std::isfinite(o4.yty));
+  CHECK(std::abs(o4.yty - yty) < 6.0 * r4.sigma_yty());  // a N(0, sigma^2) draw: within 6 sigma
+  CHECK(o4.yty != yty);
+  // y'y is required with release_yty
+  CHECK_THROWS_AS(r4.release_statistics(xtx, xty, nb), std::domain_error);
 }

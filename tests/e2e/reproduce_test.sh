@@ -17,7 +17,7 @@ only=fig1_hsb_posterior,fig6_hsb_censoring
 R="$TMP/r"
 
 bash scripts/reproduce.sh --plan > "$TMP/plan" 2>&1
-if grep -q "16 studies" "$TMP/plan" && grep -q "fig3_4_zellner_siow" "$TMP/plan" && grep -q "fig7_hsb_lr_censoring_h11" "$TMP/plan"; then
+if grep -q "18 studies" "$TMP/plan" && grep -q "fig3_4_zellner_siow" "$TMP/plan" && grep -q "fig7_hsb_lr_censoring_h11" "$TMP/plan"; then
   pass; else fail "--plan: $(cat "$TMP/plan")"; fi
 
 if bash scripts/reproduce.sh --out "$R" --replicates 20 --only "$only" > "$TMP/out1" 2>&1; then pass; else

@@ -47,4 +47,30 @@ json_check "$C and d['claimed']['delta'] == 0" \
 json_check "$C and d['claimed']['delta'] == 1e-06" \
   audit test --data "$HSB" --response math --tested read --method dp-f --epsilon 2 --delta 1e-6 --bounds 0,100 --audit-samples 2000
 
+# AdaSSP as `dpmu bma --method adassp` (docs/methods.md §11.3): seeded and secure releases, the
+# Gaussian-DP ledger record (4 releases at (1, 1e-7): basic composition refuses the 3rd against a budget of
+# 2; the tight accountant takes all 4), clear errors before any work, and the audit at worst-case
+# neighbours — at epsilon 1 consistent; at epsilon 50 the audit has power (a lower bound > 1) and stays
+# below the claim.
+ADA=(bma --data "$HSB" --response science --predictors read,write --bounds 20,80 --method adassp)
+json_check "d['private'] is False and d['settings']['method'] == 'adassp' and d['privacy']['delta'] == 1e-06 and list(d['coefficients']) == ['(intercept)', 'read', 'write'] and 'lambda_min' in d['diagnostics'] and 'posterior_inclusion_probabilities' not in d" \
+  "${ADA[@]}" --epsilon 1 --delta 1e-6 --seed 3
+json_check "d['private'] is True and 'diagnostics' not in d and d['ridge'] >= 0 and len(d['released_gram']) == 3" \
+  "${ADA[@]}" --epsilon 1 --delta 1e-6
+for acc in basic tight; do
+  "$DPMU" ledger init "$TMP/ada_$acc.jsonl" --budget 2,1e-5 --accountant $acc >/dev/null 2>"$TMP/err" || fail "ledger init: $(cat "$TMP/err")"
+  ok=0
+  for i in 1 2 3 4; do "$DPMU" "${ADA[@]}" --epsilon 1 --delta 1e-7 --ledger "$TMP/ada_$acc.jsonl" >/dev/null 2>&1 && ok=$((ok + 1)); done
+  want=$([ $acc = basic ] && echo 2 || echo 4)
+  [ $ok -eq $want ] && pass "adassp under the $acc accountant: $ok of 4 releases within (2, 1e-5)" || fail "adassp under the $acc accountant: $ok of 4 releases (want $want)"
+done
+expect_error "--delta in (0, 1)" "${ADA[@]}" --epsilon 1
+expect_error "--prior does not apply to --method adassp" "${ADA[@]}" --epsilon 1 --delta 1e-6 --prior bic
+expect_error "--non-private does not apply to --method adassp" "${ADA[@]}" --non-private
+expect_error "--method must be ssp" bma --data "$HSB" --response science --predictors read --bounds 20,80 --epsilon 1 --method ada
+json_check "$C and d['claimed']['delta'] == 1e-06" \
+  audit "${ADA[@]}" --epsilon 1 --delta 1e-6 --audit-samples 2000
+json_check "$C and d['epsilon_lower_bound'] > 1" \
+  audit "${ADA[@]}" --epsilon 50 --delta 1e-6 --audit-samples 4000
+
 finish "test baselines e2e"

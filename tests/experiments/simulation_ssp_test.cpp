@@ -485,5 +485,63 @@ TEST_CASE("ssp_simulation: an adassp cell is AdaSSP's release from the same G wi
                                          {"epsilon", 0.5},
                                          {"thresholded", std::int64_t{1}},
                                          {"prior", std::string("bic")}})),
-             Catch::Contains("thresholded: AdaSSP releases no G"));
+             Catch::Contains("thresholded: the paper's thresholding is not part of AdaSSP"));
+}
+
+TEST_CASE("ssp_simulation: an adassp-bma cell is model averaging on AdaSSP's statistics with y'y",
+          "[ssp_simulation][adassp]") {
+  ex::register_builtin_experiments();
+  const auto& e = rt::find_experiment("ssp_simulation");
+  const auto cell = [](const std::string& mechanism, double epsilon) {
+    return make_cell({{"n", std::int64_t{3000}},
+                      {"p", std::int64_t{6}},
+                      {"true_model_size", std::int64_t{3}},
+                      {"mechanism", mechanism},
+                      {"epsilon", epsilon},
+                      {"prior", std::string("zellner_siow")}});
+  };
+  const auto c = cell("adassp-bma", 0.5);
+  REQUIRE_NOTHROW(e.validate(c));
+  const std::vector<double> out = dpmu_test::run_replicate(e, c, 13, 4);
+  // by hand: AdaSSP at (0.5, 1/n) with y'y (four parts), G* = [X'X* + lambda I, X'y*; ., y'y*], the
+  // paper's analysis of it (Zellner-Siow, beta-binomial(1, 1)) with the section 5.4 PD fallback
+  const auto d = ex::simulation_design(6, 3, 7.0);
+  const auto sim = cell_gram(c, 13, 4, d, 3000);
+  core::AdaSspSettings s;
+  s.epsilon = 0.5;
+  s.delta = 1.0 / 3000.0;
+  s.n = 3000;
+  s.d = 6;
+  s.bound_x = std::sqrt(6.0) * 2.0;
+  s.bound_y = 2.0;
+  s.release_yty = true;
+  core::RngStream noise(13, c.cell_id(), 4, core::StreamPurpose::noise);
+  core::NoiseSource source = core::NoiseSource::simulation(noise);
+  const auto ada = core::AdaSspRelease(s).release_statistics(sim.gram.topLeftCorner(6, 6), sim.gram.col(6).head(6),
+                                                             source, sim.gram(6, 6));
+  Eigen::MatrixXd gstar(7, 7);
+  gstar.topLeftCorner(6, 6) = ada.gram + ada.ridge * Eigen::MatrixXd::Identity(6, 6);
+  gstar.col(6).head(6) = ada.xty;
+  gstar.row(6).head(6) = ada.xty.transpose();
+  gstar(6, 6) = ada.yty;
+  const core::RegularizedGram reg = core::regularize(gstar, 0.0);
+  core::BmaOptions opts;
+  opts.credible_level = 0.0;
+  opts.keep_all_models = true;
+  const core::BmaResult res =
+      core::bayesian_model_averaging(reg.matrix, 3000.0, core::parse_coefficient_prior("zellner_siow"),
+                                     core::parse_model_prior("beta-binomial:1,1"), opts);
+  CHECK(out[1] == Approx(std::exp(res.log_posterior_probability(7))).epsilon(1e-12));  // models 1, 2, 3 = mask 7
+  CHECK(out[5] == (reg.fallback ? 1.0 : 0.0));
+  for (int k = 0; k <= 4; ++k) CHECK(std::isfinite(out[static_cast<std::size_t>(k)]));
+  // epsilon -> infinity: the non-private analysis of the same data set (mechanism none)
+  const auto big = dpmu_test::run_replicate(e, cell("adassp-bma", 1e9), 13, 4);
+  const auto none = dpmu_test::run_replicate(e, make_cell({{"n", std::int64_t{3000}},
+                                                          {"p", std::int64_t{6}},
+                                                          {"true_model_size", std::int64_t{3}},
+                                                          {"mechanism", std::string("none")},
+                                                          {"prior", std::string("zellner_siow")}}),
+                                              13, 4);
+  CHECK(big[1] == Approx(none[1]).margin(1e-3));  // P(true model)
+  CHECK(big[3] == Approx(none[3]).margin(1e-3));  // mean PIP of the active predictors
 }

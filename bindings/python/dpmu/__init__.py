@@ -30,7 +30,7 @@ import pandas as pd
 
 from . import _dpmu
 
-__all__ = ["bma", "test", "read_results", "read_replicates", "BmaResult", "TestResult", "select", "plan_test",
+__all__ = ["bma", "test", "read_results", "read_replicates", "BmaResult", "AdaSspResult", "TestResult", "select", "plan_test",
            "plan_bma", "PlanBmaResult", "audit", "ledger_init", "ledger_set_budget", "ledger_summary"]
 
 Levels = Optional[Mapping[str, Sequence[Any]]]
@@ -534,8 +534,16 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
         mcmc: bool = False, rescale: bool = False, always_include: Sequence[str] = (),
         credible_level: float = 0.95, mcmc_max_iterations: Optional[int] = None,
         mcmc_max_models: Optional[int] = None, uncertainty: Optional[str] = None,
-        noise_aware_draws: int = 1000, na_action: str = "omit") -> BmaResult:
+        noise_aware_draws: int = 1000, na_action: str = "omit", method: str = "ssp") -> Union[BmaResult, "AdaSspResult"]:
     """Bayesian model averaging of ``response`` on ``predictors`` (default: every other column).
+
+    ``method="adassp"`` returns instead the AdaSSP baseline (Wang 2018, Algorithm 2; docs/methods.md
+    §11.3), as ``dpmu bma --method adassp``: a private ridge-regression point estimate of the full
+    model, for comparison — no inclusion probabilities, model probabilities or intervals. It needs
+    ``epsilon``, ``delta`` in (0, 1) and ``bounds`` (the design standardised by them: each value
+    clamped, centred at the bounds' midpoint and divided by their half-width, plus an intercept
+    column), takes no model-averaging option (a non-default one raises ValueError), and returns an
+    :class:`AdaSspResult` (``coef``: the coefficients in the data's units, ``(intercept)`` first).
 
     ``data``: a pandas DataFrame, one row per observation (n rows; n is public); ``response`` and
     ``predictors``: column names. Returns a :class:`BmaResult` (``pip``: Series over the design's
@@ -603,6 +611,23 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     """
     what = "dpmu.bma"
     release = epsilon is not None
+    if method not in ("ssp", "adassp"):
+        raise ValueError(f"{what}: method must be 'ssp' (SSP model averaging, the default) or 'adassp' (the AdaSSP "
+                         f"baseline: a private ridge point estimate, no model uncertainty), not {method!r}")
+    if method == "adassp":
+        defaults = dict(prior="zellner-siow", model_prior="beta-binomial(1,1)", mechanism="laplace", g=None, a=3.0,
+                        top_models=10, mcmc=False, rescale=False, always_include=(), credible_level=0.95,
+                        mcmc_max_iterations=None, mcmc_max_models=None, uncertainty=None, noise_aware_draws=1000)
+        given = dict(prior=prior, model_prior=model_prior, mechanism=mechanism, g=g, a=a, top_models=top_models,
+                     mcmc=mcmc, rescale=rescale, always_include=tuple(always_include), credible_level=credible_level,
+                     mcmc_max_iterations=mcmc_max_iterations, mcmc_max_models=mcmc_max_models,
+                     uncertainty=uncertainty, noise_aware_draws=noise_aware_draws)
+        extra = [k for k in defaults if given[k] != defaults[k]]
+        if extra:
+            raise ValueError(f"{what}: {', '.join(extra)} do not apply to method='adassp' (a ridge point estimate of "
+                             "the full model: no priors, models, intervals or SSP options)")
+        if not release:
+            raise ValueError(f"{what}: method='adassp' is a private release: give epsilon, delta and bounds")
     if predictors is None and isinstance(data, pd.DataFrame):
         predictors = [c for c in data.columns if c != response]
     if isinstance(predictors, (list, tuple)):
@@ -614,6 +639,10 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
                                                            (mcmc_max_models, "mcmc_max_models"))]
     flat_bounds = _bounds(bounds, xdesign, ydesign, what)
     kw = _ledger_arguments(ledger, budget, data_label, release and seed is None, len(data), predictors + [response])
+    if method == "adassp":
+        out = _call(_dpmu.adassp, (x, y, names, response, float(epsilon),
+                                   None if delta in (None, 0, 0.0) else float(delta), flat_bounds, _seed(seed)), kw)
+        return AdaSspResult(json.loads(out), {d.name: list(d.levels) for d in xdesign.specs if d.kind == "categorical"})
     fit = _call(_dpmu.bma, (x, y, names, response, prior, g, a, model_prior, epsilon,
                             None if delta in (None, 0, 0.0) else float(delta), mechanism, flat_bounds, _seed(seed),
                             rescale, top_models, mcmc, xdesign.expand([str(c) for c in always_include]),
@@ -622,6 +651,38 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
                 dict(kw, uncertainty=uncertainty or "", noise_aware_draws=int(noise_aware_draws)))
     _warn_messages(what, fit.messages)
     return BmaResult(fit, xdesign, response)
+
+
+class AdaSspResult(dict):
+    """Result of :func:`bma` with ``method="adassp"``: the fields of the JSON of ``dpmu bma --method
+    adassp`` (a dict): ``settings`` (public), ``privacy``, the released ``lambda_min_noisy``,
+    ``released_gram``, ``released_xty``, post-processing ``ridge``, ``coefficients`` (data units) and
+    ``coefficients_standardized``; ``diagnostics`` with a seed only. ``coef``: the coefficients as a
+    pandas Series, ``(intercept)`` first; ``ledger``: the charge (None when not charged).
+    """
+
+    def __init__(self, fields: dict, levels: Optional[dict] = None):
+        fields = dict(fields)
+        settings = fields.get("settings")
+        ledger = settings.get("ledger") if isinstance(settings, dict) else None
+        if ledger is not None:
+            fields["settings"] = dict(settings, ledger=_ledger_entry(ledger))
+        self.ledger = _ledger_entry(ledger)
+        self.levels = dict(levels or {})
+        super().__init__(fields)
+
+    @property
+    def coef(self) -> pd.Series:
+        return pd.Series({k: (float("nan") if v is None else v) for k, v in self["coefficients"].items()},
+                         name="coefficient")
+
+    def __repr__(self) -> str:
+        s = self["settings"]
+        private = "private" if self["private"] else "NOT private: " + "; ".join(self["private_reason"])
+        return "\n".join([f"AdaSSP ridge point estimate (Wang 2018), n = {s['n']}: no model averaging, no intervals",
+                          f"{private} (epsilon = {self['privacy']['epsilon']:g}, delta = "
+                          f"{self['privacy']['delta']:g}; ridge {self['ridge']:.4g})",
+                          self.coef.to_string()])
 
 
 class TestResult(dict):

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "dpmu/api/adassp.hpp"
 #include "dpmu/api/audit.hpp"
 #include "dpmu/api/bma.hpp"
 #include "dpmu/api/ledger.hpp"
@@ -201,6 +202,27 @@ py::dict release_dict(const api::BmaRelease& r) {
   return d;
 }
 
+/// bma(method="adassp"): the AdaSSP release (api::adassp) of [x, y], as JSON text.
+std::string adassp(const MatrixRef& x, const VectorRef& y, const std::vector<std::string>& predictors,
+                   const std::string& response, std::optional<double> epsilon, std::optional<double> delta,
+                   const std::vector<double>& bounds, std::optional<std::uint64_t> seed,
+                   std::optional<std::string> ledger, std::optional<std::string> budget,
+                   std::optional<std::string> data_label) {
+  api::AdaSspRequest q;
+  q.epsilon = epsilon;
+  q.delta = delta;
+  if (bounds.size() % 2 != 0) throw std::invalid_argument("bounds: give pairs l, u");
+  for (std::size_t i = 0; i < bounds.size(); i += 2) q.bounds.push_back({bounds[i], bounds[i + 1]});
+  q.seed = seed;
+  q.ledger = ledger_options(ledger, budget, data_label);
+  q.command = "Python dpmu.bma(method=\"adassp\")";
+  Eigen::MatrixXd rows(x.rows(), x.cols() + 1);
+  rows.leftCols(x.cols()) = x;
+  rows.col(x.cols()) = y;
+  py::gil_scoped_release unlocked;
+  return api::json_text(api::adassp(rows, predictors, response, q, {}, q.ledger.data_label));
+}
+
 std::string test(const MatrixRef& common, const MatrixRef& tested, const VectorRef& y,
                  const std::vector<std::string>& common_names, const std::vector<std::string>& tested_names,
                  const std::string& response, const std::string& prior, std::optional<double> g, double a,
@@ -378,6 +400,10 @@ PYBIND11_MODULE(_dpmu, m) {
         py::arg("mcmc_max_models") = dpmu::core::kDefaultMcmcMaxModels, py::arg("ledger") = py::none(),
         py::arg("budget") = py::none(), py::arg("data_label") = py::none(), py::arg("uncertainty") = "",
         py::arg("noise_aware_draws") = 1000, "Model averaging (api::bma)");
+  m.def("adassp", &adassp, py::arg("x"), py::arg("y"), py::arg("predictors"), py::arg("response"),
+        py::arg("epsilon"), py::arg("delta"), py::arg("bounds"), py::arg("seed"), py::arg("ledger") = py::none(),
+        py::arg("budget") = py::none(), py::arg("data_label") = py::none(),
+        "AdaSSP release (JSON of dpmu bma --method adassp)");
   m.def("test", &test, py::arg("common"), py::arg("tested"), py::arg("y"), py::arg("common_names"),
         py::arg("tested_names"), py::arg("response"), py::arg("prior"), py::arg("g"), py::arg("a"), py::arg("prior_h0"),
         py::arg("epsilon"), py::arg("delta"), py::arg("groups"), py::arg("censor"), py::arg("censor_probability"),

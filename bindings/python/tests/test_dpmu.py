@@ -307,6 +307,38 @@ def test_baseline_methods_equal_the_cli(hsb2, hsb2_csv, cli):
         dpmu.test(hsb2, "math", ["science"], ["read"], epsilon=1, seed=1, method="tot")
 
 
+def test_adassp_equals_the_cli(hsb2, hsb2_csv, cli):
+    """dpmu.bma(method="adassp") (docs/methods.md Sec. 11.3) makes the release `dpmu bma --method adassp` makes for
+    the same data, options and seed; it is typed (private only without a seed) and refuses what it does not take."""
+    fit = dpmu.bma(hsb2, "science", ["read", "write"], epsilon=1, delta=1e-6, bounds=[20, 80], seed=4,
+                   method="adassp")
+    c = cli("bma", "--data", hsb2_csv, "--response", "science", "--predictors", "read,write", "--method", "adassp",
+            "--epsilon", 1, "--delta", "1e-6", "--bounds", "20,80", "--seed", 4)
+    assert isinstance(fit, dpmu.AdaSspResult)
+    assert list(fit.coef.index) == ["(intercept)", "read", "write"]
+    for k, v in c["coefficients"].items():
+        assert fit["coefficients"][k] == pytest.approx(v, rel=1e-12)
+    assert fit["private"] is False and "diagnostics" in fit
+    assert "AdaSSP ridge point estimate" in repr(fit)
+    secure = dpmu.bma(hsb2, "science", ["read", "write"], epsilon=1, delta=1e-6, bounds=[20, 80], method="adassp")
+    assert secure["private"] is True and "diagnostics" not in secure
+    # a large epsilon approaches least squares (independent: numpy's lstsq)
+    big = dpmu.bma(hsb2, "science", ["read", "write"], epsilon=1e6, delta=0.5, bounds=[20, 80], seed=1,
+                   method="adassp")
+    x = np.column_stack([np.ones(len(hsb2)), hsb2["read"], hsb2["write"]])
+    ols = np.linalg.lstsq(x, hsb2["science"].to_numpy(float), rcond=None)[0]
+    assert np.allclose(big.coef.to_numpy(), ols, rtol=1e-3, atol=0)
+    with pytest.raises(ValueError, match="delta"):
+        dpmu.bma(hsb2, "science", ["read"], epsilon=1, bounds=[20, 80], seed=1, method="adassp")
+    with pytest.raises(ValueError, match="prior do not apply"):
+        dpmu.bma(hsb2, "science", ["read"], epsilon=1, delta=1e-6, bounds=[20, 80], seed=1, method="adassp",
+                 prior="bic")
+    with pytest.raises(ValueError, match="private release"):
+        dpmu.bma(hsb2, "science", ["read"], method="adassp")
+    with pytest.raises(ValueError, match="method must be"):
+        dpmu.bma(hsb2, "science", ["read"], method="ada")
+
+
 def test_one_na_policy_non_private_rows_omitted_as_in_r(hsb2, hsb2_csv, cli):
     """docs/decisions.md "One NA policy": a non-private call drops the rows with a missing value in the columns
     it uses and warns how many (R's na.omit); the result equals the call on the complete rows. A private call

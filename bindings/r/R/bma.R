@@ -11,9 +11,24 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
                 g = NULL, a = 3, top_models = 10, mcmc = FALSE, rescale = FALSE, always_include = character(),
                 credible_level = 0.95, levels = NULL, ledger = getOption("dpmu.ledger", Sys.getenv("DPMU_LEDGER", "")),
                 budget = NULL, force.heredity = FALSE, mcmc_max_iterations = NULL, mcmc_max_models = NULL,
-                uncertainty = NULL, noise_aware_draws = 1000, include.always = NULL, modelprior = NULL) {
+                uncertainty = NULL, noise_aware_draws = 1000, include.always = NULL, modelprior = NULL,
+                method = "ssp") {
   caller <- "dpmu::bma"
   formula <- dpmu_as_formula(formula, caller)
+  if (!(is.character(method) && length(method) == 1 && method %in% c("ssp", "adassp"))) {
+    stop(caller, ": method must be \"ssp\" (SSP model averaging, the default) or \"adassp\" (the AdaSSP ",
+         "baseline: a private ridge point estimate, no model uncertainty)", call. = FALSE)
+  }
+  if (method == "adassp") {
+    takes <- c("formula", "data", "epsilon", "delta", "bounds", "seed", "na.action", "levels", "ledger", "budget",
+               "method")
+    extra <- setdiff(names(match.call())[-1], takes)
+    if (length(extra) > 0) {
+      stop(caller, ": ", paste(extra, collapse = ", "), " do not apply to method = \"adassp\" (a ridge point ",
+           "estimate of the full model: no priors, models, intervals or SSP options); it takes ",
+           paste(takes, collapse = ", "), call. = FALSE)
+    }
+  }
   if (!is.null(modelprior)) {  # BAS's name
     if (!missing(model_prior)) stop(caller, ": give model_prior or modelprior (BAS's name), not both", call. = FALSE)
     model_prior <- modelprior
@@ -49,6 +64,18 @@ bma <- function(formula, data, prior = "zellner-siow", model_prior = "beta-binom
     m <- dpmu_map_nonfinite(d$x, d$y, bounds, caller)
     d$x <- m$x
     d$y <- m$y
+  }
+  if (method == "adassp") {
+    if (!private) stop(caller, ": method = \"adassp\" is a private release: give epsilon, delta and bounds",
+                       call. = FALSE)
+    options <- list(epsilon = epsilon, delta = if (is.null(delta) || delta == 0) NULL else delta, bounds = bounds,
+                    seed = seed, ledger = ledger$ledger, budget = ledger$budget, data_label = ledger$data_label)
+    out <- .Call(dpmu_adassp_c, d$x, d$y, colnames(d$x), d$response, options)
+    out$ledger <- out$settings$ledger  # the charge; NULL when not charged
+    out$levels <- d$levels
+    out$call <- dpmu_public_call(match.call(), quote(dpmu::bma))
+    class(out) <- "dpmu_adassp"
+    return(out)
   }
   options <- list(prior = prior, g = g, a = a, model_prior = model_prior, epsilon = epsilon,
                   delta = if (is.null(delta) || delta == 0) NULL else delta, mechanism = mechanism,
@@ -576,4 +603,20 @@ dpmu_information_line <- function(x) {
   sprintf(paste0("LITTLE INFORMATION: every released predictor-response cross product is within %.2g noise SDs ",
                  "of 0, so the release cannot tell any slope from 0; the PIPs and intervals mostly reflect the ",
                  "prior and the noise (judged from the release and public settings only)\n"), zmax)
+}
+
+#' @export
+print.dpmu_adassp <- function(x, digits = max(3L, getOption("digits") - 3L), ...) {
+  cat("AdaSSP ridge point estimate (Wang 2018), n = ", x$settings$n, ": no model averaging, no intervals\n", sep = "")
+  cat(if (isTRUE(x$private)) "private" else paste0("NOT private: ", paste(unlist(x$private_reason), collapse = "; ")),
+      " (epsilon = ", format(x$privacy$epsilon), ", delta = ", format(x$privacy$delta), "; ridge ",
+      format(x$ridge, digits = digits), ")\n\n", sep = "")
+  print(coef(x), digits = digits)
+  invisible(x)
+}
+
+#' @export
+coef.dpmu_adassp <- function(object, ...) {
+  b <- object$coefficients
+  stats::setNames(vapply(b, function(v) if (is.null(v)) NA_real_ else as.numeric(v), 0), names(b))
 }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "dpmu/api/adassp.hpp"
 #include "dpmu/api/audit.hpp"
 #include "dpmu/api/bma.hpp"
 #include "dpmu/api/ledger.hpp"
@@ -642,7 +643,31 @@ extern "C" SEXP dpmu_plan_bma_c(SEXP options) {
   END_RCPP
 }
 
+/// bma(method = "adassp"): the AdaSSP release (api::adassp) of [x, y].
+extern "C" SEXP dpmu_adassp_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SEXP options) {
+  BEGIN_RCPP
+  const Rcpp::List o(options);
+  dpmu::api::AdaSspRequest q;
+  q.epsilon = opt_double(field(o, "epsilon"));
+  q.delta = opt_double(field(o, "delta"));
+  const std::vector<double> b = doubles(field(o, "bounds"));
+  if (b.size() % 2 != 0) throw std::invalid_argument("bounds: give pairs l, u");
+  for (std::size_t i = 0; i < b.size(); i += 2) q.bounds.push_back({b[i], b[i + 1]});
+  q.seed = opt_seed(field(o, "seed"));
+  q.ledger = ledger_options(o);
+  q.command = "R dpmu::bma(method = \"adassp\")";
+  const Eigen::MatrixXd xm = matrix(x);
+  const Eigen::VectorXd yv = vector(y);
+  Eigen::MatrixXd rows(xm.rows(), xm.cols() + 1);
+  rows.leftCols(xm.cols()) = xm;
+  rows.col(xm.cols()) = yv;
+  return to_r(dpmu::api::adassp(rows, strings(predictors), Rcpp::as<std::string>(response), q, {},
+                                q.ledger.data_label));
+  END_RCPP
+}
+
 static const R_CallMethodDef kCallMethods[] = {
+    {"dpmu_adassp_c", reinterpret_cast<DL_FUNC>(&dpmu_adassp_c), 5},
     {"dpmu_bma_c", reinterpret_cast<DL_FUNC>(&dpmu_bma_c), 5},
     {"dpmu_predict_c", reinterpret_cast<DL_FUNC>(&dpmu_predict_c), 3},
     {"dpmu_reanalyse_c", reinterpret_cast<DL_FUNC>(&dpmu_reanalyse_c), 2},

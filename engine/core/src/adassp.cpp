@@ -19,19 +19,23 @@ AdaSspRelease::AdaSspRelease(AdaSspSettings s) : settings_(s) {
   check_positive_finite(fn, "bound_y", s.bound_y);
   check_open_interval(fn, "failure", s.failure, 0.0, 1.0);
   const AdaSspSensitivities sens = sensitivities();
-  sigma_lambda_ = analytic_gaussian_sigma(s.epsilon / 3.0, s.delta / 3.0, sens.lambda_min);
-  sigma_gram_ = analytic_gaussian_sigma(s.epsilon / 3.0, s.delta / 3.0, sens.gram);
-  sigma_xty_ = analytic_gaussian_sigma(s.epsilon / 3.0, s.delta / 3.0, sens.xty);
+  const double parts = s.release_yty ? 4.0 : 3.0;
+  sigma_lambda_ = analytic_gaussian_sigma(s.epsilon / parts, s.delta / parts, sens.lambda_min);
+  sigma_gram_ = analytic_gaussian_sigma(s.epsilon / parts, s.delta / parts, sens.gram);
+  sigma_xty_ = analytic_gaussian_sigma(s.epsilon / parts, s.delta / parts, sens.xty);
+  if (s.release_yty) sigma_yty_ = analytic_gaussian_sigma(s.epsilon / parts, s.delta / parts, sens.yty);
 }
 
 AdaSspSensitivities AdaSspRelease::sensitivities() const {
   const double bx2 = settings_.bound_x * settings_.bound_x;
-  return {bx2, std::sqrt(2.0) * bx2, 2.0 * settings_.bound_x * settings_.bound_y};
+  return {bx2, std::sqrt(2.0) * bx2, 2.0 * settings_.bound_x * settings_.bound_y,
+          settings_.bound_y * settings_.bound_y};
 }
 
 double AdaSspRelease::gdp_mu() const {
   const AdaSspSensitivities sens = sensitivities();
-  return std::hypot(sens.lambda_min / sigma_lambda_, sens.gram / sigma_gram_, sens.xty / sigma_xty_);
+  const double mu3 = std::hypot(sens.lambda_min / sigma_lambda_, sens.gram / sigma_gram_, sens.xty / sigma_xty_);
+  return settings_.release_yty ? std::hypot(mu3, sens.yty / sigma_yty_) : mu3;
 }
 
 double AdaSspRelease::eta() const {
@@ -44,9 +48,12 @@ PrivacyGuarantee AdaSspRelease::privacy() const {
   g.epsilon = settings_.epsilon;
   g.delta = settings_.delta;
   g.neighbouring = "replace one row (n public)";
-  g.mechanism =
-      "AdaSSP (Wang 2018, Alg. 2): analytic Gaussian noise at (epsilon/3, delta/3) on lambda_min(X'X), on the "
-      "unique entries of X'X and on X'y of the clipped data; basic composition";
+  g.mechanism = settings_.release_yty
+                    ? "AdaSSP (Wang 2018, Alg. 2) with y'y: analytic Gaussian noise at (epsilon/4, delta/4) on "
+                      "lambda_min(X'X), on the unique entries of X'X, on X'y and on y'y of the clipped data; basic "
+                      "composition"
+                    : "AdaSSP (Wang 2018, Alg. 2): analytic Gaussian noise at (epsilon/3, delta/3) on lambda_min(X'X), "
+                      "on the unique entries of X'X and on X'y of the clipped data; basic composition";
   g.sensitivity_name = "l2_sensitivity_gram";
   g.sensitivity = sensitivities().gram;
   g.sampler =
@@ -101,7 +108,11 @@ AdaSspOutput AdaSspRelease::release(const Eigen::Ref<const Eigen::MatrixXd>& x,
   Eigen::VectorXd xty;
   std::size_t clipped_rows = 0, clipped_responses = 0;
   clipped_statistics(x, y, xtx, xty, &clipped_rows, &clipped_responses);
-  AdaSspOutput out = release_statistics(xtx, xty, noise);
+  double yty = std::numeric_limits<double>::quiet_NaN();
+  if (settings_.release_yty) {  // of the clamped responses, as X'y
+    yty = y.array().abs().min(settings_.bound_y).square().sum();
+  }
+  AdaSspOutput out = release_statistics(xtx, xty, noise, yty);
   if (out.diagnostics) {
     out.diagnostics->clipped_rows = clipped_rows;
     out.diagnostics->clipped_responses = clipped_responses;
@@ -110,7 +121,8 @@ AdaSspOutput AdaSspRelease::release(const Eigen::Ref<const Eigen::MatrixXd>& x,
 }
 
 AdaSspOutput AdaSspRelease::release_statistics(const Eigen::Ref<const Eigen::MatrixXd>& xtx,
-                                               const Eigen::Ref<const Eigen::VectorXd>& xty, NoiseSource& noise) const {
+                                               const Eigen::Ref<const Eigen::VectorXd>& xty, NoiseSource& noise,
+                                               double yty) const {
   constexpr const char* fn = "AdaSspRelease::release_statistics";
   const int d = settings_.d;
   if (xtx.rows() != d || xtx.cols() != d || xty.size() != d) {
@@ -120,6 +132,7 @@ AdaSspOutput AdaSspRelease::release_statistics(const Eigen::Ref<const Eigen::Mat
   }
   check_all_finite(fn, "xtx", xtx);
   check_all_finite(fn, "xty", xty);
+  if (settings_.release_yty && !std::isfinite(yty)) throw_domain(fn, "yty", yty, "finite (release_yty is set)");
   const double lambda_min =
       Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(xtx, Eigen::EigenvaluesOnly).eigenvalues()(0);
   AdaSspOutput out;
@@ -135,6 +148,7 @@ AdaSspOutput AdaSspRelease::release_statistics(const Eigen::Ref<const Eigen::Mat
   }
   out.xty = xty;
   for (int j = 0; j < d; ++j) out.xty(j) += sigma_xty_ * standard_normal(noise);
+  if (settings_.release_yty) out.yty = yty + sigma_yty_ * standard_normal(noise);
   const Eigen::MatrixXd a = out.gram + out.ridge * Eigen::MatrixXd::Identity(d, d);
   out.coefficients = a.colPivHouseholderQr().solve(out.xty);
   if (!noise.is_secure()) {

@@ -26,3 +26,35 @@ test_that("test(method = 'test-of-tests' | 'dp-f') equals the CLI's seeded relea
   expect_error(dpmu::test(math ~ science, math ~ science + read, data = d, method = "tot", epsilon = 1, seed = 1),
                "method")
 })
+
+test_that("bma(method = 'adassp') equals the CLI's seeded release, is typed and refuses what it does not take", {
+  d <- utils::read.csv(hsb2_csv())
+  fit <- dpmu::bma(science ~ read + write, data = d, method = "adassp", epsilon = 1, delta = 1e-6,
+                   bounds = c(20, 80), seed = 4)
+  cli <- cli_json(c("bma", "--data", hsb2_csv(), "--response", "science", "--predictors", "read,write",
+                    "--method", "adassp", "--epsilon", "1", "--delta", "1e-6", "--bounds", "20,80", "--seed", "4"))
+  expect_s3_class(fit, "dpmu_adassp")
+  expect_equal(fit$settings$method, "adassp")
+  expect_equal(unname(coef(fit)), unname(unlist(cli$coefficients)), tolerance = 1e-12)
+  expect_equal(names(coef(fit)), c("(intercept)", "read", "write"))
+  expect_equal(fit$lambda_min_noisy, cli$lambda_min_noisy, tolerance = 1e-12)
+  expect_false(fit$private)
+  expect_true(is.list(fit$diagnostics))
+  expect_null(fit$pip)
+  expect_output(print(fit), "AdaSSP ridge point estimate")
+  # a secure release: private, no diagnostics
+  sec <- dpmu::bma(science ~ read + write, data = d, method = "adassp", epsilon = 1, delta = 1e-6,
+                   bounds = c(20, 80), ledger = NULL)
+  expect_true(sec$private)
+  expect_null(sec$diagnostics)
+  # with a large epsilon the estimate approaches least squares (independent: lm)
+  big <- dpmu::bma(science ~ read + write, data = d, method = "adassp", epsilon = 1e6, delta = 0.5,
+                   bounds = c(20, 80), seed = 1)
+  expect_equal(unname(coef(big)), unname(coef(stats::lm(science ~ read + write, data = d))), tolerance = 1e-3)
+  expect_error(dpmu::bma(science ~ read, data = d, method = "adassp", epsilon = 1, bounds = c(20, 80), seed = 1),
+               "delta")
+  expect_error(dpmu::bma(science ~ read, data = d, method = "adassp", epsilon = 1, delta = 1e-6,
+                         bounds = c(20, 80), prior = "bic", seed = 1), "prior do not apply")
+  expect_error(dpmu::bma(science ~ read, data = d, method = "adassp"), "private release")
+  expect_error(dpmu::bma(science ~ read, data = d, method = "ada"), "method must be")
+})

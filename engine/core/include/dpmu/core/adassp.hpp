@@ -5,7 +5,7 @@
 /// unbounded domain", UAI, Algorithm 2; docs/methods.md "AdaSSP"): release a noisy smallest
 /// eigenvalue of X'X, choose the ridge λ from it, release X'X and X'y with Gaussian noise, and
 /// return θ̂ = (X̂'X + λI)^{-1} X̂'y. The budget (ε, δ) is split in three equal parts (ε/3, δ/3), one
-/// per released quantity, composed by basic composition.
+/// per released quantity, composed by basic composition (four with release_yty).
 ///
 /// Neighbouring relation: same public n, one row replaced (Wang's analysis is for add/remove; the
 /// sensitivities below are the replace-one ones). Rows are first clipped: x to Euclidean norm ≤ B_X
@@ -13,6 +13,7 @@
 
 #include <Eigen/Dense>
 #include <cstddef>
+#include <limits>
 #include <optional>
 
 #include "dpmu/core/release.hpp"
@@ -28,6 +29,10 @@ struct AdaSspSettings {
   double bound_x = 1.0;   ///< B_X: bound on ‖x_i‖₂ (rows are scaled down to it)
   double bound_y = 1.0;   ///< B_Y: bound on |y_i| (clamped)
   double failure = 0.05;  ///< ϱ of Wang's eigenvalue bound η (his varrho = 0.05)
+  /// Also release y'y (a fourth Gaussian release; the budget split in four, (ε/4, δ/4) each), so the
+  /// released statistics form a whole Gram matrix [X̂'X + λI, X̂'y; ·, ŷ'y] that model averaging can
+  /// analyse ("AdaSSP plug-in" BMA; docs/methods.md §11.3). Not part of Wang's algorithm.
+  bool release_yty = false;
 };
 
 /// Replace-one sensitivities of the three released quantities.
@@ -35,6 +40,7 @@ struct AdaSspSensitivities {
   double lambda_min = 0.0;  ///< of λ_min(X'X): B_X² (Weyl: X'X moves by x̃x̃' − xx', eigenvalues in [−B_X², B_X²])
   double gram = 0.0;  ///< L2 of the unique entries of X'X: √2 B_X² (‖x̃x̃' − xx'‖_F² ≤ ‖x̃‖⁴ + ‖x‖⁴)
   double xty = 0.0;  ///< L2 of X'y: 2 B_X B_Y
+  double yty = 0.0;  ///< of y'y: B_Y² (y_i² ∈ [0, B_Y²]); used only with release_yty
 };
 
 /// Confidential by-products; simulation mode only.
@@ -52,6 +58,7 @@ struct AdaSspOutput {
   Eigen::MatrixXd gram;           ///< X'X + E, E symmetric Gaussian (released)
   Eigen::VectorXd xty;            ///< X'y + e (released)
   Eigen::VectorXd coefficients;   ///< θ̂ = (gram + λI)^{-1} xty (post-processing)
+  double yty = std::numeric_limits<double>::quiet_NaN();  ///< y'y + N(0, σ_yy²) (released; release_yty only)
   std::optional<AdaSspDiagnostics> diagnostics;
 };
 
@@ -68,6 +75,7 @@ class AdaSspRelease {
   double sigma_lambda() const { return sigma_lambda_; }
   double sigma_gram() const { return sigma_gram_; }
   double sigma_xty() const { return sigma_xty_; }
+  double sigma_yty() const { return sigma_yty_; }  ///< 0 unless release_yty
   /// η = σ_XX √(d log(2d²/ϱ)).
   double eta() const;
   /// μ of the release as μ-GDP: the three Gaussian mechanisms composed exactly,
@@ -91,12 +99,15 @@ class AdaSspRelease {
   /// the public bounds (experiments/simulation_ssp.cpp) — under which it equals release() on the
   /// rows (the sensitivities above hold). The diagnostics, in simulation mode, count no clipping.
   /// @throws std::invalid_argument for shapes; std::domain_error for a non-finite entry.
+  /// `yty`: y'y of the same data (required and released with release_yty, after the other three
+  /// releases, so their noise does not depend on it; ignored otherwise).
   AdaSspOutput release_statistics(const Eigen::Ref<const Eigen::MatrixXd>& xtx,
-                                  const Eigen::Ref<const Eigen::VectorXd>& xty, NoiseSource& noise) const;
+                                  const Eigen::Ref<const Eigen::VectorXd>& xty, NoiseSource& noise,
+                                  double yty = std::numeric_limits<double>::quiet_NaN()) const;
 
  private:
   AdaSspSettings settings_;
-  double sigma_lambda_ = 0.0, sigma_gram_ = 0.0, sigma_xty_ = 0.0;
+  double sigma_lambda_ = 0.0, sigma_gram_ = 0.0, sigma_xty_ = 0.0, sigma_yty_ = 0.0;
 };
 
 }  // namespace dpmu::core
