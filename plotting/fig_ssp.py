@@ -29,6 +29,7 @@ METHODS = [  # (mechanism, thresholded, label, colour)
     ("laplace", 1, "Lap Thresh", "tab:green"),
     ("wishart", 1, "Wish Thresh", "tab:orange"),
     ("adassp", 0, "AdaSSP (baseline; PMSE only)", "tab:purple"),  # configs/head_to_head_pmse.yaml
+    ("adassp-bma", 0, "AdaSSP plug-in BMA (with y'y)", "tab:brown"),
 ]
 LINESTYLES = ["-", "--", ":", "-."]
 FIGURE_NUMBERS = {"zellner_siow": (3, 4), "bic": (8, 9)}
@@ -140,7 +141,7 @@ def plot_file(path, out_dir, name=None, shared_y=True):
     written = []
     # a file with the AdaSSP baseline is our head to head (configs/head_to_head_pmse.yaml), not a
     # figure of the paper: no figure numbers
-    paper = "adassp" not in res.values("mechanism")
+    paper = not {"adassp", "adassp-bma"} & set(res.values("mechanism"))
     for prior in _priors(res):
         f_pmse, f_true = FIGURE_NUMBERS.get(prior, (None, None)) if paper else (None, None)
         tag_pmse = f"fig{f_pmse}" if f_pmse else f"pmse_{prior}"

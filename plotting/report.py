@@ -117,10 +117,11 @@ FIGURES = [
                  "standardised science, read, write and math scores, resampled to n rows) with a simulated response "
                  "of known effect (docs/head-to-head.md \"HSB design\"): type-I error and power against n."),
     dict(key="PMSE", title="Ours: prediction head to head, SSP model averaging vs AdaSSP", stems=["head_to_head_pmse"],
-         images=["head_to_head_pmse_pmse_zellner_siow"],
+         images=["head_to_head_pmse_pmse_zellner_siow", "head_to_head_pmse_prob_true_model_zellner_siow"],
          caption="Not a figure of the papers: the paper's SSP model averaging (Laplace, Wishart; Zellner-Siow) "
                  "against the AdaSSP baseline (Wang 2018) on the same data sets of PB §5.2.1's design at the same ε "
-                 "(docs/head-to-head.md \"PMSE\"): predictive MSE against n."),
+                 "(docs/head-to-head.md \"PMSE\"): predictive MSE against n, and the posterior probability of the "
+                 "true model with AdaSSP's statistics (plus y'y) analysed by the same model averaging."),
     dict(key="H2H", title="Ours: selecting the true model, LCSSF vs SSP", stems=["selection_head_to_head"],
          images=["selection_head_to_head"],
          caption="Not a figure of the papers: LCSSF Algorithm 1 (oracle φ) against PB's SSP model averaging on "

@@ -536,12 +536,13 @@ TEST_CASE("ssp_simulation: an adassp-bma cell is model averaging on AdaSSP's sta
   for (int k = 0; k <= 4; ++k) CHECK(std::isfinite(out[static_cast<std::size_t>(k)]));
   // epsilon -> infinity: the non-private analysis of the same data set (mechanism none)
   const auto big = dpmu_test::run_replicate(e, cell("adassp-bma", 1e9), 13, 4);
-  const auto none = dpmu_test::run_replicate(e, make_cell({{"n", std::int64_t{3000}},
-                                                          {"p", std::int64_t{6}},
-                                                          {"true_model_size", std::int64_t{3}},
-                                                          {"mechanism", std::string("none")},
-                                                          {"prior", std::string("zellner_siow")}}),
-                                              13, 4);
+  const auto none = dpmu_test::run_replicate(e,
+                                             make_cell({{"n", std::int64_t{3000}},
+                                                        {"p", std::int64_t{6}},
+                                                        {"true_model_size", std::int64_t{3}},
+                                                        {"mechanism", std::string("none")},
+                                                        {"prior", std::string("zellner_siow")}}),
+                                             13, 4);
   CHECK(big[1] == Approx(none[1]).margin(1e-3));  // P(true model)
   CHECK(big[3] == Approx(none[3]).margin(1e-3));  // mean PIP of the active predictors
 }

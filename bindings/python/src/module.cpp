@@ -400,8 +400,8 @@ PYBIND11_MODULE(_dpmu, m) {
         py::arg("mcmc_max_models") = dpmu::core::kDefaultMcmcMaxModels, py::arg("ledger") = py::none(),
         py::arg("budget") = py::none(), py::arg("data_label") = py::none(), py::arg("uncertainty") = "",
         py::arg("noise_aware_draws") = 1000, "Model averaging (api::bma)");
-  m.def("adassp", &adassp, py::arg("x"), py::arg("y"), py::arg("predictors"), py::arg("response"),
-        py::arg("epsilon"), py::arg("delta"), py::arg("bounds"), py::arg("seed"), py::arg("ledger") = py::none(),
+  m.def("adassp", &adassp, py::arg("x"), py::arg("y"), py::arg("predictors"), py::arg("response"), py::arg("epsilon"),
+        py::arg("delta"), py::arg("bounds"), py::arg("seed"), py::arg("ledger") = py::none(),
         py::arg("budget") = py::none(), py::arg("data_label") = py::none(),
         "AdaSSP release (JSON of dpmu bma --method adassp)");
   m.def("test", &test, py::arg("common"), py::arg("tested"), py::arg("y"), py::arg("common_names"),

@@ -661,8 +661,8 @@ extern "C" SEXP dpmu_adassp_c(SEXP x, SEXP y, SEXP predictors, SEXP response, SE
   Eigen::MatrixXd rows(xm.rows(), xm.cols() + 1);
   rows.leftCols(xm.cols()) = xm;
   rows.col(xm.cols()) = yv;
-  return to_r(dpmu::api::adassp(rows, strings(predictors), Rcpp::as<std::string>(response), q, {},
-                                q.ledger.data_label));
+  return to_r(
+      dpmu::api::adassp(rows, strings(predictors), Rcpp::as<std::string>(response), q, {}, q.ledger.data_label));
   END_RCPP
 }
 
