@@ -1015,6 +1015,9 @@ AuditTarget adassp_audit_target(BmaCliOptions o) {
 AuditTarget bma_audit_target(BmaCliOptions o) {
   if (o.non_private) throw std::invalid_argument("dpmu audit bma audits a private release: drop --non-private");
   if (!o.ledger.path.empty()) throw std::invalid_argument("dpmu audit is not a release: drop --ledger");
+  if (o.seed) {
+    throw std::invalid_argument("dpmu audit draws its releases from --audit-seed (reproducible); drop --seed");
+  }
   if (o.method == "adassp") return adassp_audit_target(o);
   o.seed.reset();
   o.synthetic_out.clear();

@@ -132,6 +132,22 @@ TEST_CASE("api: an AdaSSP release is private, never refuses data, and checks its
   bad.bounds = {{0.0, 15.0}};
   bad.epsilon = -1.0;
   CHECK_THROWS_WITH(api::adassp(data, {"x1", "x2"}, "y", bad), Catch::Contains("--epsilon"));
+  // Found by a tester: bounds whose half-width overflows or underflows, a huge epsilon and a delta
+  // whose delta/3 underflows gave a charged release of null coefficients (or an internal message)
+  // before; now each is refused, naming the option, before any charge.
+  bad.epsilon = 0.5;
+  bad.bounds = {{-1e308, 1e308}};
+  CHECK_THROWS_WITH(api::adassp(data, {"x1", "x2"}, "y", bad), Catch::Contains("--bounds -1e+308,1e+308"));
+  bad.bounds = {{0.0, 10.0}, {0.0, 10.0}, {-1e308, 1e308}};
+  CHECK_THROWS_WITH(api::adassp(data, {"x1", "x2"}, "y", bad), Catch::Contains("--bounds"));
+  bad.bounds = {{0.0, 5e-324}};
+  CHECK_THROWS_WITH(api::adassp(data, {"x1", "x2"}, "y", bad), Catch::Contains("--bounds"));
+  bad.bounds = {{0.0, 15.0}};
+  bad.epsilon = 1e20;
+  CHECK_THROWS_WITH(api::adassp(data, {"x1", "x2"}, "y", bad), Catch::Contains("--epsilon"));
+  bad.epsilon = 1.0;
+  bad.delta = 5e-324;
+  CHECK_THROWS_WITH(api::adassp(data, {"x1", "x2"}, "y", bad), Catch::Contains("--delta"));
   CHECK(runtime::read_ledger(ledger).entries.empty());  // nothing charged by a refused request
 }
 

@@ -100,3 +100,27 @@ TEST_CASE("Gaussian calibration names parse, and unknown ones are refused", "[me
   CHECK_THROWS_WITH(dpmu::core::parse_gaussian_calibration("fancy"),
                     Contains("'fancy' is not one of exact, paper-literal"));
 }
+
+TEST_CASE("analytic_gaussian_sigma refuses an epsilon whose calibration is not computable instead of a NaN sigma",
+          "[mechanisms]") {
+  // Before: sigma = NaN at epsilon = 1e20 (and other values beyond ~3e19), so a release added NaN
+  // noise and printed nulls. Now a domain error naming epsilon; below, finite and decreasing.
+  // (epsilon/3 of the AdaSSP releases a tester ran at epsilon 1e20 and 1e300: NaN before)
+  CHECK_THROWS_WITH(dpmu::core::analytic_gaussian_sigma(1e20 / 3.0, 1e-6, 1.0), Catch::Contains("epsilon"));
+  CHECK_THROWS_AS(dpmu::core::analytic_gaussian_sigma(1e300 / 3.0, 1e-6, 1.0), std::domain_error);
+  // Never a NaN: over a sweep of huge epsilons, a finite positive sigma or the domain error.
+  for (double e = 1e15; e < 1e305; e *= 7.3) {
+    try {
+      const double s = dpmu::core::analytic_gaussian_sigma(e, 1e-6, 1.0);
+      INFO("epsilon " << e);
+      CHECK((std::isfinite(s) && s > 0.0));
+    } catch (const std::domain_error&) {
+    }
+  }
+  const double a = dpmu::core::analytic_gaussian_sigma(1e6, 1e-6, 1.0),
+               b = dpmu::core::analytic_gaussian_sigma(1e12, 1e-6, 1.0);
+  CHECK(std::isfinite(a));
+  CHECK(std::isfinite(b));
+  CHECK(b < a);
+  CHECK(b > 0.0);
+}

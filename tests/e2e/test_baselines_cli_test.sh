@@ -68,6 +68,9 @@ expect_error "--delta in (0, 1)" "${ADA[@]}" --epsilon 1
 expect_error "--prior does not apply to --method adassp" "${ADA[@]}" --epsilon 1 --delta 1e-6 --prior bic
 expect_error "--non-private does not apply to --method adassp" "${ADA[@]}" --non-private
 expect_error "--method must be ssp" bma --data "$HSB" --response science --predictors read --bounds 20,80 --epsilon 1 --method ada
+expect_error "drop --seed" audit "${ADA[@]}" --epsilon 1 --delta 1e-6 --seed 3
+expect_error "--bounds -1e+308,1e+308" bma --data "$HSB" --response science --predictors read --method adassp --epsilon 1 --delta 1e-6 --bounds -1e308,1e308
+expect_error "--epsilon" "${ADA[@]}" --epsilon 1e20 --delta 1e-6
 json_check "$C and d['claimed']['delta'] == 1e-06" \
   audit "${ADA[@]}" --epsilon 1 --delta 1e-6 --audit-samples 2000
 json_check "$C and d['epsilon_lower_bound'] > 1" \

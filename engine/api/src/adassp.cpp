@@ -4,6 +4,7 @@
 #include "dpmu/api/adassp.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "dpmu/api/release_report.hpp"
@@ -67,6 +68,26 @@ core::AdaSspSettings adassp_settings(const AdaSspRequest& q, std::size_t n, std:
                                   "," + core::format_value(b.upper));
     }
   }
+  if (*q.epsilon > kMaxAdaSspEpsilon) {
+    core::throw_domain(cmd, "--epsilon", *q.epsilon,
+                       "at most 1e6 (beyond it AdaSSP's noise is negligible: a non-private fit gives the same answer)");
+  }
+  // The standardisation divides by each half-width and the back-transformation multiplies by
+  // h_y/h_j and the midpoints: every factor must be a finite, normal double.
+  const core::ColumnBounds by = q.bounds.size() == 1 ? q.bounds.front() : q.bounds.back();
+  const double hy = 0.5 * by.upper - 0.5 * by.lower;
+  for (std::size_t j = 0; j < q.bounds.size(); ++j) {
+    const core::ColumnBounds& b = q.bounds[j];
+    const double c = 0.5 * b.lower + 0.5 * b.upper, h = 0.5 * b.upper - 0.5 * b.lower;
+    if (!(std::abs(b.lower) <= kMaxAdaSspBound && std::abs(b.upper) <= kMaxAdaSspBound && h >= 1.0 / kMaxAdaSspBound &&
+          std::isfinite(hy / h) && std::isfinite(c * (hy / h)))) {
+      throw std::invalid_argument(
+          "--bounds " + core::format_value(b.lower) + "," + core::format_value(b.upper) +
+          ": --method adassp standardises each column by its bounds' midpoint and half-width and maps the "
+          "coefficients back with them; bounds must lie within +-1e150 with a half-width of at least 1e-150 "
+          "(else the numbers overflow or underflow a double); rescale the column");
+    }
+  }
   if (n < 1) throw std::invalid_argument("--method adassp needs at least one row");
   core::AdaSspSettings s;
   s.epsilon = *q.epsilon;
@@ -76,6 +97,14 @@ core::AdaSspSettings adassp_settings(const AdaSspRequest& q, std::size_t n, std:
   // Every entry of [1, z] lies in [−1, 1]: ‖x_i‖₂ ≤ √(p + 1); |w_i| ≤ 1.
   s.bound_x = std::sqrt(static_cast<double>(p) + 1.0);
   s.bound_y = 1.0;
+  try {
+    (void)core::AdaSspRelease(s);  // the three analytic-Gaussian calibrations at (ε/3, δ/3)
+  } catch (const std::domain_error&) {
+    throw std::invalid_argument("--delta " + core::format_value(*q.delta) + " with --epsilon " +
+                                core::format_value(*q.epsilon) +
+                                ": AdaSSP's analytic Gaussian calibration at (epsilon/3, delta/3) is not computable "
+                                "(delta/3 underflows); choose delta of at least 1e-300");
+  }
   return s;
 }
 
@@ -88,7 +117,7 @@ void adassp_design(const Eigen::Ref<const Eigen::MatrixXd>& rows, const AdaSspRe
   std::size_t moved = 0;
   for (Eigen::Index j = 0; j <= p; ++j) {
     const core::ColumnBounds b = adassp_column_bounds(q, static_cast<std::size_t>(j));
-    const double c = 0.5 * (b.lower + b.upper), h = 0.5 * (b.upper - b.lower);
+    const double c = 0.5 * b.lower + 0.5 * b.upper, h = 0.5 * b.upper - 0.5 * b.lower;
     for (Eigen::Index i = 0; i < n; ++i) {
       const double v = rows(i, j);
       // A NaN becomes the lower bound (as in the SSP release: never a data-dependent refusal).
@@ -171,12 +200,12 @@ AdaJson adassp(const Eigen::Ref<const Eigen::MatrixXd>& rows, const std::vector<
 
   // Post-processing with the public (c, h): y = c_y + h_y (θ0 + Σ θ_j (x_j − c_j)/h_j).
   const core::ColumnBounds by = adassp_column_bounds(q, p);
-  const double cy = 0.5 * (by.lower + by.upper), hy = 0.5 * (by.upper - by.lower);
+  const double cy = 0.5 * by.lower + 0.5 * by.upper, hy = 0.5 * by.upper - 0.5 * by.lower;
   Eigen::VectorXd data_units(static_cast<Eigen::Index>(p) + 1);
   double intercept = cy + hy * out.coefficients(0);
   for (std::size_t j = 0; j < p; ++j) {
     const core::ColumnBounds b = adassp_column_bounds(q, j);
-    const double c = 0.5 * (b.lower + b.upper), h = 0.5 * (b.upper - b.lower);
+    const double c = 0.5 * b.lower + 0.5 * b.upper, h = 0.5 * b.upper - 0.5 * b.lower;
     const auto k = static_cast<Eigen::Index>(j) + 1;
     data_units(k) = hy * out.coefficients(k) / h;
     intercept -= data_units(k) * c;

@@ -84,7 +84,15 @@ double analytic_gaussian_sigma(double epsilon, double delta, double l2_sensitivi
     const double v = 0.5 * (root.first + root.second);
     alpha = plus ? std::sqrt(1.0 + v / 2.0) - std::sqrt(v / 2.0) : std::sqrt(1.0 + v / 2.0) + std::sqrt(v / 2.0);
   }
-  return alpha * l2_sensitivity / std::sqrt(2.0 * epsilon);
+  const double sigma = alpha * l2_sensitivity / std::sqrt(2.0 * epsilon);
+  // Beyond ε ≈ 3·10¹⁹ the root finding meets e^ε and √(ε v) at the limits of a double and returns
+  // NaN: refused instead of calibrating a mechanism with a NaN scale.
+  if (!(std::isfinite(sigma) && sigma > 0.0)) {
+    throw_domain(fn, "epsilon", epsilon,
+                 "small enough for the analytic Gaussian calibration (here it gives sigma = " + format_value(sigma) +
+                     " at delta = " + format_value(delta) + "); use a smaller epsilon");
+  }
+  return sigma;
 }
 
 GaussianCalibration parse_gaussian_calibration(std::string_view name) {

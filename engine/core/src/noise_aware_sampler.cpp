@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <numeric>
 #include <span>
 #include <string>
@@ -27,15 +28,170 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 /// times per release and must not allocate.
 using SmallMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, 31, 31>;
 
+/// In-place Cholesky factorisation A = LL' of a small symmetric matrix from its lower triangle: on
+/// success the lower triangle of `a` holds L (the strict upper triangle is left as it was). false
+/// when a pivot is not > 0 (A not numerically positive definite, or NaN). Left-looking with
+/// contiguous column updates: at the sizes of the sampler (k ≤ 31, mostly ≤ 11) several times
+/// faster than Eigen::LLT, whose blocked code with dynamic sizes dominated the sampler's profile
+/// (docs/performance.md "Noise-aware sampler"). Same arithmetic up to rounding.
+template <int K>
+bool fixed_size_cholesky(double* m, Eigen::Index ld) {
+  for (int j = 0; j < K; ++j) {
+    double* cj = m + j * ld;
+    for (int t = 0; t < j; ++t) {
+      const double* ct = m + t * ld;
+      const double ljt = ct[j];
+      for (int i = j; i < K; ++i) cj[i] -= ct[i] * ljt;
+    }
+    const double pivot = cj[j];
+    if (!(pivot > 0.0)) return false;
+    const double ljj = std::sqrt(pivot);
+    cj[j] = ljj;
+    const double inv = 1.0 / ljj;
+    for (int i = j + 1; i < K; ++i) cj[i] *= inv;
+  }
+  return true;
+}
+
+bool small_cholesky(SmallMatrix& a) {
+  const Eigen::Index k = a.rows();
+  double* m = a.data();
+  const Eigen::Index ld = a.outerStride();
+  // The sizes of most calls (p ≤ 11): loops of compile-time length, unrolled by the compiler.
+  switch (k) {
+    case 1:
+      return fixed_size_cholesky<1>(m, ld);
+    case 2:
+      return fixed_size_cholesky<2>(m, ld);
+    case 3:
+      return fixed_size_cholesky<3>(m, ld);
+    case 4:
+      return fixed_size_cholesky<4>(m, ld);
+    case 5:
+      return fixed_size_cholesky<5>(m, ld);
+    case 6:
+      return fixed_size_cholesky<6>(m, ld);
+    case 7:
+      return fixed_size_cholesky<7>(m, ld);
+    case 8:
+      return fixed_size_cholesky<8>(m, ld);
+    case 9:
+      return fixed_size_cholesky<9>(m, ld);
+    case 10:
+      return fixed_size_cholesky<10>(m, ld);
+    case 11:
+      return fixed_size_cholesky<11>(m, ld);
+    case 12:
+      return fixed_size_cholesky<12>(m, ld);
+    default:
+      break;
+  }
+  for (Eigen::Index j = 0; j < k; ++j) {
+    double* cj = m + j * ld;
+    for (Eigen::Index t = 0; t < j; ++t) {
+      const double* ct = m + t * ld;
+      const double ljt = ct[j];
+      for (Eigen::Index i = j; i < k; ++i) cj[i] -= ct[i] * ljt;
+    }
+    const double pivot = cj[j];
+    if (!(pivot > 0.0)) return false;
+    const double ljj = std::sqrt(pivot);
+    cj[j] = ljj;
+    const double inv = 1.0 / ljj;
+    for (Eigen::Index i = j + 1; i < k; ++i) cj[i] *= inv;
+  }
+  return true;
+}
+
+/// In-place LDL' factorisation (unit lower L, pivots D) of a small symmetric matrix from its lower
+/// triangle: on success the diagonal of `a` holds the pivots d_j (> 0) and its strict lower
+/// triangle L; false when a pivot is not > 0. The pivots are the squares of the Cholesky diagonal
+/// (log|A| = Σ log d_j, and the last pivot of [X y] is the residual sum of squares) without its
+/// square roots, which made the Cholesky latency-bound at these sizes.
+template <int K>
+bool fixed_size_ldlt(double* m, Eigen::Index ld) {
+  for (int j = 0; j < K; ++j) {
+    double* cj = m + j * ld;
+    for (int t = 0; t < j; ++t) {
+      const double* ct = m + t * ld;
+      const double f = ct[j] * ct[t];  // L(j, t) d_t
+      for (int i = j; i < K; ++i) cj[i] -= ct[i] * f;
+    }
+    const double pivot = cj[j];
+    if (!(pivot > 0.0)) return false;
+    const double inv = 1.0 / pivot;
+    for (int i = j + 1; i < K; ++i) cj[i] *= inv;
+  }
+  return true;
+}
+
+bool small_ldlt(SmallMatrix& a) {
+  const Eigen::Index k = a.rows();
+  double* m = a.data();
+  const Eigen::Index ld = a.outerStride();
+  switch (k) {
+    case 1:
+      return fixed_size_ldlt<1>(m, ld);
+    case 2:
+      return fixed_size_ldlt<2>(m, ld);
+    case 3:
+      return fixed_size_ldlt<3>(m, ld);
+    case 4:
+      return fixed_size_ldlt<4>(m, ld);
+    case 5:
+      return fixed_size_ldlt<5>(m, ld);
+    case 6:
+      return fixed_size_ldlt<6>(m, ld);
+    case 7:
+      return fixed_size_ldlt<7>(m, ld);
+    case 8:
+      return fixed_size_ldlt<8>(m, ld);
+    case 9:
+      return fixed_size_ldlt<9>(m, ld);
+    case 10:
+      return fixed_size_ldlt<10>(m, ld);
+    case 11:
+      return fixed_size_ldlt<11>(m, ld);
+    case 12:
+      return fixed_size_ldlt<12>(m, ld);
+    default:
+      break;
+  }
+  for (Eigen::Index j = 0; j < k; ++j) {
+    double* cj = m + j * ld;
+    for (Eigen::Index t = 0; t < j; ++t) {
+      const double* ct = m + t * ld;
+      const double f = ct[j] * ct[t];
+      for (Eigen::Index i = j; i < k; ++i) cj[i] -= ct[i] * f;
+    }
+    const double pivot = cj[j];
+    if (!(pivot > 0.0)) return false;
+    const double inv = 1.0 / pivot;
+    for (Eigen::Index i = j + 1; i < k; ++i) cj[i] *= inv;
+  }
+  return true;
+}
+
+/// Σ log v_i of positive finite values by one log: the product kept as mantissa × 2^exponent
+/// (std::frexp after each factor), so it neither overflows nor underflows.
+template <class V>
+double sum_of_logs(const V& v) {
+  double mantissa = 1.0;
+  long exponent = 0;
+  for (Eigen::Index i = 0; i < v.size(); ++i) {
+    int e = 0;
+    mantissa = std::frexp(mantissa * v(i), &e);
+    exponent += e;
+  }
+  return std::log(mantissa) + static_cast<double>(exponent) * std::numbers::ln2;
+}
+
 /// log|A| by Cholesky; false when A is not (numerically) positive definite.
 template <class M>
 bool log_det_pd(const M& a, double& log_det) {
-  const SmallMatrix copy = a;
-  Eigen::LLT<SmallMatrix, Eigen::Lower> llt(copy);
-  if (llt.info() != Eigen::Success) return false;
-  const auto diag = llt.matrixLLT().diagonal();
-  if (!(diag.minCoeff() > 0.0)) return false;
-  log_det = 2.0 * diag.array().log().sum();
+  SmallMatrix l = a;
+  if (!small_ldlt(l)) return false;
+  log_det = sum_of_logs(l.diagonal());
   return std::isfinite(log_det);
 }
 
@@ -56,11 +212,8 @@ bool model_fit(const M& gram, ModelMask model, double& q, double& rss) {
     for (Eigen::Index b = 0; b <= a; ++b)
       sub(a, b) = gram(idx[static_cast<std::size_t>(a)], idx[static_cast<std::size_t>(b)]);
   }
-  Eigen::LLT<SmallMatrix, Eigen::Lower> llt(sub);
-  if (llt.info() != Eigen::Success) return false;
-  const double last = llt.matrixLLT()(k - 1, k - 1);
-  if (!(last > 0.0) || !(llt.matrixLLT().diagonal().minCoeff() > 0.0)) return false;
-  rss = last * last;
+  if (!small_ldlt(sub)) return false;
+  rss = sub(k - 1, k - 1);
   q = gram(p, p) - rss;
   return true;
 }
@@ -167,12 +320,11 @@ double augmented_log_density(const Eigen::Ref<const Eigen::MatrixXd>& gram, doub
   const Eigen::Index d = gram.rows();
   const Eigen::Index p = d - 1;
   const SmallMatrix gm = gram;
-  Eigen::LLT<SmallMatrix, Eigen::Lower> llt(gm);
-  if (llt.info() != Eigen::Success) return kNegInf;
-  const auto diag = llt.matrixLLT().diagonal();
-  if (!(diag.minCoeff() > 0.0)) return kNegInf;
-  const double log_det_xx = 2.0 * diag.head(p).array().log().sum();
-  const double r = diag(p) * diag(p);
+  SmallMatrix l = gm;
+  if (!small_ldlt(l)) return kNegInf;
+  const auto pivots = l.diagonal();
+  const double log_det_xx = sum_of_logs(pivots.head(p));
+  const double r = pivots(p);
   double log_det_psi = 0.0;
   const SmallMatrix psi = prior.design_scale + gm.topLeftCorner(p, p);
   if (!log_det_pd(psi, log_det_psi)) return kNegInf;
@@ -466,16 +618,15 @@ NoiseAwareSamplerResult noise_aware_sampler(const Eigen::Ref<const Eigen::Matrix
       const Eigen::VectorXd c = l0.triangularView<Eigen::Lower>().solve(ch.gram.col(p).head(p));
       Eigen::MatrixXd trial = ch.gram;
       const auto white_log_target = [&]() {
-        const SmallMatrix xs = xx;
-        Eigen::LLT<SmallMatrix, Eigen::Lower> llt(xs);
-        if (llt.info() != Eigen::Success || !(llt.matrixLLT().diagonal().minCoeff() > 0.0)) return kNegInf;
-        const Eigen::VectorXd xy = llt.matrixL() * c;
+        SmallMatrix xs = xx;
+        if (!small_cholesky(xs)) return kNegInf;
+        const Eigen::VectorXd xy = xs.triangularView<Eigen::Lower>() * c;
         trial.topLeftCorner(p, p) = xx;
         trial.col(p).head(p) = xy;
         trial.row(p).head(p) = xy.transpose();
         const double f = full_log_target(trial, ch.model, ch.g);
         if (!(f > kNegInf)) return kNegInf;
-        return f + llt.matrixLLT().diagonal().array().log().sum();
+        return f + sum_of_logs(xs.diagonal());
       };
       double cur = white_log_target();
       if (std::isfinite(cur)) {

@@ -26,6 +26,13 @@
 
 namespace dpmu::api {
 
+/// Largest ε of `--method adassp`: beyond it the noise is negligible (and the analytic Gaussian
+/// calibration nears the limits of a double).
+inline constexpr double kMaxAdaSspEpsilon = 1e6;
+/// Bounds of `--method adassp` lie within ±1e150 and have half-widths of at least 1e-150, so the
+/// standardisation and the coefficients in the data's units stay within a double.
+inline constexpr double kMaxAdaSspBound = 1e150;
+
 /// Settings of an AdaSSP release. Spellings as `dpmu bma --method adassp`.
 struct AdaSspRequest {
   std::optional<double> epsilon;  ///< > 0 (required)
@@ -39,7 +46,8 @@ struct AdaSspRequest {
 
 /// The public settings of an AdaSSP release on n rows and p predictors (d = p + 1 with the
 /// intercept, B_X = √(p + 1), B_Y = 1), checked before any data are read.
-/// @throws std::invalid_argument / std::domain_error naming the option (--epsilon, --delta, --bounds).
+/// @throws std::invalid_argument / std::domain_error naming the option (--epsilon > 1e6, a δ whose δ/3
+///   underflows, bounds whose midpoint or half-width ratios overflow a double, ...).
 core::AdaSspSettings adassp_settings(const AdaSspRequest& request, std::size_t n, std::size_t p);
 
 /// The bounds of column j (0 ≤ j ≤ p; p is the response) of a request with 1 or p + 1 bounds.
