@@ -142,23 +142,26 @@ def _h2h_level_groups(st):
        files=["head_to_head"], quantifier="most")
 def _own_h2h_power(ctx):
     cells = _h2h_cells(ctx["head_to_head"])
-    out = []
-    for other in ("test-of-tests", "dp-f"):
-        g = Group(f"{H2H_METHODS[other]} − PB subsample & aggregate")
-        for (method, q, eps, n, effect), (k, m) in sorted(cells.items()):
-            if method != other or effect == 0.0 or m == 0:
-                continue
-            base = cells.get(("subsample-aggregate", q, eps, n, effect))
-            if not base or base[1] == 0:
-                continue
-            r1, r0 = k / m, base[0] / base[1]
-            d = r1 - r0
-            se = math.sqrt(binomial_se(r1, m) ** 2 + binomial_se(r0, base[1]) ** 2)
-            g.add(f"q={q} ε={eps:g} n={n} effect={effect:g}", d, se, sign_outcome(d, se, +1),
-                  power=r1, power_pb=r0)
-        if g.settings:
-            out.append(g)
-    return out
+    groups = [_h2h_difference_group(cells, other, "subsample-aggregate", "power_pb") for other in ("test-of-tests", "dp-f")]
+    return [g for g in groups if g.settings]
+
+
+def _h2h_difference_group(cells, better, worse, other_key):
+    """Per (q, ε, n, effect > 0): rejection rate of `better` − that of `worse` on the same data sets, MC SE
+    from the two binomial SEs, one-sided > 0."""
+    g = Group(f"{H2H_METHODS[better]} − {H2H_METHODS[worse]}")
+    for (method, q, eps, n, effect), (k, m) in sorted(cells.items()):
+        if method != better or effect == 0.0 or m == 0:
+            continue
+        base = cells.get((worse, q, eps, n, effect))
+        if not base or base[1] == 0:
+            continue
+        r1, r0 = k / m, base[0] / base[1]
+        d = r1 - r0
+        se = math.sqrt(binomial_se(r1, m) ** 2 + binomial_se(r0, base[1]) ** 2)
+        g.add(f"q={q} ε={eps:g} n={n} effect={effect:g}", d, se, sign_outcome(d, se, +1), power=r1,
+              **{other_key: r0})
+    return g
 
 
 @claim(id="OWN-h2h-pb-best-m", paper="dpmu (own claim)", section="docs/methods.md §11", setting="own",
@@ -224,23 +227,9 @@ def _own_h2h_hsb_level(ctx):
        files=["head_to_head_hsb"], quantifier="most")
 def _own_h2h_hsb_order(ctx):
     cells = _h2h_cells(ctx["head_to_head_hsb"])
-    out = []
-    for better, worse in (("test-of-tests", "subsample-aggregate"), ("subsample-aggregate", "dp-f")):
-        g = Group(f"{H2H_METHODS[better]} − {H2H_METHODS[worse]}")
-        for (method, q, eps, n, effect), (k, m) in sorted(cells.items()):
-            if method != better or effect == 0.0 or m == 0:
-                continue
-            base = cells.get((worse, q, eps, n, effect))
-            if not base or base[1] == 0:
-                continue
-            r1, r0 = k / m, base[0] / base[1]
-            d = r1 - r0
-            se = math.sqrt(binomial_se(r1, m) ** 2 + binomial_se(r0, base[1]) ** 2)
-            g.add(f"q={q} ε={eps:g} n={n} effect={effect:g}", d, se, sign_outcome(d, se, +1), power=r1,
-                  power_other=r0)
-        if g.settings:
-            out.append(g)
-    return out
+    groups = [_h2h_difference_group(cells, better, worse, "power_other")
+              for better, worse in (("test-of-tests", "subsample-aggregate"), ("subsample-aggregate", "dp-f"))]
+    return [g for g in groups if g.settings]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -263,17 +252,22 @@ def _own_h2h_pmse(ctx):
     out = []
     for p in values(st, "p"):
         g = Group(f"p = {p}: AdaSSP / Laplace SSP-BMA")
-        for n in values(st, "n"):
-            for eps in [e for e in values(st, "epsilon") if np.isfinite(e)]:
-                ca = cell(st, p=p, n=n, mechanism="adassp", epsilon=eps)
-                cl = cell(st, p=p, n=n, mechanism="laplace", epsilon=eps)
-                if ca is None or cl is None:
-                    continue
-                r, se = paired_ratio(np.ravel(pmse[ca]), np.ravel(pmse[cl]))
-                g.add(f"p={p} n={n} ε={eps:g}", r, se, sign_outcome(r, se, -1, 1.0), ratio=r)
+        for n, eps, ca, cl in _pmse_pairs(st, p, "adassp"):
+            r, se = paired_ratio(np.ravel(pmse[ca]), np.ravel(pmse[cl]))
+            g.add(f"p={p} n={n} ε={eps:g}", r, se, sign_outcome(r, se, -1, 1.0), ratio=r)
         if g.settings:
             out.append(g)
     return out
+
+
+def _pmse_pairs(st, p, mechanism):
+    """(n, ε, cell of `mechanism`, cell of laplace) of a head_to_head_pmse file at p, for every private ε."""
+    for n in values(st, "n"):
+        for eps in [e for e in values(st, "epsilon") if np.isfinite(e)]:
+            ca = cell(st, p=p, n=n, mechanism=mechanism, epsilon=eps)
+            cl = cell(st, p=p, n=n, mechanism="laplace", epsilon=eps)
+            if ca is not None and cl is not None:
+                yield n, eps, ca, cl
 
 
 @claim(id="OWN-h2h-ptrue", paper="dpmu (own claim)", section="docs/head-to-head.md \"PMSE\"", setting="own",
@@ -293,18 +287,13 @@ def _own_h2h_ptrue(ctx):
     out = []
     for p in values(st, "p"):
         g = Group(f"p = {p}: AdaSSP plug-in − Laplace SSP-BMA")
-        for n in values(st, "n"):
-            for eps in [e for e in values(st, "epsilon") if np.isfinite(e)]:
-                ca = cell(st, p=p, n=n, mechanism="adassp-bma", epsilon=eps)
-                cl = cell(st, p=p, n=n, mechanism="laplace", epsilon=eps)
-                if ca is None or cl is None:
-                    continue
-                diff = np.ravel(prob[ca]) - np.ravel(prob[cl])
-                diff = diff[np.isfinite(diff)]
-                if len(diff) < 2:
-                    continue
-                d, se = float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff)))
-                g.add(f"p={p} n={n} ε={eps:g}", d, se, sign_outcome(d, se, +1), difference=d)
+        for n, eps, ca, cl in _pmse_pairs(st, p, "adassp-bma"):
+            diff = np.ravel(prob[ca]) - np.ravel(prob[cl])
+            diff = diff[np.isfinite(diff)]
+            if len(diff) < 2:
+                continue
+            d, se = float(diff.mean()), float(diff.std(ddof=1) / math.sqrt(len(diff)))
+            g.add(f"p={p} n={n} ε={eps:g}", d, se, sign_outcome(d, se, +1), difference=d)
         if g.settings:
             out.append(g)
     return out

@@ -120,16 +120,12 @@ TEST_CASE("nested_test_head_to_head: design hsb resamples HSB2's standardised sc
   CHECK(std::abs(sum / 4000.0) < 4.0 / std::sqrt(4000.0));
   CHECK(std::abs(sum2 / 4000.0 - 1.0) < 4.0 * std::sqrt(2.0 / 4000.0));
   // HSB2 has 2 common and 3 tested columns in this design
-  CHECK_THROWS_WITH(e.validate(dpmu_test::cell_with_defaults(e, {{"design", std::string("hsb")},
-                                                                 {"method", std::string("test-of-tests")},
-                                                                 {"epsilon", 1.0},
-                                                                 {"n", std::int64_t{300}},
-                                                                 {"q", std::int64_t{4}}})),
-                    Catch::Contains("q: design hsb"));
-  CHECK_THROWS_WITH(e.validate(dpmu_test::cell_with_defaults(e, {{"design", std::string("hsb")},
-                                                                 {"method", std::string("test-of-tests")},
-                                                                 {"epsilon", 1.0},
-                                                                 {"n", std::int64_t{300}},
-                                                                 {"p_common", std::int64_t{3}}})),
-                    Catch::Contains("p_common: design hsb"));
+  for (const auto& [key, value] : {std::pair<std::string, std::int64_t>{"q", 4}, {"p_common", 3}}) {
+    CHECK_THROWS_WITH(e.validate(dpmu_test::cell_with_defaults(e, {{"design", std::string("hsb")},
+                                                                   {"method", std::string("test-of-tests")},
+                                                                   {"epsilon", 1.0},
+                                                                   {"n", std::int64_t{300}},
+                                                                   {key, value}})),
+                      Catch::Contains(key + ": design hsb"));
+  }
 }

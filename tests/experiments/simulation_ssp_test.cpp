@@ -57,6 +57,20 @@ ex::SimulatedGram cell_gram(const rt::Cell& cell, std::uint64_t seed, std::uint6
   return ex::sample_gram_matrix(design, n, k0, k1);
 }
 
+/// AdaSSP as the adassp / adassp-bma cells of the tests below set it up: (0.5, 1/n) with n = 3000,
+/// p = 6 and the paper's reading of the bounds [-2, 2] (B_X = sqrt(6) * 2, B_Y = 2).
+dpmu::core::AdaSspSettings cell_adassp_settings(bool release_yty) {
+  dpmu::core::AdaSspSettings s;
+  s.epsilon = 0.5;
+  s.delta = 1.0 / 3000.0;
+  s.n = 3000;
+  s.d = 6;
+  s.bound_x = std::sqrt(6.0) * 2.0;
+  s.bound_y = 2.0;
+  s.release_yty = release_yty;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("simulation_design: b and sigma give SNR 1/2 (docs/methods.md A6)", "[ssp_simulation]") {
@@ -453,13 +467,7 @@ TEST_CASE("ssp_simulation: an adassp cell is AdaSSP's release from the same G wi
   // by hand: the cell's G, AdaSSP at (0.5, 1/n) with B_X = sqrt(6) * 2, B_Y = 2, the cell's noise stream
   const auto d = ex::simulation_design(6, 3, 7.0);
   const auto sim = cell_gram(c, 13, 4, d, 3000);
-  core::AdaSspSettings s;
-  s.epsilon = 0.5;
-  s.delta = 1.0 / 3000.0;
-  s.n = 3000;
-  s.d = 6;
-  s.bound_x = std::sqrt(6.0) * 2.0;
-  s.bound_y = 2.0;
+  const core::AdaSspSettings s = cell_adassp_settings(false);
   core::RngStream noise(13, c.cell_id(), 4, core::StreamPurpose::noise);
   core::NoiseSource source = core::NoiseSource::simulation(noise);
   const auto ada =
@@ -507,14 +515,7 @@ TEST_CASE("ssp_simulation: an adassp-bma cell is model averaging on AdaSSP's sta
   // paper's analysis of it (Zellner-Siow, beta-binomial(1, 1)) with the section 5.4 PD fallback
   const auto d = ex::simulation_design(6, 3, 7.0);
   const auto sim = cell_gram(c, 13, 4, d, 3000);
-  core::AdaSspSettings s;
-  s.epsilon = 0.5;
-  s.delta = 1.0 / 3000.0;
-  s.n = 3000;
-  s.d = 6;
-  s.bound_x = std::sqrt(6.0) * 2.0;
-  s.bound_y = 2.0;
-  s.release_yty = true;
+  const core::AdaSspSettings s = cell_adassp_settings(true);
   core::RngStream noise(13, c.cell_id(), 4, core::StreamPurpose::noise);
   core::NoiseSource source = core::NoiseSource::simulation(noise);
   const auto ada = core::AdaSspRelease(s).release_statistics(sim.gram.topLeftCorner(6, 6), sim.gram.col(6).head(6),

@@ -28,149 +28,76 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 /// times per release and must not allocate.
 using SmallMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, 31, 31>;
 
-/// In-place Cholesky factorisation A = LL' of a small symmetric matrix from its lower triangle: on
-/// success the lower triangle of `a` holds L (the strict upper triangle is left as it was). false
-/// when a pivot is not > 0 (A not numerically positive definite, or NaN). Left-looking with
-/// contiguous column updates: at the sizes of the sampler (k ≤ 31, mostly ≤ 11) several times
-/// faster than Eigen::LLT, whose blocked code with dynamic sizes dominated the sampler's profile
-/// (docs/performance.md "Noise-aware sampler"). Same arithmetic up to rounding.
-template <int K>
-bool fixed_size_cholesky(double* m, Eigen::Index ld) {
-  for (int j = 0; j < K; ++j) {
-    double* cj = m + j * ld;
-    for (int t = 0; t < j; ++t) {
-      const double* ct = m + t * ld;
-      const double ljt = ct[j];
-      for (int i = j; i < K; ++i) cj[i] -= ct[i] * ljt;
-    }
-    const double pivot = cj[j];
-    if (!(pivot > 0.0)) return false;
-    const double ljj = std::sqrt(pivot);
-    cj[j] = ljj;
-    const double inv = 1.0 / ljj;
-    for (int i = j + 1; i < K; ++i) cj[i] *= inv;
-  }
-  return true;
-}
-
-bool small_cholesky(SmallMatrix& a) {
-  const Eigen::Index k = a.rows();
-  double* m = a.data();
-  const Eigen::Index ld = a.outerStride();
-  // The sizes of most calls (p ≤ 11): loops of compile-time length, unrolled by the compiler.
-  switch (k) {
-    case 1:
-      return fixed_size_cholesky<1>(m, ld);
-    case 2:
-      return fixed_size_cholesky<2>(m, ld);
-    case 3:
-      return fixed_size_cholesky<3>(m, ld);
-    case 4:
-      return fixed_size_cholesky<4>(m, ld);
-    case 5:
-      return fixed_size_cholesky<5>(m, ld);
-    case 6:
-      return fixed_size_cholesky<6>(m, ld);
-    case 7:
-      return fixed_size_cholesky<7>(m, ld);
-    case 8:
-      return fixed_size_cholesky<8>(m, ld);
-    case 9:
-      return fixed_size_cholesky<9>(m, ld);
-    case 10:
-      return fixed_size_cholesky<10>(m, ld);
-    case 11:
-      return fixed_size_cholesky<11>(m, ld);
-    case 12:
-      return fixed_size_cholesky<12>(m, ld);
-    default:
-      break;
-  }
+/// In-place factorisation of a small symmetric matrix from its lower triangle, left-looking with
+/// contiguous column updates; false when a pivot is not > 0 (A not numerically positive definite,
+/// or NaN). `Ldlt` false — Cholesky A = LL': the lower triangle of `a` becomes L. `Ldlt` true — LDL'
+/// (unit lower L, pivots D): the diagonal holds the pivots d_j and the strict lower triangle L; the
+/// pivots are the squares of the Cholesky diagonal (log|A| = Σ log d_j, and the last pivot of [X y]
+/// is the residual sum of squares) without the square roots, which made the Cholesky latency-bound
+/// at these sizes. K > 0: the size at compile time (loops unrolled); K = 0: `size`. At the sizes of
+/// the sampler (≤ 31, mostly ≤ 11) faster than Eigen::LLT, whose blocked code with dynamic sizes
+/// dominated the sampler's profile (docs/performance.md "Noise-aware sampler"). The strict upper
+/// triangle is left as it was.
+template <bool Ldlt, int K>
+bool factor_small(double* m, Eigen::Index ld, Eigen::Index size) {
+  const Eigen::Index k = K > 0 ? K : size;
   for (Eigen::Index j = 0; j < k; ++j) {
     double* cj = m + j * ld;
     for (Eigen::Index t = 0; t < j; ++t) {
       const double* ct = m + t * ld;
-      const double ljt = ct[j];
-      for (Eigen::Index i = j; i < k; ++i) cj[i] -= ct[i] * ljt;
-    }
-    const double pivot = cj[j];
-    if (!(pivot > 0.0)) return false;
-    const double ljj = std::sqrt(pivot);
-    cj[j] = ljj;
-    const double inv = 1.0 / ljj;
-    for (Eigen::Index i = j + 1; i < k; ++i) cj[i] *= inv;
-  }
-  return true;
-}
-
-/// In-place LDL' factorisation (unit lower L, pivots D) of a small symmetric matrix from its lower
-/// triangle: on success the diagonal of `a` holds the pivots d_j (> 0) and its strict lower
-/// triangle L; false when a pivot is not > 0. The pivots are the squares of the Cholesky diagonal
-/// (log|A| = Σ log d_j, and the last pivot of [X y] is the residual sum of squares) without its
-/// square roots, which made the Cholesky latency-bound at these sizes.
-template <int K>
-bool fixed_size_ldlt(double* m, Eigen::Index ld) {
-  for (int j = 0; j < K; ++j) {
-    double* cj = m + j * ld;
-    for (int t = 0; t < j; ++t) {
-      const double* ct = m + t * ld;
-      const double f = ct[j] * ct[t];  // L(j, t) d_t
-      for (int i = j; i < K; ++i) cj[i] -= ct[i] * f;
-    }
-    const double pivot = cj[j];
-    if (!(pivot > 0.0)) return false;
-    const double inv = 1.0 / pivot;
-    for (int i = j + 1; i < K; ++i) cj[i] *= inv;
-  }
-  return true;
-}
-
-bool small_ldlt(SmallMatrix& a) {
-  const Eigen::Index k = a.rows();
-  double* m = a.data();
-  const Eigen::Index ld = a.outerStride();
-  switch (k) {
-    case 1:
-      return fixed_size_ldlt<1>(m, ld);
-    case 2:
-      return fixed_size_ldlt<2>(m, ld);
-    case 3:
-      return fixed_size_ldlt<3>(m, ld);
-    case 4:
-      return fixed_size_ldlt<4>(m, ld);
-    case 5:
-      return fixed_size_ldlt<5>(m, ld);
-    case 6:
-      return fixed_size_ldlt<6>(m, ld);
-    case 7:
-      return fixed_size_ldlt<7>(m, ld);
-    case 8:
-      return fixed_size_ldlt<8>(m, ld);
-    case 9:
-      return fixed_size_ldlt<9>(m, ld);
-    case 10:
-      return fixed_size_ldlt<10>(m, ld);
-    case 11:
-      return fixed_size_ldlt<11>(m, ld);
-    case 12:
-      return fixed_size_ldlt<12>(m, ld);
-    default:
-      break;
-  }
-  for (Eigen::Index j = 0; j < k; ++j) {
-    double* cj = m + j * ld;
-    for (Eigen::Index t = 0; t < j; ++t) {
-      const double* ct = m + t * ld;
-      const double f = ct[j] * ct[t];
+      const double f = Ldlt ? ct[j] * ct[t] : ct[j];  // L(j, t) d_t, or L(j, t)
       for (Eigen::Index i = j; i < k; ++i) cj[i] -= ct[i] * f;
     }
     const double pivot = cj[j];
     if (!(pivot > 0.0)) return false;
-    const double inv = 1.0 / pivot;
+    double inv = 1.0 / pivot;
+    if constexpr (!Ldlt) {
+      const double ljj = std::sqrt(pivot);
+      cj[j] = ljj;
+      inv = 1.0 / ljj;
+    }
     for (Eigen::Index i = j + 1; i < k; ++i) cj[i] *= inv;
   }
   return true;
 }
+
+/// factor_small of `a` in place, with the compile-time size for the sizes of most calls (≤ 12).
+template <bool Ldlt>
+bool factor_small(SmallMatrix& a) {
+  const Eigen::Index k = a.rows(), ld = a.outerStride();
+  double* m = a.data();
+  switch (k) {
+    case 1:
+      return factor_small<Ldlt, 1>(m, ld, k);
+    case 2:
+      return factor_small<Ldlt, 2>(m, ld, k);
+    case 3:
+      return factor_small<Ldlt, 3>(m, ld, k);
+    case 4:
+      return factor_small<Ldlt, 4>(m, ld, k);
+    case 5:
+      return factor_small<Ldlt, 5>(m, ld, k);
+    case 6:
+      return factor_small<Ldlt, 6>(m, ld, k);
+    case 7:
+      return factor_small<Ldlt, 7>(m, ld, k);
+    case 8:
+      return factor_small<Ldlt, 8>(m, ld, k);
+    case 9:
+      return factor_small<Ldlt, 9>(m, ld, k);
+    case 10:
+      return factor_small<Ldlt, 10>(m, ld, k);
+    case 11:
+      return factor_small<Ldlt, 11>(m, ld, k);
+    case 12:
+      return factor_small<Ldlt, 12>(m, ld, k);
+    default:
+      return factor_small<Ldlt, 0>(m, ld, k);
+  }
+}
+
+bool small_cholesky(SmallMatrix& a) { return factor_small<false>(a); }
+bool small_ldlt(SmallMatrix& a) { return factor_small<true>(a); }
 
 /// Σ log v_i of positive finite values by one log: the product kept as mantissa × 2^exponent
 /// (std::frexp after each factor), so it neither overflows nor underflows.
