@@ -202,14 +202,7 @@ json histogram_json(const core::Histogram& h) {
   return o;
 }
 
-json keyed_or_null(const Eigen::VectorXd& v, const std::vector<std::string>& names) {
-  json o = json::object();
-  for (std::size_t j = 0; j < names.size(); ++j) {
-    const double x = v(static_cast<Eigen::Index>(j));
-    o[names[j]] = std::isfinite(x) ? json(x) : json(nullptr);
-  }
-  return o;
-}
+using api::keyed_or_null;
 
 json number_or_null(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
@@ -426,6 +419,41 @@ void check_search_bounds(const BmaCliOptions& o) {
   api::check_search_bounds(search_of(o), o.predictors.size(), "--mcmc-max-models", "--mcmc-max-iterations");
 }
 
+/// The columns a bma run reads: --predictors in order, then --response; a name given twice is refused.
+std::vector<std::string> model_columns(const BmaCliOptions& o) {
+  std::vector<std::string> columns = o.predictors;
+  columns.push_back(o.response);
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (columns[i] == columns[j]) throw std::invalid_argument("column '" + columns[i] + "' is named twice");
+    }
+  }
+  return columns;
+}
+
+/// --bounds as pairs: one l,u for every column or one per column of `columns` (predictors, then the
+/// response), each finite with l < u. @throws std::invalid_argument naming the option and the column.
+std::vector<core::ColumnBounds> bounds_option(const std::vector<double>& bounds,
+                                              const std::vector<std::string>& columns) {
+  const std::size_t d = columns.size();
+  if (bounds.size() != 2 && bounds.size() != 2 * d) {
+    throw std::invalid_argument("--bounds: give l,u (public bounds on the raw values of every column) or " +
+                                std::to_string(2 * d) + " numbers l1,u1,...,l" + std::to_string(d) + ",u" +
+                                std::to_string(d) + " (predictors in order, response last); " +
+                                std::to_string(bounds.size()) + " given");
+  }
+  std::vector<core::ColumnBounds> out;
+  for (std::size_t j = 0; j < bounds.size(); j += 2) {
+    const std::string col = bounds.size() == 2 ? "every column" : "column '" + columns[j / 2] + "'";
+    if (!(std::isfinite(bounds[j]) && std::isfinite(bounds[j + 1]) && bounds[j] < bounds[j + 1])) {
+      throw std::invalid_argument("--bounds for " + col + ": need finite l < u, got " + core::format_value(bounds[j]) +
+                                  "," + core::format_value(bounds[j + 1]));
+    }
+    out.push_back({bounds[j], bounds[j + 1]});
+  }
+  return out;
+}
+
 BmaPlan plan_bma(BmaCliOptions& o) {
   constexpr const char* fn = "dpmu bma";
   BmaPlan plan;
@@ -439,15 +467,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
   }
   const bool mcmc_requested = o.mcmc;
   if (o.predictors.size() > 24) o.mcmc = true;  // enumeration keeps 2^p weights: MCMC beyond p = 24
-  plan.columns = o.predictors;
-  plan.columns.push_back(o.response);
-  for (std::size_t i = 0; i < plan.columns.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (plan.columns[i] == plan.columns[j]) {
-        throw std::invalid_argument("column '" + plan.columns[i] + "' is named twice");
-      }
-    }
-  }
+  plan.columns = model_columns(o);
   plan.p = o.predictors.size();
   plan.options.top_models = count_option("--top-models", o.top_models, 0, 100000);
   for (const auto& name : o.always_include) {
@@ -488,21 +508,7 @@ BmaPlan plan_bma(BmaCliOptions& o) {
           "--non-private)");
     }
   } else {
-    const std::size_t d = plan.p + 1;
-    if (o.bounds.size() != 2 && o.bounds.size() != 2 * d) {
-      throw std::invalid_argument("--bounds: give l,u (public bounds on the raw values of every column) or " +
-                                  std::to_string(2 * d) + " numbers l1,u1,...,l" + std::to_string(d) + ",u" +
-                                  std::to_string(d) + " (predictors in order, response last); " +
-                                  std::to_string(o.bounds.size()) + " given");
-    }
-    for (std::size_t j = 0; j < o.bounds.size(); j += 2) {
-      const std::string col = o.bounds.size() == 2 ? "every column" : "column '" + plan.columns[j / 2] + "'";
-      if (!(std::isfinite(o.bounds[j]) && std::isfinite(o.bounds[j + 1]) && o.bounds[j] < o.bounds[j + 1])) {
-        throw std::invalid_argument("--bounds for " + col + ": need finite l < u, got " +
-                                    core::format_value(o.bounds[j]) + "," + core::format_value(o.bounds[j + 1]));
-      }
-      plan.bounds.push_back({o.bounds[j], o.bounds[j + 1]});
-    }
+    plan.bounds = bounds_option(o.bounds, plan.columns);
     if (!o.epsilon) throw std::invalid_argument("--epsilon is required unless --non-private");
     core::check_positive_finite(fn, "--epsilon", *o.epsilon);
     check_epsilon_floor(fn, "--epsilon", *o.epsilon);
@@ -585,21 +591,8 @@ api::AdaSspRequest adassp_request(BmaCliOptions& o) {
   if (o.non_private) throw std::invalid_argument("--method adassp is a private release: drop --non-private");
   o.predictors = non_empty(o.predictors);
   if (o.predictors.empty()) throw std::invalid_argument("--predictors needs at least one column");
-  std::vector<std::string> columns = o.predictors;
-  columns.push_back(o.response);
-  for (std::size_t i = 0; i < columns.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (columns[i] == columns[j]) throw std::invalid_argument("column '" + columns[i] + "' is named twice");
-    }
-  }
-  const std::size_t d = o.predictors.size() + 1;
-  if (o.bounds.size() != 2 && o.bounds.size() != 2 * d) {
-    throw std::invalid_argument("--bounds: give l,u (public bounds on the raw values of every column) or " +
-                                std::to_string(2 * d) + " numbers (predictors in order, response last); " +
-                                std::to_string(o.bounds.size()) + " given");
-  }
   api::AdaSspRequest q;
-  for (std::size_t j = 0; j < o.bounds.size(); j += 2) q.bounds.push_back({o.bounds[j], o.bounds[j + 1]});
+  q.bounds = bounds_option(o.bounds, model_columns(o));
   q.epsilon = o.epsilon;
   q.delta = o.delta;
   q.seed = o.seed;
@@ -613,8 +606,7 @@ api::AdaSspRequest adassp_request(BmaCliOptions& o) {
 /// `dpmu bma --method adassp`: the AdaSSP release (api::adassp), printed as JSON.
 void run_adassp(BmaCliOptions o) {
   const api::AdaSspRequest q = adassp_request(o);
-  std::vector<std::string> columns = o.predictors;
-  columns.push_back(o.response);
+  const std::vector<std::string> columns = model_columns(o);
   const DataFile file = read_data_file("dpmu bma", o.data, columns, o.sep);
   const Eigen::MatrixXd rows = file.table.matrix(columns);
   const auto out = api::adassp(rows, o.predictors, o.response, q, file.bytes, o.data);
@@ -980,8 +972,7 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
 AuditTarget adassp_audit_target(BmaCliOptions o) {
   o.seed.reset();
   const api::AdaSspRequest q = adassp_request(o);
-  std::vector<std::string> columns = o.predictors;
-  columns.push_back(o.response);
+  const std::vector<std::string> columns = model_columns(o);
   const runtime::DataTable table = read_data_file("dpmu audit bma", o.data, columns, o.sep).table;
   AuditTarget t;
   t.command = "dpmu bma --method adassp";
@@ -999,14 +990,9 @@ AuditTarget adassp_audit_target(BmaCliOptions o) {
     Eigen::VectorXd w;
     api::adassp_design(rows, q, design, w);
     const core::AdaSspOutput out = release->release(design, w, noise);
-    const Eigen::Index d = out.gram.rows();
-    Eigen::VectorXd v(1 + d * (d + 1) / 2 + d);
-    Eigen::Index u = 0;
-    v(u++) = out.lambda_min_noisy;
-    for (Eigen::Index j = 0; j < d; ++j) {
-      for (Eigen::Index i = j; i < d; ++i) v(u++) = out.gram(i, j);
-    }
-    v.tail(d) = out.xty;
+    const Eigen::VectorXd gram = core::unique_entries(out.gram);
+    Eigen::VectorXd v(1 + gram.size() + out.xty.size());
+    v << out.lambda_min_noisy, gram, out.xty;
     return v;
   };
   return t;
@@ -1040,13 +1026,7 @@ AuditTarget bma_audit_target(BmaCliOptions o) {
   t.bounds = release->settings().bounds;
   t.bounds_source = "--bounds (public)";
   t.release = [release](const Eigen::MatrixXd& rows, core::NoiseSource& noise) {
-    const Eigen::MatrixXd g = release->release(rows, noise).released_gram;
-    Eigen::VectorXd v(g.rows() * (g.rows() + 1) / 2);
-    Eigen::Index u = 0;
-    for (Eigen::Index j = 0; j < g.cols(); ++j) {
-      for (Eigen::Index i = j; i < g.rows(); ++i) v(u++) = g(i, j);
-    }
-    return v;
+    return core::unique_entries(release->release(rows, noise).released_gram);
   };
   return t;
 }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "dpmu/core/gram_matrix.hpp"
 #include "dpmu/core/mechanisms.hpp"
 #include "dpmu/core/random.hpp"
 
@@ -22,17 +23,6 @@ AdaSspSettings ada(std::size_t n, int d, double eps, double delta) {
   s.epsilon = eps;
   s.delta = delta;
   return s;
-}
-
-/// The unique entries (j <= l) of a symmetric matrix.
-Eigen::VectorXd unique_entries(const Eigen::MatrixXd& m) {
-  const auto d = m.rows();
-  Eigen::VectorXd v(d * (d + 1) / 2);
-  Eigen::Index k = 0;
-  for (Eigen::Index j = 0; j < d; ++j) {
-    for (Eigen::Index l = j; l < d; ++l) v(k++) = m(j, l);
-  }
-  return v;
 }
 
 }  // namespace

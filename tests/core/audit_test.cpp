@@ -22,15 +22,16 @@ std::vector<Eigen::VectorXd> scalar_laplace(double centre, double scale, int n, 
   return out;
 }
 
-Eigen::VectorXd unique_entries(const Eigen::MatrixXd& g) {
-  Eigen::VectorXd v(g.rows() * (g.rows() + 1) / 2);
-  Eigen::Index u = 0;
-  for (Eigen::Index j = 0; j < g.cols(); ++j) {
-    for (Eigen::Index i = j; i < g.rows(); ++i) v(u++) = g(i, j);
-  }
-  return v;
-}
 }  // namespace
+
+TEST_CASE("unique_entries: the lower triangle of a symmetric matrix, column by column", "[audit]") {
+  Eigen::Matrix3d g;
+  g << 1, 2, 3, 2, 4, 5, 3, 5, 6;
+  Eigen::VectorXd want(6);
+  want << 1, 2, 3, 4, 5, 6;
+  CHECK(unique_entries(g) == want);
+  CHECK(unique_entries(Eigen::MatrixXd::Constant(1, 1, 7.0)).size() == 1);
+}
 
 TEST_CASE("Clopper-Pearson one-sided limits", "[audit]") {
   // k = 0: upper = 1 − α^(1/n); k = n: lower = α^(1/n) (closed forms).

@@ -3,15 +3,16 @@
 // diagnostics (api::ReleaseReport).
 #include "dpmu/api/adassp.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
+#include "dpmu/api/release_noise.hpp"
 #include "dpmu/api/release_report.hpp"
 #include "dpmu/api/test.hpp"
 #include "dpmu/core/checks.hpp"
 #include "dpmu/core/random.hpp"
-#include "dpmu/runtime/secure_random.hpp"
 
 namespace dpmu::api {
 
@@ -30,14 +31,13 @@ AdaJson adassp_lower_triangle(const Eigen::MatrixXd& m) {
   return out;
 }
 
-AdaJson adassp_keyed(const Eigen::VectorXd& v, const std::vector<std::string>& names) {
-  AdaJson out = AdaJson::object();
-  for (std::size_t j = 0; j < names.size(); ++j) {
-    const double x = v(static_cast<Eigen::Index>(j));
-    out[names[j]] = std::isfinite(x) ? AdaJson(x) : AdaJson(nullptr);
-  }
-  return out;
-}
+/// The public centre and scale of a column: the bounds' midpoint c and half-width h (each half
+/// taken first, so neither overflows for finite bounds).
+struct MidpointHalfWidth {
+  double c, h;
+  explicit MidpointHalfWidth(const core::ColumnBounds& b)
+      : c(0.5 * b.lower + 0.5 * b.upper), h(0.5 * b.upper - 0.5 * b.lower) {}
+};
 
 }  // namespace
 
@@ -74,11 +74,9 @@ core::AdaSspSettings adassp_settings(const AdaSspRequest& q, std::size_t n, std:
   }
   // The standardisation divides by each half-width and the back-transformation multiplies by
   // h_y/h_j and the midpoints: every factor must be a finite, normal double.
-  const core::ColumnBounds by = q.bounds.size() == 1 ? q.bounds.front() : q.bounds.back();
-  const double hy = 0.5 * by.upper - 0.5 * by.lower;
-  for (std::size_t j = 0; j < q.bounds.size(); ++j) {
-    const core::ColumnBounds& b = q.bounds[j];
-    const double c = 0.5 * b.lower + 0.5 * b.upper, h = 0.5 * b.upper - 0.5 * b.lower;
+  const double hy = MidpointHalfWidth(adassp_column_bounds(q, p)).h;
+  for (const core::ColumnBounds& b : q.bounds) {
+    const auto [c, h] = MidpointHalfWidth(b);
     if (!(std::abs(b.lower) <= kMaxAdaSspBound && std::abs(b.upper) <= kMaxAdaSspBound && h >= 1.0 / kMaxAdaSspBound &&
           std::isfinite(hy / h) && std::isfinite(c * (hy / h)))) {
       throw std::invalid_argument(
@@ -117,7 +115,7 @@ void adassp_design(const Eigen::Ref<const Eigen::MatrixXd>& rows, const AdaSspRe
   std::size_t moved = 0;
   for (Eigen::Index j = 0; j <= p; ++j) {
     const core::ColumnBounds b = adassp_column_bounds(q, static_cast<std::size_t>(j));
-    const double c = 0.5 * b.lower + 0.5 * b.upper, h = 0.5 * b.upper - 0.5 * b.lower;
+    const auto [c, h] = MidpointHalfWidth(b);
     for (Eigen::Index i = 0; i < n; ++i) {
       const double v = rows(i, j);
       // A NaN becomes the lower bound (as in the SSP release: never a data-dependent refusal).
@@ -186,26 +184,20 @@ AdaJson adassp(const Eigen::Ref<const Eigen::MatrixXd>& rows, const std::vector<
   Eigen::VectorXd w;
   std::size_t clamped = 0;
   adassp_design(rows, q, design, w, &clamped);
-  runtime::SecureRng secure_rng;
-  core::RngStream noise_rng(q.seed.value_or(0), core::fnv1a_64("dpmu bma --method adassp"), 0,
-                            core::StreamPurpose::noise);
-  core::NoiseSource noise = q.seed ? core::NoiseSource::simulation(noise_rng)
-                                   : core::NoiseSource::secure([&secure_rng] { return secure_rng(); });
+  ReleaseNoise r(q.seed, core::fnv1a_64("dpmu bma --method adassp"));
   std::vector<std::string> columns = predictors;
   columns.push_back(response);
   const std::string bytes =
       !data_bytes.empty() || q.ledger.path.empty() ? std::string(data_bytes) : matrix_bytes(rows, columns);
-  const core::AdaSspOutput out = charge.draw_and_commit([&] { return release.release(design, w, noise); }, bytes);
+  const core::AdaSspOutput out = charge.draw_and_commit([&] { return release.release(design, w, r.noise); }, bytes);
   if (const auto& c = charge.charge()) report.setting("ledger", to_json(*c));
 
   // Post-processing with the public (c, h): y = c_y + h_y (θ0 + Σ θ_j (x_j − c_j)/h_j).
-  const core::ColumnBounds by = adassp_column_bounds(q, p);
-  const double cy = 0.5 * by.lower + 0.5 * by.upper, hy = 0.5 * by.upper - 0.5 * by.lower;
+  const auto [cy, hy] = MidpointHalfWidth(adassp_column_bounds(q, p));
   Eigen::VectorXd data_units(static_cast<Eigen::Index>(p) + 1);
   double intercept = cy + hy * out.coefficients(0);
   for (std::size_t j = 0; j < p; ++j) {
-    const core::ColumnBounds b = adassp_column_bounds(q, j);
-    const double c = 0.5 * b.lower + 0.5 * b.upper, h = 0.5 * b.upper - 0.5 * b.lower;
+    const auto [c, h] = MidpointHalfWidth(adassp_column_bounds(q, j));
     const auto k = static_cast<Eigen::Index>(j) + 1;
     data_units(k) = hy * out.coefficients(k) / h;
     intercept -= data_units(k) * c;
@@ -214,15 +206,15 @@ AdaJson adassp(const Eigen::Ref<const Eigen::MatrixXd>& rows, const std::vector<
   if (out.diagnostics) {
     report.diagnostic("clamped_values", clamped);
     report.diagnostic("lambda_min", out.diagnostics->lambda_min);
-    report.diagnostic("least_squares_standardized", adassp_keyed(out.diagnostics->ols, design_names));
+    report.diagnostic("least_squares_standardized", keyed_or_null(out.diagnostics->ols, design_names));
   }
   report.released("lambda_min_noisy", out.lambda_min_noisy);
   report.released("released_gram", adassp_lower_triangle(out.gram));
-  report.released("released_xty", adassp_keyed(out.xty, design_names));
+  report.released("released_xty", keyed_or_null(out.xty, design_names));
   report.released("released_columns", design_names);
   report.released("ridge", out.ridge);
-  report.released("coefficients", adassp_keyed(data_units, design_names));
-  report.released("coefficients_standardized", adassp_keyed(out.coefficients, design_names));
+  report.released("coefficients", keyed_or_null(data_units, design_names));
+  report.released("coefficients_standardized", keyed_or_null(out.coefficients, design_names));
   return report.finish();
 }
 

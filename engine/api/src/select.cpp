@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "dpmu/api/release_noise.hpp"
 #include "dpmu/api/release_report.hpp"
 #include "dpmu/api/test.hpp"
 #include "dpmu/core/checks.hpp"
@@ -187,10 +188,7 @@ Json select(const Eigen::Ref<const Eigen::MatrixXd>& x_in, const Eigen::Ref<cons
     report.not_private("the sensitivity calibration is not a valid DP bound for these settings (see labels)");
   }
   const auto key = core::fnv1a_64("dpmu select");
-  runtime::SecureRng secure;
-  core::RngStream rng(o.seed.value_or(0), key, 0, core::StreamPurpose::noise);
-  core::NoiseSource noise =
-      o.seed ? core::NoiseSource::simulation(rng) : core::NoiseSource::secure([&secure] { return secure(); });
+  ReleaseNoise r(o.seed, key);
   // The bytes analysed, for the ledger's fingerprint; then the noise, charged as soon as it is drawn
   // (docs/privacy.md "Charge first, then speak").
   std::string own_bytes;
@@ -202,7 +200,7 @@ Json select(const Eigen::Ref<const Eigen::MatrixXd>& x_in, const Eigen::Ref<cons
     own_bytes = matrix_bytes(cols, names);
     data_bytes = own_bytes;
   }
-  const core::LcssfOutput out = charge.draw_and_commit([&] { return release->release(x, y, noise); }, data_bytes);
+  const core::LcssfOutput out = charge.draw_and_commit([&] { return release->release(x, y, r.noise); }, data_bytes);
   if (const auto& c = charge.charge()) report.setting("ledger", to_json(*c));
   const auto rec = core::reconstruction_labels(s, o.algorithm);
   labels.insert(labels.begin(), rec.begin(), rec.end());

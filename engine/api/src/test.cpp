@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "dpmu/api/release_noise.hpp"
 #include "dpmu/api/release_report.hpp"
 #include "dpmu/core/bayes_factor.hpp"
 #include "dpmu/core/checks.hpp"
@@ -291,10 +292,7 @@ Json test(const Eigen::Ref<const Eigen::MatrixXd>& common_in, const Eigen::Ref<c
   // Streams: the partition and the noise come from the release's noise source; the null
   // simulation for critical values uses public quantities only.
   const std::uint64_t key = core::fnv1a_64("dpmu test");
-  runtime::SecureRng secure_rng;
-  core::RngStream noise_rng(q.seed.value_or(0), key, 0, core::StreamPurpose::noise);
-  core::NoiseSource noise = q.seed ? core::NoiseSource::simulation(noise_rng)
-                                   : core::NoiseSource::secure([&secure_rng] { return secure_rng(); });
+  ReleaseNoise r(q.seed, key);
   // The bytes analysed, for the ledger's fingerprint (before the noise: nothing is computed between
   // the draw and the charge).
   std::string own_bytes;
@@ -307,9 +305,9 @@ Json test(const Eigen::Ref<const Eigen::MatrixXd>& common_in, const Eigen::Ref<c
   // Charged as soon as the noise is drawn, before anything computed from it exists (docs/privacy.md
   // "Charge first, then speak"): the null simulation below can be interrupted only after the charge.
   const core::SubsampleAggregateOutput rel =
-      charge.draw_and_commit([&] { return release.release(common, tested, y, noise); }, data_bytes);
+      charge.draw_and_commit([&] { return release.release(common, tested, y, r.noise); }, data_bytes);
   if (const auto& c = charge.charge()) report.setting("ledger", to_json(*c));
-  const std::uint64_t calibration_seed = q.seed ? *q.seed : secure_rng();
+  const std::uint64_t calibration_seed = q.seed ? *q.seed : r.secure_rng();
   if (rel.grid > 0.0) report.privacy_detail("grid", rel.grid);
   if (rel.diagnostics) {
     report.diagnostic("mean_censored", rel.diagnostics->mean_censored);

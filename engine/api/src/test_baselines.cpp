@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "dpmu/api/release_noise.hpp"
 #include "dpmu/api/release_report.hpp"
 #include "dpmu/api/test.hpp"
 #include "dpmu/core/checks.hpp"
@@ -29,17 +30,6 @@ Json matrix_json(const Eigen::MatrixXd& m) {
   }
   return out;
 }
-
-/// The noise source of a release: seeded simulation (--seed) or the kernel CSPRNG.
-struct Randomness {
-  runtime::SecureRng secure_rng;
-  core::RngStream noise_rng;
-  core::NoiseSource noise;
-  Randomness(const TestRequest& q, std::uint64_t key)
-      : noise_rng(q.seed.value_or(0), key, 0, core::StreamPurpose::noise),
-        noise(q.seed ? core::NoiseSource::simulation(noise_rng)
-                     : core::NoiseSource::secure([this] { return secure_rng(); })) {}
-};
 
 void common_settings(ReleaseReport& report, const TestRequest& q, const std::string& response,
                      const std::vector<std::string>& common_names, const std::vector<std::string>& tested_names,
@@ -183,7 +173,7 @@ Json test_of_tests(const Eigen::MatrixXd& common, const Eigen::Ref<const Eigen::
   // The budget is checked now, before any work; the charge is made when the noise is drawn.
   ReleaseCharge charge(q.ledger, q.command, release.privacy(),
                        Json::array({"noisy_count", "and post-processing of it"}));
-  Randomness r(q, core::fnv1a_64("dpmu test --method test-of-tests"));
+  ReleaseNoise r(q.seed, core::fnv1a_64("dpmu test --method test-of-tests"));
   const std::string bytes = ledger_bytes(q, data_bytes, analysed, analysed_names);
   const core::TestOfTestsOutput out =
       charge.draw_and_commit([&] { return release.release(common, tested, y, r.noise); }, bytes);
@@ -223,7 +213,7 @@ Json dp_f_test(const Eigen::Ref<const Eigen::MatrixXd>& rows, const Eigen::Matri
   report.privacy_detail("moment_noise_sd", matrix_json(release.noise_sd()));
 
   ReleaseCharge charge(q.ledger, q.command, guarantee, Json::array({"moments", "and post-processing of them"}));
-  Randomness r(q, core::fnv1a_64("dpmu test --method dp-f"));
+  ReleaseNoise r(q.seed, core::fnv1a_64("dpmu test --method dp-f"));
   const std::string bytes = ledger_bytes(q, data_bytes, analysed, analysed_names);
   const core::DpFTestOutput out = charge.draw_and_commit([&] { return release.release(rows, r.noise); }, bytes);
   if (const auto& c = charge.charge()) report.setting("ledger", to_json(*c));

@@ -180,4 +180,14 @@ Eigen::MatrixXd gram_matrix(const Eigen::Ref<const Eigen::MatrixXd>& data, doubl
   return acc.gram_matrix();
 }
 
+Eigen::VectorXd unique_entries(const Eigen::Ref<const Eigen::MatrixXd>& symmetric) {
+  const Eigen::Index k = symmetric.rows();
+  Eigen::VectorXd v(k * (k + 1) / 2);
+  Eigen::Index u = 0;
+  for (Eigen::Index j = 0; j < symmetric.cols(); ++j) {
+    for (Eigen::Index i = j; i < k; ++i) v(u++) = symmetric(i, j);
+  }
+  return v;
+}
+
 }  // namespace dpmu::core

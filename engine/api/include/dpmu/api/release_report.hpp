@@ -11,6 +11,8 @@
 /// source with no data-dependent option and no diagnostic; otherwise `"private": false` with the
 /// reasons in `"private_reason"`.
 
+#include <Eigen/Dense>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
@@ -86,6 +88,17 @@ class ReleaseReport {
   json diagnostics_ = json::object();
   std::vector<std::string> reasons_;
 };
+
+/// `v` as a JSON object keyed by `names` (one name per entry, in order); a non-finite entry is
+/// null (JSON has no NaN or infinity).
+inline nlohmann::ordered_json keyed_or_null(const Eigen::VectorXd& v, const std::vector<std::string>& names) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (std::size_t j = 0; j < names.size(); ++j) {
+    const double x = v(static_cast<Eigen::Index>(j));
+    out[names[j]] = std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+  }
+  return out;
+}
 
 /// JSON as text for output (stdout, files, the bindings): invalid UTF-8 in a string — a Latin-1
 /// column or file name — becomes U+FFFD instead of an exception, so an output whose release was

@@ -75,4 +75,8 @@ void accumulate_block_gram(const double* block, std::ptrdiff_t stride, int colum
 Eigen::MatrixXd gram_matrix(const Eigen::Ref<const Eigen::MatrixXd>& data, double lower, double upper,
                             bool centre = false, std::uint64_t* clamped_entries = nullptr);
 
+/// The k(k + 1)/2 unique entries of a symmetric k × k matrix (its lower triangle, i ≥ j),
+/// column by column: the vector a release of a Gram matrix is compared on (sensitivities, audits).
+Eigen::VectorXd unique_entries(const Eigen::Ref<const Eigen::MatrixXd>& symmetric);
+
 }  // namespace dpmu::core
