@@ -65,6 +65,37 @@ check "hn['uncertainty']['converged'] and all(abs(hn['posterior_inclusion_probab
 # and the check can fail: at epsilon = 1 they differ
 check "any(abs(ai[k][0] - ei[k][0]) > 1e-4 * (ei[k][1] - ei[k][0]) for k in names)" "epsilon 1 equals non-private (check cannot fail)"
 
+# Small n, small epsilon (300 rows, epsilon = 0.1 and 1: the Laplace scale 10 x (p+1)(p+2)/2 / epsilon
+# = 100-1000 swamps Gram entries of ~25): the release says almost nothing, so the noise-aware PIP of
+# the pure-noise predictor x2 stays near its prior inclusion probability 1/2 (|PIP - 1/2| <= 0.25,
+# its MC SE < 0.05), where the plug-in analysis of the same release puts it at >= 0.9 or <= 0.1.
+"$PY" - "$TMP/small.csv" <<'PYEOF'
+import random, sys
+random.seed(30)
+with open(sys.argv[1], "w") as f:
+    f.write("x1,x2,x3,y\n")
+    for _ in range(300):
+        x = [random.random() for _ in range(3)]
+        y = min(1.0, max(0.0, 0.5 + 0.4 * (x[0] - 0.5) + 0.2 * (x[2] - 0.5) + random.gauss(0, 0.1)))
+        f.write(",".join(f"{v:.6f}" for v in x + [y]) + "\n")
+PYEOF
+for eps in 0.1 1; do
+  for u in noise-aware plug-in; do
+    "$DPMU" bma --data "$TMP/small.csv" --response y --predictors x1,x2,x3 --prior g-prior --bounds 0,1 --seed 1 \
+      --epsilon "$eps" --uncertainty "$u" >"$TMP/small_${u}_$eps.json" 2>"$TMP/err" || fail "n = 300, $u, epsilon $eps: $(cat "$TMP/err")"
+  done
+  if "$PY" -c "
+import json, sys
+A = json.load(open('$TMP/small_noise-aware_$eps.json'))['non_thresholded']
+P = json.load(open('$TMP/small_plug-in_$eps.json'))['non_thresholded']
+prior = A['prior_inclusion_probabilities']['x2']
+a, p = A['posterior_inclusion_probabilities']['x2'], P['posterior_inclusion_probabilities']['x2']
+ok = prior == 0.5 and A['uncertainty']['converged'] and A['uncertainty']['pip_mc_se']['x2'] < 0.05 and abs(a - prior) <= 0.25 and (p >= 0.9 or p <= 0.1)
+print(f'epsilon $eps: noise-aware PIP(x2) {a:.3f}, plug-in {p:.3f}', file=sys.stderr)
+sys.exit(0 if ok else 1)
+"; then pass; else fail "n = 300, epsilon $eps: the pure-noise predictor's noise-aware PIP is not near its prior"; fi
+done
+
 # Bad values are refused with a clear message before any release.
 expect_error "--uncertainty must be noise-aware (the default for a release) or plug-in" "${COMMON[@]}" "${PRIV[@]}" --epsilon 1 --uncertainty bayes
 expect_error "--noise-aware-draws" "${COMMON[@]}" "${PRIV[@]}" --epsilon 1 --noise-aware-draws 5

@@ -263,6 +263,23 @@ def test_noise_aware_uncertainty(tmp_path, cli):
         dpmu.bma(d, "y", ["x1", "x2", "x3"], epsilon=1, uncertainty="bayes", **kw)
 
 
+def test_noise_aware_pip_of_a_pure_noise_predictor_stays_near_its_prior():
+    """300 rows, epsilon = 0.1 and 1: the Laplace scale 10 (p+1)(p+2)/2 / epsilon = 100-1000 swamps Gram entries of
+    ~25, so the release says almost nothing and the noise-aware PIP of the pure-noise x2 must stay near its prior
+    inclusion probability 1/2 (within 0.25; MC SE < 0.05); the plug-in analysis of the same release puts it at
+    >= 0.9 (what the noise-aware analysis fixes, and proof that the check can fail)."""
+    d = _heldout(n=300)
+    kw = dict(prior="g-prior", bounds=[0, 1], seed=1)
+    for eps in (0.1, 1):
+        aware = dpmu.bma(d, "y", ["x1", "x2", "x3"], epsilon=eps, **kw)
+        plug = dpmu.bma(d, "y", ["x1", "x2", "x3"], epsilon=eps, uncertainty="plug-in", **kw)
+        na = aware.posterior["noise_aware"]
+        assert na["converged"] and na["pip_mc_se"][1] < 0.05
+        assert aware.prior_inclusion["x2"] == 0.5
+        assert abs(aware.pip["x2"] - 0.5) <= 0.25
+        assert plug.pip["x2"] >= 0.9
+
+
 def test_repeated_column_names_are_named(hsb2):
     # A DataFrame with two columns called "math": ValueError naming it (was AttributeError).
     d = pd.concat([hsb2[["read", "write", "math"]], hsb2[["math"]]], axis=1)

@@ -5,6 +5,7 @@
 # against Gram entries of ~400); the same release and privacy record either way.
 
 heldout <- function(n = 5000) {
+  # y depends on x1 and x3; x2 is pure noise
   set.seed(30)
   x <- matrix(stats::runif(3 * n), n, 3, dimnames = list(NULL, c("x1", "x2", "x3")))
   y <- pmin(1, pmax(0, 0.5 + 0.4 * (x[, 1] - 0.5) + 0.2 * (x[, 3] - 0.5) + stats::rnorm(n, 0, 0.1)))
@@ -43,4 +44,23 @@ test_that("noise-aware intervals: labelled, contain the plug-in means, wider, an
   expect_true(any(abs(a$lower - e$lower) > 1e-4 * w))  # the check can fail: epsilon = 1 is not exact
   expect_error(dpmu::bma(y ~ x1, data = d, epsilon = 1, bounds = c(0, 1), seed = 1, uncertainty = "bayes"),
                "uncertainty")
+})
+
+test_that("at small n and epsilon the pure-noise predictor's noise-aware PIP stays near its prior", {
+  # 300 rows, epsilon = 0.1 and 1: the Laplace scale 10 (p+1)(p+2)/2 / epsilon = 100-1000 swamps Gram
+  # entries of ~25, so the release says almost nothing and the noise-aware PIP of x2 must stay near its
+  # prior inclusion probability 1/2 (within 0.25; MC SE < 0.05); the plug-in analysis of the same
+  # release puts it at >= 0.9 (what the noise-aware analysis fixes, and proof the check can fail).
+  d <- heldout(300)
+  for (eps in c(0.1, 1)) {
+    aware <- dpmu::bma(y ~ x1 + x2 + x3, data = d, prior = "g-prior", epsilon = eps, bounds = c(0, 1), seed = 1)
+    plug <- dpmu::bma(y ~ x1 + x2 + x3, data = d, prior = "g-prior", epsilon = eps, bounds = c(0, 1), seed = 1,
+                      uncertainty = "plug-in")
+    na <- aware$posterior$noise_aware
+    expect_true(na$converged)
+    expect_equal(unname(aware$posterior$prior_inclusion[["x2"]]), 0.5)
+    expect_lt(na$pip_mc_se[["x2"]], 0.05)
+    expect_lte(abs(aware$posterior$pip[["x2"]] - 0.5), 0.25)
+    expect_gte(plug$posterior$pip[["x2"]], 0.9)
+  }
 })
