@@ -193,7 +193,7 @@ class SspCalibration final : public runtime::TypedExperiment<PreparedCalibration
          .min = 0.0,
          .max = 100000.0,
          .description = "data-augmentation sampler (the releases' default analysis, docs/methods.md 5.12): warm-up "
-                        "sweeps and first batch of saved draws per chain (4 chains, doubled until R-hat <= 1.01 and "
+                        "sweeps and first batch of saved draws per chain (4 chains, extended until R-hat <= 1.01 and "
                         "ESS >= 400, at most 16x); 0: not run (its augmented_* metrics are NaN)",
          // added after the calibration study was run: at 0 in no key, so its cells keep their streams
          .keyed_at_default = false},
@@ -422,7 +422,7 @@ class SspCalibration final : public runtime::TypedExperiment<PreparedCalibration
 
   double analyse_cost(const Cell& cell) const override {
     // the augmented chain: 4 chains x (warm-up + saved) sweeps, each about 1.5 model averagings
-    // (its 2^p model fits and the slice updates of G), saved draws doubled about once
+    // (its 2^p model fits and the slice updates of G), saved draws extended about once
     const double sweeps = 4.0 * 3.0 * static_cast<double>(cell.get_int("augmented_draws"));
     return (static_cast<double>(cell.get_int("noise_aware_draws") + 1) + 1.5 * sweeps) *
            ssp_analyse_cost(static_cast<int>(cell.get_int("p")), false);

@@ -953,7 +953,7 @@ void register_bma_options(CLI::App* cmd, BmaCliOptions& o) {
                   "release by data augmentation; post-processing, no extra budget; docs/bma.md) | plug-in (the "
                   "paper's analysis: G* + rI analysed as the data's statistics, sampling uncertainty only)");
   cmd->add_option("--noise-aware-draws", o.noise_aware_draws,
-                  "Noise-aware: warm-up sweeps and first batch of saved draws per chain (4 chains; doubled until "
+                  "Noise-aware: warm-up sweeps and first batch of saved draws per chain (4 chains; extended until "
                   "R-hat <= 1.01 and ESS >= 400, at most 16x)")
       ->capture_default_str();
   cmd->add_option("--plot", o.plot,

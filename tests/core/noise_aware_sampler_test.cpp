@@ -314,6 +314,13 @@ TEST_CASE("noise_aware_sampler reports non-convergence with a reason, never sile
   CHECK(r.reason.find("bulk ESS") != std::string::npos);
   CHECK(r.monitored.size() == static_cast<std::size_t>(3 * p + 1 + p + 1));  // β, σ², PIP, mean, log G_jj
   CHECK(r.posterior.posterior_inclusion_probability.size() == p);
+  // The extensions stop at max_iterations, not at the last doubling below it (40, 80, then 20 more).
+  o.max_iterations = 100;
+  RngStream rng2(52, 2, 0, StreamPurpose::calibration);
+  const NoiseAwareSamplerResult r2 = noise_aware_sampler(gstar, mech, n, prior, ModelPrior{}, rng2, o);
+  CHECK_FALSE(r2.converged);
+  CHECK(r2.iterations == 100);
+  CHECK(r2.reason.find("after 100 draws per chain") != std::string::npos);
 }
 
 TEST_CASE("noise_aware_sampler checks its inputs before any work", "[noise_aware_sampler]") {

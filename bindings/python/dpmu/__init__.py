@@ -591,7 +591,7 @@ def bma(data: pd.DataFrame, response: str, predictors: Optional[Sequence[str]] =
     ``uncertainty`` (a release only): ``"noise-aware"`` (the default for a release) is the posterior
     given the release, the confidential Gram matrix a latent variable of a data-augmentation sampler
     (docs/methods.md §5.12; sampling and privacy noise; post-processing, no extra budget): 4 chains,
-    ``noise_aware_draws`` warm-up sweeps and saved draws per chain, doubled until R-hat <= 1.01 and
+    ``noise_aware_draws`` warm-up sweeps and saved draws per chain, extended until R-hat <= 1.01 and
     ESS >= 400 (at most 16x); ``result.posterior["noise_aware"]`` has the diagnostics and Monte Carlo
     SEs, and a chain that has not converged says so (a warning, ``converged`` False) and reports no
     intervals. It needs ``prior`` "zellner-siow" or "g-prior", no ``always_include``, no ``mcmc``

@@ -773,7 +773,7 @@ NoiseAwareSamplerResult noise_aware_sampler(const Eigen::Ref<const Eigen::Matrix
     }
   }
 
-  // ---- Sampling, doubled until converged.
+  // ---- Sampling, extended until converged (below).
   std::vector<Saved> saved(static_cast<std::size_t>(nc));
   const std::uint64_t n_models = enumerate ? (std::uint64_t{1} << p) : 0;
   Eigen::VectorXd model_prob_sum = Eigen::VectorXd::Zero(static_cast<Eigen::Index>(n_models));
@@ -897,7 +897,22 @@ NoiseAwareSamplerResult noise_aware_sampler(const Eigen::Ref<const Eigen::Matrix
       }
     }
     out.converged = out.max_rhat <= options.max_rhat && out.min_ess >= options.min_ess;
-    if (out.converged || per_chain + batch > options.max_iterations) {
+    // Not converged: extend the saved draws by what the diagnostics ask for, with 25 % to spare. On
+    // chains near their target the bulk ESS grows about linearly with the draws and R-hat - 1 falls
+    // about as their inverse, so the growth factor is 1.25 max(min_ess / ESS, (R-hat - 1) /
+    // (max_rhat - 1)), at least a quarter and at most all of the draws so far. Chains far apart
+    // (R-hat > 1.1, or a NaN) double. The extended chain is checked again, so a wrong guess costs
+    // another extension, never a wrong verdict. (Doubling alone spent up to twice the needed draws:
+    // at p = 6 the first 1 000 draws typically fall just short.)
+    int next = per_chain;
+    if (out.max_rhat <= 1.1 && out.min_ess > 0.0 && std::isfinite(out.min_ess)) {
+      const double growth =
+          1.25 * std::max(options.min_ess / out.min_ess, (out.max_rhat - 1.0) / (options.max_rhat - 1.0));
+      const double more = std::ceil(per_chain * growth) - per_chain;
+      next = static_cast<int>(std::clamp(more, std::max(1.0, per_chain / 4.0), static_cast<double>(per_chain)));
+    }
+    next = std::min(next, options.max_iterations - per_chain);
+    if (out.converged || next <= 0) {
       if (!out.converged) {
         out.reason = "not converged after " + std::to_string(per_chain) + " draws per chain (" + std::to_string(nc) +
                      " chains): ";
@@ -913,7 +928,7 @@ NoiseAwareSamplerResult noise_aware_sampler(const Eigen::Ref<const Eigen::Matrix
       }
       break;
     }
-    batch = per_chain;  // double the saved draws
+    batch = next;
   }
   out.iterations = per_chain;
   out.log_density_evaluations = evaluations;

@@ -74,7 +74,7 @@ struct BmaSettings {
   /// by a non-private fit.
   /// Empty: the default (noise-aware for a release, exact for a non-private fit).
   std::string uncertainty;
-  /// Noise-aware: warm-up sweeps and first batch of saved draws per chain (doubled until converged,
+  /// Noise-aware: warm-up sweeps and first batch of saved draws per chain (extended until converged,
   /// up to 16×), in [20, kMaxNoiseAwareDraws].
   std::int64_t noise_aware_draws = 1000;
   LedgerOptions ledger;         ///< where a real release is charged (empty path: nowhere)
@@ -136,8 +136,8 @@ struct BmaSummary {
     std::string sampler = "data-augmentation";  ///< docs/methods.md §5.12
     int chains = 0;
     int warmup = 0;               ///< sweeps per chain discarded
-    int draws_per_chain = 0;      ///< saved draws per chain (doubled until converged)
-    int max_draws_per_chain = 0;  ///< the limit of that doubling
+    int draws_per_chain = 0;      ///< saved draws per chain (extended until converged)
+    int max_draws_per_chain = 0;  ///< the limit of that extension
     double max_rhat = 0.0;        ///< largest split-R̂ of the monitored quantities (Vehtari et al. 2021)
     double min_ess = 0.0;         ///< smallest bulk ESS of the monitored quantities
     bool converged = false;       ///< max_rhat ≤ 1.01 and min_ess ≥ 400

@@ -101,7 +101,7 @@ void check_noise_aware_plan(const AnalysisPlan& plan, int p, double n, bool mcmc
 /// Markov chain over the confidential Gram matrix, the model and Zellner's g given G* (the
 /// release's exact noise law, release.mechanism(); priors on the design and σ² from the public bound
 /// widths, core::default_augmented_prior), 4 chains from the stream "bma/noise-aware" of `seed`,
-/// `draws` warm-up sweeps and saved draws per chain, doubled until every R̂ ≤ 1.01 and ESS ≥ 400
+/// `draws` warm-up sweeps and saved draws per chain, extended until every R̂ ≤ 1.01 and ESS ≥ 400
 /// (at most 16×). Never the plug-in answer: a chain that has not converged reports no intervals,
 /// noise_aware->converged = false and a warning in `messages`. Only released statistics and public
 /// settings are used: post-processing. @throws std::invalid_argument as check_noise_aware_draws and

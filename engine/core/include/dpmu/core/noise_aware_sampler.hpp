@@ -58,7 +58,7 @@ struct NoiseAwareSamplerOptions {
   int chains = 4;                ///< ≥ 2 (R̂ needs several chains)
   int warmup = 1000;             ///< per chain: slice widths adapted, draws discarded
   int iterations = 1000;         ///< per chain, first batch of saved draws (≥ 20)
-  int max_iterations = 16000;    ///< per chain: saved draws are doubled until converged or this
+  int max_iterations = 16000;    ///< per chain: saved draws extended (§5.12) until converged or this
   double max_rhat = 1.01;        ///< convergence: every monitored R̂ ≤ this
   double min_ess = 400.0;        ///< convergence: every monitored bulk ESS ≥ this
   int enumeration_limit = 10;    ///< p ≤ this: γ | g, S drawn exactly over all 2^p models; else single-site Gibbs
