@@ -101,6 +101,18 @@ def main(paths):
             if passed is not None and not passed:
                 ok = False
             rel.append((b, c, pbar, f, se, passed))
+        # Model-size calibration: under calibration E[share of active predictors | release] equals the
+        # mean PIP of the replicate, so the least-squares slope of the one on the other is 1.
+        share = np.mean([df[f"gamma{j}"].to_numpy() for j in range(p)], axis=0)
+        mean_pip = np.mean([df[f"pip{j}"].to_numpy() for j in range(p)], axis=0)
+        if len(df) > 2 and np.var(mean_pip) > 0:
+            design = np.c_[np.ones(len(df)), mean_pip - mean_pip.mean()]
+            coef, *_ = np.linalg.lstsq(design, share, rcond=None)
+            resid = share - design @ coef
+            cov = resid @ resid / (len(df) - 2) * np.linalg.inv(design.T @ design)
+            row["size_slope"], row["size_slope_se"] = coef[1], np.sqrt(cov[1, 1])
+        else:
+            row["size_slope"], row["size_slope_se"] = float("nan"), float("nan")
         row["reliability"] = rel
         row["reliability_ok"] = ok
         hi = pip >= 0.9
@@ -165,6 +177,15 @@ def main(paths):
               f"{s['cover95']:.3f} ± {s['cover95_se']:.3f} | {s['brier']:.3f} | "
               f"{s['high_pip_count']}, {s['high_pip_null']:.3f} ({'ok' if s['high_pip_ok'] else 'FAIL'}) | "
               f"{'yes' if s['reliability_ok'] else 'NO'} | {s['median_s']:.2f} |")
+
+    print("\n### Model-size calibration\n")
+    print("Least-squares slope of the share of active predictors on the replicate's mean PIP (1 under"
+          " calibration; above 1: the PIPs move too little with the evidence, under-confident).\n")
+    print("| method | mechanism | eps | p | n | draws | slope | SE | (slope - 1)/SE |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for s in settings:
+        print(f"| {s['method']} | {s['mechanism']} | {s['epsilon']:g} | {s['p']} | {s['n']} | {s['draws']} | "
+              f"{s['size_slope']:.2f} | {s['size_slope_se']:.2f} | {(s['size_slope'] - 1) / s['size_slope_se']:.1f} |")
 
     print("\n### PIP reliability tables\n")
     for s in settings:

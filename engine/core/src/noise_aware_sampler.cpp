@@ -712,7 +712,13 @@ NoiseAwareSamplerResult noise_aware_sampler(const Eigen::Ref<const Eigen::Matrix
         const ModelMask model_new = entering ? (ch.model | bit) : others;
         const double f_new = full_log_target(trial, model_new, ch.g);
         evaluations += 1.0;
-        if (std::log(uniform_open01(rng)) < f_new - ch.log_target + std::log(factor)) {
+        // The move changes γ, so the ratio carries the model prior p(γ'), p(γ) too (full_log_target
+        // is p(S | γ, g) p_E(G* − S) without it; the other moves keep γ fixed).
+        const int size_old = model_size(ch.model);
+        const int size_new = entering ? size_old + 1 : size_old - 1;
+        const double log_prior_ratio =
+            log_prior_size[static_cast<std::size_t>(size_new)] - log_prior_size[static_cast<std::size_t>(size_old)];
+        if (std::log(uniform_open01(rng)) < f_new - ch.log_target + log_prior_ratio + std::log(factor)) {
           ch.gram = trial;
           ch.model = model_new;
           ch.log_target = f_new;
