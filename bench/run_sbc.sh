@@ -6,15 +6,17 @@
 # a chunk whose CSV is complete is skipped; an interrupted chunk is rerun from its start (each draw
 # is seeded by the setting and its index, so the rerun writes the same lines). Then summarises.
 #
-# Usage: bench/run_sbc.sh [--jobs J] [--build DIR] OUT
+# Usage: bench/run_sbc.sh [--jobs J] [--build DIR] [--dry-run] OUT   (--dry-run: list the chunks to run)
 #   about 3 CPU-hours for the p = 6 sampler runs and 20 CPU-minutes for the rest (2026-12-08).
 set -euo pipefail
 jobs=1
 build=build
+dry=0
 while [ $# -gt 1 ]; do
   case "$1" in
     --jobs) jobs=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
+    --dry-run) dry=1; shift ;;
     *) echo "run_sbc.sh: unknown option $1 (usage: run_sbc.sh [--jobs J] [--build DIR] OUT)" >&2; exit 2 ;;
   esac
 done
@@ -47,5 +49,12 @@ run_chunk() {
   mv "$f.part" "$f"
 }
 export -f run_chunk
+if [ "$dry" = 1 ]; then
+  while read -r method p mech eps n first; do
+    f="$out/${method}_p${p}_${mech}_${eps}_${n}_${first}.csv"
+    if ! { [ -s "$f" ] && [ "$(wc -l <"$f")" -ge 51 ]; }; then echo "$method $p $mech $eps $n $first"; fi
+  done <"$list"
+  exit 0
+fi
 xargs -P "$jobs" -L 1 bash -c 'run_chunk "$@"' _ "$out" <"$list"
 /usr/bin/python3 "$src/bench/sbc_noise_aware.py" "$out"/*.csv
