@@ -11,7 +11,7 @@ packages=(
   nlohmann-json3-dev libcsv-dev libbenchmark-dev libssl-dev
   python3 python3-numpy python3-h5py python3-matplotlib python3-scipy
   slurm-wlm munge clang-format chromium
-  r-base-core r-cran-rcpp r-cran-rcppeigen r-cran-testthat r-cran-hdf5r r-cran-jsonlite r-cran-batchtools
+  r-base-core r-cran-rcpp r-cran-rcppeigen r-cran-testthat r-cran-hdf5r r-cran-jsonlite r-cran-batchtools r-cran-mass
   pybind11-dev python3-pybind11 python3-pandas python3-pytest python3-pip python3-setuptools python3-wheel
   r-cran-bh r-cran-knitr r-cran-rmarkdown r-base-dev qpdf devscripts python3-skbuild python3-venv ccache
 )

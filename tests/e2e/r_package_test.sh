@@ -87,7 +87,10 @@ grep -E '(WARNING|ERROR|NOTE)$' -A12 "$log" || true
 status=$(grep '^Status:' "$log" || echo "Status: unknown")
 echo "$status"
 if echo "$status" | grep -q -E 'ERROR|WARNING|unknown'; then
-  cat "$log"; echo "FAIL: R CMD check --as-cran: $status"; exit 1
+  # An unfinished check (Status: unknown) says why only on its own output, e.g. a package in
+  # Suggests that is not installed makes --as-cran look it up on CRAN, which needs the network.
+  cat "$log"; [ "$status" = "Status: unknown" ] && tail -20 "$tmp/check.out"
+  echo "FAIL: R CMD check --as-cran: $status"; exit 1
 fi
 # A NOTE is a failure too, except "checking for future file timestamps ... NOTE: unable to verify
 # current time" (it needs the network).
