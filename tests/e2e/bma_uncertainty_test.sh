@@ -12,17 +12,21 @@ DPMU="$1"
 SRC="$2"
 . "$(dirname "$0")/lib.sh"
 
-DATA="$TMP/heldout.csv"
-"$PY" - "$DATA" <<'PYEOF'
+# heldout FILE ROWS: the held-out design (x2 is pure noise), seed 30.
+heldout() {
+  "$PY" - "$1" "$2" <<'PYEOF'
 import random, sys
 random.seed(30)
 with open(sys.argv[1], "w") as f:
     f.write("x1,x2,x3,y\n")
-    for _ in range(5000):
+    for _ in range(int(sys.argv[2])):
         x = [random.random() for _ in range(3)]
         y = min(1.0, max(0.0, 0.5 + 0.4 * (x[0] - 0.5) + 0.2 * (x[2] - 0.5) + random.gauss(0, 0.1)))
         f.write(",".join(f"{v:.6f}" for v in x + [y]) + "\n")
 PYEOF
+}
+DATA="$TMP/heldout.csv"
+heldout "$DATA" 5000
 COMMON=(bma --data "$DATA" --response y --predictors x1,x2,x3 --prior g-prior)
 PRIV=(--bounds 0,1 --seed 11 --ridge-draws 2000)
 
@@ -69,16 +73,7 @@ check "any(abs(ai[k][0] - ei[k][0]) > 1e-4 * (ei[k][1] - ei[k][0]) for k in name
 # = 100-1000 swamps Gram entries of ~25): the release says almost nothing, so the noise-aware PIP of
 # the pure-noise predictor x2 stays near its prior inclusion probability 1/2 (|PIP - 1/2| <= 0.25,
 # its MC SE < 0.05), where the plug-in analysis of the same release puts it at >= 0.9 or <= 0.1.
-"$PY" - "$TMP/small.csv" <<'PYEOF'
-import random, sys
-random.seed(30)
-with open(sys.argv[1], "w") as f:
-    f.write("x1,x2,x3,y\n")
-    for _ in range(300):
-        x = [random.random() for _ in range(3)]
-        y = min(1.0, max(0.0, 0.5 + 0.4 * (x[0] - 0.5) + 0.2 * (x[2] - 0.5) + random.gauss(0, 0.1)))
-        f.write(",".join(f"{v:.6f}" for v in x + [y]) + "\n")
-PYEOF
+heldout "$TMP/small.csv" 300
 for eps in 0.1 1; do
   for u in noise-aware plug-in; do
     "$DPMU" bma --data "$TMP/small.csv" --response y --predictors x1,x2,x3 --prior g-prior --bounds 0,1 --seed 1 \
