@@ -447,6 +447,33 @@ TEST_CASE("noise_aware_sampler reports non-convergence with a reason, never sile
   CHECK(r2.reason.find("after 100 draws per chain") != std::string::npos);
 }
 
+TEST_CASE("noise_aware_sampler starts a Wishart release whose response scale dwarfs kB^2", "[noise_aware_sampler]") {
+  // The start G* + cI needs c in (−λ_min(G*), kB²). A margin taken from the largest diagonal entry
+  // (here 1e-6 · 1e13 = 1e7 against kB² ≈ 3.4e3) left no room and the sampler refused the release
+  // ("no starting point"), as in 3 of the SBC's 6 000 releases; it now starts inside the interval.
+  const int p = 1;
+  const double n = 1e5;
+  SspMechanism mech;
+  mech.kind = SspMechanismKind::wishart;
+  mech.p = p;
+  mech.epsilon = 0.5;
+  mech.delta = 1e-6;
+  mech.noise_row_norm_squared = (n - 1.0) / n * (p + 1.0);
+  Eigen::MatrixXd gstar(2, 2);
+  gstar << 100.0, 0.0, 0.0, 1e13;
+  Prior zs;
+  zs.kind = PriorKind::zellner_siow;
+  const AugmentedModelPrior prior = default_augmented_prior(Eigen::VectorXd::Ones(p + 1), zs);
+  RngStream rng(91, 1, 0, StreamPurpose::calibration);
+  NoiseAwareSamplerOptions o;
+  o.warmup = 20;
+  o.iterations = 20;
+  o.max_iterations = 20;
+  NoiseAwareSamplerResult r;
+  REQUIRE_NOTHROW(r = noise_aware_sampler(gstar, mech, n, prior, ModelPrior{}, rng, o));
+  CHECK(r.iterations == 20);
+}
+
 TEST_CASE("noise_aware_sampler checks its inputs before any work", "[noise_aware_sampler]") {
   const int p = 2;
   const SspMechanism mech = laplace_mechanism(p, 100, 1.0);

@@ -425,6 +425,19 @@ NoiseAwareSamplerResult noise_aware_sampler(const Eigen::Ref<const Eigen::Matrix
       ok = std::isfinite(ch.log_target);
       if (!ok) hi = lo + 0.5 * (hi - lo);
     }
+    // Wishart: the start must have G* − S + kB²I ≻ 0 and S ≻ 0, i.e. c in (−λ_min(G*), kB²). When the
+    // margin above (relative to the largest diagonal entry) leaves no room — a response scale far above
+    // kB² — take c at a fraction of that interval instead.
+    if (!ok && mechanism.kind == SspMechanismKind::wishart && wishart_shift > -eig_min) {
+      const double lo0 = std::max(0.0, -eig_min);
+      for (int attempt = 0; attempt < 200 && !ok; ++attempt) {
+        const double u = attempt < 100 ? 0.05 + 0.9 * uniform_open01(rng) : std::ldexp(1.0, -(attempt - 99));
+        ch.gram = gstar;
+        ch.gram.diagonal().array() += lo0 + u * (wishart_shift - lo0);
+        ch.log_target = full_log_target(ch.gram, ch.model, ch.g);
+        ok = std::isfinite(ch.log_target);
+      }
+    }
     if (!ok) {
       throw_invalid(fn,
                     "no starting point with positive density was found (the release is incompatible with the "
