@@ -52,6 +52,13 @@ SspMechanism laplace_mechanism(int p, double n, double epsilon) {
   return m;
 }
 
+/// The default augmented prior (unit column widths) with Zellner–Siow coefficients.
+AugmentedModelPrior unit_width_zellner_siow_prior(int p) {
+  Prior zs;
+  zs.kind = PriorKind::zellner_siow;
+  return default_augmented_prior(Eigen::VectorXd::Ones(p + 1), zs);
+}
+
 AugmentedModelPrior vague_prior(int p, std::optional<double> g) {
   Prior cp;
   cp.kind = g ? PriorKind::g_prior : PriorKind::zellner_siow;
@@ -332,9 +339,7 @@ TEST_CASE("noise_aware_sampler at overwhelming noise: inclusion probabilities st
   const SspMechanism mech = laplace_mechanism(p, n, 1e-3);
   RngStream noise(41, 1, 0, StreamPurpose::noise);
   const Eigen::MatrixXd gstar = gram + ssp_noise(mech, noise);
-  Prior zs;
-  zs.kind = PriorKind::zellner_siow;
-  const AugmentedModelPrior prior = default_augmented_prior(Eigen::VectorXd::Ones(p + 1), zs);
+  const AugmentedModelPrior prior = unit_width_zellner_siow_prior(p);
   ModelPrior mp;
   RngStream rng(42, 2, 0, StreamPurpose::calibration);
   NoiseAwareSamplerOptions o;
@@ -358,9 +363,7 @@ TEST_CASE("noise_aware_sampler's PIPs equal an importance-sampling reference at 
   const int p = 3;
   const double n = 1000.0;
   const SspMechanism mech = laplace_mechanism(p, n, 0.1);
-  Prior zs;
-  zs.kind = PriorKind::zellner_siow;
-  const AugmentedModelPrior prior = default_augmented_prior(Eigen::VectorXd::Ones(p + 1), zs);
+  const AugmentedModelPrior prior = unit_width_zellner_siow_prior(p);
   RngStream truth_rng(82, 1, 0, StreamPurpose::data);
   const PriorDraw truth = draw_statistics(truth_rng, p, n, prior);
   RngStream noise(81, 2, 0, StreamPurpose::noise);
@@ -423,9 +426,7 @@ TEST_CASE("noise_aware_sampler reports non-convergence with a reason, never sile
   const SspMechanism mech = laplace_mechanism(p, n, 1.0);
   RngStream noise(51, 1, 0, StreamPurpose::noise);
   const Eigen::MatrixXd gstar = gram + ssp_noise(mech, noise);
-  Prior zs;
-  zs.kind = PriorKind::zellner_siow;
-  const AugmentedModelPrior prior = default_augmented_prior(Eigen::VectorXd::Ones(p + 1), zs);
+  const AugmentedModelPrior prior = unit_width_zellner_siow_prior(p);
   RngStream rng(52, 2, 0, StreamPurpose::calibration);
   NoiseAwareSamplerOptions o;
   o.warmup = 50;
@@ -461,9 +462,7 @@ TEST_CASE("noise_aware_sampler starts a Wishart release whose response scale dwa
   mech.noise_row_norm_squared = (n - 1.0) / n * (p + 1.0);
   Eigen::MatrixXd gstar(2, 2);
   gstar << 100.0, 0.0, 0.0, 1e13;
-  Prior zs;
-  zs.kind = PriorKind::zellner_siow;
-  const AugmentedModelPrior prior = default_augmented_prior(Eigen::VectorXd::Ones(p + 1), zs);
+  const AugmentedModelPrior prior = unit_width_zellner_siow_prior(p);
   RngStream rng(91, 1, 0, StreamPurpose::calibration);
   NoiseAwareSamplerOptions o;
   o.warmup = 20;
@@ -478,9 +477,7 @@ TEST_CASE("noise_aware_sampler checks its inputs before any work", "[noise_aware
   const int p = 2;
   const SspMechanism mech = laplace_mechanism(p, 100, 1.0);
   const Eigen::MatrixXd gstar = Eigen::MatrixXd::Identity(3, 3) * 10.0;
-  Prior zs;
-  zs.kind = PriorKind::zellner_siow;
-  const AugmentedModelPrior prior = default_augmented_prior(Eigen::VectorXd::Ones(p + 1), zs);
+  const AugmentedModelPrior prior = unit_width_zellner_siow_prior(p);
   RngStream rng(1, 1, 0, StreamPurpose::calibration);
   NoiseAwareSamplerOptions one_chain;
   one_chain.chains = 1;
@@ -494,7 +491,7 @@ TEST_CASE("noise_aware_sampler checks its inputs before any work", "[noise_aware
   CHECK_THROWS_AS(noise_aware_sampler(gstar, mech, 4, prior, ModelPrior{}, rng), std::domain_error);
   CHECK_THROWS_AS(noise_aware_sampler(Eigen::MatrixXd::Identity(2, 2), mech, 100, prior, ModelPrior{}, rng),
                   std::invalid_argument);
-  CHECK_THROWS_AS(default_augmented_prior(Eigen::Vector3d(1.0, 0.0, 1.0), zs), std::domain_error);
+  CHECK_THROWS_AS(default_augmented_prior(Eigen::Vector3d(1.0, 0.0, 1.0), prior.coefficient), std::domain_error);
 }
 
 TEST_CASE("augmented_log_density (p = 5): its Cholesky-based terms against determinants and inverses by LU",
